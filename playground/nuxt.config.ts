@@ -1,0 +1,38 @@
+export default defineNuxtConfig({
+  modules: ['../src/module'],
+  compatibilityDate: '2025-07-01',
+  devtools: { enabled: true },
+  svcAuth: {
+    // Development only: a real app reads the secret from NUXT_SVC_AUTH_TOKEN_SECRET.
+    token: { secret: 'playground-development-secret-change-me-0123456789' },
+    tokenRefresh: { storage: { driver: 'fs', base: './.data/refresh-tokens' } },
+    logging: { level: 'debug', security: true },
+    // Every page needs a session except the public ones; /login is for logged-out visitors.
+    clientMiddleware: {
+      enabled: true,
+      global: true,
+      redirectTo: '/login',
+      loggedOutRedirectTo: '/profile',
+      publicRoutes: ['/', '/ssr', '/reset-password'],
+    },
+    redirect: { success: '/profile', error: '/login', logout: '/' },
+    // Admins may impersonate (server/plugins/impersonation.ts).
+    impersonation: { enabled: true },
+    // Email + password with emailed codes; users live in memory and codes are printed to the
+    // console (server/plugins/password-users.ts).
+    providers: {
+      password: {},
+      // Local mock OAuth provider (no credentials needed): /auth/mock?user=0 (index, sub or email).
+      mock: {
+        mockUsers: [
+          { sub: 'ada', email: 'ada@example.com', name: 'Ada Admin', role: 'admin' },
+          { sub: 'una', email: 'una@example.com', name: 'Una User' },
+          { sub: 'gus', email: 'gus@example.com', name: 'Gus Guest', role: 'guest' },
+        ],
+      },
+    },
+  },
+  routeRules: {
+    '/api/notes/**': { auth: true },
+  },
+})

@@ -1,0 +1,5 @@
+export default defineNitroPlugin(() => {
+  defineAuthHandlers({
+    customClaims: user => ({ role: typeof user.role === 'string' ? user.role : 'user' }),
+  })
+})

@@ -1,0 +1,28 @@
+// Development user store of the password provider: users live in memory (lost on restart) and
+// codes are printed to the console instead of being emailed.
+type PlaygroundUser = {
+  id: string
+  email: string
+  hashedPassword: string
+  role: string
+}
+
+const users = new Map<string, PlaygroundUser>()
+
+export default defineNitroPlugin(() => {
+  defineAuthHandlers({
+    onUserPersist(user, { provider }) {
+      if (provider !== 'password' || typeof user.email !== 'string' || typeof user.hashedPassword !== 'string') return
+      const existing = users.get(user.email)
+      const stored = { id: existing?.id ?? `pw-${users.size + 1}`, email: user.email, hashedPassword: user.hashedPassword, role: existing?.role ?? 'user' }
+      users.set(user.email, stored)
+      return { id: stored.id, role: stored.role }
+    },
+    password: {
+      findUser: email => users.get(email) ?? null,
+      sendVerificationCode(email, code, action) {
+        console.info(`[playground] ${action} code for ${email}: ${code}  (link: /auth/password/${action}-verify?code=${code})`)
+      },
+    },
+  })
+})

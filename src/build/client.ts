@@ -1,0 +1,51 @@
+import { addImports, addPlugin, addRouteMiddleware, addTypeTemplate, extendPages } from '@nuxt/kit'
+import type { NuxtPage } from '@nuxt/schema'
+import { appTypeTemplate } from './type-template'
+import type { SetupContext } from './setup-context'
+
+function joinPath(parent: string, child: string): string {
+  if (child.startsWith('/')) return child
+  return `${parent.replace(/\/+$/, '')}/${child}`
+}
+
+/** True when the app already has a page at `path` (its own callback page replaces the module's). */
+export function hasPageAt(pages: NuxtPage[], path: string, parent = ''): boolean {
+  return pages.some((page) => {
+    const full = joinPath(parent, page.path)
+    return full === path || hasPageAt(page.children ?? [], path, full)
+  })
+}
+
+function pagesEnabled(pages: unknown): boolean {
+  if (typeof pages === 'boolean') return pages
+  return !(pages && typeof pages === 'object' && (pages as { enabled?: unknown }).enabled === false)
+}
+
+/**
+ * Client side: `useAuth` (with `useAuthFetch` and `$authFetch`), the startup and SSR plugin, the
+ * callback page at `endpoints.callbackPath` (unless the app has a page there), the client
+ * middleware (`auth`, `guest` and the global one, when `clientMiddleware.enabled`) and the
+ * `auth` page meta type.
+ */
+export function setupClient({ nuxt, options, resolver, logger }: SetupContext): void {
+  addPlugin(resolver.resolve('./runtime/app/plugins/auth'))
+  addImports([{ name: 'useAuth', from: resolver.resolve('./runtime/app/composables/useAuth') }])
+  addTypeTemplate({ filename: 'types/svc-auth-app.d.ts', getContents: () => appTypeTemplate() }, { nuxt: true })
+
+  if (!pagesEnabled(nuxt.options.pages)) {
+    logger.warn(`The app has no pages: the callback page (${options.endpoints.callbackPath}) and the client middleware need Nuxt pages. Handle the callback with useAuth().handleCallback(query).`)
+    return
+  }
+  const callbackPath = options.endpoints.callbackPath
+  extendPages((pages) => {
+    if (hasPageAt(pages, callbackPath)) return
+    pages.push({ name: 'svc-auth-callback', path: callbackPath, file: resolver.resolve('./runtime/app/pages/callback.vue') })
+  })
+  if (options.clientMiddleware.enabled) {
+    addRouteMiddleware([
+      { name: 'auth', path: resolver.resolve('./runtime/app/middleware/auth') },
+      { name: 'guest', path: resolver.resolve('./runtime/app/middleware/guest') },
+      { name: 'svc-auth', path: resolver.resolve('./runtime/app/middleware/global'), global: true },
+    ])
+  }
+}

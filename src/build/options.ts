@@ -1,0 +1,134 @@
+import { defu } from 'defu'
+import type { ModuleOptions, ModuleOptionsInput, PublicAuthConfig } from '../runtime/types/options'
+
+/** Defaults of every option, as in the configuration table of the documentation. */
+export const defaultOptions = {
+  providers: {},
+  token: {
+    secret: '',
+    expiresIn: '1h',
+    algorithm: 'HS256',
+    issuer: 'svc',
+    audience: '',
+    privateKey: '',
+    keyId: 'svc-auth',
+  },
+  tokenRefresh: {
+    enabled: true,
+    automaticRefresh: true,
+    ssrTokenExpiry: '5m',
+    reuseGracePeriod: 10,
+    cookie: {
+      cookieName: 'svc-refresh',
+      maxAge: 604800,
+      secure: true,
+      httpOnly: true,
+      sameSite: 'lax',
+      path: '/',
+    },
+    storage: {
+      driver: 'fs',
+      prefix: 'refresh:',
+      base: './.data/refresh-tokens',
+      url: '',
+      host: '127.0.0.1',
+      port: 6379,
+      password: '',
+      db: 0,
+    },
+    encryption: {
+      enabled: false,
+      key: '',
+      algorithm: 'aes-256-gcm',
+    },
+  },
+  authCode: {
+    expiresIn: 60,
+  },
+  redirect: {
+    logout: '/',
+    success: '/',
+    error: '/',
+  },
+  clientMiddleware: {
+    enabled: false,
+    global: false,
+    redirectTo: '',
+    loggedOutRedirectTo: '',
+    publicRoutes: [],
+  },
+  endpoints: {
+    authPath: '/auth',
+    loginPath: '/auth',
+    callbackPath: '/auth/callback',
+    logoutPath: '/auth/logout',
+    refreshPath: '/auth/refresh',
+    userInfoPath: '/api/user/me',
+    tokenPath: '/auth/token',
+    jwksPath: '/.well-known/jwks.json',
+    impersonatePath: '/auth/impersonate',
+    unimpersonatePath: '/auth/unimpersonate',
+  },
+  logging: {
+    level: 'info',
+    security: false,
+  },
+  impersonation: {
+    enabled: false,
+    tokenExpiration: 900,
+    originalUserLookupClaim: 'sub',
+  },
+  rateLimit: {
+    enabled: true,
+    trustedProxies: [],
+    register: { perIp: 10, perEmail: 5, window: 3600 },
+    login: { perIp: 30, perEmail: 10, window: 900 },
+    resetRequest: { perIp: 10, perEmail: 5, window: 3600 },
+    verify: { perIp: 20, perEmail: 0, window: 900 },
+    resetComplete: { perIp: 10, perEmail: 0, window: 900 },
+    change: { perIp: 10, perEmail: 5, window: 900 },
+  },
+  enableSSR: true,
+} satisfies ModuleOptions
+
+/**
+ * Merges user options over the defaults. `enableSSR` defaults to the app's `ssr` setting.
+ * Arrays given by the user replace the defaults instead of being concatenated.
+ */
+export function resolveOptions(input: ModuleOptionsInput | undefined, ssr: boolean): ModuleOptions {
+  // A deep copy, so that changing resolved options never alters the defaults or another result.
+  const merged = defu(input ?? {}, structuredClone({ ...defaultOptions, enableSSR: ssr })) as ModuleOptions
+  if (input?.clientMiddleware?.publicRoutes) {
+    merged.clientMiddleware.publicRoutes = [...input.clientMiddleware.publicRoutes]
+  }
+  return merged
+}
+
+/** The non-secret part of the options that the browser needs. */
+export function toPublicConfig(options: ModuleOptions): PublicAuthConfig {
+  return {
+    providers: providerNames(options),
+    endpoints: { ...options.endpoints },
+    redirect: { ...options.redirect },
+    clientMiddleware: { ...options.clientMiddleware, publicRoutes: [...options.clientMiddleware.publicRoutes] },
+    tokenRefresh: {
+      enabled: options.tokenRefresh.enabled,
+      automaticRefresh: options.tokenRefresh.automaticRefresh,
+    },
+    enableSSR: options.enableSSR,
+  }
+}
+
+/** Names of the configured providers: the keys of `providers`, with `custom` entries by their name. */
+export function providerNames(options: Pick<ModuleOptions, 'providers'>): string[] {
+  const names: string[] = []
+  for (const [key, value] of Object.entries(options.providers ?? {})) {
+    if (value === undefined || value === null || value === false) continue
+    if (key === 'custom' && Array.isArray(value)) {
+      for (const entry of value) if (entry && typeof (entry as { name?: unknown }).name === 'string') names.push((entry as { name: string }).name)
+      continue
+    }
+    names.push(key)
+  }
+  return names
+}

@@ -1,0 +1,60 @@
+import { addImports, addServerHandler, addServerImports, addServerPlugin, addTypeTemplate, createResolver, defineNuxtModule, useLogger } from '@nuxt/kit'
+import { defu } from 'defu'
+import { checkOptions } from './build/checks'
+import { resolveOptions, toPublicConfig } from './build/options'
+import { serverRoutes } from './build/routes'
+import { setupOAuth } from './build/oauth'
+import { setupClient } from './build/client'
+import { setupPassword } from './build/password'
+import type { SetupContext } from './build/setup-context'
+import { typeTemplate } from './build/type-template'
+import type { ModuleOptionsInput } from './runtime/types/options'
+
+export type { ModuleOptions, ModuleOptionsInput, PublicAuthConfig } from './runtime/types/options'
+export type * from './runtime/types/auth'
+export type * from './runtime/types/providers'
+export type * from './runtime/types/oauth'
+
+export default defineNuxtModule<ModuleOptionsInput>({
+  meta: {
+    name: 'nuxt-svc-auth',
+    configKey: 'svcAuth',
+    compatibility: { nuxt: '>=3.16.0' },
+  },
+  defaults: {},
+  setup(input, nuxt) {
+    const logger = useLogger('nuxt-svc-auth')
+    const resolver = createResolver(import.meta.url)
+    const options = resolveOptions(input, nuxt.options.ssr)
+    for (const warning of checkOptions(options, { dev: nuxt.options.dev, env: process.env })) logger.warn(warning)
+
+    // Secrets stay in the private runtime config; the browser gets the public part only.
+    const runtimeConfig = nuxt.options.runtimeConfig as { svcAuth?: object, public: { svcAuth?: object } }
+    runtimeConfig.svcAuth = defu(runtimeConfig.svcAuth, options)
+    runtimeConfig.public.svcAuth = defu(runtimeConfig.public.svcAuth, toPublicConfig(options))
+
+    for (const route of serverRoutes(options)) {
+      addServerHandler({ route: route.route, method: route.method, handler: resolver.resolve(`./runtime/server/routes/${route.handler}`) })
+    }
+    addServerHandler({ middleware: true, handler: resolver.resolve('./runtime/server/middleware/auth') })
+    addServerPlugin(resolver.resolve('./runtime/server/plugins/startup'))
+    addServerImports([
+      { name: 'getAuthUser', from: resolver.resolve('./runtime/server/utils/user') },
+      { name: 'requireAuthUser', from: resolver.resolve('./runtime/server/utils/user') },
+      { name: 'defineAuthHandlers', from: resolver.resolve('./runtime/server/lib/handlers') },
+      { name: 'createAuthorizationCode', from: resolver.resolve('./runtime/server/utils/login') },
+    ])
+    addImports([
+      { name: 'useAuthFetch', from: resolver.resolve('./runtime/app/composables/useAuthFetch') },
+    ])
+    const setup: SetupContext = { nuxt, options, resolver, logger }
+    setupOAuth(setup)
+    setupClient(setup)
+    setupPassword(setup)
+
+    addTypeTemplate({
+      filename: 'types/svc-auth.d.ts',
+      getContents: () => typeTemplate(resolver.resolve('./runtime/types/auth')),
+    }, { nitro: true, nuxt: true })
+  },
+})

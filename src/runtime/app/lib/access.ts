@@ -1,0 +1,54 @@
+import type { ClientMiddlewareOptions } from '../../types/options'
+import { isPublicRoute, normalizePath } from './paths'
+
+/** What a page asks for: `protected` (logged-in users), `guest` (logged-out users) or `open`. */
+export type RouteAccess = 'protected' | 'guest' | 'open'
+
+/** The `auth` page meta: true = protected, 'guest' = logged-out users only, false = public. */
+export type AuthPageMeta = boolean | 'guest'
+
+export interface RouteAccessInput {
+  /** Route path (query and hash are ignored). */
+  path: string
+  /** `definePageMeta({ auth })` of the page, if any. */
+  meta?: unknown
+  /** The named middleware that asks (`auth` or `guest`); for the global one, read from the meta. */
+  named?: 'auth' | 'guest'
+  middleware: Pick<ClientMiddlewareOptions, 'global' | 'redirectTo' | 'publicRoutes'>
+  /** Paths that are never protected: the callback page and the error page. */
+  exempt: readonly string[]
+}
+
+/** The `auth` page meta when it is one of the accepted values. */
+export function authMetaOf(meta: unknown): AuthPageMeta | undefined {
+  const value = meta && typeof meta === 'object' ? (meta as { auth?: unknown }).auth : undefined
+  return value === true || value === false || value === 'guest' ? value : undefined
+}
+
+/** The module's named middleware listed in the page's `middleware` meta (`guest` wins). */
+export function namedMiddlewareOf(meta: unknown): 'auth' | 'guest' | undefined {
+  const value = meta && typeof meta === 'object' ? (meta as { middleware?: unknown }).middleware : undefined
+  const names = Array.isArray(value) ? value : [value]
+  if (names.includes('guest')) return 'guest'
+  return names.includes('auth') ? 'auth' : undefined
+}
+
+/**
+ * Decides what a route needs, in this order: the callback and error pages are open; `auth: false`
+ * opts out; `guest` (named middleware or meta) means logged-out only; a `publicRoutes` match is
+ * open; `auth` (named or meta `true`) or the `global` option protects, except the login page
+ * (`redirectTo`) itself, so that it can never redirect to itself.
+ */
+export function routeAccess(input: RouteAccessInput): RouteAccess {
+  const path = normalizePath(input.path)
+  if (input.exempt.some(p => normalizePath(p) === path)) return 'open'
+  const meta = authMetaOf(input.meta)
+  const named = input.named ?? namedMiddlewareOf(input.meta)
+  if (meta === false) return 'open'
+  if (meta === 'guest' || named === 'guest') return 'guest'
+  if (isPublicRoute(path, input.middleware.publicRoutes)) return 'open'
+  const wantsAuth = meta === true || named === 'auth' || input.middleware.global
+  if (!wantsAuth) return 'open'
+  const loginPage = input.middleware.redirectTo
+  return loginPage && normalizePath(loginPage) === path ? 'open' : 'protected'
+}

@@ -1,0 +1,82 @@
+/**
+ * Session start of the app.
+ * - Server (with `enableSSR`): the user of the per-request SSR token goes into the session state,
+ *   so the first paint already shows who is logged in. Only the decoded claims travel in the
+ *   payload, never the token; such pages are sent with `Cache-Control: private, no-store`.
+ * - Browser (rule 8): unless on the callback page, on a public route or with a token in memory,
+ *   one refresh with the cookie. When the server already knew the session (SSR token) it runs in
+ *   the background: the page already shows the user. Otherwise (no SSR, or `enableSSR: false`)
+ *   the app waits for it before the route middleware runs, so protected pages are not left for
+ *   the login page by mistake.
+ * - Provides `$authFetch` (the same helper as `useAuthFetch()`).
+ */
+import type { NuxtApp } from '#app'
+import { setResponseHeader } from 'h3'
+import { defineNuxtPlugin, navigateTo, useNuxtApp, useRouter } from '#imports'
+import type { PublicAuthConfig } from '../../types/options'
+import { getAuthFetch } from '../composables/useAuthFetch'
+import { userFromToken } from '../lib/claims'
+import { isPublicRoute, normalizePath, stripBase } from '../lib/paths'
+import { accessOf, inApp, loginRedirect, publicAuthConfig, refreshSession, sessionState, tokenState } from '../state'
+
+function hydrateFromServer(nuxtApp: NuxtApp, config: PublicAuthConfig): void {
+  if (!config.enableSSR) return
+  const event = nuxtApp.ssrContext?.event
+  const user = userFromToken(event?.context.ssrAccessToken)
+  sessionState(nuxtApp).value = { user, checked: true, pending: false }
+  if (user && event) {
+    setResponseHeader(event, 'cache-control', 'private, no-store')
+    setResponseHeader(event, 'vary', 'cookie')
+  }
+}
+
+/** Rule 8: whether the app starts with a refresh. */
+function refreshesOnStart(nuxtApp: NuxtApp, config: PublicAuthConfig, path: string): boolean {
+  if (!config.tokenRefresh.enabled || tokenState(nuxtApp).value) return false
+  if (normalizePath(path) === normalizePath(config.endpoints.callbackPath)) return false
+  return !isPublicRoute(path, config.clientMiddleware.publicRoutes)
+}
+
+/** After a background startup refresh found no session: leave a protected page for the login page. */
+async function leaveProtectedPage(nuxtApp: NuxtApp, config: PublicAuthConfig): Promise<void> {
+  if (!config.clientMiddleware.enabled) return
+  const route = inApp(nuxtApp, () => useRouter()).currentRoute.value
+  if (accessOf(config, route) !== 'protected') return
+  await nuxtApp.runWithContext(() => navigateTo(loginRedirect(config, route.fullPath)))
+}
+
+async function startSession(nuxtApp: NuxtApp, config: PublicAuthConfig): Promise<void> {
+  const path = stripBase(window.location.pathname, nuxtApp.$config.app.baseURL)
+  if (!refreshesOnStart(nuxtApp, config, path)) return
+  const knownFromServer = sessionState(nuxtApp).value.checked
+  // While hydrating, the state changes wait until hydration is done, so that the first render
+  // matches the server's HTML; the token is kept at once (the middleware reads it).
+  const started = refreshSession(nuxtApp, { defer: nuxtApp.isHydrating })
+  if (!knownFromServer) {
+    await started
+    return
+  }
+  void started.then((outcome) => {
+    if (outcome.token || !outcome.status) return
+    const leave = () => leaveProtectedPage(nuxtApp, config)
+    if (nuxtApp.isHydrating) nuxtApp.hooks.hookOnce('app:suspense:resolve', leave)
+    else void leave()
+  })
+}
+
+export default defineNuxtPlugin({
+  name: 'svc-auth',
+  async setup() {
+    const nuxtApp = useNuxtApp()
+    const config = publicAuthConfig(nuxtApp)
+    const authFetch = getAuthFetch(nuxtApp)
+    // Braces and separate returns: the async-context transform of plugins mishandles an
+    // `if/else` whose branch awaits.
+    if (import.meta.server) {
+      hydrateFromServer(nuxtApp, config)
+      return { provide: { authFetch } }
+    }
+    await startSession(nuxtApp, config)
+    return { provide: { authFetch } }
+  },
+})

@@ -1,0 +1,222 @@
+/**
+ * Session state of the app and the operations on it, shared by the plugin, the composables, the
+ * middleware and the callback page. The state lives in `useState` of the Nuxt app; the in-flight
+ * refresh and the fetch helper hang off the Nuxt app instance, never off module variables.
+ */
+import type { NuxtApp } from '#app'
+import type { Ref } from 'vue'
+import { ref } from 'vue'
+import { navigateTo, useState } from '#imports'
+import type { AuthClaims } from '../types/auth'
+import type { PublicAuthConfig } from '../types/options'
+import { routeAccess, type RouteAccess } from './lib/access'
+import { shareRefresh, statusOf, type RefreshHolder, type RefreshOutcome } from './lib/auth-fetch'
+import { userFromToken } from './lib/claims'
+import { refreshErrorUrl, withQuery, isRelativePath, normalizePath } from './lib/paths'
+
+/** Key of the in-memory access token (browser only: never set on the server, so never in the payload). */
+export const ACCESS_TOKEN_STATE = 'svc-auth:access-token'
+/** Key of the session state (user claims, no token; serialized into the SSR payload). */
+export const SESSION_STATE = 'svc-auth:session'
+
+export interface AuthSessionState {
+  /** Claims of the current access token without `jti` and `sid`, or null when logged out. */
+  user: AuthClaims | null
+  /** True once `user` reflects a check of the session (SSR token, refresh or login). */
+  checked: boolean
+  /** A refresh or code exchange is in flight. */
+  pending: boolean
+}
+
+/** Per-app objects that are not state: the shared refresh and the cached fetch helper. */
+export interface AuthRuntime {
+  refresh: RefreshHolder
+  /** Authorization code being exchanged by the callback page (guards against a double exchange). */
+  exchanging?: string
+  /** The fetch helper of this app (built on first use). */
+  fetcher?: unknown
+}
+
+type NuxtAppWithAuth = NuxtApp & { _svcAuth?: AuthRuntime }
+
+/**
+ * Runs a composable in the app's context. In the browser `runWithContext` runs a synchronous
+ * function at once (so it also works from event handlers); on the server it always answers a
+ * promise, and every server caller (plugin, middleware, setup) already runs in the context.
+ */
+export function inApp<T>(nuxtApp: NuxtApp, fn: () => T): T {
+  return import.meta.client ? nuxtApp.runWithContext(fn) as T : fn()
+}
+
+/** The per-app runtime objects of the module. */
+export function authRuntime(nuxtApp: NuxtApp): AuthRuntime {
+  const app = nuxtApp as NuxtAppWithAuth
+  app._svcAuth ??= { refresh: { pending: null } }
+  return app._svcAuth
+}
+
+/** `runtimeConfig.public.svcAuth`. */
+export function publicAuthConfig(nuxtApp: NuxtApp): PublicAuthConfig {
+  return (nuxtApp.$config.public as unknown as { svcAuth: PublicAuthConfig }).svcAuth
+}
+
+/** The session state (`useState`). */
+export function sessionState(nuxtApp: NuxtApp): Ref<AuthSessionState> {
+  return inApp(nuxtApp, () => useState<AuthSessionState>(SESSION_STATE, () => ({ user: null, checked: false, pending: false })))
+}
+
+/**
+ * The in-memory access token (`useState`, browser only). On the server a throwaway ref is
+ * returned, so that no token can ever be written into the SSR payload.
+ */
+export function tokenState(nuxtApp: NuxtApp): Ref<string | null> {
+  if (import.meta.server) return ref(null)
+  return inApp(nuxtApp, () => useState<string | null>(ACCESS_TOKEN_STATE, () => null))
+}
+
+/**
+ * Runs `update` now, or, when `defer` is set and the app is still hydrating, once hydration is
+ * done: the first render must match the server's HTML (no flash, no mismatch).
+ */
+function applyState(nuxtApp: NuxtApp, update: () => void, defer: boolean): void {
+  if (defer && nuxtApp.isHydrating) nuxtApp.hooks.hookOnce('app:suspense:resolve', update)
+  else update()
+}
+
+/** Keeps a new access token in memory and the user of its claims in the state. */
+export function setAccessToken(nuxtApp: NuxtApp, token: string, defer = false): void {
+  tokenState(nuxtApp).value = token
+  const user = userFromToken(token)
+  applyState(nuxtApp, () => {
+    sessionState(nuxtApp).value = { user, checked: true, pending: false }
+  }, defer)
+}
+
+/** Forgets the token and the user. */
+export function clearSession(nuxtApp: NuxtApp, defer = false): void {
+  tokenState(nuxtApp).value = null
+  applyState(nuxtApp, () => {
+    sessionState(nuxtApp).value = { user: null, checked: true, pending: false }
+  }, defer)
+}
+
+function setPending(nuxtApp: NuxtApp, pending: boolean, defer: boolean): void {
+  applyState(nuxtApp, () => {
+    const session = sessionState(nuxtApp)
+    if (session.value.pending !== pending) session.value = { ...session.value, pending }
+  }, defer)
+}
+
+function messageOf(error: unknown): string {
+  const data = (error as { data?: { message?: unknown } } | null)?.data
+  if (data && typeof data.message === 'string') return data.message
+  return error instanceof Error ? error.message : String(error)
+}
+
+async function requestRefresh(nuxtApp: NuxtApp, defer: boolean): Promise<RefreshOutcome> {
+  const { endpoints } = publicAuthConfig(nuxtApp)
+  try {
+    const body = await $fetch<{ token?: unknown, accessToken?: unknown }>(endpoints.refreshPath, { method: 'POST', credentials: 'include', retry: 0 })
+    const token = typeof body?.token === 'string' ? body.token : typeof body?.accessToken === 'string' ? body.accessToken : null
+    if (!token || !userFromToken(token)) throw new Error('The refresh answer holds no access token')
+    setAccessToken(nuxtApp, token, defer)
+    return { token }
+  }
+  catch (error) {
+    const status = statusOf(error)
+    // The server said no: the session is gone. Without an answer (offline) nothing is known.
+    if (status) clearSession(nuxtApp, defer)
+    else {
+      tokenState(nuxtApp).value = null
+      setPending(nuxtApp, false, defer)
+    }
+    return { token: null, status, message: messageOf(error) }
+  }
+}
+
+/**
+ * POST /auth/refresh with the cookie, shared by every concurrent caller (rule 4). Success keeps
+ * the new token; a refusal clears the session. Never throws. On the server it does nothing.
+ * `defer`: apply the state once hydration is done (startup refresh behind an SSR-rendered page).
+ */
+export function refreshSession(nuxtApp: NuxtApp, { defer = false }: { defer?: boolean } = {}): Promise<RefreshOutcome> {
+  if (import.meta.server) return Promise.resolve({ token: null, message: 'No refresh on the server' })
+  const config = publicAuthConfig(nuxtApp)
+  if (!config.tokenRefresh.enabled) return Promise.resolve({ token: null, message: 'Token refresh is disabled' })
+  const runtime = authRuntime(nuxtApp)
+  if (!runtime.refresh.pending && !(defer && nuxtApp.isHydrating)) setPending(nuxtApp, true, false)
+  return shareRefresh(runtime.refresh, () => requestRefresh(nuxtApp, defer))
+}
+
+/** The refresh in flight, if any. */
+export function pendingRefresh(nuxtApp: NuxtApp): Promise<RefreshOutcome> | null {
+  return authRuntime(nuxtApp).refresh.pending
+}
+
+/**
+ * Makes sure the session state reflects a check: waits for a refresh in flight, or, in the
+ * browser, tries one refresh when nothing has been checked yet (for example after landing on a
+ * public route, where rule 8 skips the startup refresh).
+ */
+export async function ensureSession(nuxtApp: NuxtApp): Promise<void> {
+  const inFlight = pendingRefresh(nuxtApp)
+  if (inFlight) {
+    await inFlight
+    return
+  }
+  if (import.meta.client && !sessionState(nuxtApp).value.checked && !tokenState(nuxtApp).value) await refreshSession(nuxtApp)
+}
+
+/**
+ * Rule 6: after a failed refresh of a request that belonged to a session, forget the token and go
+ * to `<redirect.error>?error=token_refresh_failed&error_description=...`. Concurrent requests that
+ * shared the refresh act once. Requests of visitors without a session just get their 401.
+ */
+export async function handleRefreshFailure(nuxtApp: NuxtApp, outcome: RefreshOutcome, hadSession: boolean): Promise<void> {
+  if (!hadSession || outcome.handled) return
+  outcome.handled = true
+  clearSession(nuxtApp)
+  await nuxtApp.runWithContext(() => navigateTo(refreshErrorUrl(publicAuthConfig(nuxtApp).redirect.error)))
+}
+
+/** Paths the protecting middleware never guards: the callback page and the error page. */
+export function exemptPaths(config: PublicAuthConfig): string[] {
+  return [config.endpoints.callbackPath, config.redirect.error.split('?')[0] || '/']
+}
+
+/** What the route needs (see `routeAccess`). */
+export function accessOf(config: PublicAuthConfig, route: { path: string, meta?: unknown }, named?: 'auth' | 'guest'): RouteAccess {
+  return routeAccess({ path: route.path, meta: route.meta, named, middleware: config.clientMiddleware, exempt: exemptPaths(config) })
+}
+
+/** The login page (`redirectTo`) with `?redirect=<the page asked for>`. */
+export function loginRedirect(config: PublicAuthConfig, fullPath: string): string {
+  const target = config.clientMiddleware.redirectTo || '/'
+  const back = isRelativePath(fullPath) && normalizePath(fullPath) !== normalizePath(target) ? fullPath : undefined
+  return withQuery(target, { redirect: back })
+}
+
+/**
+ * The client middleware: protected routes send visitors without a session to `redirectTo` (with
+ * `?redirect=`), logged-out-only routes send users with a session to `loggedOutRedirectTo`.
+ * On the server it decides only when the SSR token told who is logged in (`enableSSR`).
+ */
+export async function guardRoute(nuxtApp: NuxtApp, to: { path: string, fullPath: string, meta?: unknown }, named?: 'auth' | 'guest') {
+  const config = publicAuthConfig(nuxtApp)
+  if (!config.clientMiddleware.enabled) return
+  const access = accessOf(config, to, named)
+  if (access === 'open') return
+  const session = sessionState(nuxtApp)
+  if (!session.value.checked) {
+    if (import.meta.server) return
+    await ensureSession(nuxtApp)
+  }
+  // The token counts too: while hydrating, a startup refresh keeps it at once but shows the user
+  // only after hydration.
+  const loggedIn = !!session.value.user || !!tokenState(nuxtApp).value
+  if (access === 'protected') {
+    return loggedIn ? undefined : navigateTo(loginRedirect(config, to.fullPath))
+  }
+  const home = config.clientMiddleware.loggedOutRedirectTo || '/'
+  if (loggedIn && normalizePath(home) !== normalizePath(to.path)) return navigateTo(home)
+}

@@ -1,0 +1,85 @@
+import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes, randomInt, timingSafeEqual } from 'node:crypto'
+
+/** Random opaque token (base64url, `bytes` of entropy). */
+export function randomToken(bytes = 32): string {
+  return randomBytes(bytes).toString('base64url')
+}
+
+/** A 6-digit code from a cryptographic source (leading zeros kept). */
+export function randomDigits(length = 6): string {
+  let out = ''
+  for (let i = 0; i < length; i++) out += String(randomInt(0, 10))
+  return out
+}
+
+/**
+ * Keyed hashing of the identifiers used as storage keys (refresh tokens, codes). A dump of the
+ * store yields neither the identifiers nor a way to recompute them: the key is derived from the
+ * server secret and never stored. (A plain SHA-256 of a 6-digit code is reversed by trying all
+ * million values; an HMAC is not without the key.)
+ */
+export interface KeyHasher {
+  hash(purpose: string, value: string): string
+}
+
+/** Derives a purpose-bound subkey from the server secret (HKDF-SHA256). */
+export function deriveKey(secret: string, info: string, length = 32): Buffer {
+  return Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.alloc(0), info, length))
+}
+
+export function createKeyHasher(secret: string): KeyHasher {
+  const key = deriveKey(secret, 'nuxt-svc-auth:storage-keys')
+  return {
+    hash(purpose, value) {
+      return createHmac('sha256', key).update(purpose).update('\0').update(value).digest('hex')
+    },
+  }
+}
+
+/** Constant-time comparison of two strings. */
+export function safeEqual(a: string, b: string): boolean {
+  const ha = createHash('sha256').update(a).digest()
+  const hb = createHash('sha256').update(b).digest()
+  return timingSafeEqual(ha, hb) && a.length === b.length
+}
+
+/**
+ * aes-256-gcm sealing of stored records. The 32-byte key is derived from the configured key
+ * (32+ characters) with HKDF; each value gets a fresh 12-byte IV. Output: `v1.<iv>.<tag>.<data>`
+ * in base64url. `open` returns null for anything that does not authenticate (wrong key,
+ * tampering, a truncated tag, plaintext records), so callers treat it as a missing record.
+ */
+export interface Sealer {
+  seal(plaintext: string): string
+  open(sealed: string): string | null
+}
+
+export function createSealer(key: string): Sealer {
+  const aesKey = deriveKey(key, 'nuxt-svc-auth:record-encryption')
+  return {
+    seal(plaintext) {
+      const iv = randomBytes(12)
+      const cipher = createCipheriv('aes-256-gcm', aesKey, iv)
+      const data = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()])
+      return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), data.toString('base64url')].join('.')
+    },
+    open(sealed) {
+      const parts = sealed.split('.')
+      if (parts.length !== 4 || parts[0] !== 'v1') return null
+      try {
+        const decipher = createDecipheriv('aes-256-gcm', aesKey, Buffer.from(parts[1]!, 'base64url'), { authTagLength: 16 })
+        decipher.setAuthTag(Buffer.from(parts[2]!, 'base64url'))
+        return Buffer.concat([decipher.update(Buffer.from(parts[3]!, 'base64url')), decipher.final()]).toString('utf8')
+      }
+      catch {
+        return null
+      }
+    },
+  }
+}
+
+/** Pass-through used when encryption at rest is off. */
+export const plainSealer: Sealer = {
+  seal: plaintext => plaintext,
+  open: sealed => (sealed.startsWith('v1.') ? null : sealed),
+}

@@ -1,0 +1,72 @@
+import type { H3Event } from 'h3'
+import { createError, isError, setResponseHeader, setResponseStatus, type H3Error } from 'h3'
+import type { Logger } from './logger'
+
+/** Stable machine-readable codes carried in the `error` field of every error body. */
+export type AuthErrorCode =
+  | 'bad_request'
+  | 'invalid_code'
+  | 'invalid_refresh_token'
+  | 'refresh_token_reused'
+  | 'impersonated_session'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'rate_limited'
+  | 'internal_error'
+
+/** Body of every error answer: `{ statusCode, message, error }`. */
+export interface AuthErrorBody {
+  statusCode: number
+  message: string
+  error: string
+}
+
+/**
+ * Raise an error with a stable code: `throw authError(401, 'invalid_code', 'Invalid or expired code')`.
+ * It is an h3 error, so it also answers correctly when thrown from a host's own handler.
+ */
+export function authError(statusCode: number, code: AuthErrorCode | string, message: string, headers: Record<string, string> = {}): H3Error<AuthErrorData> {
+  return createError<AuthErrorData>({ statusCode, statusMessage: message, message, data: { code, headers } })
+}
+
+interface AuthErrorData {
+  code: string
+  headers?: Record<string, string>
+}
+
+const GENERIC_CODES: Record<number, AuthErrorCode> = {
+  400: 'bad_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  429: 'rate_limited',
+}
+
+/**
+ * Turns anything thrown into a client-safe body. h3 errors raised on purpose (`authError`, or a
+ * host hook's `createError({ statusCode })`) keep their status and message; anything else becomes
+ * a generic 500 and is logged with its stack on the server only.
+ */
+export function toErrorBody(error: unknown, logger?: Pick<Logger, 'error'>): { body: AuthErrorBody, headers: Record<string, string> } {
+  const data = (isError(error) ? error.data ?? {} : {}) as Partial<AuthErrorData>
+  // A plain 500 is what h3 makes of any wrapped failure: it keeps its message only when the module
+  // raised it on purpose (it then has a code). Other statuses were chosen deliberately.
+  if (isError(error) && !error.unhandled && error.statusCode >= 400 && (error.statusCode !== 500 || typeof data.code === 'string')) {
+    const code = typeof data.code === 'string' ? data.code : (GENERIC_CODES[error.statusCode] ?? (error.statusCode >= 500 ? 'internal_error' : 'bad_request'))
+    const message = error.message || error.statusMessage || 'Request failed'
+    return { body: { statusCode: error.statusCode, message, error: code }, headers: data.headers ?? {} }
+  }
+  logger?.error('Unexpected error', error)
+  return { body: { statusCode: 500, message: 'Internal server error', error: 'internal_error' }, headers: {} }
+}
+
+/** Writes an error answer on the event and returns its body (for `return` from a handler). */
+export function sendAuthError(event: H3Event, error: unknown, logger?: Pick<Logger, 'error'>): AuthErrorBody {
+  const { body, headers } = toErrorBody(error, logger)
+  setResponseStatus(event, body.statusCode)
+  setResponseHeader(event, 'content-type', 'application/json')
+  setResponseHeader(event, 'cache-control', 'no-store')
+  for (const [name, value] of Object.entries(headers)) setResponseHeader(event, name, value)
+  return body
+}

@@ -1,0 +1,85 @@
+import type { H3Event } from 'h3'
+import type { AuthUser, CustomClaims, ProviderTokens, UserInfoPayload } from '../../types/auth'
+import type { AuthContext } from './context'
+import { getAuthHandlers } from './handlers'
+import { createAuthCode } from './records/auth-code'
+import { subjectOf } from './records/user'
+import { resolveGlobalClaims } from './session'
+
+/** Static claims, or a callback of the user and the provider tokens. */
+export type ProviderClaims = Record<string, unknown> | ((user: AuthUser, tokens: ProviderTokens) => Record<string, unknown> | void | undefined | Promise<Record<string, unknown> | void | undefined>)
+
+/** Per-provider handlers (from `defineOAuth*EventHandler` or the password provider's options). */
+export interface ProviderLoginHandlers {
+  customClaims?: ProviderClaims
+  onUserInfo?: (payload: UserInfoPayload) => AuthUser | void | undefined | Promise<AuthUser | void | undefined>
+  onSuccess?: (payload: UserInfoPayload) => void | Promise<void>
+}
+
+export interface CompleteLoginInput {
+  event: H3Event
+  /** Provider name (`google`, `mock`, `password`, …). */
+  provider: string
+  /** The profile, already mapped to `sub`, `email`, `name`, `picture` (sub as the provider knows it). */
+  user: AuthUser
+  tokens: ProviderTokens
+  handlers?: ProviderLoginHandlers
+  /** Same-origin path for the callback page. */
+  redirect?: string
+  /** Keep `sub` as it is instead of qualifying it with the provider (password accounts). */
+  keepSubject?: boolean
+}
+
+export interface CompletedLogin {
+  code: string
+  user: AuthUser
+  claims: CustomClaims
+}
+
+/**
+ * The one login pipeline every provider ends in:
+ * 1. onUserInfo of the provider, then the global one (each may return a replacement user);
+ * 2. `svc:userInfo` hook;
+ * 3. global onUserPersist(user, { provider, event }); what it returns is merged into the user, and
+ *    an `id` it returns becomes the subject; otherwise `sub` is `<provider>:<provider sub>`;
+ * 4. claims: the provider's static or callback customClaims, then the global customClaims;
+ * 5. `svc:success` hook and the provider's onSuccess (the account-linking point);
+ * 6. a single-use authorization code for the callback page.
+ */
+export async function completeLogin(ctx: AuthContext, input: CompleteLoginInput): Promise<CompletedLogin> {
+  const global = getAuthHandlers()
+  const { event, provider, tokens, handlers = {} } = input
+  let user: AuthUser = { ...input.user }
+
+  for (const onUserInfo of [handlers.onUserInfo, global.onUserInfo]) {
+    if (!onUserInfo) continue
+    const replaced = await onUserInfo({ user, tokens, provider, event })
+    if (replaced && typeof replaced === 'object') user = replaced
+  }
+  await ctx.callHook('svc:userInfo', { user, tokens, provider, event })
+
+  const providerSub = subjectOf(user)
+  if (!providerSub) throw new Error(`Login with ${provider}: the user has no subject (sub or id)`)
+  user.sub = input.keepSubject ? providerSub : `${provider}:${providerSub}`
+
+  if (global.onUserPersist) {
+    const persisted = await global.onUserPersist(user, { provider, event })
+    if (persisted && typeof persisted === 'object') {
+      const persistedId = subjectOf({ id: persisted.id as string | undefined, sub: persisted.sub as string | undefined })
+      user = { ...user, ...persisted }
+      if (persistedId) user.sub = persistedId
+    }
+  }
+
+  const providerClaims = typeof handlers.customClaims === 'function'
+    ? (await handlers.customClaims(user, tokens)) ?? {}
+    : (handlers.customClaims ?? {})
+  const claims = await resolveGlobalClaims(ctx, user, providerClaims as CustomClaims)
+
+  const payload: UserInfoPayload = { user, tokens, provider, event }
+  await ctx.callHook('svc:success', payload)
+  await handlers.onSuccess?.(payload)
+
+  const code = await createAuthCode(ctx, { user, claims, provider, redirect: input.redirect })
+  return { code, user, claims }
+}

@@ -1,0 +1,196 @@
+import { createHash } from 'node:crypto'
+import type { H3Event } from 'h3'
+import { getQuery, getRequestHeader, getRequestURL, readBody, sendRedirect } from 'h3'
+import { z } from 'zod'
+import type { ModuleOptions } from '../../../types/options'
+import type { MockProviderOptions, MockUser } from '../../../types/providers'
+import type { AuthContext } from '../context'
+import { randomToken, safeEqual } from '../crypto'
+import { authError } from '../errors'
+import { parseBearer } from '../route-rules'
+import { MOCK_DEFAULTS } from './providers'
+import { isErrorCode } from './redirect'
+
+const CODE_NS = 'mock-code'
+const TOKEN_NS = 'mock-token'
+const CODE_TTL = 60
+const TOKEN_TTL = 3600
+
+interface MockCodeRecord {
+  clientId: string
+  redirectUri: string
+  codeChallenge: string
+  scope: string
+  sub: string
+}
+
+interface MockTokenRecord {
+  sub: string
+}
+
+/**
+ * The mock provider serves requests in development, and in production only with
+ * `enableInProduction: true`.
+ */
+export function isMockEnabled(options: Pick<ModuleOptions, 'providers'>, dev: boolean): boolean {
+  const mock = options.providers?.mock
+  return !!mock && (dev || mock.enableInProduction === true)
+}
+
+/** The mock provider options with their defaults; 404 when it is off. */
+function mockOptions(ctx: AuthContext): Required<MockProviderOptions> {
+  if (!isMockEnabled(ctx.options, ctx.dev)) throw authError(404, 'not_found', 'Not found')
+  const mock = ctx.options.providers.mock!
+  return {
+    clientId: mock.clientId || MOCK_DEFAULTS.clientId,
+    clientSecret: mock.clientSecret || MOCK_DEFAULTS.clientSecret,
+    mockUsers: Array.isArray(mock.mockUsers) ? mock.mockUsers : [],
+    defaultUser: mock.defaultUser ?? MOCK_DEFAULTS.defaultUser,
+    enableInProduction: mock.enableInProduction === true,
+  }
+}
+
+/**
+ * The mock user chosen by `hint`: none → `defaultUser`; digits → that index; else the user with
+ * that `sub`, else with that email (case-insensitive).
+ */
+export function findMockUser(users: MockUser[], hint: string | undefined, defaultUser = 0): MockUser | undefined {
+  if (hint === undefined || hint === '') return users[defaultUser]
+  if (/^\d{1,6}$/.test(hint) && Number(hint) < users.length) return users[Number(hint)]
+  return users.find(u => u.sub === hint) ?? users.find(u => typeof u.email === 'string' && u.email.toLowerCase() === hint.toLowerCase())
+}
+
+const text = (max: number) => z.string().max(max)
+
+const authorizeSchema = z.object({
+  response_type: text(64).optional(),
+  client_id: text(256),
+  redirect_uri: text(2048),
+  state: text(512).optional(),
+  scope: text(1024).optional(),
+  code_challenge: text(128).optional(),
+  code_challenge_method: text(16).optional(),
+  login_hint: text(320).optional(),
+  mock_error: text(64).optional(),
+})
+
+/**
+ * GET /mock/authorize: checks the client and redirect URI (same origin as the mock), requires
+ * PKCE S256, picks the user by `login_hint` and redirects back with a 60-second code, or with
+ * `error` (e.g. `mock_error=access_denied`, an unknown user).
+ */
+export async function mockAuthorize(event: H3Event, ctx: AuthContext): Promise<void> {
+  const mock = mockOptions(ctx)
+  const parsed = authorizeSchema.safeParse(getQuery(event))
+  if (!parsed.success) throw authError(400, 'invalid_request', 'client_id and redirect_uri are required')
+  const q = parsed.data
+  if (!safeEqual(q.client_id, mock.clientId)) throw authError(400, 'invalid_client', 'Unknown client_id')
+  let redirectUri: URL
+  try {
+    redirectUri = new URL(q.redirect_uri)
+  }
+  catch {
+    throw authError(400, 'invalid_request', 'redirect_uri must be an absolute URL')
+  }
+  if (redirectUri.origin !== getRequestURL(event).origin) throw authError(400, 'invalid_request', 'redirect_uri must be on the same origin as the mock provider')
+
+  const back = (params: Record<string, string>) => {
+    const target = new URL(redirectUri)
+    for (const [key, value] of Object.entries(q.state ? { ...params, state: q.state } : params)) target.searchParams.set(key, value)
+    return sendRedirect(event, target.href, 302)
+  }
+  if (q.response_type !== 'code') return back({ error: 'unsupported_response_type', error_description: 'Only response_type=code is supported' })
+  if (q.mock_error !== undefined) {
+    return back({ error: isErrorCode(q.mock_error) ? q.mock_error : 'access_denied', error_description: 'Simulated provider error' })
+  }
+  if (!q.code_challenge || q.code_challenge_method !== 'S256') return back({ error: 'invalid_request', error_description: 'PKCE with S256 is required' })
+  const user = findMockUser(mock.mockUsers, q.login_hint, mock.defaultUser)
+  if (!user) return back({ error: 'invalid_request', error_description: 'Unknown mock user' })
+
+  const code = randomToken(32)
+  const record: MockCodeRecord = { clientId: q.client_id, redirectUri: redirectUri.href, codeChallenge: q.code_challenge, scope: q.scope ?? '', sub: user.sub }
+  await ctx.store.write(ctx.store.key(CODE_NS, code), record, CODE_TTL)
+  return back({ code })
+}
+
+const tokenSchema = z.object({
+  grant_type: text(64),
+  code: text(256),
+  redirect_uri: text(2048),
+  code_verifier: text(128),
+  client_id: text(256).optional(),
+  client_secret: text(256).optional(),
+})
+
+/** Client credentials of a token request: HTTP Basic (RFC 6749 2.3.1) or the form body. */
+function clientCredentials(event: H3Event, body: z.output<typeof tokenSchema>): { id?: string, secret?: string } {
+  const header = getRequestHeader(event, 'authorization')
+  const basic = header && /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header)
+  if (basic) {
+    const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8')
+    const colon = decoded.indexOf(':')
+    if (colon < 0) return {}
+    try {
+      const form = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '))
+      return { id: form(decoded.slice(0, colon)), secret: form(decoded.slice(colon + 1)) }
+    }
+    catch {
+      return {}
+    }
+  }
+  return { id: body.client_id, secret: body.client_secret }
+}
+
+/** S256 code challenge of a verifier. */
+export function s256(verifier: string): string {
+  return createHash('sha256').update(verifier).digest('base64url')
+}
+
+/**
+ * POST /mock/token (form-encoded `grant_type=authorization_code`, `code`, `redirect_uri`,
+ * `code_verifier`; client by HTTP Basic or in the body): takes the code once, checks client,
+ * redirect URI and PKCE, answers `{ access_token, token_type: 'Bearer', expires_in, scope }`.
+ */
+export async function mockToken(event: H3Event, ctx: AuthContext): Promise<Record<string, unknown>> {
+  const mock = mockOptions(ctx)
+  const contentType = getRequestHeader(event, 'content-type') ?? ''
+  if (!contentType.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
+    throw authError(400, 'invalid_request', 'The body must be application/x-www-form-urlencoded')
+  }
+  let raw: unknown
+  try {
+    raw = await readBody(event)
+  }
+  catch {
+    throw authError(400, 'invalid_request', 'The body could not be read')
+  }
+  const parsed = tokenSchema.safeParse(raw ?? {})
+  if (!parsed.success) throw authError(400, 'invalid_request', 'grant_type, code, redirect_uri and code_verifier are required')
+  const body = parsed.data
+  const client = clientCredentials(event, body)
+  if (!client.id || !client.secret || !safeEqual(client.id, mock.clientId) || !safeEqual(client.secret, mock.clientSecret)) {
+    throw authError(401, 'invalid_client', 'Client authentication failed', { 'www-authenticate': 'Basic realm="mock"' })
+  }
+  if (body.grant_type !== 'authorization_code') throw authError(400, 'unsupported_grant_type', 'Only authorization_code is supported')
+  const record = await ctx.store.take<MockCodeRecord>(ctx.store.key(CODE_NS, body.code))
+  if (!record || record.clientId !== client.id || record.redirectUri !== body.redirect_uri) {
+    throw authError(400, 'invalid_grant', 'The code is invalid, expired or was issued for another client or redirect_uri')
+  }
+  if (!safeEqual(s256(body.code_verifier), record.codeChallenge)) throw authError(400, 'invalid_grant', 'PKCE verification failed')
+
+  const accessToken = randomToken(32)
+  await ctx.store.write<MockTokenRecord>(ctx.store.key(TOKEN_NS, accessToken), { sub: record.sub }, TOKEN_TTL)
+  return { access_token: accessToken, token_type: 'Bearer', expires_in: TOKEN_TTL, scope: record.scope }
+}
+
+/** GET /mock/userinfo (Authorization: Bearer <mock access token>): the mock user, all its keys. */
+export async function mockUserinfo(event: H3Event, ctx: AuthContext): Promise<MockUser> {
+  const mock = mockOptions(ctx)
+  const invalid = () => authError(401, 'invalid_token', 'Invalid or expired access token', { 'www-authenticate': 'Bearer error="invalid_token"' })
+  const token = parseBearer(getRequestHeader(event, 'authorization'))
+  if (!token) throw invalid()
+  const record = await ctx.store.read<MockTokenRecord>(ctx.store.key(TOKEN_NS, token))
+  const user = record ? mock.mockUsers.find(u => u.sub === record.sub) : undefined
+  if (!user) throw invalid()
+  return { ...user }
+}

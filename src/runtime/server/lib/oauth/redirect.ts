@@ -1,0 +1,48 @@
+import { isRelativePath } from '../validate'
+
+const MAX_REDIRECT_LENGTH = 1024
+
+/**
+ * The `redirect` query of a login: accepted only as a same-origin path (`/x`). Refused: `//host`,
+ * `/\host`, absolute URLs, backslashes, control characters, and any of those hidden behind one
+ * or more layers of percent-encoding.
+ */
+export function isSafeRedirect(value: unknown): value is string {
+  if (typeof value !== 'string' || value.length > MAX_REDIRECT_LENGTH || !value.startsWith('/')) return false
+  let layer = value
+  for (let depth = 0; depth < 5; depth++) {
+    if (!isRelativePath(layer) || layer.includes('\\')) return false
+    let next: string
+    try {
+      next = decodeURIComponent(layer)
+    }
+    catch {
+      return false
+    }
+    if (next === layer) return true
+    layer = next
+  }
+  // Still changing after five decodings: not a path anyone means honestly.
+  return false
+}
+
+/** `path` with query parameters added (keeps an existing query and fragment). */
+export function withQueryParams(path: string, params: Record<string, string>): string {
+  const url = new URL(path, 'http://placeholder.invalid')
+  for (const [key, value] of Object.entries(params)) url.searchParams.set(key, value)
+  return `${url.pathname}${url.search}${url.hash}`
+}
+
+/**
+ * Text allowed in `error` and `error_description` (the characters RFC 6749 permits), cut to
+ * `max` characters; anything else becomes a space.
+ */
+export function sanitizeErrorText(value: string, max = 200): string {
+  // eslint-disable-next-line no-control-regex
+  return value.replace(/[^\u0020-\u0021\u0023-\u005B\u005D-\u007E]/g, ' ').replace(/\s+/g, ' ').trim().slice(0, max)
+}
+
+/** An error code a provider may send that can be passed on as it is. */
+export function isErrorCode(value: unknown): value is string {
+  return typeof value === 'string' && /^[a-z][a-z0-9_.-]{0,63}$/i.test(value)
+}

@@ -1,0 +1,152 @@
+import type { EndpointOptions } from '../../../types/options'
+import type { ProvidersOptions } from '../../../types/providers'
+import { BUILT_IN_OAUTH_PROVIDERS, PROVIDER_NAME, RESERVED_PROVIDER_NAMES } from './providers'
+
+export interface ProviderValidation {
+  errors: string[]
+  warnings: string[]
+}
+
+const URL_KEYS = ['issuer', 'authorizationUrl', 'tokenUrl', 'userInfoUrl', 'jwksUrl', 'redirectUrl', 'apiUrl'] as const
+
+/** True for `localhost`, `127.0.0.0/8` and `[::1]`. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase()
+  return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127(?:\.\d{1,3}){3}$/.test(host)
+}
+
+/** An absolute https URL, or http on a loopback host (local development and tests). */
+export function isAllowedProviderUrl(value: string): boolean {
+  try {
+    const url = new URL(value)
+    if (url.username || url.password) return false
+    return url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname))
+  }
+  catch {
+    return false
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return !!value && typeof value === 'object' && !Array.isArray(value)
+}
+
+function checkCommon(label: string, o: Record<string, unknown>, errors: string[], warnings: string[], secretsRequired: boolean): void {
+  if (typeof o.clientId !== 'string' || !o.clientId.trim()) errors.push(`${label}.clientId is required.`)
+  if (typeof o.clientSecret !== 'string' || !o.clientSecret) {
+    const env = label.startsWith('svcAuth.providers.custom') ? 'NUXT_SVC_AUTH_PROVIDERS_CUSTOM (JSON)' : `NUXT_SVC_AUTH_PROVIDERS_${label.split('.').pop()!.toUpperCase()}_CLIENT_SECRET`
+    const message = `${label}.clientSecret is not set: provide it through ${env} when the server starts.`
+    if (secretsRequired) errors.push(`${label}.clientSecret is required.`)
+    else warnings.push(message)
+  }
+  if (o.scopes !== undefined && !(Array.isArray(o.scopes) && o.scopes.every(s => typeof s === 'string' && s && !/\s/.test(s)))) {
+    errors.push(`${label}.scopes must be an array of scope strings without spaces.`)
+  }
+  if (o.authorizationParams !== undefined && !(isRecord(o.authorizationParams) && Object.values(o.authorizationParams).every(v => typeof v === 'string'))) {
+    errors.push(`${label}.authorizationParams must map names to strings.`)
+  }
+  if (o.tokenEndpointAuthMethod !== undefined && o.tokenEndpointAuthMethod !== 'client_secret_basic' && o.tokenEndpointAuthMethod !== 'client_secret_post') {
+    errors.push(`${label}.tokenEndpointAuthMethod must be 'client_secret_basic' or 'client_secret_post'.`)
+  }
+  for (const key of URL_KEYS) {
+    const value = o[key]
+    if (value === undefined || value === '') continue
+    if (typeof value !== 'string' || !isAllowedProviderUrl(value)) {
+      errors.push(`${label}.${key} must be an absolute https URL (http only on localhost) (got ${JSON.stringify(value)}).`)
+    }
+  }
+}
+
+function checkMock(o: Record<string, unknown>, errors: string[]): void {
+  if (!Array.isArray(o.mockUsers) || o.mockUsers.length === 0) {
+    errors.push('svcAuth.providers.mock.mockUsers must be a non-empty array of users ({ sub, email, name }).')
+    return
+  }
+  const subs = new Set<string>()
+  o.mockUsers.forEach((user, i) => {
+    if (!isRecord(user)) {
+      errors.push(`svcAuth.providers.mock.mockUsers[${i}] must be an object.`)
+      return
+    }
+    for (const key of ['sub', 'email', 'name'] as const) {
+      if (typeof user[key] !== 'string' || !user[key]) errors.push(`svcAuth.providers.mock.mockUsers[${i}].${key} is required (string).`)
+    }
+    if (typeof user.sub === 'string') {
+      if (subs.has(user.sub)) errors.push(`svcAuth.providers.mock.mockUsers[${i}].sub "${user.sub}" is not unique.`)
+      subs.add(user.sub)
+    }
+  })
+  const index = o.defaultUser ?? 0
+  if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index >= o.mockUsers.length) {
+    errors.push(`svcAuth.providers.mock.defaultUser must be an index into mockUsers (0 to ${o.mockUsers.length - 1}).`)
+  }
+  for (const key of ['clientId', 'clientSecret'] as const) {
+    if (o[key] !== undefined && typeof o[key] !== 'string') errors.push(`svcAuth.providers.mock.${key} must be a string.`)
+  }
+}
+
+/**
+ * Checks the provider options. `secretsRequired` is false at build time (client secrets may come
+ * from the environment when the server starts) and true when a login uses the provider.
+ */
+export function validateProviders(providers: ProvidersOptions | undefined, endpoints: EndpointOptions, { secretsRequired = false }: { secretsRequired?: boolean } = {}): ProviderValidation {
+  const errors: string[] = []
+  const warnings: string[] = []
+  if (providers === undefined || providers === null) return { errors, warnings }
+  if (!isRecord(providers)) return { errors: ['svcAuth.providers must be an object.'], warnings }
+  const routes = new Map<string, string>(Object.entries(endpoints).map(([key, path]) => [String(path).replace(/\/+$/, ''), `endpoints.${key}`]))
+  const checkRoute = (name: string, label: string) => {
+    const route = `${endpoints.loginPath.replace(/\/+$/, '')}/${name}`
+    const taken = routes.get(route)
+    if (taken) errors.push(`${label}: its login route ${route} is the same as svcAuth.${taken}.`)
+  }
+
+  for (const name of BUILT_IN_OAUTH_PROVIDERS) {
+    const o = providers[name]
+    if (o === undefined || o === null) continue
+    const label = `svcAuth.providers.${name}`
+    if (!isRecord(o)) {
+      errors.push(`${label} must be an object.`)
+      continue
+    }
+    checkCommon(label, o, errors, warnings, secretsRequired)
+    if (name === 'auth0' && !(typeof o.domain === 'string' && o.domain.trim()) && !o.issuer) errors.push(`${label}.domain is required (e.g. 'my-tenant.eu.auth0.com').`)
+    if (name === 'microsoft' && o.tenant !== undefined && !(typeof o.tenant === 'string' && /^[\w.-]+$/.test(o.tenant))) errors.push(`${label}.tenant must be a tenant id, a domain, 'common', 'organizations' or 'consumers'.`)
+    checkRoute(name, label)
+  }
+
+  if (providers.mock !== undefined && providers.mock !== null) {
+    if (isRecord(providers.mock)) checkMock(providers.mock, errors)
+    else errors.push('svcAuth.providers.mock must be an object.')
+    checkRoute('mock', 'svcAuth.providers.mock')
+  }
+
+  if (providers.custom !== undefined && providers.custom !== null) {
+    if (!Array.isArray(providers.custom)) errors.push('svcAuth.providers.custom must be an array of providers, each with a unique name.')
+    const seen = new Set<string>()
+    for (const [i, o] of (Array.isArray(providers.custom) ? providers.custom : []).entries()) {
+      const label = `svcAuth.providers.custom[${i}]`
+      if (!isRecord(o)) {
+        errors.push(`${label} must be an object.`)
+        continue
+      }
+      const name = o.name
+      if (typeof name !== 'string' || !PROVIDER_NAME.test(name)) {
+        errors.push(`${label}.name is required: letters, digits, '-' and '_' (got ${JSON.stringify(name)}).`)
+        continue
+      }
+      if (RESERVED_PROVIDER_NAMES.has(name)) errors.push(`${label}.name "${name}" is reserved for a built-in provider.`)
+      if (seen.has(name)) errors.push(`${label}.name "${name}" is not unique.`)
+      seen.add(name)
+      checkCommon(label, o, errors, warnings, secretsRequired)
+      if (!o.issuer && !(o.authorizationUrl && o.tokenUrl && o.userInfoUrl)) {
+        errors.push(`${label} ("${name}") needs an OpenID Connect issuer, or authorizationUrl, tokenUrl and userInfoUrl.`)
+      }
+      if (!o.issuer && Array.isArray(o.scopes) && o.scopes.includes('openid')) {
+        errors.push(`${label} ("${name}") requests the openid scope: set its issuer so that id_tokens can be validated.`)
+      }
+      checkRoute(name, label)
+    }
+  }
+  return { errors, warnings }
+}

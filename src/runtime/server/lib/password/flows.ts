@@ -1,0 +1,294 @@
+import type { H3Event } from 'h3'
+import { getQuery, getRequestHeader, sendRedirect } from 'h3'
+import { z } from 'zod'
+import type { AuthClaims, AuthUser, MagicCodeAction, ProviderTokens } from '../../../types/auth'
+import type { AuthContext } from '../context'
+import { authError } from '../errors'
+import { completeLogin, type ProviderClaims } from '../login'
+import { enforceRateLimit } from '../rate-limit'
+import { createMagicCode, discardMagicCode, verifyMagicCode, type MagicCodeRecord } from '../records/magic-code'
+import { revokeUserSessions } from '../records/refresh-token'
+import { consumeResetSession, createResetSession, readResetSession } from '../records/reset-session'
+import { refuseCrossSite } from '../session'
+import { describeIssues, readBodyWith } from '../validation'
+import { MAX_EMAIL_LENGTH, requireEmail } from './email'
+import { passwordHandlers, passwordSubject, persistPasswordUser, persistWithProviderHandler, type ResolvedPasswordHandlers } from './handlers'
+import { checkPasswordPolicy, policyMessage } from './policy'
+import { usePasswordRuntime, type PasswordRuntime } from './runtime'
+
+/** Longest password accepted in a body (the policy allows 72 bytes; this bounds the work). */
+const MAX_PASSWORD_LENGTH = 1024
+
+const emailField = z.string().max(MAX_EMAIL_LENGTH + 64)
+const passwordField = z.string().max(MAX_PASSWORD_LENGTH)
+
+const credentialsBody = z.object({ email: emailField, password: passwordField })
+const resetRequestBody = z.object({ email: emailField })
+const resetCompleteBody = z.object({ sessionId: z.string().min(1).max(512), newPassword: passwordField })
+const changeBody = z.object({ currentPassword: passwordField, newPassword: passwordField })
+/** Body of POST verify (JSON or form) and query of GET verify. */
+const verifyInput = z.object({ code: z.string().max(64), email: emailField.optional() })
+
+const CODE_PATTERN = /^\d{6}$/
+const NO_TOKENS: ProviderTokens = { access_token: '' }
+
+/** The built-in policy, or the host's `validatePassword` instead of it. */
+async function passwordViolations(runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, password: string): Promise<string[]> {
+  if (!handlers.validatePassword) return checkPasswordPolicy(password, runtime.options.passwordPolicy)
+  const verdict = await handlers.validatePassword(password)
+  if (Array.isArray(verdict)) return verdict.map(String)
+  return verdict === true ? [] : ['a password the application accepts']
+}
+
+async function requirePolicy(runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, password: string): Promise<void> {
+  const violations = await passwordViolations(runtime, handlers, password)
+  if (violations.length) throw authError(400, 'password_policy', policyMessage(violations))
+}
+
+/**
+ * Stores a new code (replacing a pending one of the same email and action) and delivers it. A
+ * failed delivery leaves no usable code and answers 500 `send_failed`.
+ */
+async function issueCode(ctx: AuthContext, runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, input: { email: string, action: MagicCodeAction, data?: Record<string, unknown> }): Promise<void> {
+  const code = await createMagicCode(ctx, { email: input.email, action: input.action, data: input.data ?? {}, ttlSeconds: runtime.options.magicCodeTTL })
+  try {
+    await handlers.sendVerificationCode(input.email, code, input.action)
+  }
+  catch (error) {
+    await discardMagicCode(ctx, input.action, input.email, { code })
+    ctx.logger.error(`Sending the ${input.action} code failed`, error)
+    throw authError(500, 'send_failed', 'Failed to send code')
+  }
+}
+
+/** Reads `{ code, email? }` from the query (GET) or the JSON or form body (POST). */
+async function readVerifyInput(event: H3Event): Promise<{ code: string, email?: string }> {
+  let input: z.output<typeof verifyInput>
+  if (event.method === 'GET') {
+    const parsed = verifyInput.safeParse(getQuery(event))
+    if (!parsed.success) throw authError(400, 'bad_request', describeIssues(parsed.error))
+    input = parsed.data
+  }
+  else {
+    input = await readBodyWith(event, verifyInput)
+  }
+  return { code: input.code.trim(), email: input.email === undefined || input.email.trim() === '' ? undefined : requireEmail(input.email) }
+}
+
+/** Verifies a code of `action`; 400 `invalid_verification_code` or `too_many_attempts`. */
+async function verifyCode<TData>(ctx: AuthContext, event: H3Event, runtime: PasswordRuntime, action: MagicCodeAction): Promise<MagicCodeRecord<TData>> {
+  await enforceRateLimit(ctx, event, 'verify')
+  const { code, email } = await readVerifyInput(event)
+  const invalid = () => authError(400, 'invalid_verification_code', 'Invalid or expired code')
+  if (!CODE_PATTERN.test(code)) throw invalid()
+  const result = await verifyMagicCode<TData>(ctx, { action, code, email, maxAttempts: runtime.options.magicCodeMaxAttempts, ttlSeconds: runtime.options.magicCodeTTL })
+  if (result.status === 'too_many_attempts') {
+    ctx.logger.security('verification_attempts_exceeded', { action })
+    throw authError(400, 'too_many_attempts', 'Maximum attempts exceeded')
+  }
+  if (result.status !== 'ok') throw invalid()
+  return result.record
+}
+
+/** True when a POST asks for JSON (fetch clients) rather than a page (HTML forms). */
+function wantsJson(event: H3Event): boolean {
+  if (event.method !== 'POST') return false
+  const accept = getRequestHeader(event, 'accept') ?? ''
+  return accept.includes('application/json') && !accept.includes('text/html')
+}
+
+/** 302 to `location`; a POST that accepts JSON gets `{ success: true, redirect, ...extra }` instead. */
+async function answerRedirect(event: H3Event, location: string, extra: Record<string, unknown> = {}): Promise<Record<string, unknown> | undefined> {
+  if (wantsJson(event)) return { success: true, redirect: location, ...extra }
+  await sendRedirect(event, location, 302)
+  return undefined
+}
+
+/** Static `customClaims` of the options, then the host's callback over them. */
+function providerClaims(runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers): ProviderClaims | undefined {
+  const fixed = runtime.options.customClaims
+  const callback = handlers.customClaims
+  if (!callback) return fixed
+  return async (user, tokens) => ({ ...fixed, ...(await callback(user, tokens)) })
+}
+
+/** Ends a verified register or login in the shared pipeline and redirects to the callback page. */
+async function finishLogin(ctx: AuthContext, event: H3Event, runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, user: AuthUser & { email: string, hashedPassword: string }) {
+  const prepared = await persistWithProviderHandler(user)
+  const { code } = await completeLogin(ctx, {
+    event,
+    provider: 'password',
+    user: prepared,
+    tokens: NO_TOKENS,
+    keepSubject: true,
+    handlers: { customClaims: providerClaims(runtime, handlers) },
+  })
+  const location = `${ctx.options.endpoints.callbackPath}?code=${encodeURIComponent(code)}`
+  return answerRedirect(event, location)
+}
+
+/** POST register: `{ email, password }` → `{ success: true }` and a code by email. */
+export async function register(ctx: AuthContext, event: H3Event) {
+  refuseCrossSite(event)
+  const runtime = usePasswordRuntime(ctx)
+  const handlers = passwordHandlers()
+  await enforceRateLimit(ctx, event, 'register', { ip: true })
+  const body = await readBodyWith(event, credentialsBody)
+  const email = requireEmail(body.email)
+  await enforceRateLimit(ctx, event, 'register', { ip: false, email })
+  await requirePolicy(runtime, handlers, body.password)
+  if (await handlers.findUser(email)) throw authError(400, 'user_exists', 'User already exists')
+  const hashedPassword = await runtime.hasher.hash(body.password)
+  await issueCode(ctx, runtime, handlers, { email, action: 'register', data: { hashedPassword } })
+  return { success: true as const }
+}
+
+/** GET/POST register-verify: creates the account through onUserPersist and logs it in. */
+export async function registerVerify(ctx: AuthContext, event: H3Event) {
+  if (event.method === 'POST') refuseCrossSite(event)
+  const runtime = usePasswordRuntime(ctx)
+  const handlers = passwordHandlers()
+  const record = await verifyCode<{ hashedPassword?: unknown }>(ctx, event, runtime, 'register')
+  const hashedPassword = record.data.hashedPassword
+  if (typeof hashedPassword !== 'string') throw authError(400, 'invalid_verification_code', 'Invalid or expired code')
+  // Someone may have created the account since the code was sent: never overwrite it.
+  if (await handlers.findUser(record.email)) throw authError(400, 'user_exists', 'User already exists')
+  const email = record.email
+  return finishLogin(ctx, event, runtime, handlers, { email, hashedPassword, sub: passwordSubject({}, email) })
+}
+
+/** POST login: `{ email, password }` → `{ success: true }` and a code by email. */
+export async function login(ctx: AuthContext, event: H3Event) {
+  refuseCrossSite(event)
+  const runtime = usePasswordRuntime(ctx)
+  const handlers = passwordHandlers()
+  await enforceRateLimit(ctx, event, 'login', { ip: true })
+  const body = await readBodyWith(event, credentialsBody)
+  const email = requireEmail(body.email)
+  await enforceRateLimit(ctx, event, 'login', { ip: false, email })
+  const user = await handlers.findUser(email)
+  // An unknown email costs the same bcrypt work as a wrong password, and gets the same answer.
+  const valid = user
+    ? await runtime.hasher.verify(body.password, user.hashedPassword)
+    : await runtime.hasher.verifyDummy(body.password)
+  if (!valid) {
+    ctx.logger.security('password_login_failed', {})
+    throw authError(400, 'invalid_credentials', 'Invalid email or password')
+  }
+  await issueCode(ctx, runtime, handlers, { email, action: 'login' })
+  return { success: true as const }
+}
+
+/** GET/POST login-verify: fresh user data, claims, authorization code, redirect. */
+export async function loginVerify(ctx: AuthContext, event: H3Event) {
+  if (event.method === 'POST') refuseCrossSite(event)
+  const runtime = usePasswordRuntime(ctx)
+  const handlers = passwordHandlers()
+  const record = await verifyCode(ctx, event, runtime, 'login')
+  const user = await handlers.findUser(record.email)
+  if (!user) throw authError(400, 'invalid_verification_code', 'Invalid or expired code')
+  const email = record.email
+  return finishLogin(ctx, event, runtime, handlers, { ...user, email, hashedPassword: user.hashedPassword, sub: passwordSubject(user, email) })
+}
+
+export const RESET_REQUEST_MESSAGE = 'If an account exists for this email, a code has been sent to it.'
+
+/**
+ * POST reset-request: always the same answer. Whether the account exists is only looked up; the
+ * code is stored and delivered after the answer, so known and unknown emails take the same time.
+ */
+export async function resetRequest(ctx: AuthContext, event: H3Event) {
+  refuseCrossSite(event)
+  const runtime = usePasswordRuntime(ctx)
+  const handlers = passwordHandlers()
+  await enforceRateLimit(ctx, event, 'resetRequest', { ip: true })
+  const body = await readBodyWith(event, resetRequestBody)
+  const email = requireEmail(body.email)
+  await enforceRateLimit(ctx, event, 'resetRequest', { ip: false, email })
+  const user = await handlers.findUser(email)
+  if (user) {
+    const delivery = issueCode(ctx, runtime, handlers, { email, action: 'reset' }).catch(() => {
+      // issueCode has logged the failure; the answer stays the same.
+    })
+    const waitUntil = (event as H3Event & { waitUntil?: (promise: Promise<unknown>) => void }).waitUntil
+    if (typeof waitUntil === 'function') waitUntil.call(event, delivery)
+  }
+  return { success: true as const, message: RESET_REQUEST_MESSAGE }
+}
+
+/** GET/POST reset-verify: a 5-minute single-use reset session, redirect to the reset page. */
+export async function resetVerify(ctx: AuthContext, event: H3Event) {
+  if (event.method === 'POST') refuseCrossSite(event)
+  const runtime = usePasswordRuntime(ctx)
+  const record = await verifyCode(ctx, event, runtime, 'reset')
+  const sessionId = await createResetSession(ctx, { email: record.email })
+  const location = `${runtime.options.resetPasswordPath}?session=${encodeURIComponent(sessionId)}`
+  return answerRedirect(event, location, { sessionId })
+}
+
+/** Revokes every session of the user's subjects (all but `except`). */
+async function revokeSessions(ctx: AuthContext, subjects: Iterable<string>, except?: { subject: string, sid?: string }): Promise<number> {
+  let revoked = 0
+  for (const subject of new Set(subjects)) {
+    revoked += await revokeUserSessions(ctx, subject, except && except.subject === subject && except.sid ? { except: except.sid } : {})
+  }
+  return revoked
+}
+
+/** Subjects a password account's sessions may be indexed under. */
+function subjectsOf(user: { sub?: unknown, id?: unknown }, email: string, persisted?: Record<string, unknown>): string[] {
+  const subjects = [passwordSubject(user, email)]
+  if (persisted) {
+    const id = persisted.id ?? persisted.sub
+    if ((typeof id === 'string' && id) || typeof id === 'number') subjects.push(String(id))
+  }
+  return subjects
+}
+
+/** POST reset-complete: `{ sessionId, newPassword }`; persists the hash, revokes every session. */
+export async function resetComplete(ctx: AuthContext, event: H3Event) {
+  refuseCrossSite(event)
+  const runtime = usePasswordRuntime(ctx)
+  const handlers = passwordHandlers()
+  await enforceRateLimit(ctx, event, 'resetComplete')
+  const body = await readBodyWith(event, resetCompleteBody)
+  const invalid = () => authError(400, 'invalid_reset_session', 'Invalid or expired reset session')
+  // Checked without consuming, so that a password refused by the policy can be corrected.
+  if (!(await readResetSession(ctx, body.sessionId))) throw invalid()
+  await requirePolicy(runtime, handlers, body.newPassword)
+  const hashedPassword = await runtime.hasher.hash(body.newPassword)
+  const session = await consumeResetSession(ctx, body.sessionId)
+  if (!session) throw invalid()
+  const user = await handlers.findUser(session.email)
+  if (!user) throw invalid()
+  const persisted = await persistPasswordUser(event, { ...user, email: session.email, hashedPassword })
+  const revoked = await revokeSessions(ctx, subjectsOf(user, session.email, persisted))
+  ctx.logger.security('password_reset', { revokedSessions: revoked })
+  return { success: true as const }
+}
+
+/** POST change (bearer): `{ currentPassword, newPassword }`; keeps the current session only. */
+export async function change(ctx: AuthContext, event: H3Event, claims: AuthClaims | undefined) {
+  refuseCrossSite(event)
+  if (!claims) throw authError(401, 'unauthorized', 'Authentication required')
+  if (claims.impersonation) throw authError(403, 'impersonated_session', 'Impersonated sessions cannot change the password')
+  const runtime = usePasswordRuntime(ctx)
+  const handlers = passwordHandlers()
+  await enforceRateLimit(ctx, event, 'change', { ip: true })
+  const body = await readBodyWith(event, changeBody)
+  const email = typeof claims.email === 'string' ? requireEmail(claims.email) : undefined
+  if (!email) throw authError(400, 'no_password_account', 'This account has no password')
+  await enforceRateLimit(ctx, event, 'change', { ip: false, email })
+  await requirePolicy(runtime, handlers, body.newPassword)
+  const user = await handlers.findUser(email)
+  if (!user) throw authError(400, 'no_password_account', 'This account has no password')
+  if (!(await runtime.hasher.verify(body.currentPassword, user.hashedPassword))) {
+    ctx.logger.security('password_change_refused', {})
+    throw authError(400, 'current_password_incorrect', 'Current password is incorrect')
+  }
+  const hashedPassword = await runtime.hasher.hash(body.newPassword)
+  const persisted = await persistPasswordUser(event, { ...user, email, hashedPassword })
+  const revoked = await revokeSessions(ctx, [claims.sub, ...subjectsOf(user, email, persisted)], { subject: claims.sub, sid: claims.sid })
+  ctx.logger.security('password_changed', { revokedSessions: revoked })
+  return { success: true as const }
+}

@@ -1,0 +1,123 @@
+import { availableParallelism } from 'node:os'
+import { hash as bcryptHash, verify as bcryptVerify } from '@node-rs/bcrypt'
+import type { PasswordHandlers } from '../../../types/auth'
+import { randomToken } from '../crypto'
+
+/** Limits how many tasks run at once; the others wait in order. */
+export interface Semaphore {
+  run<T>(task: () => Promise<T>): Promise<T>
+  /** Tasks running now. */
+  readonly active: number
+  /** Tasks waiting. */
+  readonly waiting: number
+}
+
+export function createSemaphore(limit: number): Semaphore {
+  let active = 0
+  const queue: Array<() => void> = []
+  const release = () => {
+    active--
+    queue.shift()?.()
+  }
+  return {
+    get active() {
+      return active
+    },
+    get waiting() {
+      return queue.length
+    },
+    async run(task) {
+      if (active >= limit) await new Promise<void>(resolve => queue.push(resolve))
+      active++
+      try {
+        return await task()
+      }
+      finally {
+        release()
+      }
+    },
+  }
+}
+
+/**
+ * Concurrency of bcrypt when `hashConcurrency` is 0: CPU cores minus one, at least 1, and at most
+ * the libuv pool size minus one (so file storage and DNS still get a pool thread).
+ */
+export function automaticHashConcurrency(cores = availableParallelism(), poolSize = Number(process.env.UV_THREADPOOL_SIZE) || 4): number {
+  return Math.max(1, Math.min(cores - 1, poolSize - 1))
+}
+
+/**
+ * Password hashing of the provider. bcrypt runs on the libuv thread pool (`@node-rs/bcrypt`), so
+ * the event loop keeps answering while hashes are computed; the host may replace both functions
+ * (`hashPassword`, `verifyPassword`).
+ */
+export interface PasswordHasher {
+  hash(password: string): Promise<string>
+  /** False for a wrong password and for a hash that is not a hash. */
+  verify(password: string, hash: string): Promise<boolean>
+  /**
+   * The same work as {@link verify} against a hash of a random password (always false): used when
+   * the user is unknown, so that answer takes as long as a wrong password.
+   */
+  verifyDummy(password: string): Promise<false>
+  /** Computes the dummy hash ahead of the first unknown-user login. */
+  warmUp(): Promise<void>
+}
+
+export interface HasherOptions {
+  rounds: number
+  /** 0: automatic. */
+  concurrency: number
+  /** The host's handlers, read on every call (plugins may register them after startup). */
+  handlers: () => PasswordHandlers | undefined
+}
+
+export function createPasswordHasher(options: HasherOptions): PasswordHasher {
+  const limit = createSemaphore(options.concurrency > 0 ? options.concurrency : automaticHashConcurrency())
+  const builtInHash = (password: string) => limit.run(() => bcryptHash(password, { cost: options.rounds }))
+  const builtInVerify = (password: string, hash: string) => limit.run(() => bcryptVerify(password, hash))
+
+  const hash = async (password: string): Promise<string> => {
+    const custom = options.handlers()?.hashPassword
+    const hashed = custom ? await custom(password) : await builtInHash(password)
+    if (typeof hashed !== 'string' || !hashed) throw new Error('hashPassword returned no hash')
+    return hashed
+  }
+  const verify = async (password: string, hashed: string): Promise<boolean> => {
+    if (typeof hashed !== 'string' || !hashed) return false
+    const custom = options.handlers()?.verifyPassword
+    try {
+      return (custom ? await custom(password, hashed) : await builtInVerify(password, hashed)) === true
+    }
+    catch {
+      return false
+    }
+  }
+
+  // One dummy hash per hashing function in use, so its cost matches the real hashes.
+  let dummy: { source: unknown, hash: Promise<string> } | undefined
+  const dummyHash = (): Promise<string> => {
+    const source = options.handlers()?.hashPassword ?? builtInHash
+    if (!dummy || dummy.source !== source) {
+      const pending = hash(randomToken(18))
+      dummy = { source, hash: pending }
+      pending.catch(() => {
+        if (dummy?.hash === pending) dummy = undefined
+      })
+    }
+    return dummy.hash
+  }
+
+  return {
+    hash,
+    verify,
+    async verifyDummy(password) {
+      await verify(password, await dummyHash())
+      return false
+    },
+    async warmUp() {
+      await dummyHash()
+    },
+  }
+}

@@ -1,0 +1,134 @@
+import { BlockList, isIP } from 'node:net'
+import type { H3Event } from 'h3'
+import type { RateLimitOptions, RateLimitRuleName } from '../../types/rate-limit'
+import type { AuthContext } from './context'
+import { authError } from './errors'
+
+const NS = 'rate'
+
+/** An IPv4-mapped IPv6 address (`::ffff:1.2.3.4`) as plain IPv4; other values unchanged. */
+export function normalizeAddress(address: string): string {
+  const trimmed = address.trim()
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(trimmed)
+  return mapped ? mapped[1]! : trimmed
+}
+
+function parseEntry(entry: string): { address: string, prefix?: number, family: 'ipv4' | 'ipv6' } | undefined {
+  const [rawAddress, rawPrefix, ...rest] = entry.trim().split('/')
+  if (rest.length || !rawAddress) return undefined
+  const address = normalizeAddress(rawAddress)
+  const version = isIP(address)
+  if (!version) return undefined
+  const family = version === 4 ? 'ipv4' : 'ipv6'
+  if (rawPrefix === undefined) return { address, family }
+  const prefix = Number(rawPrefix)
+  if (!/^\d{1,3}$/.test(rawPrefix) || prefix > (version === 4 ? 32 : 128)) return undefined
+  return { address, prefix, family }
+}
+
+/** True for an IP address or a CIDR range (`10.0.0.0/8`, `fd00::/8`). */
+export function isTrustedProxyEntry(entry: unknown): entry is string {
+  return typeof entry === 'string' && parseEntry(entry) !== undefined
+}
+
+/** Matcher of the trusted proxy list. */
+export function createProxyMatcher(entries: readonly string[]): (address: string) => boolean {
+  const list = new BlockList()
+  let hasEntries = false
+  for (const entry of entries) {
+    const parsed = parseEntry(entry)
+    if (!parsed) continue
+    hasEntries = true
+    if (parsed.prefix === undefined) list.addAddress(parsed.address, parsed.family)
+    else list.addSubnet(parsed.address, parsed.prefix, parsed.family)
+  }
+  return (address) => {
+    if (!hasEntries) return false
+    const normalized = normalizeAddress(address)
+    const version = isIP(normalized)
+    if (!version) return false
+    return list.check(normalized, version === 4 ? 'ipv4' : 'ipv6')
+  }
+}
+
+/**
+ * The client address of a request: the socket's, unless the socket is a trusted proxy; then the
+ * right-most `X-Forwarded-For` entry that is not a trusted proxy (entries left of it may be
+ * forged by the client and are never used). Falls back to the socket address.
+ */
+export function clientAddress(remoteAddress: string | undefined, forwardedFor: string | string[] | undefined, isTrusted: (address: string) => boolean): string {
+  const socket = normalizeAddress(remoteAddress ?? '') || 'unknown'
+  if (!isTrusted(socket) || !forwardedFor) return socket
+  const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor).split(',').map(normalizeAddress)
+  for (let i = hops.length - 1; i >= 0; i--) {
+    const hop = hops[i]!
+    if (!isIP(hop)) return socket
+    if (!isTrusted(hop)) return hop
+  }
+  return hops[0] && isIP(hops[0]) ? hops[0] : socket
+}
+
+const matchers = new WeakMap<readonly string[], (address: string) => boolean>()
+
+/** {@link clientAddress} of an h3 event with the configured trusted proxies. */
+export function requestAddress(event: H3Event, options: Pick<RateLimitOptions, 'trustedProxies'>): string {
+  const proxies = Array.isArray(options.trustedProxies) ? options.trustedProxies : []
+  let matcher = matchers.get(proxies)
+  if (!matcher) {
+    matcher = createProxyMatcher(proxies)
+    matchers.set(proxies, matcher)
+  }
+  const req = event.node.req
+  return clientAddress(req.socket?.remoteAddress, req.headers['x-forwarded-for'], matcher)
+}
+
+export interface RateLimitHit {
+  allowed: boolean
+  /** Requests counted in the current window, this one included. */
+  count: number
+  /** Seconds until the window ends (when refused). */
+  retryAfter: number
+}
+
+/**
+ * Counts one request of `id` in a fixed window of `windowSeconds` that starts with the window's
+ * first request (an atomic increment in the module's storage, so it holds across instances on
+ * Redis). Past `max`, the request is refused until the window ends.
+ */
+export async function hitRateLimit(ctx: AuthContext, id: string, max: number, windowSeconds: number): Promise<RateLimitHit> {
+  const key = ctx.store.key(NS, id)
+  const count = await ctx.store.incr(key, windowSeconds)
+  if (count <= max) return { allowed: true, count, retryAfter: 0 }
+  const ttl = await ctx.store.backend.ttl(key)
+  const retryAfter = Math.max(1, Math.ceil((ttl ?? windowSeconds * 1000) / 1000))
+  return { allowed: false, count, retryAfter }
+}
+
+function tooMany(retryAfter: number) {
+  return authError(429, 'rate_limited', 'Too many requests, try again later', { 'retry-after': String(retryAfter) })
+}
+
+/**
+ * Enforces a rule of `svcAuth.rateLimit` on a request: per client address, and per email when
+ * one is given. Throws a 429 `rate_limited` with `Retry-After` when a limit is exceeded.
+ */
+export async function enforceRateLimit(ctx: AuthContext, event: H3Event, name: RateLimitRuleName, keys: { ip?: boolean, email?: string } = { ip: true }): Promise<void> {
+  const options = ctx.options.rateLimit
+  if (!options?.enabled) return
+  const rule = options[name]
+  if (!rule) return
+  if (keys.ip !== false && rule.perIp > 0) {
+    const hit = await hitRateLimit(ctx, `${name}:ip:${requestAddress(event, options)}`, rule.perIp, rule.window)
+    if (!hit.allowed) {
+      ctx.logger.security('rate_limited', { rule: name, key: 'ip' })
+      throw tooMany(hit.retryAfter)
+    }
+  }
+  if (keys.email && rule.perEmail > 0) {
+    const hit = await hitRateLimit(ctx, `${name}:email:${keys.email}`, rule.perEmail, rule.window)
+    if (!hit.allowed) {
+      ctx.logger.security('rate_limited', { rule: name, key: 'email' })
+      throw tooMany(hit.retryAfter)
+    }
+  }
+}

@@ -1,0 +1,33 @@
+import type { AuthClaims, ImpersonationContext } from '../../../types/auth'
+import type { AuthContext } from '../context'
+
+/**
+ * Server-side record of a running impersonation, keyed by the session (refresh token family) of
+ * the impersonated session. It is the only way back: POST /auth/unimpersonate takes it atomically
+ * (single use), and only with the impersonation's own refresh cookie, so a leaked impersonated
+ * access token alone can never be turned back into the requester's session.
+ */
+export interface ImpersonationRecord {
+  family: string
+  context: ImpersonationContext
+  /** Claims of the requester's token when impersonation began (for the audit trail). */
+  requester: AuthClaims
+  targetSub: string
+  startedAt: number
+  expiresAt: number
+}
+
+const NS = 'impersonation'
+
+export async function saveImpersonation(ctx: AuthContext, record: ImpersonationRecord): Promise<void> {
+  await ctx.store.write(ctx.store.key(NS, record.family), record, Math.max(1, (record.expiresAt - Date.now()) / 1000))
+}
+
+/** Consumes the record atomically: of concurrent unimpersonations, exactly one gets it. */
+export function takeImpersonation(ctx: AuthContext, family: string): Promise<ImpersonationRecord | null> {
+  return ctx.store.take<ImpersonationRecord>(ctx.store.key(NS, family))
+}
+
+export async function removeImpersonation(ctx: AuthContext, family: string): Promise<void> {
+  await ctx.store.remove(ctx.store.key(NS, family))
+}

@@ -1,0 +1,30 @@
+import type { AuthContext } from '../context'
+import { randomToken } from '../crypto'
+
+/** Created when a reset code is verified; lets the browser set a new password once. */
+export interface ResetSessionRecord {
+  email: string
+  userId?: string
+  createdAt: number
+}
+
+/** Lifetime of a reset session (5 minutes). */
+export const RESET_SESSION_TTL = 300
+
+const NS = 'reset'
+
+export async function createResetSession(ctx: AuthContext, input: Omit<ResetSessionRecord, 'createdAt'>): Promise<string> {
+  const sessionId = randomToken(32)
+  await ctx.store.write(ctx.store.key(NS, sessionId), { ...input, createdAt: Date.now() }, RESET_SESSION_TTL)
+  return sessionId
+}
+
+/** Reads a live session without consuming it (to validate input first). */
+export function readResetSession(ctx: AuthContext, sessionId: string): Promise<ResetSessionRecord | null> {
+  return ctx.store.read<ResetSessionRecord>(ctx.store.key(NS, sessionId))
+}
+
+/** Consumes a session atomically: of concurrent uses, exactly one gets it. */
+export function consumeResetSession(ctx: AuthContext, sessionId: string): Promise<ResetSessionRecord | null> {
+  return ctx.store.take<ResetSessionRecord>(ctx.store.key(NS, sessionId))
+}

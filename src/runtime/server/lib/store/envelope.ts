@@ -1,0 +1,213 @@
+import { hasDotSegment, normalizeKey } from 'unstorage'
+import type { Storage } from 'unstorage'
+import { createKeyedLock } from './lock'
+import type { StoreBackend } from './types'
+
+/** Stored form of an entry for drivers without native TTL: expiry time (epoch ms) and value. */
+export interface Envelope {
+  e: number
+  v: string
+}
+
+/** Serialise a value with its absolute expiry time (epoch ms). */
+export function encodeEnvelope(value: string, expiresAt: number): string {
+  return JSON.stringify({ e: expiresAt, v: value } satisfies Envelope)
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  }
+  catch {
+    return null
+  }
+}
+
+/**
+ * Parse a stored envelope. Accepts the JSON text (string or bytes) or an already parsed object;
+ * returns null for anything malformed instead of throwing.
+ */
+export function decodeEnvelope(raw: unknown): Envelope | null {
+  let data = raw
+  if (typeof data === 'string') data = parseJson(data)
+  else if (data instanceof Uint8Array) data = parseJson(new TextDecoder().decode(data))
+  if (!isRecord(data)) return null
+  const { e, v } = data
+  if (typeof e !== 'number' || !Number.isFinite(e) || typeof v !== 'string') return null
+  return { e, v }
+}
+
+/** True while the entry has not reached its expiry time. */
+export function isLive(envelope: Envelope, now: number = Date.now()): boolean {
+  return envelope.e > now
+}
+
+/** Validate a time to live and round it up to whole milliseconds. Throws a RangeError when it is not a positive finite number. */
+export function toTtlMs(ttlMs: number): number {
+  if (typeof ttlMs !== 'number' || !Number.isFinite(ttlMs) || ttlMs <= 0) {
+    throw new RangeError(`Invalid TTL ${String(ttlMs)}: a positive number of milliseconds is required`)
+  }
+  return Math.ceil(ttlMs)
+}
+
+/**
+ * Reject keys that unstorage would rewrite (`/` or `\` turned into `:`, text after `?` dropped,
+ * repeated, leading or trailing `:`), keys ending in `$` (hidden from key listings as metadata)
+ * and `.`/`..` segments, so that two different keys can never alias one entry.
+ */
+export function assertStorageKey(key: string): void {
+  const valid = typeof key === 'string' && key !== '' && normalizeKey(key) === key
+    && !key.endsWith('$') && !hasDotSegment(key)
+  if (!valid) throw new TypeError(`Invalid store key ${JSON.stringify(key)}`)
+}
+
+/** Parse a stored counter value; throws like Redis INCR when the entry is not an integer. */
+function parseCounter(value: string): number {
+  const n = Number(value)
+  if (!/^-?\d+$/.test(value) || !Number.isSafeInteger(n)) {
+    throw new TypeError('Stored value is not an integer or out of range')
+  }
+  return n
+}
+
+/** Run `fn` over `items` with at most `limit` calls in flight. */
+async function forEachLimit<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await fn(items[next++] as T)
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+}
+
+const IO_CONCURRENCY = 32
+
+/** Options of {@link createEnvelopeBackend}. */
+export interface EnvelopeBackendOptions {
+  driver: 'memory' | 'fs'
+  /** unstorage instance holding the envelopes as raw strings. */
+  storage: Storage
+  /**
+   * Remove an entry and return its raw content in one step. Defaults to read then remove, which
+   * is atomic only under the per-key lock of this process.
+   */
+  takeRaw?: (key: string) => Promise<string | null>
+  /** Extra clean-up run by `sweep()` (not counted in its result). */
+  housekeeping?: () => Promise<void>
+}
+
+/**
+ * Build a {@link StoreBackend} on an unstorage instance without native TTL: every value is stored
+ * in an {@link Envelope}, expiry is checked on read, and writes are serialised per key by a
+ * per-process lock (so take, setIfAbsent and incr are atomic within the process).
+ */
+export function createEnvelopeBackend(options: EnvelopeBackendOptions): StoreBackend {
+  const { storage } = options
+  const lock = createKeyedLock()
+
+  const read = async (key: string): Promise<Envelope | null> =>
+    decodeEnvelope(await storage.getItemRaw<unknown>(key))
+
+  const readLive = async (key: string, now: number = Date.now()): Promise<Envelope | null> => {
+    const envelope = await read(key)
+    return envelope && isLive(envelope, now) ? envelope : null
+  }
+
+  const write = (key: string, value: string, expiresAt: number): Promise<void> =>
+    storage.setItemRaw(key, encodeEnvelope(value, expiresAt))
+
+  const takeRaw = options.takeRaw ?? (async (key: string): Promise<string | null> => {
+    const raw = await storage.getItemRaw<unknown>(key)
+    if (raw === null || raw === undefined) return null
+    await storage.removeItem(key)
+    return typeof raw === 'string' ? raw : JSON.stringify(raw)
+  })
+
+  const withKey = <T>(key: string, fn: () => Promise<T>): Promise<T> => {
+    assertStorageKey(key)
+    return lock.run(key, fn)
+  }
+
+  return {
+    driver: options.driver,
+
+    async get(key) {
+      assertStorageKey(key)
+      return (await readLive(key))?.v ?? null
+    },
+
+    async set(key, value, ttlMs) {
+      const ttl = toTtlMs(ttlMs)
+      return withKey(key, () => write(key, value, Date.now() + ttl))
+    },
+
+    async setIfAbsent(key, value, ttlMs) {
+      const ttl = toTtlMs(ttlMs)
+      return withKey(key, async () => {
+        if (await readLive(key)) return false
+        await write(key, value, Date.now() + ttl)
+        return true
+      })
+    },
+
+    async take(key) {
+      return withKey(key, async () => {
+        const envelope = decodeEnvelope(await takeRaw(key))
+        return envelope && isLive(envelope) ? envelope.v : null
+      })
+    },
+
+    async incr(key, ttlMs) {
+      const ttl = toTtlMs(ttlMs)
+      return withKey(key, async () => {
+        const current = await readLive(key)
+        const next = current ? parseCounter(current.v) + 1 : 1
+        await write(key, String(next), current ? current.e : Date.now() + ttl)
+        return next
+      })
+    },
+
+    async ttl(key) {
+      assertStorageKey(key)
+      const now = Date.now()
+      const envelope = await readLive(key, now)
+      return envelope ? envelope.e - now : null
+    },
+
+    async del(key) {
+      return withKey(key, () => storage.removeItem(key))
+    },
+
+    async keys(prefix) {
+      const base = prefix.slice(0, prefix.lastIndexOf(':') + 1)
+      const candidates = (await storage.getKeys(base)).filter(key => key.startsWith(prefix))
+      const now = Date.now()
+      const live: string[] = []
+      await forEachLimit(candidates, IO_CONCURRENCY, async (key) => {
+        if (await readLive(key, now)) live.push(key)
+      })
+      return live.sort()
+    },
+
+    async sweep() {
+      let removed = 0
+      const keys = await storage.getKeys()
+      await forEachLimit(keys, IO_CONCURRENCY, key => lock.run(key, async () => {
+        const envelope = await read(key)
+        if (envelope && !isLive(envelope)) {
+          await storage.removeItem(key)
+          removed++
+        }
+      }))
+      await options.housekeeping?.()
+      return removed
+    },
+
+    async dispose() {
+      await storage.dispose()
+    },
+  }
+}

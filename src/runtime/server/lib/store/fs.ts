@@ -1,0 +1,35 @@
+import { createStorage } from 'unstorage'
+import { createEnvelopeBackend } from './envelope'
+import { fsAtomicDriver } from './fs-driver'
+import type { FsAtomicInstance } from './fs-driver'
+import type { StoreBackend } from './types'
+
+/** Temp files older than this are leftovers of interrupted writes or takes. */
+const STALE_TEMP_MS = 60_000
+
+/** Options of {@link createFsBackend}. */
+export interface FsBackendOptions {
+  /** Directory of the entries (created on first write). */
+  base: string
+}
+
+/**
+ * File-system backend: one crash-safe file per key below `base`, holding an envelope with the
+ * expiry time. `take` claims the file with rename(), so it is atomic even between processes
+ * sharing the directory; setIfAbsent and incr are atomic within the process. `sweep()` deletes
+ * expired entries and stale temp files.
+ */
+export function createFsBackend(options: FsBackendOptions): StoreBackend {
+  const driver = fsAtomicDriver({ base: options.base })
+  const instance: FsAtomicInstance | undefined = driver.getInstance?.()
+  if (!instance) throw new Error('fs store driver exposes no instance')
+  const storage = createStorage({ driver })
+  return createEnvelopeBackend({
+    driver: 'fs',
+    storage,
+    takeRaw: key => instance.take(key),
+    housekeeping: async () => {
+      await instance.removeStaleTempFiles(STALE_TEMP_MS)
+    },
+  })
+}

@@ -1,0 +1,33 @@
+import { createFsBackend } from './fs'
+import { createMemoryBackend } from './memory'
+import { createRedisBackend } from './redis'
+import type { RefreshStorageOptions, StorageDriverName } from '../../../types/options'
+import type { StoreBackend } from './types'
+
+export type { StoreBackend } from './types'
+
+/** Storage settings read by {@link createStoreBackend} (the refresh storage options minus the prefix). */
+export type StoreBackendOptions = Pick<RefreshStorageOptions, 'driver' | 'base' | 'url' | 'host' | 'port' | 'password' | 'db'>
+
+const DRIVERS: readonly StorageDriverName[] = ['fs', 'memory', 'redis']
+
+/** Create the store backend of the configured driver. Throws for an unknown driver name. */
+export async function createStoreBackend(options: StoreBackendOptions): Promise<StoreBackend> {
+  const driver: string = options.driver
+  switch (driver) {
+    case 'fs':
+      return createFsBackend({ base: options.base })
+    case 'memory':
+      return createMemoryBackend()
+    case 'redis':
+      return createRedisBackend({
+        url: options.url,
+        host: options.host,
+        port: options.port,
+        password: options.password,
+        db: options.db,
+      })
+    default:
+      throw new Error(`Unknown storage driver ${JSON.stringify(driver)}: expected one of ${DRIVERS.join(', ')}`)
+  }
+}

@@ -1,0 +1,122 @@
+import type { ModuleOptions } from '../../types/options'
+import { parseDuration } from './duration'
+
+export interface ValidationResult {
+  errors: string[]
+  warnings: string[]
+}
+
+const ALGORITHMS = ['HS256', 'RS256']
+const DRIVERS = ['fs', 'redis', 'memory']
+const SAME_SITE = ['lax', 'strict', 'none']
+const LOG_LEVELS = ['silent', 'error', 'warn', 'info', 'debug']
+
+/**
+ * True for a same-origin relative path such as `/dashboard?tab=1`: one leading slash, no scheme,
+ * no protocol-relative `//host` or `/\host`, no control characters (also after one decoding).
+ */
+export function isRelativePath(value: unknown): value is string {
+  if (typeof value !== 'string' || !value.startsWith('/')) return false
+  let decoded = value
+  try {
+    decoded = decodeURIComponent(value)
+  }
+  catch {
+    return false
+  }
+  for (const candidate of [value, decoded]) {
+    if (/^\/[/\\]/.test(candidate)) return false
+    // eslint-disable-next-line no-control-regex
+    if (/[\u0000-\u001F\u007F]/.test(candidate)) return false
+  }
+  return true
+}
+
+function isPositiveNumber(value: unknown): boolean {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0
+}
+
+function checkDuration(value: unknown, name: string, errors: string[]) {
+  try {
+    parseDuration(value as string | number)
+  }
+  catch {
+    errors.push(`svcAuth.${name} must be a number of seconds or a duration such as '1h' (got ${JSON.stringify(value)}).`)
+  }
+}
+
+/**
+ * Checks resolved options. `secretRequired` is false during a production build when the secret is
+ * expected at runtime (NUXT_SVC_AUTH_TOKEN_SECRET); the server checks it again when it starts.
+ */
+export function validateOptions(options: ModuleOptions, { secretRequired = true }: { secretRequired?: boolean } = {}): ValidationResult {
+  const errors: string[] = []
+  const warnings: string[] = []
+  const { token, tokenRefresh: refresh } = options
+
+  if (!ALGORITHMS.includes(token.algorithm)) {
+    errors.push(`svcAuth.token.algorithm must be 'HS256' or 'RS256' (got ${JSON.stringify(token.algorithm)}).`)
+  }
+  if (!token.secret) {
+    if (secretRequired) errors.push('svcAuth.token.secret is required: set it in nuxt.config or with NUXT_SVC_AUTH_TOKEN_SECRET.')
+  }
+  else if (typeof token.secret !== 'string' || Buffer.byteLength(token.secret, 'utf8') < 32) {
+    errors.push('svcAuth.token.secret must be at least 32 bytes long.')
+  }
+  if (token.algorithm === 'RS256' && !token.privateKey) {
+    errors.push('svcAuth.token.privateKey (PKCS#8 PEM) is required with algorithm RS256.')
+  }
+  checkDuration(token.expiresIn, 'token.expiresIn', errors)
+  checkDuration(refresh.ssrTokenExpiry, 'tokenRefresh.ssrTokenExpiry', errors)
+
+  if (!DRIVERS.includes(refresh.storage.driver)) {
+    errors.push(`svcAuth.tokenRefresh.storage.driver must be one of ${DRIVERS.join(', ')} (got ${JSON.stringify(refresh.storage.driver)}).`)
+  }
+  if (refresh.encryption.enabled && (typeof refresh.encryption.key !== 'string' || refresh.encryption.key.length < 32)) {
+    errors.push('svcAuth.tokenRefresh.encryption.key must be at least 32 characters long when encryption is enabled.')
+  }
+  if (refresh.encryption.algorithm !== 'aes-256-gcm') {
+    errors.push(`svcAuth.tokenRefresh.encryption.algorithm must be 'aes-256-gcm' (got ${JSON.stringify(refresh.encryption.algorithm)}).`)
+  }
+  if (!SAME_SITE.includes(refresh.cookie.sameSite)) {
+    errors.push(`svcAuth.tokenRefresh.cookie.sameSite must be 'lax', 'strict' or 'none' (got ${JSON.stringify(refresh.cookie.sameSite)}).`)
+  }
+  if (refresh.cookie.sameSite === 'none' && !refresh.cookie.secure) {
+    errors.push('svcAuth.tokenRefresh.cookie.sameSite \'none\' requires secure: true (browsers reject it otherwise).')
+  }
+  if (!isPositiveNumber(refresh.cookie.maxAge)) errors.push('svcAuth.tokenRefresh.cookie.maxAge must be a positive number of seconds.')
+  if (!(typeof refresh.reuseGracePeriod === 'number' && refresh.reuseGracePeriod >= 0)) {
+    errors.push('svcAuth.tokenRefresh.reuseGracePeriod must be a number of seconds, 0 or more.')
+  }
+  if (!isPositiveNumber(options.authCode.expiresIn)) errors.push('svcAuth.authCode.expiresIn must be a positive number of seconds.')
+  if (!isPositiveNumber(options.impersonation.tokenExpiration)) errors.push('svcAuth.impersonation.tokenExpiration must be a positive number of seconds.')
+
+  for (const key of ['logout', 'success', 'error'] as const) {
+    if (!isRelativePath(options.redirect[key])) {
+      errors.push(`svcAuth.redirect.${key} must be a relative path such as '/' (got ${JSON.stringify(options.redirect[key])}).`)
+    }
+  }
+  for (const [key, value] of Object.entries(options.endpoints)) {
+    if (!isRelativePath(value)) errors.push(`svcAuth.endpoints.${key} must be a path starting with '/' (got ${JSON.stringify(value)}).`)
+  }
+  const mw = options.clientMiddleware
+  if (mw.enabled) {
+    for (const key of ['redirectTo', 'loggedOutRedirectTo'] as const) {
+      if (!isRelativePath(mw[key])) errors.push(`svcAuth.clientMiddleware.${key} is required and must be a relative path when the client middleware is enabled.`)
+    }
+  }
+  if (!Array.isArray(mw.publicRoutes) || mw.publicRoutes.some(r => typeof r !== 'string')) {
+    errors.push('svcAuth.clientMiddleware.publicRoutes must be an array of route globs.')
+  }
+  if (!LOG_LEVELS.includes(options.logging.level)) {
+    errors.push(`svcAuth.logging.level must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(options.logging.level)}).`)
+  }
+  if (!refresh.cookie.secure) warnings.push('svcAuth.tokenRefresh.cookie.secure is false: the refresh cookie is sent over plain HTTP.')
+  if (refresh.storage.driver === 'memory') warnings.push('svcAuth.tokenRefresh.storage.driver is \'memory\': sessions are lost on restart and not shared between instances.')
+  return { errors, warnings }
+}
+
+/** Error thrown for invalid options, with every problem on its own line. */
+export function formatValidationErrors(errors: string[]): string {
+  return `[nuxt-svc-auth] Invalid configuration:\n${errors.map(e => `  - ${e}`).join('\n')}`
+}

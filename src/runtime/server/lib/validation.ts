@@ -1,0 +1,27 @@
+import type { H3Event } from 'h3'
+import { readValidatedBody } from 'h3'
+import type { z } from 'zod'
+import { authError } from './errors'
+
+/** One readable line per zod issue: `code: Invalid input: expected string, received undefined`. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map(issue => (issue.path.length ? `${issue.path.join('.')}: ${issue.message}` : issue.message))
+    .join('; ')
+}
+
+/**
+ * Reads and validates a JSON body at the edge. Malformed JSON and schema violations become a 400
+ * with a readable message; nothing else of zod reaches the client.
+ */
+export async function readBodyWith<S extends z.ZodType>(event: H3Event, schema: S): Promise<z.output<S>> {
+  let result: z.ZodSafeParseResult<z.output<S>>
+  try {
+    result = await readValidatedBody(event, (body: unknown) => schema.safeParse(body ?? {}))
+  }
+  catch {
+    throw authError(400, 'bad_request', 'Request body must be valid JSON')
+  }
+  if (!result.success) throw authError(400, 'bad_request', describeIssues(result.error))
+  return result.data
+}

@@ -1,0 +1,59 @@
+/**
+ * Server middleware of every request.
+ * - Resolves the `auth` route rule once per request: `true | 'required' | 'protected'` answer 401
+ *   `{ statusCode, message, error: 'unauthorized' }` without a valid bearer token.
+ * - Verifies a bearer token when one is sent and fills `event.context.user` (and
+ *   `event.context.originalUser` while impersonating). The refresh cookie never authenticates here.
+ * - With `enableSSR`, a page request that carries a live refresh cookie gets a short-lived access
+ *   token in `event.context.ssrAccessToken` (server only: never written into HTML or payload).
+ */
+import { defineEventHandler, getRequestHeader, type H3Event } from 'h3'
+import { getRouteRules } from 'nitropack/runtime'
+import type { AuthContext } from '../lib/context'
+import { sendAuthError, authError } from '../lib/errors'
+import { readRefreshToken } from '../lib/records/refresh-token'
+import { resolveAuthRule } from '../lib/route-rules'
+import { mintSessionToken, readRefreshCookie, resolveGlobalClaims } from '../lib/session'
+import { peekAuthContext, useAuthContext } from '../utils/context'
+import { authenticate } from '../utils/user'
+
+/** A GET for an HTML page (not an asset, API or module endpoint), worth an SSR token. */
+function isPageRequest(event: H3Event, ctx: AuthContext): boolean {
+  if (event.method !== 'GET') return false
+  const accept = getRequestHeader(event, 'accept') ?? ''
+  if (!accept.includes('text/html')) return false
+  const path = event.path.split('?')[0] ?? '/'
+  if (path.startsWith('/_nuxt/') || path.startsWith('/api/') || path.startsWith('/__nuxt')) return false
+  const { callbackPath } = ctx.options.endpoints
+  return path !== callbackPath
+}
+
+async function attachSsrToken(event: H3Event, ctx: AuthContext): Promise<void> {
+  const cookie = readRefreshCookie(event, ctx)
+  if (!cookie) return
+  const found = await readRefreshToken(ctx, cookie)
+  if (!found || found.record.impersonation) return
+  const claims = await resolveGlobalClaims(ctx, found.record.user, found.record.claims)
+  const { token } = await mintSessionToken(ctx, found.record, claims, ctx.lifetimes.ssr)
+  event.context.ssrAccessToken = token
+}
+
+export default defineEventHandler(async (event) => {
+  let ctx: AuthContext | undefined
+  try {
+    ctx = peekAuthContext() ?? await useAuthContext()
+    const rule = resolveAuthRule(getRouteRules(event).auth)
+    const hasBearer = !!event.node.req.headers.authorization
+    if (hasBearer || rule === 'required') {
+      const user = await authenticate(event, ctx)
+      if (!user && rule === 'required') throw authError(401, 'unauthorized', 'Authentication required')
+    }
+    if (ctx.options.enableSSR && isPageRequest(event, ctx)) {
+      // A storage failure renders the page logged out instead of failing it.
+      await attachSsrToken(event, ctx).catch(error => ctx?.logger.warn('Could not create the SSR access token', error))
+    }
+  }
+  catch (error) {
+    return sendAuthError(event, error, ctx?.logger ?? console)
+  }
+})

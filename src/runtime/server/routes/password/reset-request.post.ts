@@ -1,0 +1,11 @@
+/**
+ * POST /auth/password/reset-request (<authPath>/password/reset-request)
+ * Body `{ email: string }`. When the account exists, a 6-digit code (action 'reset') is stored
+ * and delivered after the answer, so the answer and its timing do not tell whether it exists.
+ * 200 `{ success: true, message }` always
+ * 400 invalid_email · 400 bad_request · 403 forbidden (cross-site) · 429 rate_limited (Retry-After)
+ */
+import { resetRequest } from '../../lib/password/flows'
+import { defineAuthRoute } from '../../utils/context'
+
+export default defineAuthRoute((event, ctx) => resetRequest(ctx, event))

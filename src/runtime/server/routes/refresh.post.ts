@@ -1,0 +1,38 @@
+/**
+ * POST /auth/refresh (endpoints.refreshPath)
+ * No body; the refresh cookie authenticates. Validates the stored token, loads the stored user,
+ * signs a new access token (custom claims resolved again) and rotates the refresh token.
+ * 200 `{ success: true, message, token, accessToken, expiresIn }` (+ new refresh cookie)
+ * 401 invalid_refresh_token (missing, unknown, expired, revoked) · 401 refresh_token_reused (a
+ * rotated token used again after the grace period: the whole session is revoked)
+ * 403 impersonated_session · 403 forbidden (cross-site request)
+ */
+import { authError } from '../lib/errors'
+import { useRefreshToken } from '../lib/records/refresh-token'
+import { clearRefreshCookie, refuseCrossSite, mintSessionToken, readRefreshCookie, resolveGlobalClaims, setRefreshCookie } from '../lib/session'
+import { defineAuthRoute } from '../utils/context'
+
+export default defineAuthRoute(async (event, ctx) => {
+  refuseCrossSite(event)
+  if (!ctx.options.tokenRefresh.enabled) throw authError(404, 'not_found', 'Token refresh is disabled')
+  const cookie = readRefreshCookie(event, ctx)
+  if (!cookie) throw authError(401, 'invalid_refresh_token', 'Missing refresh token')
+
+  const result = await useRefreshToken(ctx, cookie, { rotate: record => !record.impersonation })
+  if (result.status === 'reused') {
+    ctx.logger.security('refresh_token_reuse', { family: result.family, ip: event.node.req.socket?.remoteAddress })
+    clearRefreshCookie(event, ctx)
+    throw authError(401, 'refresh_token_reused', 'Refresh token was already used; the session has been revoked')
+  }
+  if (result.status === 'invalid') {
+    clearRefreshCookie(event, ctx)
+    throw authError(401, 'invalid_refresh_token', 'Invalid or expired refresh token')
+  }
+  if (result.record.impersonation) {
+    throw authError(403, 'impersonated_session', 'Impersonated sessions cannot be refreshed')
+  }
+  const claims = await resolveGlobalClaims(ctx, result.record.user, result.record.claims)
+  const { token, expiresIn } = await mintSessionToken(ctx, result.record, claims)
+  if (result.token) setRefreshCookie(event, ctx, result.token)
+  return { success: true, message: 'Token refreshed', token, accessToken: token, expiresIn }
+})

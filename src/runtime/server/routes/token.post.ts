@@ -1,0 +1,38 @@
+/**
+ * POST /auth/token (endpoints.tokenPath)
+ * Body `{ code: string }`: exchanges a single-use authorization code for an access token and sets
+ * the HttpOnly refresh cookie (when tokenRefresh.enabled).
+ * 200 `{ token, expiresIn, accessToken, tokenType: 'Bearer', redirect? }`
+ * 400 bad_request (missing or malformed body) · 401 invalid_code (unknown, expired or used code)
+ * 403 forbidden (cross-site request)
+ */
+import { z } from 'zod'
+import { authError } from '../lib/errors'
+import { consumeAuthCode } from '../lib/records/auth-code'
+import { issueRefreshToken } from '../lib/records/refresh-token'
+import { subjectOf } from '../lib/records/user'
+import { refuseCrossSite, mintSessionToken, setRefreshCookie } from '../lib/session'
+import { readBodyWith } from '../lib/validation'
+import { defineAuthRoute } from '../utils/context'
+import { randomToken } from '../lib/crypto'
+
+const schema = z.object({ code: z.string().min(1).max(512) })
+
+export default defineAuthRoute(async (event, ctx) => {
+  refuseCrossSite(event)
+  const { code } = await readBodyWith(event, schema)
+  const record = await consumeAuthCode(ctx, code)
+  const userId = record ? subjectOf(record.user) : undefined
+  if (!record || !userId) {
+    ctx.logger.security('auth_code_rejected', { ip: event.node.req.socket?.remoteAddress })
+    throw authError(401, 'invalid_code', 'Invalid or expired authorization code')
+  }
+  const session = { user: record.user, userId, provider: record.provider, family: randomToken(16), impersonation: undefined }
+  if (ctx.options.tokenRefresh.enabled) {
+    const issued = await issueRefreshToken(ctx, { ...session, claims: record.claims })
+    session.family = issued.record.family
+    setRefreshCookie(event, ctx, issued.token)
+  }
+  const { token, expiresIn } = await mintSessionToken(ctx, session, record.claims)
+  return { token, expiresIn, accessToken: token, tokenType: 'Bearer' as const, ...(record.redirect ? { redirect: record.redirect } : {}) }
+})

@@ -1,0 +1,61 @@
+import type { EventHandlerRequest, H3Event } from 'h3'
+import { defineEventHandler, setResponseHeader } from 'h3'
+import { useNitroApp, useRuntimeConfig } from 'nitropack/runtime'
+import type { ModuleOptions } from '../../types/options'
+import { createAuthContext, type AuthContext } from '../lib/context'
+import { sendAuthError } from '../lib/errors'
+
+let pending: Promise<AuthContext> | undefined
+let ready: AuthContext | undefined
+
+/** The process-wide auth context, created on first use from the private runtime config. */
+export function useAuthContext(): Promise<AuthContext> {
+  if (ready) return Promise.resolve(ready)
+  if (!pending) {
+    const options = useRuntimeConfig().svcAuth as unknown as ModuleOptions
+    const hooks = useNitroApp().hooks as unknown as { callHook: (name: string, payload: unknown) => Promise<unknown> }
+    pending = createAuthContext(options, {
+      dev: import.meta.dev,
+      callHook: async (name, payload) => {
+        await hooks.callHook(name, payload)
+      },
+    })
+    pending.then((ctx) => {
+      ready = ctx
+    }, () => {
+      pending = undefined
+    })
+  }
+  return pending
+}
+
+/**
+ * Defines a module endpoint: JSON answers with `Cache-Control: no-store`, and every failure turned
+ * into `{ statusCode, message, error }` (unexpected ones into a logged, generic 500).
+ */
+/** The context once it exists, without waiting (the request middleware's fast path). */
+export function peekAuthContext(): AuthContext | undefined {
+  return ready
+}
+
+export function defineAuthRoute<T>(handler: (event: H3Event<EventHandlerRequest>, ctx: AuthContext) => Promise<T>) {
+  return defineEventHandler(async (event) => {
+    let ctx: AuthContext | undefined
+    try {
+      ctx = await useAuthContext()
+      setResponseHeader(event, 'cache-control', 'no-store')
+      return await handler(event, ctx)
+    }
+    catch (error) {
+      return sendAuthError(event, error, ctx?.logger ?? consoleLogger)
+    }
+  })
+}
+
+const consoleLogger = {
+  error: (m: string, d?: unknown) => console.error(`[svc-auth] ${m}`, d),
+  warn: (m: string, d?: unknown) => console.warn(`[svc-auth] ${m}`, d),
+  info: () => {},
+  debug: () => {},
+  security: () => {},
+}

@@ -1,0 +1,156 @@
+import type { H3Event } from 'h3'
+
+/** A JSON value allowed inside a custom claim (objects one level deep). */
+export type JsonPrimitive = string | number | boolean | null
+export type ClaimValue = JsonPrimitive | JsonPrimitive[] | Record<string, JsonPrimitive | JsonPrimitive[]>
+export type CustomClaims = Record<string, ClaimValue>
+
+export interface ImpersonationContext {
+  originalUserSub: string
+  originalUserLookupId: string
+  originalUserEmail?: string
+  originalUserName?: string
+  /** ISO 8601 */
+  impersonatedAt: string
+  reason?: string
+  originalClaims?: CustomClaims
+}
+
+/** Payload of an access token. */
+export interface AuthClaims {
+  sub: string
+  email?: string
+  name?: string
+  picture?: string
+  provider?: string
+  iss?: string
+  aud?: string | string[]
+  iat?: number
+  exp?: number
+  /** Session (refresh token family) the token was issued for. */
+  sid?: string
+  impersonation?: ImpersonationContext
+  [claim: string]: unknown
+}
+
+/** The requester while impersonating (`event.context.originalUser`). */
+export interface OriginalUser {
+  sub: string
+  email?: string
+  name?: string
+}
+
+/** A user as it flows through login: provider profile merged with what the host returns. */
+export interface AuthUser {
+  sub?: string
+  id?: string
+  email?: string
+  name?: string
+  picture?: string
+  [key: string]: unknown
+}
+
+export interface ProviderTokens {
+  access_token: string
+  refresh_token?: string
+  id_token?: string
+  expires_in?: number
+}
+
+export interface UserInfoPayload {
+  user: AuthUser
+  tokens: ProviderTokens
+  provider: string
+  event: H3Event
+}
+
+export interface PasswordUser {
+  id?: string
+  email: string
+  hashedPassword: string
+  [key: string]: unknown
+}
+
+export type MagicCodeAction = 'register' | 'login' | 'reset'
+
+export interface PasswordHandlers {
+  findUser?: (email: string) => PasswordUser | null | undefined | Promise<PasswordUser | null | undefined>
+  sendVerificationCode?: (email: string, code: string, action: MagicCodeAction) => void | Promise<void>
+  validatePassword?: (password: string) => boolean | string[] | Promise<boolean | string[]>
+  hashPassword?: (password: string) => string | Promise<string>
+  verifyPassword?: (password: string, hash: string) => boolean | Promise<boolean>
+  /** Alternative name of `sendVerificationCode`. */
+  onMagicCodeGenerated?: PasswordHandlers['sendVerificationCode']
+  /** Alternative name of `findUser`. */
+  onUserLookup?: PasswordHandlers['findUser']
+  /** Alternative persistence handler (email, hashedPassword). */
+  onUserPersist?: (email: string, hashedPassword: string) => unknown | Promise<unknown>
+  /** Custom claims of password logins (applied over the static `customClaims` option). */
+  customClaims?: (user: AuthUser, tokens: ProviderTokens) => Record<string, unknown> | void | undefined | Promise<Record<string, unknown> | void | undefined>
+}
+
+export interface ImpersonationHandlers {
+  fetchTarget?: (targetId: string, event: H3Event) => AuthClaims | Record<string, unknown> | null | undefined | Promise<AuthClaims | Record<string, unknown> | null | undefined>
+  canImpersonate?: (requester: AuthClaims, targetId: string, event: H3Event) => boolean | Promise<boolean>
+}
+
+export interface UserPersistContext {
+  provider: string
+  event: H3Event
+}
+
+/** Host handlers, registered with `defineAuthHandlers` from a Nitro plugin. */
+export interface AuthHandlers {
+  onUserInfo?: (payload: UserInfoPayload) => AuthUser | void | undefined | Promise<AuthUser | void | undefined>
+  onUserPersist?: (user: AuthUser, context: UserPersistContext) => Record<string, unknown> | void | undefined | Promise<Record<string, unknown> | void | undefined>
+  customClaims?: (user: AuthUser) => Record<string, unknown> | void | undefined | Promise<Record<string, unknown> | void | undefined>
+  password?: PasswordHandlers
+  impersonation?: ImpersonationHandlers
+}
+
+export interface ImpersonateCheckPayload {
+  requester: AuthClaims
+  targetUserId: string
+  reason?: string
+  event: H3Event
+  ip: string
+  userAgent: string
+}
+
+export interface ImpersonateFetchTargetPayload {
+  requester: AuthClaims
+  targetUserId: string
+  event: H3Event
+}
+
+export interface ImpersonateStartPayload {
+  requester: AuthClaims
+  targetUser: AuthClaims
+  reason?: string
+  event: H3Event
+  ip: string
+  userAgent: string
+  timestamp: Date
+}
+
+export interface ImpersonateEndPayload {
+  restoredUser: AuthClaims
+  impersonatedUser: AuthClaims
+  event: H3Event
+  ip: string
+  userAgent: string
+  timestamp: Date
+}
+
+/** Nitro runtime hooks emitted by the module. */
+export interface SvcAuthHooks {
+  'svc:userInfo': (payload: UserInfoPayload) => void | Promise<void>
+  'svc:success': (payload: UserInfoPayload) => void | Promise<void>
+  'svc:impersonate:check': (payload: ImpersonateCheckPayload) => void | Promise<void>
+  'svc:impersonate:fetchTarget': (payload: ImpersonateFetchTargetPayload) => void | Promise<void>
+  'svc:impersonate:start': (payload: ImpersonateStartPayload) => void | Promise<void>
+  'svc:impersonate:end': (payload: ImpersonateEndPayload) => void | Promise<void>
+}
+
+/** Value of the `auth` key in route rules. */
+export type AuthRouteRule = boolean | 'required' | 'protected' | 'public' | 'skip'

@@ -1,0 +1,253 @@
+/**
+ * Module options of nuxt-svc-auth (`svcAuth` key in nuxt.config).
+ *
+ * Every option can be overridden at runtime through `NUXT_SVC_AUTH_*` environment variables
+ * (for example `NUXT_SVC_AUTH_TOKEN_SECRET`), because the options are copied into the private
+ * runtime config. Only the non-secret part listed in `PublicAuthConfig` reaches the browser.
+ */
+
+import type { ProvidersOptions } from './providers'
+import type { RateLimitOptions } from './rate-limit'
+
+/** Duration: a number of seconds, or a string such as `'90s'`, `'5m'`, `'1h'`, `'7d'`. */
+export type Duration = string | number
+
+export type TokenAlgorithm = 'HS256' | 'RS256'
+export type StorageDriverName = 'fs' | 'redis' | 'memory'
+export type LogLevel = 'silent' | 'error' | 'warn' | 'info' | 'debug'
+export type SameSite = 'lax' | 'strict' | 'none'
+
+export interface TokenOptions {
+  /**
+   * Server secret. Signs access tokens with HS256 (at least 32 bytes) and keys the HMAC that
+   * hides tokens and codes in storage (also with RS256). Required.
+   * @default ''
+   */
+  secret: string
+  /**
+   * Access token lifetime (seconds or a duration string).
+   * @default '1h'
+   */
+  expiresIn: Duration
+  /**
+   * Signing algorithm. RS256 needs `privateKey`.
+   * @default 'HS256'
+   */
+  algorithm: TokenAlgorithm
+  /**
+   * `iss` claim, checked on verification.
+   * @default 'svc'
+   */
+  issuer: string
+  /**
+   * `aud` claim, checked on verification.
+   * @default ''
+   */
+  audience: string
+  /**
+   * RS256 only: PKCS#8 PEM private key (`-----BEGIN PRIVATE KEY-----`). The public key is derived
+   * from it and served as a JWKS at `/.well-known/jwks.json`.
+   * @default ''
+   */
+  privateKey: string
+  /**
+   * RS256 only: `kid` header written into tokens and the JWKS. Never used to select a key.
+   * @default 'svc-auth'
+   */
+  keyId: string
+}
+
+export interface RefreshCookieOptions {
+  /** @default 'svc-refresh' */
+  cookieName: string
+  /** Cookie and refresh token lifetime in seconds. @default 604800 */
+  maxAge: number
+  /** @default true */
+  secure: boolean
+  /** @default true */
+  httpOnly: boolean
+  /** @default 'lax' */
+  sameSite: SameSite
+  /** @default '/' */
+  path: string
+}
+
+export interface RefreshStorageOptions {
+  /**
+   * unstorage driver of the module's single mount: `fs`, `memory` or `redis`.
+   * @default 'fs'
+   */
+  driver: StorageDriverName
+  /**
+   * Key prefix of every record.
+   * @default 'refresh:'
+   */
+  prefix: string
+  /**
+   * fs driver: directory of the records.
+   * @default './.data/refresh-tokens'
+   */
+  base: string
+  /**
+   * redis driver: connection URL (`redis://user:pass@host:port/db`). Wins over host/port.
+   * @default ''
+   */
+  url: string
+  /** redis driver: host. @default '127.0.0.1' */
+  host: string
+  /** redis driver: port. @default 6379 */
+  port: number
+  /** redis driver: password. @default '' */
+  password: string
+  /** redis driver: database index. @default 0 */
+  db: number
+}
+
+export interface RefreshEncryptionOptions {
+  /**
+   * Encrypt the stored refresh token records (user object included) at rest.
+   * @default false
+   */
+  enabled: boolean
+  /**
+   * Encryption key, 32 characters or more. Required when enabled.
+   * @default ''
+   */
+  key: string
+  /** @default 'aes-256-gcm' */
+  algorithm: 'aes-256-gcm'
+}
+
+export interface TokenRefreshOptions {
+  /**
+   * Issue refresh tokens (cookie + storage) on POST /auth/token.
+   * @default true
+   */
+  enabled: boolean
+  /**
+   * Client helper refreshes and retries once on a 401.
+   * @default true
+   */
+  automaticRefresh: boolean
+  /**
+   * Lifetime of the per-request SSR access token.
+   * @default '5m'
+   */
+  ssrTokenExpiry: Duration
+  /**
+   * Seconds during which a refresh token that was just rotated is still accepted (tabs that
+   * refresh at the same moment). Its use then mints an access token but no new refresh token.
+   * Any later use is treated as theft and revokes the whole token family.
+   * @default 10
+   */
+  reuseGracePeriod: number
+  cookie: RefreshCookieOptions
+  storage: RefreshStorageOptions
+  encryption: RefreshEncryptionOptions
+}
+
+export interface AuthCodeOptions {
+  /** Authorization code lifetime in seconds. @default 60 */
+  expiresIn: number
+}
+
+export interface RedirectOptions {
+  /** Relative path after logout. @default '/' */
+  logout: string
+  /** Relative path after a successful login. @default '/' */
+  success: string
+  /** Relative path for login and refresh errors. @default '/' */
+  error: string
+}
+
+export interface ClientMiddlewareOptions {
+  /** @default false */
+  enabled: boolean
+  /** Apply the protecting middleware to every page. @default false */
+  global: boolean
+  /** Where unauthenticated users go from protected pages (required when enabled). @default '' */
+  redirectTo: string
+  /** Where authenticated users go from logged-out-only pages (required when enabled). @default '' */
+  loggedOutRedirectTo: string
+  /** Route globs that never need authentication. @default [] */
+  publicRoutes: string[]
+}
+
+export interface EndpointOptions {
+  /** @default '/auth' */
+  authPath: string
+  /** Login URL is loginPath + '/' + provider. @default '/auth' */
+  loginPath: string
+  /** @default '/auth/callback' */
+  callbackPath: string
+  /** @default '/auth/logout' */
+  logoutPath: string
+  /** @default '/auth/refresh' */
+  refreshPath: string
+  /** @default '/api/user/me' */
+  userInfoPath: string
+  /** Authorization code exchange. @default '/auth/token' */
+  tokenPath: string
+  /** Public keys for RS256 tokens. @default '/.well-known/jwks.json' */
+  jwksPath: string
+  /** Start impersonating (when impersonation is enabled). @default '/auth/impersonate' */
+  impersonatePath: string
+  /** End impersonating. @default '/auth/unimpersonate' */
+  unimpersonatePath: string
+}
+
+export interface LoggingOptions {
+  /** @default 'info' */
+  level: LogLevel
+  /** Log security events (failed exchanges, token reuse, revocations). @default false */
+  security: boolean
+}
+
+export interface ImpersonationOptions {
+  /** @default false */
+  enabled: boolean
+  /** Lifetime of impersonated tokens in seconds. @default 900 */
+  tokenExpiration: number
+  /** Claim of the requester used to look them up again when impersonation ends. @default 'sub' */
+  originalUserLookupClaim: string
+}
+
+export interface ModuleOptions {
+  /** Login providers (OAuth, mock, password), keyed by name. @default {} */
+  providers: ProvidersOptions
+  token: TokenOptions
+  tokenRefresh: TokenRefreshOptions
+  authCode: AuthCodeOptions
+  redirect: RedirectOptions
+  clientMiddleware: ClientMiddlewareOptions
+  endpoints: EndpointOptions
+  logging: LoggingOptions
+  impersonation: ImpersonationOptions
+  /** Rate limits of the password endpoints (429 with `Retry-After`). */
+  rateLimit: RateLimitOptions
+  /**
+   * Per-request SSR access token and the server side of the fetch helper.
+   * @default true when `ssr` is on
+   */
+  enableSSR: boolean
+}
+
+/** Deep-partial options as written in nuxt.config. */
+export type ModuleOptionsInput = {
+  [K in keyof ModuleOptions]?: ModuleOptions[K] extends Array<unknown>
+    ? ModuleOptions[K]
+    : ModuleOptions[K] extends object
+      ? { [P in keyof ModuleOptions[K]]?: ModuleOptions[K][P] extends Array<unknown> ? ModuleOptions[K][P] : ModuleOptions[K][P] extends object ? Partial<ModuleOptions[K][P]> : ModuleOptions[K][P] }
+      : ModuleOptions[K]
+}
+
+/** The part of the options the browser receives (`runtimeConfig.public.svcAuth`). No secrets. */
+export interface PublicAuthConfig {
+  /** Names of the configured login providers (no credentials). */
+  providers: string[]
+  endpoints: EndpointOptions
+  redirect: RedirectOptions
+  clientMiddleware: ClientMiddlewareOptions
+  tokenRefresh: Pick<TokenRefreshOptions, 'enabled' | 'automaticRefresh'>
+  enableSSR: boolean
+}

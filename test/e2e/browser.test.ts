@@ -1,0 +1,449 @@
+import { existsSync } from 'node:fs'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { startServer, type TestServer } from './server'
+
+const executablePath = process.env.CHROMIUM_PATH || '/usr/bin/chromium'
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+const JWT = /eyJ[\w-]+\.eyJ[\w-]+\.[\w-]+/
+const SESSION_EXPIRED = 'Your session has expired. Please log in again.'
+
+let browser: Browser
+let server: TestServer
+const contexts: BrowserContext[] = []
+const extraServers: TestServer[] = []
+
+beforeAll(async () => {
+  if (!existsSync(executablePath)) throw new Error(`Chromium not found at ${executablePath}: apt-get install -y chromium, or set CHROMIUM_PATH`)
+  ;[browser, server] = await Promise.all([chromium.launch({ executablePath, args: CHROMIUM_ARGS }), startServer({}, 'client')])
+})
+afterAll(async () => {
+  await Promise.all(contexts.map(c => c.close().catch(() => {})))
+  await browser?.close()
+  await Promise.all([server, ...extraServers].map(s => s?.stop()))
+})
+
+interface Seen {
+  method: string
+  path: string
+  authorization: string | undefined
+}
+
+interface Tab {
+  page: Page
+  context: BrowserContext
+  base: string
+  /** Every request to the app except assets, in order. */
+  requests: Seen[]
+  /** Every access token the server handed to this browser. */
+  tokens: Set<string>
+  /** Console messages of the page. */
+  console: string[]
+  /** Waits for the token answers still being read. */
+  settled(): Promise<void>
+  count(method: string, path: string, from?: number): number
+}
+
+async function openTab(target: TestServer = server): Promise<Tab> {
+  const context = await browser.newContext()
+  contexts.push(context)
+  const page = await context.newPage()
+  const requests: Seen[] = []
+  const tokens = new Set<string>()
+  const messages: string[] = []
+  const reading: Promise<void>[] = []
+  page.on('console', message => messages.push(message.text()))
+  page.on('request', (request) => {
+    const url = new URL(request.url())
+    if (url.pathname.startsWith('/_nuxt/')) return
+    requests.push({ method: request.method(), path: url.pathname + url.search, authorization: request.headers().authorization })
+  })
+  page.on('response', (response) => {
+    if (!/\/auth\/(token|refresh|impersonate|unimpersonate)$/.test(new URL(response.url()).pathname) || response.status() !== 200) return
+    reading.push(response.json().then((body: { token?: string, accessToken?: string }) => {
+      for (const t of [body.token, body.accessToken]) if (t) tokens.add(t)
+    }).catch(() => {}))
+  })
+  return {
+    page,
+    context,
+    base: target.url,
+    requests,
+    tokens,
+    console: messages,
+    settled: async () => {
+      await Promise.all(reading)
+    },
+    count: (method, path, from = 0) => requests.slice(from).filter(r => r.method === method && r.path.split('?')[0] === path).length,
+  }
+}
+
+async function goto(tab: Tab, path: string): Promise<void> {
+  await tab.page.goto(tab.base + path)
+  await tab.page.waitForSelector('html[data-hydrated]')
+}
+
+const testId = (page: Page, id: string) => page.locator(`[data-testid="${id}"]`)
+
+async function textOf(page: Page, id: string): Promise<string> {
+  return (await testId(page, id).textContent())?.trim() ?? ''
+}
+
+function pathOf(page: Page): string {
+  const url = new URL(page.url())
+  return url.pathname + url.search
+}
+
+/** The page is the login page, asked to come back to `back` after the login. */
+function expectLoginFor(page: Page, back: string): void {
+  const url = new URL(page.url())
+  expect(url.pathname).toBe('/login')
+  expect(url.searchParams.get('redirect')).toBe(back)
+}
+
+/** Logs in through the login page (fixture login route → callback page → POST /auth/token). */
+async function login(tab: Tab, user: 'alice' | 'bob' = 'alice', landing = '/dashboard'): Promise<void> {
+  await goto(tab, '/login')
+  await testId(tab.page, `login-${user}`).click()
+  await tab.page.waitForURL(url => url.pathname === landing)
+  await testId(tab.page, 'signed-in').waitFor()
+  await tab.page.waitForSelector('html[data-hydrated]')
+}
+
+async function setExpiredToken(tab: Tab, user = 'alice'): Promise<void> {
+  const { token } = await (await fetch(`${tab.base}/api/test/expired-token?user=${user}`)).json() as { token: string }
+  await tab.page.evaluate(t => window.__svcAuthTest!.setAccessToken(t), token)
+}
+
+declare global {
+  interface Window {
+    __svcAuthTest?: { setAccessToken(token: string): void }
+    __sawSignedOut?: boolean
+  }
+}
+
+describe('login and session in a real browser', () => {
+  it('login page → callback → the protected page chosen before the login', async () => {
+    const tab = await openTab()
+    await goto(tab, '/admin')
+    expectLoginFor(tab.page, '/admin')
+    const before = tab.requests.length
+    await testId(tab.page, 'login-alice').click()
+    await tab.page.waitForURL(url => url.pathname === '/admin')
+    await testId(tab.page, 'signed-in').waitFor()
+    expect(await textOf(tab.page, 'signed-in')).toBe('Signed in as Alice Admin')
+    expect(tab.count('GET', '/auth/callback', before)).toBe(1)
+    expect(tab.count('POST', '/auth/token', before)).toBe(1)
+    // The callback page does not try a startup refresh (rule 8).
+    expect(tab.count('POST', '/auth/refresh', before)).toBe(0)
+
+    await testId(tab.page, 'nav-dashboard').click()
+    await testId(tab.page, 'first-hello').filter({ hasText: 'hello alice' }).waitFor()
+    const hello = tab.requests.filter(r => r.path === '/api/protected/hello')
+    expect(hello).toHaveLength(1)
+    expect(hello[0]!.authorization).toMatch(/^Bearer eyJ/)
+    await tab.settled()
+    expect(tab.tokens.has(hello[0]!.authorization!.slice(7))).toBe(true)
+  })
+
+  it('a login through the mock OAuth provider runs the whole redirect flow to the chosen page', async () => {
+    const tab = await openTab()
+    const before = tab.requests.length
+    await tab.page.goto(`${tab.base}/auth/mock?user=carol&redirect=${encodeURIComponent('/admin')}`)
+    await tab.page.waitForURL(url => url.pathname === '/admin')
+    await testId(tab.page, 'signed-in').waitFor()
+    expect(await textOf(tab.page, 'signed-in')).toBe('Signed in as Carol Mock')
+    expect(tab.count('GET', '/mock/authorize', before)).toBe(1)
+    expect(tab.count('GET', '/auth/mock', before)).toBe(2)
+    expect(tab.count('GET', '/auth/callback', before)).toBe(1)
+    expect(tab.count('POST', '/auth/token', before)).toBe(1)
+    const claims = await tab.page.evaluate(async () => {
+      const res = await fetch('/auth/refresh', { method: 'POST' })
+      return (await res.json()) as { token: string }
+    })
+    expect(JSON.parse(Buffer.from(claims.token.split('.')[1]!, 'base64url').toString())).toMatchObject({ sub: 'mock:carol', provider: 'mock' })
+  })
+
+  it('lands on redirect.success without a chosen path, and ignores a foreign one', async () => {
+    const tab = await openTab()
+    await tab.page.goto(`${tab.base}/api/test/login?user=bob&redirect=${encodeURIComponent('https://evil.example/')}`)
+    await tab.page.waitForURL(url => url.pathname === '/dashboard')
+    await testId(tab.page, 'signed-in').waitFor()
+    expect(await textOf(tab.page, 'dashboard-user')).toBe('Bob Builder')
+  })
+
+  it('sends callback errors to redirect.error with the error code', async () => {
+    const tab = await openTab()
+    await tab.page.goto(`${tab.base}/auth/callback?code=not-a-code`)
+    await tab.page.waitForURL(url => url.pathname === '/error')
+    expect(new URL(tab.page.url()).searchParams.get('error')).toBe('invalid_code')
+    expect(await textOf(tab.page, 'error-description')).toBe('Invalid or expired authorization code')
+    await tab.page.goto(`${tab.base}/auth/callback?error=access_denied&error_description=${encodeURIComponent('The user said no')}`)
+    await tab.page.waitForURL(url => url.pathname === '/error' && url.searchParams.get('error') === 'access_denied')
+    expect(await textOf(tab.page, 'error-description')).toBe('The user said no')
+    expect(tab.count('POST', '/auth/token')).toBe(1)
+  })
+
+  it('reload: the token is gone from memory, one startup refresh restores it, no flash of the logged-out state', async () => {
+    const tab = await openTab()
+    await login(tab)
+    await tab.page.addInitScript(() => {
+      window.__sawSignedOut = false
+      const isSignedOut = (node: Node) => node instanceof Element && (node.matches('[data-testid="signed-out"]') || !!node.querySelector('[data-testid="signed-out"]'))
+      new MutationObserver((records) => {
+        if (records.some(r => [...r.addedNodes].some(isSignedOut))) window.__sawSignedOut = true
+      }).observe(document, { childList: true, subtree: true })
+    })
+    const before = tab.requests.length
+    const refreshed = tab.page.waitForResponse(r => r.url().endsWith('/auth/refresh'))
+    const response = await tab.page.reload()
+    const html = await response!.text()
+    // First paint comes from the server: already logged in, with data fetched using the SSR token.
+    expect(html).toContain('Signed in as Alice Admin')
+    expect(html).toContain('hello alice')
+    expect(html).not.toContain('data-testid="signed-out"')
+    expect((await refreshed).status()).toBe(200)
+    await tab.page.waitForSelector('html[data-hydrated]')
+    expect(await tab.page.evaluate(() => window.__sawSignedOut)).toBe(false)
+    expect(tab.count('POST', '/auth/refresh', before)).toBe(1)
+    expect(tab.requests[before]!.authorization).toBeUndefined()
+
+    const beforeLoad = tab.requests.length
+    await testId(tab.page, 'load-one').click()
+    await testId(tab.page, 'results').filter({ hasText: 'alice' }).waitFor()
+    const calls = tab.requests.slice(beforeLoad)
+    expect(calls.map(c => `${c.method} ${c.path}`)).toEqual(['GET /api/protected/hello'])
+    await tab.settled()
+    expect(tab.tokens.has(calls[0]!.authorization!.slice(7))).toBe(true)
+    expect(await tab.page.evaluate(() => window.__sawSignedOut)).toBe(false)
+    expect(tab.console.filter(m => /mismatch/i.test(m))).toEqual([])
+  })
+
+  it('an expired access token triggers exactly one refresh and one retry', async () => {
+    const tab = await openTab()
+    await login(tab)
+    await setExpiredToken(tab)
+    const before = tab.requests.length
+    await testId(tab.page, 'load-one').click()
+    await testId(tab.page, 'results').filter({ hasText: 'alice' }).waitFor()
+    const calls = tab.requests.slice(before)
+    expect(calls.map(c => `${c.method} ${c.path}`)).toEqual(['GET /api/protected/hello', 'POST /auth/refresh', 'GET /api/protected/hello'])
+    expect(calls[0]!.authorization).not.toBe(calls[2]!.authorization)
+    expect(calls[1]!.authorization).toBeUndefined()
+    await tab.settled()
+    expect(tab.tokens.has(calls[2]!.authorization!.slice(7))).toBe(true)
+  })
+
+  it('five concurrent requests with an expired token share one refresh', async () => {
+    const tab = await openTab()
+    await login(tab)
+    await setExpiredToken(tab)
+    const before = tab.requests.length
+    await testId(tab.page, 'load-five').click()
+    await testId(tab.page, 'results').filter({ hasText: 'alice,alice,alice,alice,alice' }).waitFor()
+    const calls = tab.requests.slice(before)
+    expect(tab.count('POST', '/auth/refresh', before)).toBe(1)
+    const hello = calls.filter(c => c.path === '/api/protected/hello')
+    expect(hello).toHaveLength(10)
+    const tokens = new Set(hello.map(c => c.authorization))
+    expect(tokens.size).toBe(2)
+    const refreshIndex = calls.findIndex(c => c.path === '/auth/refresh')
+    expect(calls.slice(0, refreshIndex).filter(c => c.path === '/api/protected/hello').length).toBeGreaterThanOrEqual(1)
+    expect(new Set(calls.slice(refreshIndex + 1).map(c => c.authorization)).size).toBe(1)
+  })
+
+  it('a failed refresh clears the token and lands on the error URL with token_refresh_failed', async () => {
+    const tab = await openTab()
+    await login(tab)
+    await setExpiredToken(tab)
+    await tab.context.clearCookies()
+    const before = tab.requests.length
+    await testId(tab.page, 'load-one').click()
+    await tab.page.waitForURL(url => url.pathname === '/error')
+    const url = new URL(tab.page.url())
+    expect(url.searchParams.get('error')).toBe('token_refresh_failed')
+    expect(url.searchParams.get('error_description')).toBe(SESSION_EXPIRED)
+    expect(url.search).toContain(`error_description=${encodeURIComponent(SESSION_EXPIRED)}`)
+    await testId(tab.page, 'signed-out').waitFor()
+    expect(tab.requests.slice(before).map(c => `${c.method} ${c.path.split('?')[0]}`)).toEqual(['GET /api/protected/hello', 'POST /auth/refresh'])
+    // The token is gone: the protected page now sends to the login page.
+    await testId(tab.page, 'nav-dashboard').click()
+    await tab.page.waitForURL(url => url.pathname === '/login')
+  })
+
+  it('logout revokes the session and goes to redirect.logout', async () => {
+    const tab = await openTab()
+    await login(tab)
+    const before = tab.requests.length
+    await testId(tab.page, 'logout').click()
+    await tab.page.waitForURL(url => url.pathname === '/')
+    await testId(tab.page, 'signed-out').waitFor()
+    expect(tab.count('POST', '/auth/logout', before)).toBe(1)
+    expect((await tab.context.cookies()).map(c => c.name)).not.toContain('svc-refresh')
+    await goto(tab, '/dashboard')
+    expectLoginFor(tab.page, '/dashboard')
+  })
+})
+
+describe('client middleware', () => {
+  it('sends logged-out visitors to the login page, on the server and in the browser, and honours publicRoutes and auth: false', async () => {
+    const tab = await openTab()
+    await goto(tab, '/dashboard')
+    expectLoginFor(tab.page, '/dashboard')
+    await goto(tab, '/')
+    await testId(tab.page, 'nav-dashboard').click()
+    await tab.page.waitForURL(url => url.pathname === '/login')
+    expectLoginFor(tab.page, '/dashboard')
+    for (const [path, id] of [['/public/info', 'page-public'], ['/open', 'page-open'], ['/guest-named', 'page-guest-named']] as const) {
+      await goto(tab, path)
+      expect(pathOf(tab.page)).toBe(path)
+      await testId(tab.page, id).waitFor()
+    }
+  })
+
+  it('sends logged-in users away from logged-out-only pages, both ways', async () => {
+    const tab = await openTab()
+    await login(tab)
+    await testId(tab.page, 'nav-login').click()
+    await tab.page.waitForURL(url => url.pathname === '/dashboard')
+    await goto(tab, '/login')
+    expect(pathOf(tab.page)).toBe('/dashboard')
+    await goto(tab, '/guest-named')
+    expect(pathOf(tab.page)).toBe('/dashboard')
+    await goto(tab, '/public/info')
+    await testId(tab.page, 'page-public').waitFor()
+    await testId(tab.page, 'signed-in').waitFor()
+  })
+
+  it('skips the startup refresh on public routes (rule 8) and refreshes when a protected page needs it', async () => {
+    const tab = await openTab()
+    await login(tab)
+    const before = tab.requests.length
+    await goto(tab, '/public/info')
+    await goto(tab, '/')
+    expect(tab.count('POST', '/auth/refresh', before)).toBe(0)
+    // The server still rendered the user from the cookie; the first API call gets a token.
+    await testId(tab.page, 'signed-in').waitFor()
+    await testId(tab.page, 'nav-dashboard').click()
+    await testId(tab.page, 'first-hello').filter({ hasText: 'hello alice' }).waitFor()
+    expect(tab.count('POST', '/auth/refresh', before)).toBe(1)
+  })
+
+  it('without `global`, only pages asking for it are protected', async () => {
+    const local = await startServer({ NUXT_PUBLIC_SVC_AUTH_CLIENT_MIDDLEWARE_GLOBAL: 'false' }, 'client')
+    extraServers.push(local)
+    const tab = await openTab(local)
+    await goto(tab, '/dashboard')
+    expect(pathOf(tab.page)).toBe('/dashboard')
+    await testId(tab.page, 'signed-out').waitFor()
+    await goto(tab, '/named')
+    expectLoginFor(tab.page, '/named')
+    await tab.page.goto(`${tab.base}/api/test/login?user=bob&redirect=%2Fnamed`)
+    await tab.page.waitForURL(url => url.pathname === '/named')
+    await testId(tab.page, 'page-named').waitFor()
+  })
+})
+
+describe('tokens stay in memory', () => {
+  it('no access token in localStorage, sessionStorage, document.cookie, the page source or the SSR payload', async () => {
+    const tab = await openTab()
+    await login(tab)
+    const response = await tab.page.reload()
+    const html = await response!.text()
+    await tab.page.waitForResponse(r => r.url().endsWith('/auth/refresh'))
+    await tab.page.waitForSelector('html[data-hydrated]')
+    await testId(tab.page, 'load-one').click()
+    await testId(tab.page, 'results').filter({ hasText: 'alice' }).waitFor()
+    await tab.settled()
+    expect(tab.tokens.size).toBeGreaterThanOrEqual(2)
+
+    const seen = await tab.page.evaluate(() => ({
+      local: JSON.stringify({ ...localStorage }),
+      session: JSON.stringify({ ...sessionStorage }),
+      cookie: document.cookie,
+      source: document.documentElement.outerHTML,
+      payload: document.getElementById('__NUXT_DATA__')?.textContent ?? '',
+      nuxt: JSON.stringify((window as { __NUXT__?: unknown }).__NUXT__ ?? null),
+    }))
+    expect(html).not.toMatch(JWT)
+    expect(seen.payload).toContain('Alice Admin')
+    for (const [where, text] of Object.entries({ ...seen, html })) {
+      expect(text, where).not.toMatch(JWT)
+      for (const token of tab.tokens) expect(text.includes(token), where).toBe(false)
+    }
+    expect(seen.cookie).not.toContain('svc-refresh')
+    expect(seen.local).not.toContain('svc')
+    expect(seen.session).not.toContain('svc')
+  })
+})
+
+describe('impersonation', () => {
+  it('shows a banner while impersonating and goes back to the admin', async () => {
+    const tab = await openTab()
+    await login(tab)
+    await testId(tab.page, 'nav-admin').click()
+    await testId(tab.page, 'page-admin').waitFor()
+    await testId(tab.page, 'target').fill('bob')
+    await testId(tab.page, 'impersonate').click()
+    await testId(tab.page, 'impersonation-banner').waitFor()
+    expect(await textOf(tab.page, 'impersonation-banner')).toContain('Impersonating Bob Builder (you are Alice Admin)')
+    expect(await textOf(tab.page, 'signed-in')).toBe('Signed in as Bob Builder')
+    await testId(tab.page, 'nav-dashboard').click()
+    await testId(tab.page, 'load-one').click()
+    await testId(tab.page, 'results').filter({ hasText: 'bob' }).waitFor()
+
+    await testId(tab.page, 'stop-impersonating').click()
+    await testId(tab.page, 'impersonation-banner').waitFor({ state: 'detached' })
+    expect(await textOf(tab.page, 'signed-in')).toBe('Signed in as Alice Admin')
+    await testId(tab.page, 'load-one').click()
+    await testId(tab.page, 'results').filter({ hasText: 'alice' }).waitFor()
+    expect(tab.count('POST', '/auth/impersonate')).toBe(1)
+    expect(tab.count('POST', '/auth/unimpersonate')).toBe(1)
+    // The restored session has a refresh cookie again: a reload keeps the admin logged in.
+    await tab.page.reload()
+    await testId(tab.page, 'signed-in').filter({ hasText: 'Alice Admin' }).waitFor()
+  })
+
+  it('surfaces a refused impersonation to the caller', async () => {
+    const tab = await openTab()
+    await login(tab, 'bob')
+    await testId(tab.page, 'nav-admin').click()
+    await testId(tab.page, 'target').fill('alice')
+    await testId(tab.page, 'impersonate').click()
+    await testId(tab.page, 'admin-failure').filter({ hasText: 'not allowed' }).waitFor()
+    expect(await testId(tab.page, 'impersonation-banner').count()).toBe(0)
+  })
+})
+
+describe('options', () => {
+  it('automaticRefresh false: no refresh and no retry, the 401 reaches the page', async () => {
+    const local = await startServer({ NUXT_PUBLIC_SVC_AUTH_TOKEN_REFRESH_AUTOMATIC_REFRESH: 'false' }, 'client')
+    extraServers.push(local)
+    const tab = await openTab(local)
+    await login(tab)
+    await setExpiredToken(tab)
+    const before = tab.requests.length
+    await testId(tab.page, 'load-one').click()
+    await testId(tab.page, 'failure').filter({ hasText: 'failed: 401' }).waitFor()
+    const calls = tab.requests.slice(before)
+    expect(calls.map(c => `${c.method} ${c.path}`)).toEqual(['GET /api/protected/hello'])
+    expect(calls[0]!.authorization).toMatch(/^Bearer eyJ/)
+  })
+
+  it('enableSSR false: the server renders logged out without a helper, the browser restores the session', async () => {
+    const local = await startServer({ NUXT_SVC_AUTH_ENABLE_SSR: 'false', NUXT_PUBLIC_SVC_AUTH_ENABLE_SSR: 'false' }, 'client')
+    extraServers.push(local)
+    const tab = await openTab(local)
+    await login(tab)
+    const response = await tab.page.reload()
+    const html = await response!.text()
+    expect(html).not.toContain('Signed in as')
+    expect(html).toContain('no data')
+    await tab.page.waitForSelector('html[data-hydrated]')
+    expect(pathOf(tab.page)).toBe('/dashboard')
+    await testId(tab.page, 'signed-in').waitFor()
+    await testId(tab.page, 'load-one').click()
+    await testId(tab.page, 'results').filter({ hasText: 'alice' }).waitFor()
+    expect(tab.console.filter(m => /mismatch/i.test(m))).toEqual([])
+  })
+})

@@ -1,0 +1,222 @@
+import { decodeJwt } from 'jose'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { bearer, json, login, setCookieLine, setCookieValue, startServer, type Session, type TestServer } from './server'
+
+const admin = { sub: 'admin', email: 'admin@example.com', name: 'Ada Admin', role: 'admin' }
+let server: TestServer
+
+beforeAll(async () => {
+  server = await startServer({ NUXT_SVC_AUTH_IMPERSONATION_ENABLED: 'true' })
+})
+afterAll(() => server?.stop())
+
+interface HookCall { hook: string, payload: Record<string, unknown> }
+const hooks = async (): Promise<HookCall[]> => (await server.fetch('/api/test/hooks')).json()
+
+function post(path: string, token: string | undefined, body?: unknown, refreshCookie?: string): Promise<Response> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'impersonation-test' }
+  if (token) headers.authorization = `Bearer ${token}`
+  if (refreshCookie) headers.cookie = `svc-refresh=${refreshCookie}`
+  return server.fetch(path, { method: 'POST', headers, body: body === undefined ? undefined : JSON.stringify(body) })
+}
+
+async function impersonate(requester: Session, targetUserId: string, reason?: string) {
+  const res = await post('/auth/impersonate', requester.token, { targetUserId, reason }, requester.refreshCookie)
+  return { res, body: await res.json(), cookie: setCookieValue(res, 'svc-refresh') }
+}
+
+describe('POST /auth/impersonate', () => {
+  it('issues a token for the target with the impersonation context, lifetime and start hook', async () => {
+    const requester = await login(server, { ...admin })
+    await hooks()
+    const before = Date.now()
+    const { res, body, cookie } = await impersonate(requester, 'alice', 'Support ticket #42')
+    expect(res.status).toBe(200)
+    expect(Object.keys(body)).toEqual(['accessToken'])
+    const claims = decodeJwt(body.accessToken)
+    expect(claims).toMatchObject({ sub: 'alice', email: 'alice@example.com', name: 'Alice', role: 'user', org: 'o1' })
+    expect(claims.exp! - claims.iat!).toBe(900)
+    const ctx = claims.impersonation as Record<string, unknown>
+    expect(ctx).toMatchObject({ originalUserSub: 'admin', originalUserLookupId: 'admin', originalUserEmail: 'admin@example.com', originalUserName: 'Ada Admin', reason: 'Support ticket #42', originalClaims: { role: 'admin' } })
+    expect(new Date(ctx.impersonatedAt as string).getTime()).toBeGreaterThanOrEqual(before - 1000)
+    expect(ctx.impersonatedAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+    expect(cookie).toBeTruthy()
+    expect(setCookieLine(res, 'svc-refresh')).toContain('Max-Age=900')
+
+    const calls = await hooks()
+    expect(calls.map(c => c.hook)).toEqual(['check', 'fetchTarget', 'start'])
+    const [check, fetchTarget, start] = calls
+    expect(check!.payload).toMatchObject({ targetUserId: 'alice', reason: 'Support ticket #42', event: 'H3Event', userAgent: 'impersonation-test', requester: { sub: 'admin', role: 'admin' } })
+    expect(typeof check!.payload.ip).toBe('string')
+    expect(check!.payload.ip).not.toBe('')
+    expect(fetchTarget!.payload).toMatchObject({ targetUserId: 'alice', event: 'H3Event', requester: { sub: 'admin' } })
+    expect(start!.payload).toMatchObject({ reason: 'Support ticket #42', userAgent: 'impersonation-test', requester: { sub: 'admin' }, targetUser: { sub: 'alice', impersonation: { originalUserSub: 'admin' } }, event: 'H3Event' })
+    expect(typeof (start!.payload.timestamp as { date: string }).date).toBe('string')
+  })
+
+  it('fills event.context.user with the target and event.context.originalUser with the requester', async () => {
+    const requester = await login(server, { ...admin })
+    const { body } = await impersonate(requester, 'alice@example.com')
+    const res = await server.fetch('/api/whoami', bearer(body.accessToken))
+    expect(await res.json()).toEqual({ sub: 'alice', original: { sub: 'admin', email: 'admin@example.com', name: 'Ada Admin' } })
+  })
+
+  it('prevents chains: an impersonated token cannot impersonate again (403)', async () => {
+    const requester = await login(server, { ...admin })
+    const { body, cookie } = await impersonate(requester, 'alice')
+    const res = await post('/auth/impersonate', body.accessToken, { targetUserId: 'support' }, cookie)
+    expect(res.status).toBe(403)
+    expect(await res.json()).toMatchObject({ statusCode: 403, error: 'impersonation_chain' })
+  })
+
+  it('answers 403 when canImpersonate says no, 404 for an unknown target, and passes host statuses through', async () => {
+    const user = await login(server, { sub: 'alice', role: 'user' })
+    const denied = await post('/auth/impersonate', user.token, { targetUserId: 'admin' })
+    expect(denied.status).toBe(403)
+    expect(await denied.json()).toMatchObject({ error: 'forbidden' })
+
+    const requester = await login(server, { ...admin })
+    const missing = await post('/auth/impersonate', requester.token, { targetUserId: 'ghost' })
+    expect(missing.status).toBe(404)
+    const otherOrg = await post('/auth/impersonate', requester.token, { targetUserId: 'bob' })
+    expect(otherOrg.status).toBe(403)
+    expect(await otherOrg.json()).toMatchObject({ statusCode: 403, message: 'Target belongs to another organization' })
+    const limited = await post('/auth/impersonate', requester.token, { targetUserId: 'too-many' })
+    expect(limited.status).toBe(429)
+    const support = await login(server, { sub: 'support', role: 'support' })
+    const noReason = await post('/auth/impersonate', support.token, { targetUserId: 'alice' })
+    expect(noReason.status).toBe(400)
+    expect(await noReason.json()).toMatchObject({ statusCode: 400, message: 'A reason is required' })
+    const withReason = await post('/auth/impersonate', support.token, { targetUserId: 'alice', reason: 'ticket' })
+    expect(withReason.status).toBe(200)
+  })
+
+  it('a hook that throws without a status gives a generic 500 without details', async () => {
+    const requester = await login(server, { ...admin })
+    const res = await post('/auth/impersonate', requester.token, { targetUserId: 'crash' })
+    expect(res.status).toBe(500)
+    const body = await res.text()
+    expect(JSON.parse(body)).toEqual({ statusCode: 500, message: 'Internal server error', error: 'internal_error' })
+    expect(body).not.toContain('secret detail')
+    expect(server.output()).toContain('check hook crashed with a secret detail')
+  })
+
+  it('issues no token when the start audit hook fails', async () => {
+    const requester = await login(server, { sub: 'broken-audit', role: 'admin' })
+    const res = await post('/auth/impersonate', requester.token, { targetUserId: 'alice' }, requester.refreshCookie)
+    expect(res.status).toBe(500)
+    expect(setCookieValue(res, 'svc-refresh')).toBeUndefined()
+    // The requester's own session is untouched.
+    const refresh = await server.fetch('/auth/refresh', { method: 'POST', headers: { cookie: `svc-refresh=${requester.refreshCookie}` } })
+    expect(refresh.status).toBe(200)
+  })
+
+  it('validates the body and requires a bearer token', async () => {
+    const requester = await login(server, { ...admin })
+    expect((await post('/auth/impersonate', undefined, { targetUserId: 'alice' })).status).toBe(401)
+    for (const body of [{}, { targetUserId: '' }, { targetUserId: 5 }, { targetUserId: 'alice', reason: 'x'.repeat(501) }]) {
+      const res = await post('/auth/impersonate', requester.token, body)
+      expect(res.status, JSON.stringify(body)).toBe(400)
+      expect(await res.json()).toMatchObject({ error: 'bad_request' })
+    }
+  })
+})
+
+describe('while impersonating', () => {
+  it('refresh answers 403 and the requester\'s old session is gone', async () => {
+    const requester = await login(server, { ...admin })
+    const { cookie } = await impersonate(requester, 'alice')
+    const res = await server.fetch('/auth/refresh', { method: 'POST', headers: { cookie: `svc-refresh=${cookie}` } })
+    expect(res.status).toBe(403)
+    expect(await res.json()).toMatchObject({ statusCode: 403, error: 'impersonated_session' })
+    const old = await server.fetch('/auth/refresh', { method: 'POST', headers: { cookie: `svc-refresh=${requester.refreshCookie}` } })
+    expect(old.status).toBe(401)
+  })
+})
+
+describe('POST /auth/unimpersonate', () => {
+  it('restores the original user with its claims, sets a new refresh cookie and fires the end hook', async () => {
+    const requester = await login(server, { ...admin })
+    const { body, cookie } = await impersonate(requester, 'alice', 'check')
+    await hooks()
+    const res = await post('/auth/unimpersonate', body.accessToken, undefined, cookie)
+    expect(res.status).toBe(200)
+    const restored = await res.json()
+    expect(Object.keys(restored)).toEqual(['accessToken'])
+    const claims = decodeJwt(restored.accessToken)
+    expect(claims).toMatchObject({ sub: 'admin', email: 'admin@example.com', name: 'Ada Admin', role: 'admin', org: 'o1' })
+    expect(claims).not.toHaveProperty('impersonation')
+    const newCookie = setCookieValue(res, 'svc-refresh')!
+    expect(newCookie).toBeTruthy()
+    expect(setCookieLine(res, 'svc-refresh')).toContain('Max-Age=604800')
+    const refreshed = await server.fetch('/auth/refresh', { method: 'POST', headers: { cookie: `svc-refresh=${newCookie}` } })
+    expect(refreshed.status).toBe(200)
+    expect(decodeJwt((await refreshed.json()).token)).toMatchObject({ sub: 'admin', role: 'admin' })
+
+    const calls = await hooks()
+    expect(calls.map(c => c.hook)).toEqual(['end'])
+    expect(calls[0]!.payload).toMatchObject({ restoredUser: { sub: 'admin' }, impersonatedUser: { sub: 'alice', impersonation: { originalUserSub: 'admin' } }, event: 'H3Event', userAgent: 'impersonation-test' })
+    expect(typeof (calls[0]!.payload.timestamp as { date: string }).date).toBe('string')
+  })
+
+  it('is single use, and the impersonated session dies with it', async () => {
+    const requester = await login(server, { ...admin })
+    const { body, cookie } = await impersonate(requester, 'alice')
+    const results = await Promise.all(Array.from({ length: 10 }, () => post('/auth/unimpersonate', body.accessToken, undefined, cookie)))
+    expect(results.filter(r => r.status === 200)).toHaveLength(1)
+    const again = await post('/auth/unimpersonate', body.accessToken, undefined, cookie)
+    expect([401, 403]).toContain(again.status)
+  })
+
+  it('a leaked impersonated token without the browser\'s cookie cannot go back (403)', async () => {
+    const requester = await login(server, { ...admin })
+    const { body, cookie } = await impersonate(requester, 'alice')
+    expect((await post('/auth/unimpersonate', body.accessToken)).status).toBe(403)
+    const other = await login(server, { ...admin })
+    const mismatch = await post('/auth/unimpersonate', body.accessToken, undefined, other.refreshCookie)
+    expect(mismatch.status).toBe(403)
+    expect(await mismatch.json()).toMatchObject({ error: 'impersonation_session_mismatch' })
+    // The rightful browser still can.
+    expect((await post('/auth/unimpersonate', body.accessToken, undefined, cookie)).status).toBe(200)
+  })
+
+  it('answers 400 with a normal token and 401 without one or with an expired impersonated token', async () => {
+    const requester = await login(server, { ...admin })
+    const normal = await post('/auth/unimpersonate', requester.token, undefined, requester.refreshCookie)
+    expect(normal.status).toBe(400)
+    expect(await normal.json()).toMatchObject({ statusCode: 400, error: 'not_impersonating' })
+    expect((await post('/auth/unimpersonate', undefined)).status).toBe(401)
+
+    const short = await startServer({ NUXT_SVC_AUTH_IMPERSONATION_ENABLED: 'true', NUXT_SVC_AUTH_IMPERSONATION_TOKEN_EXPIRATION: '1' })
+    try {
+      const code = await (await short.fetch('/api/test/code', json({ user: admin }))).json()
+      const token = await (await short.fetch('/auth/token', json(code))).json()
+      const imp = await short.fetch('/auth/impersonate', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token.token}` }, body: JSON.stringify({ targetUserId: 'alice' }) })
+      const { accessToken } = await imp.json()
+      expect(decodeJwt(accessToken).exp! - decodeJwt(accessToken).iat!).toBe(1)
+      await new Promise(r => setTimeout(r, 7000))
+      const res = await short.fetch('/auth/unimpersonate', { method: 'POST', headers: { authorization: `Bearer ${accessToken}`, cookie: `svc-refresh=${setCookieValue(imp, 'svc-refresh')}` } })
+      expect(res.status).toBe(401)
+    }
+    finally {
+      await short.stop()
+    }
+  }, 20_000)
+})
+
+describe('disabled', () => {
+  it('both endpoints answer 404 when impersonation is off', async () => {
+    const off = await startServer()
+    try {
+      const requester = await login(off, { ...admin })
+      for (const path of ['/auth/impersonate', '/auth/unimpersonate']) {
+        const res = await off.fetch(path, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${requester.token}` }, body: JSON.stringify({ targetUserId: 'alice' }) })
+        expect(res.status).toBe(404)
+        expect(await res.json()).toMatchObject({ statusCode: 404, error: 'not_found' })
+      }
+    }
+    finally {
+      await off.stop()
+    }
+  })
+})

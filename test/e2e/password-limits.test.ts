@@ -1,0 +1,198 @@
+import Redis from 'ioredis'
+import { afterAll, describe, expect, it } from 'vitest'
+import { startServer, type TestServer } from './server'
+import { callbackCode, exchange, median, nextCode, otherCode, PASSWORD, post, registerUser, sentCodes, uniqueEmail } from './password-helpers'
+
+const servers: TestServer[] = []
+afterAll(async () => {
+  await Promise.all(servers.map(s => s.stop()))
+})
+
+async function start(env: Record<string, string>): Promise<TestServer> {
+  const server = await startServer(env, 'password')
+  servers.push(server)
+  return server
+}
+
+const sleep = (ms: number) => new Promise(r => setTimeout(r, ms))
+
+async function errorOf(res: Response): Promise<string> {
+  return ((await res.json()) as { error: string }).error
+}
+
+describe('code expiry', () => {
+  it('refuses a code after magicCodeTTL seconds', async () => {
+    const server = await start({ NUXT_SVC_AUTH_RATE_LIMIT_ENABLED: 'false', NUXT_SVC_AUTH_PROVIDERS_PASSWORD_MAGIC_CODE_TTL: '1' })
+    const email = uniqueEmail('expiry')
+    await post(server, '/auth/password/register', { email, password: PASSWORD })
+    const code = await nextCode(server, email, 'register')
+    await sleep(1300)
+    const late = await server.fetch(`/auth/password/register-verify?code=${code}`)
+    expect(late.status).toBe(400)
+    expect(await errorOf(late)).toBe('invalid_verification_code')
+    const lateByEmail = await post(server, '/auth/password/register-verify', { email, code }, { accept: 'application/json' })
+    expect(await errorOf(lateByEmail)).toBe('invalid_verification_code')
+    // A fresh code of the same server works at once.
+    await post(server, '/auth/password/register', { email, password: PASSWORD })
+    const fresh = await nextCode(server, email, 'register', 1)
+    await exchange(server, callbackCode(await server.fetch(`/auth/password/register-verify?code=${fresh}`)))
+  })
+})
+
+describe('enumeration by timing', () => {
+  // Low bcrypt cost (8) in the fixture; a slow mail server (40 ms per delivery) on this server.
+  // The two kinds of requests are interleaved in random order; the medians must be within 20%.
+  // A round can be disturbed by other load on the machine, so up to three rounds are measured
+  // and the best one counts: without the dummy hash (or with the reset code sent before the
+  // answer) every round differs by far more than 20%.
+  const ROUNDS = 3
+  const PAIRS = 25
+
+  async function compare(kinds: Record<'a' | 'b', () => Promise<Response>>): Promise<number> {
+    let best = Number.POSITIVE_INFINITY
+    for (let round = 0; round < ROUNDS && best > 1.2; round++) {
+      const times: Record<'a' | 'b', number[]> = { a: [], b: [] }
+      for (let i = 0; i < PAIRS + 3; i++) {
+        const order: Array<'a' | 'b'> = Math.random() < 0.5 ? ['a', 'b'] : ['b', 'a']
+        for (const kind of order) {
+          const started = performance.now()
+          const res = await kinds[kind]()
+          await res.arrayBuffer()
+          if (i >= 3) times[kind].push(performance.now() - started)
+          await sleep(5)
+        }
+      }
+      const [ma, mb] = [median(times.a), median(times.b)]
+      best = Math.min(best, Math.max(ma, mb) / Math.min(ma, mb))
+    }
+    return best
+  }
+
+  it('login: unknown email and wrong password take the same time', async () => {
+    const server = await start({ NUXT_SVC_AUTH_RATE_LIMIT_ENABLED: 'false', FIXTURE_SEND_DELAY_MS: '40' })
+    const email = uniqueEmail('timing')
+    await registerUser(server, email)
+    const ratio = await compare({
+      a: () => post(server, '/auth/password/login', { email, password: 'Wrong-password-1' }),
+      b: () => post(server, '/auth/password/login', { email: uniqueEmail('ghost'), password: 'Wrong-password-1' }),
+    })
+    expect(ratio).toBeLessThan(1.2)
+  })
+
+  it('reset-request: existing and unknown accounts take the same time', async () => {
+    const server = await start({ NUXT_SVC_AUTH_RATE_LIMIT_ENABLED: 'false', FIXTURE_SEND_DELAY_MS: '40' })
+    const email = uniqueEmail('timing-reset')
+    await registerUser(server, email)
+    const ratio = await compare({
+      a: () => post(server, '/auth/password/reset-request', { email }),
+      b: () => post(server, '/auth/password/reset-request', { email: uniqueEmail('ghost') }),
+    })
+    expect(ratio).toBeLessThan(1.2)
+    expect((await sentCodes(server, email, 'reset')).length).toBeGreaterThan(0)
+  })
+})
+
+describe('rate limits', () => {
+  const limited = {
+    NUXT_SVC_AUTH_RATE_LIMIT_LOGIN_PER_IP: '4',
+    NUXT_SVC_AUTH_RATE_LIMIT_LOGIN_PER_EMAIL: '6',
+    NUXT_SVC_AUTH_RATE_LIMIT_VERIFY_PER_IP: '5',
+    NUXT_SVC_AUTH_RATE_LIMIT_REGISTER_PER_IP: '3',
+    NUXT_SVC_AUTH_RATE_LIMIT_RESET_REQUEST_PER_EMAIL: '2',
+  }
+
+  async function expect429(res: Response, window: number) {
+    expect(res.status).toBe(429)
+    expect(await res.json()).toEqual({ statusCode: 429, message: 'Too many requests, try again later', error: 'rate_limited' })
+    const retryAfter = Number(res.headers.get('retry-after'))
+    expect(retryAfter).toBeGreaterThanOrEqual(1)
+    expect(retryAfter).toBeLessThanOrEqual(window)
+  }
+
+  it('limits per client address; X-Forwarded-For is ignored without trusted proxies', async () => {
+    const server = await start(limited)
+    const login = (email: string, xff: string) => post(server, '/auth/password/login', { email, password: 'Wrong-password-1' }, { 'x-forwarded-for': xff })
+    for (let i = 0; i < 4; i++) expect((await login(uniqueEmail(), `203.0.113.${i}`)).status).toBe(400)
+    await expect429(await login(uniqueEmail(), '203.0.113.99'), 900)
+    // Other endpoints have their own counters.
+    for (let i = 0; i < 3; i++) expect((await post(server, '/auth/password/register', { email: 'bad', password: PASSWORD })).status).toBe(400)
+    await expect429(await post(server, '/auth/password/register', { email: uniqueEmail(), password: PASSWORD }), 3600)
+  })
+
+  it('limits per email and per address behind a trusted proxy, and the verify endpoints per address', async () => {
+    const server = await start({ ...limited, NUXT_SVC_AUTH_RATE_LIMIT_TRUSTED_PROXIES: '["127.0.0.1", "::1"]' })
+    const login = (email: string, xff: string) => post(server, '/auth/password/login', { email, password: 'Wrong-password-1' }, { 'x-forwarded-for': xff })
+
+    // Per address: the client behind the proxy, not the proxy.
+    for (let i = 0; i < 4; i++) expect((await login(uniqueEmail(), '198.51.100.1')).status).toBe(400)
+    await expect429(await login(uniqueEmail(), '198.51.100.1'), 900)
+    // A forged entry left of the real client changes nothing: the right-most untrusted one counts.
+    await expect429(await login(uniqueEmail(), '10.9.8.7, 198.51.100.1'), 900)
+    expect((await login(uniqueEmail(), '198.51.100.2')).status).toBe(400)
+
+    // Per email: from many addresses, one email is limited after 6 requests in the window.
+    const victim = uniqueEmail('victim')
+    for (let i = 0; i < 6; i++) expect((await login(victim, `192.0.2.${i + 10}`)).status).toBe(400)
+    await expect429(await login(victim, '192.0.2.200'), 900)
+    await expect429(await login(` ${victim.toUpperCase()} `, '192.0.2.201'), 900)
+
+    // Verify endpoints share a per-address limit (every request counts, whatever the code).
+    const verify = (code: string, xff: string) => server.fetch(`/auth/password/login-verify?code=${code}`, { headers: { 'x-forwarded-for': xff } })
+    for (let i = 0; i < 5; i++) expect((await verify(String(100000 + i), '198.51.100.50')).status).toBe(400)
+    await expect429(await verify('100005', '198.51.100.50'), 900)
+    await expect429(await post(server, '/auth/password/register-verify', { code: '123456' }, { 'x-forwarded-for': '198.51.100.50' }), 900)
+    expect((await verify('100006', '198.51.100.51')).status).toBe(400)
+
+    // reset-request: per email, the same success answer until the limit.
+    const email = uniqueEmail('reset-limit')
+    for (let i = 0; i < 2; i++) expect((await post(server, '/auth/password/reset-request', { email }, { 'x-forwarded-for': `192.0.2.${i + 50}` })).status).toBe(200)
+    await expect429(await post(server, '/auth/password/reset-request', { email }, { 'x-forwarded-for': '192.0.2.60' }), 3600)
+  })
+
+  it('a right code is refused too once the address is limited', async () => {
+    const server = await start({ NUXT_SVC_AUTH_RATE_LIMIT_VERIFY_PER_IP: '3' })
+    const email = uniqueEmail('verify-limit')
+    await post(server, '/auth/password/register', { email, password: PASSWORD })
+    const code = await nextCode(server, email, 'register')
+    for (let i = 1; i <= 3; i++) expect((await server.fetch(`/auth/password/register-verify?code=${otherCode(code, i)}`)).status).toBe(400)
+    expect((await server.fetch(`/auth/password/register-verify?code=${code}`)).status).toBe(429)
+  })
+
+  it('can be switched off', async () => {
+    const server = await start({ ...limited, NUXT_SVC_AUTH_RATE_LIMIT_ENABLED: 'false' })
+    const email = uniqueEmail()
+    for (let i = 0; i < 12; i++) expect((await post(server, '/auth/password/login', { email, password: 'Wrong-password-1' })).status).toBe(400)
+  })
+
+  it('hold across server instances sharing Redis', async () => {
+    const prefix = `svc-auth-e2e-pw:${process.pid}:${Date.now().toString(36)}:`
+    const redisEnv = {
+      NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'redis',
+      NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_PREFIX: prefix,
+      NUXT_SVC_AUTH_RATE_LIMIT_LOGIN_PER_EMAIL: '3',
+    }
+    const redis = new Redis({ host: '127.0.0.1', port: 6379, lazyConnect: true, maxRetriesPerRequest: 1 })
+    await redis.connect()
+    try {
+      const [a, b] = await Promise.all([start(redisEnv), start(redisEnv)])
+      const email = uniqueEmail('shared')
+      const statuses: number[] = []
+      for (const server of [a, b, a, b]) statuses.push((await post(server, '/auth/password/login', { email, password: 'Wrong-password-1' })).status)
+      expect(statuses).toEqual([400, 400, 400, 429])
+
+      // A code issued by one instance is verified by the other, and its attempts are shared.
+      const user = uniqueEmail('shared-code')
+      await post(a, '/auth/password/register', { email: user, password: PASSWORD })
+      const code = await nextCode(a, user, 'register')
+      for (const server of [b, a, b, a]) expect((await post(server, '/auth/password/register-verify', { email: user, code: otherCode(code) }, { accept: 'application/json' })).status).toBe(400)
+      const last = await post(b, '/auth/password/register-verify', { email: user, code: otherCode(code) }, { accept: 'application/json' })
+      expect(await errorOf(last)).toBe('too_many_attempts')
+      expect(await errorOf(await a.fetch(`/auth/password/register-verify?code=${code}`))).toBe('too_many_attempts')
+    }
+    finally {
+      const keys = await redis.keys(`${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`)
+      if (keys.length) await redis.del(...keys)
+      redis.disconnect()
+    }
+  })
+})

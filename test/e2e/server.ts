@@ -1,0 +1,126 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+
+/** Fixtures built by the global setup. */
+export const FIXTURES = ['basic', 'password', 'client', 'oauth'] as const
+export type Fixture = (typeof FIXTURES)[number]
+
+export interface TestServer {
+  url: string
+  process: ChildProcess
+  /** Directory of the fs records of this server (removed by stop()). */
+  dataDir: string
+  fetch(path: string, init?: RequestInit): Promise<Response>
+  /** Everything the server printed so far. */
+  output(): string
+  stop(): Promise<void>
+}
+
+/** A free loopback port. */
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer()
+    server.unref()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))))
+    })
+  })
+}
+
+/** Starts the built server of a fixture on a free loopback port, with extra environment variables. */
+export async function startServer(env: Record<string, string> = {}, fixture: Fixture | string = 'basic'): Promise<TestServer> {
+  const root = fixture.startsWith('/') ? fixture : resolve(import.meta.dirname, '../fixtures', fixture)
+  const port = await freePort()
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-auth-e2e-'))
+  let log = ''
+  const child = spawn(process.execPath, [join(root, '.output/server/index.mjs')], {
+    cwd: root,
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_BASE: dataDir,
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const exited = new Promise<void>(r => child.once('exit', () => r()))
+  child.stdout?.on('data', (d: Buffer) => (log += d.toString()))
+  child.stderr?.on('data', (d: Buffer) => (log += d.toString()))
+  const url = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 20_000
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`Server exited early (${child.exitCode}):\n${log}`)
+    if (/Listening on/.test(log)) break
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL')
+      throw new Error(`Server did not start:\n${log}`)
+    }
+    await new Promise(r => setTimeout(r, 50))
+  }
+  return {
+    url,
+    process: child,
+    dataDir,
+    fetch: (path, init) => fetch(url + path, { redirect: 'manual', ...init }),
+    output: () => log,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM')
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5000)
+        await exited
+        clearTimeout(timer)
+      }
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
+
+export interface Session {
+  token: string
+  refreshCookie: string | undefined
+  body: Record<string, unknown>
+  response: Response
+}
+
+/** The value of a cookie set by a response, or undefined (an expired deletion counts as ''). */
+export function setCookieValue(res: Response, name: string): string | undefined {
+  for (const line of res.headers.getSetCookie()) {
+    const [pair] = line.split(';')
+    const [key, ...rest] = pair!.split('=')
+    if (key!.trim() === name) return rest.join('=')
+  }
+  return undefined
+}
+
+/** Full Set-Cookie line of a cookie. */
+export function setCookieLine(res: Response, name: string): string | undefined {
+  return res.headers.getSetCookie().find(line => line.startsWith(`${name}=`))
+}
+
+export const json = (body: unknown): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+
+/** Issues an authorization code through the fixture's test route. */
+export async function issueCode(server: Pick<TestServer, 'fetch'>, user: Record<string, unknown> = { sub: 'user-1', email: 'user@example.com', name: 'Test User' }, claims?: Record<string, unknown>): Promise<string> {
+  const res = await server.fetch('/api/test/code', json({ user, claims }))
+  if (res.status !== 200) throw new Error(`issue code failed: ${res.status} ${await res.text()}`)
+  return ((await res.json()) as { code: string }).code
+}
+
+/** Logs a user in: issue a code, exchange it, keep the token and the refresh cookie. */
+export async function login(server: Pick<TestServer, 'fetch'>, user?: Record<string, unknown>, cookieName = 'svc-refresh'): Promise<Session> {
+  const code = await issueCode(server, user)
+  const response = await server.fetch('/auth/token', json({ code }))
+  const body = (await response.json()) as Record<string, unknown>
+  if (response.status !== 200) throw new Error(`token exchange failed: ${response.status} ${JSON.stringify(body)}`)
+  return { token: body.token as string, refreshCookie: setCookieValue(response, cookieName), body, response }
+}
+
+export const bearer = (token: string): RequestInit => ({ headers: { authorization: `Bearer ${token}` } })
+export const cookie = (value: string, name = 'svc-refresh'): RequestInit => ({ method: 'POST', headers: { cookie: `${name}=${value}` } })

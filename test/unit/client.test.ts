@@ -1,0 +1,391 @@
+import { describe, expect, it, vi } from 'vitest'
+import { routeAccess, authMetaOf, namedMiddlewareOf } from '../../src/runtime/app/lib/access'
+import { createAuthFetchCore, shareRefresh, statusOf, withBearer, type AuthFetchDeps, type AuthFetchOptions, type RefreshHolder, type RefreshOutcome } from '../../src/runtime/app/lib/auth-fetch'
+import { decodeTokenClaims, originalUserOf, userFromClaims, userFromToken } from '../../src/runtime/app/lib/claims'
+import { isAuthEndpoint, isPublicRoute, isSameOriginRequest, loginUrl, matchesRouteGlob, normalizePath, refreshErrorUrl, safeRedirect, stripBase, withQuery } from '../../src/runtime/app/lib/paths'
+import { defaultOptions } from '../../src/build/options'
+
+const endpoints = defaultOptions.endpoints
+
+function jwt(payload: Record<string, unknown>): string {
+  const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
+  return `${part({ alg: 'HS256', typ: 'at+jwt' })}.${part(payload)}.signature`
+}
+
+describe('route globs', () => {
+  it.each([
+    ['/', '/', true],
+    ['/', '/about', false],
+    ['/about', '/about', true],
+    ['/about', '/about/', true],
+    ['/about', '/about?x=1#top', true],
+    ['/about', '/about/team', false],
+    ['/about', '/aboutus', false],
+    ['/blog/*', '/blog/post', true],
+    ['/blog/*', '/blog', false],
+    ['/blog/*', '/blog/a/b', false],
+    ['/blog/**', '/blog', true],
+    ['/blog/**', '/blog/a/b/c', true],
+    ['/blog/**', '/blogs', false],
+    ['/docs/*/edit', '/docs/intro/edit', true],
+    ['/docs/*/edit', '/docs/a/b/edit', false],
+    ['/docs/**/edit', '/docs/a/b/edit', true],
+    ['/docs/**/edit', '/docs/edit', true],
+    ['/files/*.pdf', '/files/report.pdf', true],
+    ['/files/*.pdf', '/files/reportXpdf', false],
+    ['/a+b/(x)', '/a+b/(x)', true],
+    ['/**', '/anything/at/all', true],
+  ])('%s matches %s: %s', (pattern, path, expected) => {
+    expect(matchesRouteGlob(pattern, path)).toBe(expected)
+  })
+
+  it('checks a path against a list of publicRoutes', () => {
+    expect(isPublicRoute('/public/x', ['/', '/public/**'])).toBe(true)
+    expect(isPublicRoute('/dashboard', ['/', '/public/**'])).toBe(false)
+    expect(isPublicRoute('/dashboard', [])).toBe(false)
+    expect(isPublicRoute('/dashboard', undefined)).toBe(false)
+  })
+
+  it('normalizes paths and strips the app base URL', () => {
+    expect(normalizePath('/a/b/?q#h')).toBe('/a/b')
+    expect(normalizePath('')).toBe('/')
+    expect(stripBase('/app/dashboard', '/app/')).toBe('/dashboard')
+    expect(stripBase('/app', '/app/')).toBe('/')
+    expect(stripBase('/application', '/app/')).toBe('/application')
+    expect(stripBase('/dashboard', '/')).toBe('/dashboard')
+  })
+})
+
+describe('URL rules', () => {
+  it('sends the token only to same-origin relative URLs', () => {
+    expect(isSameOriginRequest('/api/user/me')).toBe(true)
+    expect(isSameOriginRequest('/api/x', '/base/')).toBe(true)
+    for (const url of ['https://evil.example/api', '//evil.example/api', '/\\evil.example', 'api/x', '', '/%2F%2Fevil.example']) {
+      expect(isSameOriginRequest(url), url).toBe(false)
+    }
+    expect(isSameOriginRequest('/api/x', 'https://evil.example')).toBe(false)
+    expect(isSameOriginRequest(new Request('https://evil.example/'))).toBe(false)
+  })
+
+  it('recognizes the authentication endpoints by whole path segments', () => {
+    for (const path of ['/auth/refresh', '/auth/token', '/auth/logout', '/auth/callback', '/auth/impersonate', '/auth/unimpersonate', '/auth/password/change', '/auth/mock', '/auth/refresh?x=1']) {
+      expect(isAuthEndpoint(path, endpoints), path).toBe(true)
+    }
+    for (const path of ['/api/user/me', '/authors', '/api/auth', '/']) {
+      expect(isAuthEndpoint(path, endpoints), path).toBe(false)
+    }
+    const custom = { ...endpoints, authPath: '/session', loginPath: '/login-with', refreshPath: '/api/renew' }
+    expect(isAuthEndpoint('/api/renew', custom)).toBe(true)
+    expect(isAuthEndpoint('/login-with/github', custom)).toBe(true)
+    expect(isAuthEndpoint('/session/token', custom)).toBe(true)
+    expect(isAuthEndpoint('/auth/anything', custom)).toBe(false)
+    expect(isAuthEndpoint('/refresh', endpoints, '/auth')).toBe(true)
+  })
+
+  it('builds the refresh failure URL of rule 6', () => {
+    expect(refreshErrorUrl('/')).toBe('/?error=token_refresh_failed&error_description=Your%20session%20has%20expired.%20Please%20log%20in%20again.')
+    expect(refreshErrorUrl('/login?tab=2', 'a&b')).toBe('/login?tab=2&error=token_refresh_failed&error_description=a%26b')
+    expect(refreshErrorUrl('https://evil.example/')).toMatch(/^\/\?error=token_refresh_failed&/)
+  })
+
+  it('appends query parameters before the hash and skips undefined ones', () => {
+    expect(withQuery('/a#h', { x: '1 2', y: undefined })).toBe('/a?x=1%202#h')
+    expect(withQuery('/a', {})).toBe('/a')
+  })
+
+  it('only follows relative redirect targets', () => {
+    expect(safeRedirect('/profile?tab=1', '/')).toBe('/profile?tab=1')
+    for (const target of ['https://evil.example', '//evil.example', '/\\evil.example', 'javascript:alert(1)', 42, undefined, '/%2F%2Fevil']) {
+      expect(safeRedirect(target, '/home'), String(target)).toBe('/home')
+    }
+    expect(safeRedirect('/auth/callback?code=x', '/home', ['/auth/callback'])).toBe('/home')
+  })
+
+  it('builds provider login URLs with a relative redirect only', () => {
+    expect(loginUrl('/auth', 'github')).toBe('/auth/github')
+    expect(loginUrl('/auth/', 'mock', { redirect: '/admin', query: { user: '1' } })).toBe('/auth/mock?user=1&redirect=%2Fadmin')
+    expect(loginUrl('/auth', 'mock', { redirect: 'https://evil.example' })).toBe('/auth/mock')
+    expect(loginUrl('/auth', '../x')).toBe('/auth/..%2Fx')
+  })
+})
+
+describe('token claims', () => {
+  it('decodes the payload (UTF-8 included) and hides the token and session ids', () => {
+    const token = jwt({ sub: 'u1', name: 'Zoë Åländ', jti: 'j', sid: 's', role: 'admin', exp: 1 })
+    expect(decodeTokenClaims(token)).toMatchObject({ sub: 'u1', name: 'Zoë Åländ', jti: 'j', sid: 's' })
+    expect(userFromToken(token)).toEqual({ sub: 'u1', name: 'Zoë Åländ', role: 'admin', exp: 1 })
+    expect(userFromClaims(null)).toBeNull()
+  })
+
+  it('answers null for anything that is not a JWT with a subject', () => {
+    for (const value of [undefined, '', 'abc', 'a.b', 'a.!!!.c', jwt({ name: 'no sub' }), `x.${Buffer.from('[1]').toString('base64url')}.y`]) {
+      expect(decodeTokenClaims(value)).toBeNull()
+    }
+  })
+
+  it('reads the original user of an impersonated token', () => {
+    const impersonation = { originalUserSub: 'admin', originalUserLookupId: 'admin', originalUserName: 'Ada', originalUserEmail: 'ada@example.com', impersonatedAt: '2025-01-01T00:00:00Z' }
+    expect(originalUserOf({ sub: 'bob', impersonation })).toEqual({ sub: 'admin', name: 'Ada', email: 'ada@example.com' })
+    expect(originalUserOf({ sub: 'bob' })).toBeNull()
+    expect(originalUserOf(null)).toBeNull()
+  })
+})
+
+describe('route access of the client middleware', () => {
+  const middleware = { global: false, redirectTo: '/login', publicRoutes: ['/public/**'] }
+  const exempt = ['/auth/callback', '/error']
+  const access = (path: string, meta?: unknown, named?: 'auth' | 'guest', global = false) =>
+    routeAccess({ path, meta, named, middleware: { ...middleware, global }, exempt })
+
+  it('protects pages that ask for it, or every page with `global`', () => {
+    expect(access('/dashboard')).toBe('open')
+    expect(access('/dashboard', { auth: true })).toBe('protected')
+    expect(access('/dashboard', {}, 'auth')).toBe('protected')
+    expect(access('/dashboard', {}, undefined, true)).toBe('protected')
+  })
+
+  it('honours opt-outs, publicRoutes, the login page and the exempt pages', () => {
+    expect(access('/dashboard', { auth: false }, 'auth', true)).toBe('open')
+    expect(access('/public/a/b', {}, undefined, true)).toBe('open')
+    expect(access('/public/a', { auth: true })).toBe('open')
+    expect(access('/login', {}, undefined, true)).toBe('open')
+    expect(access('/login/', {}, 'auth')).toBe('open')
+    expect(access('/auth/callback', { auth: true }, 'auth', true)).toBe('open')
+    expect(access('/error', {}, undefined, true)).toBe('open')
+  })
+
+  it('keeps guest pages for logged-out visitors', () => {
+    expect(access('/login', { auth: 'guest' }, undefined, true)).toBe('guest')
+    expect(access('/signup', { middleware: 'guest' }, undefined, true)).toBe('guest')
+    expect(access('/signup', { middleware: ['x', 'guest'] }, undefined, true)).toBe('guest')
+    expect(access('/named', { middleware: ['auth'] })).toBe('protected')
+    expect(namedMiddlewareOf({ middleware: [() => {}] })).toBeUndefined()
+    expect(access('/register', {}, 'guest')).toBe('guest')
+    expect(access('/public/signup', { auth: 'guest' })).toBe('guest')
+  })
+
+  it('ignores unknown meta values', () => {
+    expect(authMetaOf({ auth: 'yes' })).toBeUndefined()
+    expect(authMetaOf(null)).toBeUndefined()
+    expect(access('/x', { auth: 'yes' })).toBe('open')
+  })
+})
+
+describe('shared refresh', () => {
+  it('shares one in-flight refresh between concurrent callers and frees the holder afterwards', async () => {
+    const holder: RefreshHolder = { pending: null }
+    let resolve!: (outcome: RefreshOutcome) => void
+    const refresh = vi.fn(() => new Promise<RefreshOutcome>((r) => { resolve = r }))
+    const calls = Array.from({ length: 5 }, () => shareRefresh(holder, refresh))
+    expect(refresh).toHaveBeenCalledTimes(1)
+    resolve({ token: 'new' })
+    const outcomes = await Promise.all(calls)
+    expect(new Set(outcomes).size).toBe(1)
+    expect(outcomes[0]).toEqual({ token: 'new' })
+    expect(holder.pending).toBeNull()
+    refresh.mockImplementation(async () => ({ token: 'newer' }))
+    expect(await shareRefresh(holder, refresh)).toEqual({ token: 'newer' })
+    expect(refresh).toHaveBeenCalledTimes(2)
+  })
+
+  it('turns a throwing refresh into a failed outcome', async () => {
+    const holder: RefreshHolder = { pending: null }
+    const outcome = await shareRefresh(holder, async () => {
+      throw new Error('offline')
+    })
+    expect(outcome).toEqual({ token: null, message: 'offline' })
+    expect(holder.pending).toBeNull()
+  })
+})
+
+class FakeHttpError extends Error {
+  constructor(public status: number) {
+    super(`HTTP ${status}`)
+  }
+
+  get response() {
+    return { status: this.status }
+  }
+}
+
+interface Sent {
+  url: string
+  authorization: string | null
+  options: AuthFetchOptions
+}
+
+/** A server that answers 401 to every token but `valid`, and a refresh that returns `valid`. */
+function harness(overrides: Partial<AuthFetchDeps> = {}, opts: { refreshResult?: RefreshOutcome, refreshDelay?: number } = {}) {
+  const state = { token: 'expired' as string | null }
+  const sent: Sent[] = []
+  const holder: RefreshHolder = { pending: null }
+  const refreshCalls = vi.fn(async (): Promise<RefreshOutcome> => {
+    await new Promise(r => setTimeout(r, opts.refreshDelay ?? 5))
+    const outcome = opts.refreshResult ?? { token: 'valid' }
+    state.token = outcome.token
+    return outcome
+  })
+  const failures: Array<{ outcome: RefreshOutcome, hadSession: boolean }> = []
+  const send = vi.fn(async (request: string | Request, options: AuthFetchOptions) => {
+    const authorization = new Headers(options.headers).get('authorization')
+    sent.push({ url: String(request), authorization, options })
+    if (String(request).includes('network')) throw new TypeError('fetch failed')
+    if (String(request).includes('boom')) throw new FakeHttpError(500)
+    if (String(request).includes('/auth/') || String(request).includes('/api/')) {
+      if (authorization !== 'Bearer valid') throw new FakeHttpError(401)
+    }
+    return { ok: String(request) }
+  })
+  const deps: AuthFetchDeps = {
+    automaticRefresh: true,
+    getToken: () => state.token,
+    pendingRefresh: () => holder.pending,
+    refresh: () => shareRefresh(holder, refreshCalls),
+    hasSession: () => false,
+    onRefreshFailed: (outcome, { hadSession }) => {
+      failures.push({ outcome, hadSession })
+    },
+    isAuthEndpoint: (request, baseURL) => isAuthEndpoint(request, endpoints, baseURL),
+    ...overrides,
+  }
+  return { state, sent, send, deps, holder, refreshCalls, failures, authFetch: createAuthFetchCore(send, deps) }
+}
+
+describe('fetch helper rules', () => {
+  it('rule 1: a bearer token when one is in memory, none otherwise, never to another host', async () => {
+    const h = harness()
+    h.state.token = 'valid'
+    await h.authFetch('/api/a')
+    h.state.token = null
+    await h.authFetch('/public')
+    h.state.token = 'valid'
+    await h.authFetch('https://evil.example/data')
+    await h.authFetch('/data', { baseURL: 'https://evil.example' })
+    expect(h.sent.map(s => s.authorization)).toEqual(['Bearer valid', null, null, null])
+  })
+
+  it('rule 3: a 401 triggers one refresh and one retry with the new token', async () => {
+    const h = harness()
+    expect(await h.authFetch('/api/data')).toEqual({ ok: '/api/data' })
+    expect(h.refreshCalls).toHaveBeenCalledTimes(1)
+    expect(h.sent.map(s => s.authorization)).toEqual(['Bearer expired', 'Bearer valid'])
+  })
+
+  it('rule 3: the retry is not retried again when it fails too', async () => {
+    const h = harness({}, { refreshResult: { token: 'still-bad' } })
+    await expect(h.authFetch('/api/data')).rejects.toMatchObject({ status: 401 })
+    expect(h.refreshCalls).toHaveBeenCalledTimes(1)
+    expect(h.sent).toHaveLength(2)
+    expect(h.failures).toHaveLength(0)
+  })
+
+  it('rule 4: five concurrent 401s share one refresh, then each retries once', async () => {
+    const h = harness()
+    const answers = await Promise.all(Array.from({ length: 5 }, (_, i) => h.authFetch(`/api/item/${i}`)))
+    expect(answers).toHaveLength(5)
+    expect(h.refreshCalls).toHaveBeenCalledTimes(1)
+    expect(h.sent.filter(s => s.authorization === 'Bearer expired')).toHaveLength(5)
+    expect(h.sent.filter(s => s.authorization === 'Bearer valid')).toHaveLength(5)
+  })
+
+  it('rule 4: requests wait for a refresh in flight and carry its token', async () => {
+    const h = harness({}, { refreshDelay: 20 })
+    void h.deps.refresh()
+    expect(await h.authFetch('/api/data')).toEqual({ ok: '/api/data' })
+    expect(h.sent.map(s => s.authorization)).toEqual(['Bearer valid'])
+    expect(h.refreshCalls).toHaveBeenCalledTimes(1)
+  })
+
+  it('rule 4: a 401 that arrives after another request already refreshed reuses the new token', async () => {
+    const h = harness()
+    const send = vi.fn(async (_request: string | Request, options: AuthFetchOptions) => {
+      const authorization = new Headers(options.headers).get('authorization')
+      if (authorization === 'Bearer expired') {
+        h.state.token = 'valid'
+        throw new FakeHttpError(401)
+      }
+      return authorization
+    })
+    const authFetch = createAuthFetchCore(send, h.deps)
+    expect(await authFetch('/api/late')).toBe('Bearer valid')
+    expect(h.refreshCalls).not.toHaveBeenCalled()
+  })
+
+  it('rule 5: authentication endpoints are never refreshed or retried', async () => {
+    const h = harness()
+    await expect(h.authFetch('/auth/password/change', { method: 'POST' })).rejects.toMatchObject({ status: 401 })
+    await expect(h.authFetch('/auth/refresh', { method: 'POST' })).rejects.toMatchObject({ status: 401 })
+    expect(h.refreshCalls).not.toHaveBeenCalled()
+    expect(h.sent).toHaveLength(2)
+    expect(h.sent[0]!.authorization).toBe('Bearer expired')
+  })
+
+  it('rule 6: a failed refresh reports the failure and the caller gets the 401', async () => {
+    const h = harness({}, { refreshResult: { token: null, status: 401, message: 'Invalid or expired refresh token' } })
+    await expect(h.authFetch('/api/data')).rejects.toMatchObject({ status: 401 })
+    expect(h.failures).toEqual([{ outcome: { token: null, status: 401, message: 'Invalid or expired refresh token' }, hadSession: true }])
+    expect(h.sent).toHaveLength(1)
+  })
+
+  it('rule 6: without a token or a shown session the failure is not a lost session', async () => {
+    const h = harness({}, { refreshResult: { token: null, status: 401 } })
+    h.state.token = null
+    await expect(h.authFetch('/api/data')).rejects.toMatchObject({ status: 401 })
+    expect(h.failures).toEqual([{ outcome: { token: null, status: 401 }, hadSession: false }])
+    const shown = harness({ hasSession: () => true }, { refreshResult: { token: null, status: 401 } })
+    shown.state.token = null
+    await expect(shown.authFetch('/api/data')).rejects.toMatchObject({ status: 401 })
+    expect(shown.failures[0]!.hadSession).toBe(true)
+  })
+
+  it('rule 7: with automaticRefresh false no refresh and no retry, the bearer is still sent', async () => {
+    const h = harness({ automaticRefresh: false })
+    await expect(h.authFetch('/api/data')).rejects.toMatchObject({ status: 401 })
+    expect(h.refreshCalls).not.toHaveBeenCalled()
+    expect(h.sent.map(s => s.authorization)).toEqual(['Bearer expired'])
+  })
+
+  it('rule 9: network errors are not retried and other failures reach the caller', async () => {
+    const h = harness()
+    h.state.token = 'valid'
+    await expect(h.authFetch('/network/down')).rejects.toBeInstanceOf(TypeError)
+    await expect(h.authFetch('/boom')).rejects.toMatchObject({ status: 500 })
+    expect(h.sent).toHaveLength(2)
+    expect(h.refreshCalls).not.toHaveBeenCalled()
+    expect(h.sent.every(s => s.options.retry === 0)).toBe(true)
+  })
+
+  it('keeps caller options and lets an explicit retry through', async () => {
+    const h = harness()
+    h.state.token = 'valid'
+    await h.authFetch('/api/x', { method: 'POST', retry: 2, headers: { 'x-trace': '1' } })
+    expect(h.sent[0]!.options).toMatchObject({ method: 'POST', retry: 2 })
+    expect(new Headers(h.sent[0]!.options.headers).get('x-trace')).toBe('1')
+  })
+})
+
+describe('helpers', () => {
+  it('reads statuses of ofetch errors and sets no header without a token', () => {
+    expect(statusOf(new FakeHttpError(401))).toBe(401)
+    expect(statusOf({ statusCode: 403 })).toBe(403)
+    expect(statusOf(new TypeError('fetch failed'))).toBeUndefined()
+    expect(statusOf(null)).toBeUndefined()
+    expect(withBearer({ headers: { a: 'b' } }, null)).toEqual({ retry: 0, headers: { a: 'b' } })
+  })
+})
+
+describe('callback page registration', () => {
+  it('finds an app page at the callback path, nested routes included', async () => {
+    const { hasPageAt } = await import('../../src/build/client')
+    expect(hasPageAt([{ path: '/auth/callback', file: 'a.vue' }], '/auth/callback')).toBe(true)
+    expect(hasPageAt([{ path: '/auth', file: 'auth.vue', children: [{ path: 'callback', file: 'c.vue' }] }], '/auth/callback')).toBe(true)
+    expect(hasPageAt([{ path: '/auth', file: 'auth.vue', children: [{ path: 'other', file: 'o.vue' }] }], '/auth/callback')).toBe(false)
+    expect(hasPageAt([], '/auth/callback')).toBe(false)
+  })
+
+  it('types the auth page meta', async () => {
+    const { appTypeTemplate } = await import('../../src/build/type-template')
+    expect(appTypeTemplate()).toContain("auth?: boolean | 'guest'")
+    expect(appTypeTemplate()).toContain("declare module '#app'")
+  })
+})

@@ -1,0 +1,308 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { calculatePKCECodeChallenge, generateRandomCodeVerifier } from 'oauth4webapi'
+import { afterAll, describe, expect, it } from 'vitest'
+import { defaultOptions } from '../../src/build/options'
+import { hostRouteExists, oauthRoutes, publicProviderNames, runtimeProviders } from '../../src/build/oauth'
+import { guardedFetch } from '../../src/runtime/server/lib/oauth/http'
+import { findMockUser, isMockEnabled, s256 } from '../../src/runtime/server/lib/oauth/mock'
+import {
+  mapGitHubProfile,
+  mapMockProfile,
+  mapOidcProfile,
+  mockUserClaims,
+  oauthProviderNames,
+  resolveProvider,
+} from '../../src/runtime/server/lib/oauth/providers'
+import { isErrorCode, isSafeRedirect, sanitizeErrorText, withQueryParams } from '../../src/runtime/server/lib/oauth/redirect'
+import { isAllowedProviderUrl, validateProviders } from '../../src/runtime/server/lib/oauth/validate'
+import type { ProvidersOptions } from '../../src/runtime/types/providers'
+
+const endpoints = defaultOptions.endpoints
+const creds = { clientId: 'id', clientSecret: 'secret' }
+
+describe('isSafeRedirect', () => {
+  it('accepts same-origin paths', () => {
+    for (const value of ['/', '/dashboard', '/a/b?tab=1#x', '/caf%C3%A9', '/search?q=a%2Fb']) expect(isSafeRedirect(value), value).toBe(true)
+  })
+
+  it('refuses other origins, including encoded and backslash variants', () => {
+    const refused = [
+      '', 'dashboard', '//evil.example', '///evil.example', '/\\evil.example', '\\\\evil.example', 'https://evil.example',
+      'javascript:alert(1)', '%2F%2Fevil.example', '/%2F%2Fevil.example', '/%252F%252Fevil.example',
+      '/%25252F%25252Fevil.example', '/%5Cevil.example', '/%255Cevil.example', '/\t/evil.example', '/%09/evil.example',
+      '/%0d%0aSet-Cookie:x=y', '/%E0%A4%A', `/${'a'.repeat(1100)}`,
+    ]
+    for (const value of refused) expect(isSafeRedirect(value), value).toBe(false)
+    expect(isSafeRedirect(42)).toBe(false)
+    expect(isSafeRedirect(['/a'])).toBe(false)
+  })
+})
+
+describe('redirect helpers', () => {
+  it('adds query parameters to a path, keeping its query and fragment', () => {
+    expect(withQueryParams('/login', { error: 'access_denied', error_description: 'No way & no' })).toBe('/login?error=access_denied&error_description=No+way+%26+no')
+    expect(withQueryParams('/login?lang=de#top', { code: 'c' })).toBe('/login?lang=de&code=c#top')
+  })
+
+  it('keeps provider error texts to the RFC 6749 character set', () => {
+    expect(sanitizeErrorText('Denied\n<script>"x"</script>\\')).toBe('Denied <script> x </script>')
+    expect(sanitizeErrorText('x'.repeat(500))).toHaveLength(200)
+    expect(isErrorCode('access_denied')).toBe(true)
+    expect(isErrorCode('<b>')).toBe(false)
+    expect(isErrorCode('a'.repeat(80))).toBe(false)
+  })
+})
+
+describe('provider presets', () => {
+  it('google: OpenID Connect with built-in endpoints, or discovery when the issuer is overridden', () => {
+    const google = resolveProvider('google', 'google', creds)
+    expect(google).toMatchObject({ openid: true, scopes: ['openid', 'email', 'profile'], profile: 'oidc', tokenEndpointAuthMethod: 'client_secret_basic', discoveryIssuer: undefined })
+    expect(google.endpoints).toMatchObject({ issuer: 'https://accounts.google.com', authorization_endpoint: 'https://accounts.google.com/o/oauth2/v2/auth', jwks_uri: 'https://www.googleapis.com/oauth2/v3/certs' })
+    const local = resolveProvider('google', 'google', { ...creds, issuer: 'http://127.0.0.1:4000' })
+    expect(local.discoveryIssuer).toBe('http://127.0.0.1:4000')
+    expect(local.endpoints).toEqual({ issuer: 'http://127.0.0.1:4000' })
+    const explicit = resolveProvider('google', 'google', { ...creds, issuer: 'https://idp.example', authorizationUrl: 'https://idp.example/a', tokenUrl: 'https://idp.example/t', jwksUrl: 'https://idp.example/k' })
+    expect(explicit.discoveryIssuer).toBeUndefined()
+    expect(explicit.endpoints).toMatchObject({ issuer: 'https://idp.example', token_endpoint: 'https://idp.example/t', jwks_uri: 'https://idp.example/k' })
+  })
+
+  it('github: OAuth 2.0 scopes, client_secret_post, API base override', () => {
+    const github = resolveProvider('github', 'github', creds)
+    expect(github).toMatchObject({ openid: false, scopes: ['user:email', 'read:user'], profile: 'github', tokenEndpointAuthMethod: 'client_secret_post', apiUrl: 'https://api.github.com' })
+    expect(resolveProvider('github', 'github', { ...creds, apiUrl: 'https://ghe.example/api/v3/' }).apiUrl).toBe('https://ghe.example/api/v3')
+  })
+
+  it('auth0: endpoints of the tenant domain, audience as an authorization parameter', () => {
+    const auth0 = resolveProvider('auth0', 'auth0', { ...creds, domain: 'acme.eu.auth0.com', audience: 'https://api.acme', authorizationParams: { prompt: 'login' } })
+    expect(auth0.endpoints).toMatchObject({ issuer: 'https://acme.eu.auth0.com/', authorization_endpoint: 'https://acme.eu.auth0.com/authorize', token_endpoint: 'https://acme.eu.auth0.com/oauth/token', jwks_uri: 'https://acme.eu.auth0.com/.well-known/jwks.json' })
+    expect(auth0.authorizationParams).toEqual({ audience: 'https://api.acme', prompt: 'login' })
+    expect(auth0.tokenEndpointAuthMethod).toBe('client_secret_post')
+  })
+
+  it('microsoft: tenant in the endpoints; multi-tenant issuer for common, organizations and consumers', () => {
+    const common = resolveProvider('microsoft', 'microsoft', creds)
+    expect(common.multiTenantIssuer).toBe(true)
+    expect(common.endpoints).toMatchObject({ issuer: 'https://login.microsoftonline.com/{tenantid}/v2.0', authorization_endpoint: 'https://login.microsoftonline.com/common/oauth2/v2.0/authorize' })
+    const single = resolveProvider('microsoft', 'microsoft', { ...creds, tenant: 'contoso.onmicrosoft.com' })
+    expect(single.multiTenantIssuer).toBe(false)
+    expect(single.endpoints.issuer).toBe('https://login.microsoftonline.com/contoso.onmicrosoft.com/v2.0')
+    expect(single.endpoints.token_endpoint).toBe('https://login.microsoftonline.com/contoso.onmicrosoft.com/oauth2/v2.0/token')
+    expect(resolveProvider('microsoft', 'microsoft', { ...creds, issuer: 'http://127.0.0.1:1' }).multiTenantIssuer).toBe(false)
+  })
+
+  it('custom: discovery by issuer, or explicit endpoints as plain OAuth 2.0', () => {
+    const oidc = resolveProvider('acme', 'custom', { ...creds, issuer: 'https://id.acme' })
+    expect(oidc).toMatchObject({ openid: true, discoveryIssuer: 'https://id.acme' })
+    const plain = resolveProvider('acme', 'custom', { ...creds, authorizationUrl: 'https://a/authorize', tokenUrl: 'https://a/token', userInfoUrl: 'https://a/me', scopes: ['read'] })
+    expect(plain).toMatchObject({ openid: false, discoveryIssuer: undefined, scopes: ['read'] })
+    expect(plain.endpoints).toEqual({ authorization_endpoint: 'https://a/authorize', token_endpoint: 'https://a/token', userinfo_endpoint: 'https://a/me' })
+  })
+
+  it('a scope list without openid turns OpenID Connect off', () => {
+    expect(resolveProvider('google', 'google', { ...creds, scopes: ['email'] }).openid).toBe(false)
+  })
+
+  it('mock: local endpoints and default client', () => {
+    const mock = resolveProvider('mock', 'mock', { mockUsers: [] })
+    expect(mock).toMatchObject({ clientId: 'mock-client', clientSecret: 'mock-secret', openid: false, profile: 'mock' })
+    expect(mock.endpoints).toMatchObject({ authorization_endpoint: '/mock/authorize', token_endpoint: '/mock/token', userinfo_endpoint: '/mock/userinfo' })
+  })
+})
+
+describe('profiles', () => {
+  it('OpenID Connect: standard claims without protocol claims', () => {
+    const user = mapOidcProfile({ sub: 's1', email: 'a@x', email_verified: true, given_name: 'Ada', family_name: 'L', iss: 'i', aud: 'a', nonce: 'n', at_hash: 'h', exp: 1, hd: 'x.example' })
+    expect(user).toEqual({ sub: 's1', email: 'a@x', email_verified: true, emailVerified: true, given_name: 'Ada', family_name: 'L', name: 'Ada L', picture: undefined, hd: 'x.example' })
+    expect(mapOidcProfile({ sub: 's', email: 'e@x' }).emailVerified).toBe(false)
+    expect(mapOidcProfile({ sub: 's', preferred_username: 'pu' }).name).toBe('pu')
+  })
+
+  it('GitHub: the public email if verified, else the primary verified one', () => {
+    const emails = [
+      { email: 'unverified-primary@x', primary: true, verified: false },
+      { email: 'old@x', primary: false, verified: true },
+    ]
+    expect(mapGitHubProfile({ id: 7, login: 'octo', email: null }, emails)).toMatchObject({ sub: '7', login: 'octo', name: 'octo', email: undefined, emailVerified: false })
+    expect(mapGitHubProfile({ id: 7, login: 'octo', email: null }, [...emails, { email: 'main@x', primary: true, verified: true }])).toMatchObject({ email: 'main@x', emailVerified: true })
+    expect(mapGitHubProfile({ id: 7, login: 'o', email: 'OLD@x' }, emails)).toMatchObject({ email: 'old@x', emailVerified: true })
+    // Without the email list (scope not granted) the public email is kept, not marked verified.
+    expect(mapGitHubProfile({ id: 7, login: 'o', email: 'pub@x', name: 'N', avatar_url: 'https://a' }, undefined)).toMatchObject({ email: 'pub@x', emailVerified: false, name: 'N', picture: 'https://a' })
+  })
+
+  it('mock: the user as configured; extra keys are its claims', () => {
+    const user = { sub: 'm1', email: 'm@x', name: 'M', picture: 'p', role: 'admin', tags: ['a'] }
+    expect(mapMockProfile(user)).toMatchObject({ sub: 'm1', role: 'admin', emailVerified: true })
+    expect(mockUserClaims(user)).toEqual({ role: 'admin', tags: ['a'] })
+  })
+})
+
+describe('mock users', () => {
+  const users = [
+    { sub: 'a', email: 'A@x.example', name: 'A' },
+    { sub: 'b', email: 'b@x.example', name: 'B' },
+    { sub: '7', email: 'seven@x.example', name: 'Seven' },
+  ]
+  it('chooses by index, sub or email, else the default user', () => {
+    expect(findMockUser(users, undefined, 1)?.sub).toBe('b')
+    expect(findMockUser(users, '', 0)?.sub).toBe('a')
+    expect(findMockUser(users, '2')?.sub).toBe('7')
+    expect(findMockUser(users, '7')?.sub).toBe('7')
+    expect(findMockUser(users, 'b')?.sub).toBe('b')
+    expect(findMockUser(users, 'a@X.example')?.sub).toBe('a')
+    expect(findMockUser(users, 'nobody')).toBeUndefined()
+  })
+
+  it('is served in development, in production only with enableInProduction', () => {
+    const mock = { mockUsers: users }
+    expect(isMockEnabled({ providers: { mock } }, true)).toBe(true)
+    expect(isMockEnabled({ providers: { mock } }, false)).toBe(false)
+    expect(isMockEnabled({ providers: { mock: { ...mock, enableInProduction: true } } }, false)).toBe(true)
+    expect(isMockEnabled({ providers: {} }, true)).toBe(false)
+  })
+
+  it('checks PKCE S256 as the client library computes it', async () => {
+    for (let i = 0; i < 5; i++) {
+      const verifier = generateRandomCodeVerifier()
+      expect(s256(verifier)).toBe(await calculatePKCECodeChallenge(verifier))
+    }
+    expect(s256('a')).not.toBe(s256('b'))
+  })
+})
+
+describe('validateProviders', () => {
+  const errorsOf = (providers: unknown, secretsRequired = false) => validateProviders(providers as ProvidersOptions, endpoints, { secretsRequired }).errors
+
+  it('accepts a complete configuration', () => {
+    const result = validateProviders({
+      google: creds,
+      github: creds,
+      auth0: { ...creds, domain: 'acme.auth0.com' },
+      microsoft: { ...creds, tenant: 'common' },
+      mock: { mockUsers: [{ sub: 'a', email: 'a@x', name: 'A' }] },
+      custom: [{ ...creds, name: 'acme', issuer: 'https://id.acme' }, { ...creds, name: 'plain_2', authorizationUrl: 'https://p/a', tokenUrl: 'https://p/t', userInfoUrl: 'https://p/u' }],
+    }, endpoints, { secretsRequired: true })
+    expect(result).toEqual({ errors: [], warnings: [] })
+  })
+
+  it('requires client ids; a missing secret is a warning at build time and an error at runtime', () => {
+    expect(errorsOf({ google: { clientSecret: 's' } })).toEqual(['svcAuth.providers.google.clientId is required.'])
+    const build = validateProviders({ google: { clientId: 'id' } } as ProvidersOptions, endpoints)
+    expect(build.errors).toEqual([])
+    expect(build.warnings[0]).toMatch(/NUXT_SVC_AUTH_PROVIDERS_GOOGLE_CLIENT_SECRET/)
+    expect(errorsOf({ google: { clientId: 'id' } }, true)).toEqual(['svcAuth.providers.google.clientSecret is required.'])
+  })
+
+  it('names every mistake', () => {
+    const errors = errorsOf({
+      auth0: creds,
+      microsoft: { ...creds, tenant: 'a/b' },
+      github: { ...creds, scopes: 'user' },
+      google: { ...creds, issuer: 'http://accounts.example', authorizationParams: { x: 1 } },
+      mock: { mockUsers: [{ sub: 'a', email: 'a@x' }, { sub: 'a', email: 'b@x', name: 'B' }], defaultUser: 5 },
+      custom: [
+        { ...creds, name: 'bad name', issuer: 'https://x' },
+        { ...creds, name: 'google', issuer: 'https://x' },
+        { ...creds, name: 'twice', issuer: 'https://x' },
+        { ...creds, name: 'twice', issuer: 'https://x' },
+        { ...creds, name: 'noendpoints' },
+        { ...creds, name: 'plainoidc', authorizationUrl: 'https://p/a', tokenUrl: 'https://p/t', userInfoUrl: 'https://p/u', scopes: ['openid'] },
+        { ...creds, name: 'callback', issuer: 'https://x' },
+      ],
+    })
+    const expected = [
+      /auth0\.domain is required/,
+      /microsoft\.tenant/,
+      /github\.scopes/,
+      /google\.issuer must be an absolute https URL/,
+      /google\.authorizationParams/,
+      /mockUsers\[0\]\.name is required/,
+      /mockUsers\[1\]\.sub "a" is not unique/,
+      /defaultUser must be an index/,
+      /custom\[0\]\.name is required/,
+      /"google" is reserved/,
+      /"twice" is not unique/,
+      /"noendpoints"\) needs an OpenID Connect issuer/,
+      /"plainoidc"\) requests the openid scope/,
+      /login route \/auth\/callback is the same as svcAuth\.endpoints\.callbackPath/,
+    ]
+    for (const pattern of expected) expect(errors.some(e => pattern.test(e)), String(pattern)).toBe(true)
+    expect(errors).toHaveLength(expected.length)
+  })
+
+  it('allows plain http only on loopback', () => {
+    expect(isAllowedProviderUrl('https://idp.example')).toBe(true)
+    expect(isAllowedProviderUrl('http://127.0.0.1:8080')).toBe(true)
+    expect(isAllowedProviderUrl('http://localhost:8080/realms/x')).toBe(true)
+    expect(isAllowedProviderUrl('http://[::1]:8080')).toBe(true)
+    for (const url of ['http://idp.example', 'ftp://idp.example', 'file:///etc/passwd', 'https://user:pw@idp.example', 'not a url']) {
+      expect(isAllowedProviderUrl(url), url).toBe(false)
+    }
+  })
+
+  it('the guarded fetch never contacts a refused URL', async () => {
+    let called = 0
+    const fetchFn = guardedFetch(async () => {
+      called++
+      return new Response('{}')
+    })
+    await expect(fetchFn('http://idp.example/token', { method: 'POST' })).rejects.toThrow(/https/)
+    await expect(fetchFn('file:///etc/passwd', {})).rejects.toThrow()
+    expect(called).toBe(0)
+    await fetchFn('https://idp.example/token', {})
+    expect(called).toBe(1)
+  })
+})
+
+describe('routes', () => {
+  const dirs: string[] = []
+  afterAll(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('registers one login route per provider plus the mock endpoints, skipping host routes', () => {
+    const providers: ProvidersOptions = { google: creds, mock: { mockUsers: [] }, custom: [{ ...creds, name: 'acme', issuer: 'https://id' }] }
+    expect(oauthProviderNames(providers)).toEqual(['google', 'mock', 'acme'])
+    const routes = oauthRoutes({ providers, endpoints: { ...endpoints, loginPath: '/login/' } }, r => r === '/login/google')
+    expect(routes.map(r => `${r.method} ${r.route} ${r.handler}`)).toEqual([
+      'get /login/mock oauth/login.get',
+      'get /login/acme oauth/login.get',
+      'get /mock/authorize oauth/mock-authorize.get',
+      'post /mock/token oauth/mock-token.post',
+      'get /mock/userinfo oauth/mock-userinfo.get',
+    ])
+    expect(oauthRoutes({ providers: { google: creds }, endpoints })).toEqual([{ route: '/auth/google', method: 'get', handler: 'oauth/login.get' }])
+  })
+
+  it('finds host route files in any server directory', () => {
+    const a = mkdtempSync(join(tmpdir(), 'svc-oauth-a-'))
+    const b = mkdtempSync(join(tmpdir(), 'svc-oauth-b-'))
+    dirs.push(a, b)
+    mkdirSync(join(a, 'routes/auth'), { recursive: true })
+    writeFileSync(join(a, 'routes/auth/google.get.ts'), '')
+    mkdirSync(join(b, 'routes/auth/acme'), { recursive: true })
+    writeFileSync(join(b, 'routes/auth/acme/index.ts'), '')
+    mkdirSync(join(b, 'api/login'), { recursive: true })
+    writeFileSync(join(b, 'api/login/github.get.js'), '')
+    expect(hostRouteExists([a, b], '/auth/google')).toBe(true)
+    expect(hostRouteExists([a, b], '/auth/acme')).toBe(true)
+    expect(hostRouteExists([a, b], '/api/login/github')).toBe(true)
+    expect(hostRouteExists([a, b], '/auth/github')).toBe(false)
+    writeFileSync(join(a, 'routes/auth/github.post.ts'), '')
+    expect(hostRouteExists([a, b], '/auth/github')).toBe(false)
+  })
+
+  it('lists the mock provider for the browser only where it is served', () => {
+    const mock = { mockUsers: [] }
+    expect(publicProviderNames(['google', 'mock'], { providers: { mock } }, true)).toEqual(['google', 'mock'])
+    expect(publicProviderNames(['google', 'mock'], { providers: { mock } }, false)).toEqual(['google'])
+    expect(publicProviderNames(['google', 'mock'], { providers: { mock: { ...mock, enableInProduction: true } } }, false)).toEqual(['google', 'mock'])
+  })
+
+  it('puts the mock defaults and credential keys into the runtime config', () => {
+    const out = runtimeProviders({ google: { clientId: 'id' } as ProvidersOptions['google'], mock: { mockUsers: [] } })
+    expect(out.google).toEqual({ clientId: 'id', clientSecret: '' })
+    expect(out.mock).toEqual({ mockUsers: [], clientId: 'mock-client', clientSecret: 'mock-secret', defaultUser: 0, enableInProduction: false })
+  })
+})

@@ -1,0 +1,526 @@
+import { describe, expect, it } from 'vitest'
+import { checkOptions } from '../../src/build/checks'
+import { defaultOptions, providerNames, resolveOptions, toPublicConfig } from '../../src/build/options'
+import { serverRoutes } from '../../src/build/routes'
+import { typeTemplate } from '../../src/build/type-template'
+import { formatValidationErrors, isRelativePath, validateOptions } from '../../src/runtime/server/lib/validate'
+import type { Duration, ModuleOptions, ModuleOptionsInput } from '../../src/runtime/types/options'
+
+const SECRET = 'options-test-secret-0123456789-abcdefghij'
+
+/** Valid resolved options (secret set), optionally adjusted by `edit`. */
+function valid(edit?: (o: ModuleOptions) => void, input: ModuleOptionsInput = {}): ModuleOptions {
+  const options = resolveOptions({ ...input, token: { secret: SECRET, ...input.token } }, true)
+  edit?.(options)
+  return options
+}
+
+/** The message of the error thrown by `fn` (fails the test when nothing is thrown). */
+function thrownMessage(fn: () => unknown): string {
+  try {
+    fn()
+  }
+  catch (error) {
+    return error instanceof Error ? error.message : String(error)
+  }
+  throw new Error('expected a throw')
+}
+
+const PROD = { dev: false, env: {} }
+const DEV = { dev: true, env: {} }
+
+describe('resolveOptions', () => {
+  it('applies every documented default', () => {
+    const o = resolveOptions(undefined, true)
+    expect(o.token).toEqual({
+      secret: '',
+      expiresIn: '1h',
+      algorithm: 'HS256',
+      issuer: 'svc',
+      audience: '',
+      privateKey: '',
+      keyId: 'svc-auth',
+    })
+    expect(o.tokenRefresh.enabled).toBe(true)
+    expect(o.tokenRefresh.automaticRefresh).toBe(true)
+    expect(o.tokenRefresh.ssrTokenExpiry).toBe('5m')
+    expect(o.tokenRefresh.reuseGracePeriod).toBe(10)
+    expect(o.tokenRefresh.cookie).toEqual({
+      cookieName: 'svc-refresh',
+      maxAge: 604800,
+      secure: true,
+      httpOnly: true,
+      sameSite: 'lax',
+      path: '/',
+    })
+    expect(o.tokenRefresh.storage.driver).toBe('fs')
+    expect(o.tokenRefresh.storage.prefix).toBe('refresh:')
+    expect(o.tokenRefresh.storage.base).toBe('./.data/refresh-tokens')
+    expect(o.tokenRefresh.storage.url).toBe('')
+    expect(o.tokenRefresh.storage.password).toBe('')
+    expect(o.tokenRefresh.encryption).toEqual({ enabled: false, key: '', algorithm: 'aes-256-gcm' })
+    expect(o.authCode).toEqual({ expiresIn: 60 })
+    expect(o.redirect).toEqual({ logout: '/', success: '/', error: '/' })
+    expect(o.clientMiddleware).toEqual({ enabled: false, global: false, redirectTo: '', loggedOutRedirectTo: '', publicRoutes: [] })
+    expect(o.endpoints).toEqual({
+      authPath: '/auth',
+      loginPath: '/auth',
+      callbackPath: '/auth/callback',
+      logoutPath: '/auth/logout',
+      refreshPath: '/auth/refresh',
+      userInfoPath: '/api/user/me',
+      tokenPath: '/auth/token',
+      jwksPath: '/.well-known/jwks.json',
+      impersonatePath: '/auth/impersonate',
+      unimpersonatePath: '/auth/unimpersonate',
+    })
+    expect(o.logging).toEqual({ level: 'info', security: false })
+    expect(o.impersonation).toEqual({ enabled: false, tokenExpiration: 900, originalUserLookupClaim: 'sub' })
+    expect(o.enableSSR).toBe(true)
+  })
+
+  it('enableSSR follows the ssr flag unless set', () => {
+    expect(resolveOptions(undefined, true).enableSSR).toBe(true)
+    expect(resolveOptions(undefined, false).enableSSR).toBe(false)
+    expect(resolveOptions({}, false).enableSSR).toBe(false)
+    expect(resolveOptions({ enableSSR: false }, true).enableSSR).toBe(false)
+    expect(resolveOptions({ enableSSR: true }, false).enableSSR).toBe(true)
+  })
+
+  it('user values override defaults and keep the siblings', () => {
+    const o = resolveOptions({
+      token: { secret: SECRET, expiresIn: '15m', issuer: 'acme' },
+      tokenRefresh: { cookie: { cookieName: 'rt', sameSite: 'strict' }, storage: { driver: 'memory' }, reuseGracePeriod: 0 },
+      endpoints: { refreshPath: '/api/refresh' },
+      logging: { level: 'debug' },
+      impersonation: { enabled: true },
+    }, true)
+    expect(o.token.secret).toBe(SECRET)
+    expect(o.token.expiresIn).toBe('15m')
+    expect(o.token.issuer).toBe('acme')
+    expect(o.token.algorithm).toBe('HS256')
+    expect(o.tokenRefresh.cookie.cookieName).toBe('rt')
+    expect(o.tokenRefresh.cookie.sameSite).toBe('strict')
+    expect(o.tokenRefresh.cookie.maxAge).toBe(604800)
+    expect(o.tokenRefresh.storage.driver).toBe('memory')
+    expect(o.tokenRefresh.storage.prefix).toBe('refresh:')
+    expect(o.tokenRefresh.reuseGracePeriod).toBe(0)
+    expect(o.endpoints.refreshPath).toBe('/api/refresh')
+    expect(o.endpoints.logoutPath).toBe('/auth/logout')
+    expect(o.logging).toEqual({ level: 'debug', security: false })
+    expect(o.impersonation).toEqual({ enabled: true, tokenExpiration: 900, originalUserLookupClaim: 'sub' })
+  })
+
+  it('false and 0 given by the user win over true defaults', () => {
+    const o = resolveOptions({ tokenRefresh: { enabled: false, automaticRefresh: false, cookie: { secure: false, httpOnly: false } } }, true)
+    expect(o.tokenRefresh.enabled).toBe(false)
+    expect(o.tokenRefresh.automaticRefresh).toBe(false)
+    expect(o.tokenRefresh.cookie.secure).toBe(false)
+    expect(o.tokenRefresh.cookie.httpOnly).toBe(false)
+  })
+
+  it('user arrays replace the default arrays and are copied', () => {
+    const routes = ['/login', '/about/**']
+    const o = resolveOptions({ clientMiddleware: { publicRoutes: routes } }, true)
+    expect(o.clientMiddleware.publicRoutes).toEqual(['/login', '/about/**'])
+    routes.push('/later')
+    expect(o.clientMiddleware.publicRoutes).toEqual(['/login', '/about/**'])
+    // Given twice, the array is not concatenated with itself or with earlier results.
+    expect(resolveOptions({ clientMiddleware: { publicRoutes: ['/x'] } }, true).clientMiddleware.publicRoutes).toEqual(['/x'])
+  })
+
+  it('resolved options share no object with the defaults or with each other', () => {
+    const a = resolveOptions(undefined, true)
+    a.tokenRefresh.cookie.maxAge = 1
+    a.tokenRefresh.encryption.enabled = true
+    a.clientMiddleware.publicRoutes.push('/leak')
+    a.endpoints.tokenPath = '/changed'
+    const b = resolveOptions({ token: { secret: SECRET } }, true)
+    expect(b.tokenRefresh.cookie.maxAge).toBe(604800)
+    expect(b.tokenRefresh.encryption.enabled).toBe(false)
+    expect(b.clientMiddleware.publicRoutes).toEqual([])
+    expect(b.endpoints.tokenPath).toBe('/auth/token')
+    expect(defaultOptions.tokenRefresh.cookie.maxAge).toBe(604800)
+    expect(defaultOptions.clientMiddleware.publicRoutes).toEqual([])
+  })
+})
+
+describe('toPublicConfig', () => {
+  const secrets = {
+    secret: 'SECRET-token-secret-4f1c9e7a-0123456789',
+    privateKey: '-----BEGIN PRIVATE KEY-----\nPRIVATEKEY-9d2b7c41\n-----END PRIVATE KEY-----',
+    encryptionKey: 'ENCRYPTIONKEY-7e3a5b9c-0123456789abcdef',
+    storagePassword: 'STORAGEPASSWORD-2c8d6f1e',
+    storageUrl: 'redis://admin:STORAGEURLPASS-5a9e3d7b@db.internal:6380/3',
+  }
+
+  it('contains none of the secrets', () => {
+    const options = resolveOptions({
+      token: { secret: secrets.secret, privateKey: secrets.privateKey, algorithm: 'RS256' },
+      tokenRefresh: {
+        encryption: { enabled: true, key: secrets.encryptionKey },
+        storage: { driver: 'redis', password: secrets.storagePassword, url: secrets.storageUrl },
+      },
+    }, true)
+    const serialised = JSON.stringify(toPublicConfig(options))
+    for (const value of Object.values(secrets)) expect(serialised).not.toContain(value)
+    for (const fragment of ['SECRET-token', 'PRIVATEKEY', 'ENCRYPTIONKEY', 'STORAGEPASSWORD', 'STORAGEURLPASS', 'db.internal']) {
+      expect(serialised).not.toContain(fragment)
+    }
+    // Sanity: the full options do contain them.
+    const full = JSON.stringify(options)
+    for (const value of Object.values(secrets)) expect(full).toContain(JSON.stringify(value).slice(1, -1))
+  })
+
+  it('holds exactly the browser-facing settings', () => {
+    const options = resolveOptions({ clientMiddleware: { enabled: true, redirectTo: '/login', loggedOutRedirectTo: '/', publicRoutes: ['/a'] } }, false)
+    const pub = toPublicConfig(options)
+    expect(Object.keys(pub).sort()).toEqual(['clientMiddleware', 'enableSSR', 'endpoints', 'providers', 'redirect', 'tokenRefresh'])
+    expect(pub.tokenRefresh).toEqual({ enabled: true, automaticRefresh: true })
+    expect(pub.endpoints).toEqual(options.endpoints)
+    expect(pub.redirect).toEqual(options.redirect)
+    expect(pub.clientMiddleware).toEqual(options.clientMiddleware)
+    expect(pub.enableSSR).toBe(false)
+    pub.clientMiddleware.publicRoutes.push('/b')
+    expect(options.clientMiddleware.publicRoutes).toEqual(['/a'])
+  })
+})
+
+describe('isRelativePath', () => {
+  it.each([
+    '/',
+    '/dashboard',
+    '/dashboard?tab=1',
+    '/a/b#section',
+    '/a//b',
+    '/caf%C3%A9',
+    '/search?q=%2F%2Fnot-at-start',
+  ])('accepts %j', (value) => {
+    expect(isRelativePath(value)).toBe(true)
+  })
+
+  it.each([
+    '',
+    'relative',
+    'dashboard/x',
+    'https://evil.example',
+    'javascript:alert(1)',
+    '//evil.example',
+    '/\\evil.example',
+    '\\\\evil.example',
+    '/%2F%2Fevil.example',
+    '/%2fevil.example',
+    '/%5Cevil.example',
+    '/%5cevil.example',
+    '/a\nb',
+    '/a\u0000',
+    '/a\u007F',
+    '/%0d%0aSet-Cookie:x=1',
+    '/%E0%A4%A',
+  ])('rejects %j', (value) => {
+    expect(isRelativePath(value)).toBe(false)
+  })
+
+  it('rejects non-strings', () => {
+    for (const value of [undefined, null, 42, ['/'], { path: '/' }, new String('/')]) expect(isRelativePath(value)).toBe(false)
+  })
+})
+
+describe('validateOptions and checkOptions', () => {
+  it('valid options pass without errors', () => {
+    expect(validateOptions(valid()).errors).toEqual([])
+    expect(checkOptions(valid(), DEV)).toEqual([])
+    expect(checkOptions(valid(), PROD)).toEqual([])
+  })
+
+  it('a missing secret is an error in dev', () => {
+    const options = resolveOptions(undefined, true)
+    const message = thrownMessage(() => checkOptions(options, DEV))
+    expect(message).toContain('[nuxt-svc-auth] Invalid configuration')
+    expect(message).toContain('svcAuth.token.secret is required')
+    expect(validateOptions(options).errors).toEqual(['svcAuth.token.secret is required: set it in nuxt.config or with NUXT_SVC_AUTH_TOKEN_SECRET.'])
+  })
+
+  it('a missing secret is only a warning in a production build', () => {
+    const warnings = checkOptions(resolveOptions(undefined, true), PROD)
+    expect(warnings.some(w => w.includes('svcAuth.token.secret is not set') && w.includes('NUXT_SVC_AUTH_TOKEN_SECRET'))).toBe(true)
+  })
+
+  it('a missing secret is not even a warning when NUXT_SVC_AUTH_TOKEN_SECRET is set', () => {
+    const env = { NUXT_SVC_AUTH_TOKEN_SECRET: SECRET }
+    expect(checkOptions(resolveOptions(undefined, true), { dev: false, env })).toEqual([])
+    expect(checkOptions(resolveOptions(undefined, true), { dev: true, env })).toEqual([])
+  })
+
+  it('an empty NUXT_SVC_AUTH_TOKEN_SECRET does not count as set', () => {
+    expect(() => checkOptions(resolveOptions(undefined, true), { dev: true, env: { NUXT_SVC_AUTH_TOKEN_SECRET: '' } })).toThrow(/token\.secret is required/)
+  })
+
+  it('an HS256 secret under 32 bytes is an error', () => {
+    const short = valid(o => (o.token.secret = 'x'.repeat(31)))
+    expect(() => checkOptions(short, PROD)).toThrow(/svcAuth\.token\.secret must be at least 32 bytes long/)
+    expect(validateOptions(valid(o => (o.token.secret = 'x'.repeat(32)))).errors).toEqual([])
+    // Counted in UTF-8 bytes: 11 three-byte characters are 33 bytes.
+    expect(validateOptions(valid(o => (o.token.secret = '東'.repeat(11)))).errors).toEqual([])
+  })
+
+  it('an encryption key under 32 characters is an error when encryption is on', () => {
+    const options = valid(o => (o.tokenRefresh.encryption = { enabled: true, key: 'k'.repeat(31), algorithm: 'aes-256-gcm' }))
+    expect(() => checkOptions(options, PROD)).toThrow(/svcAuth\.tokenRefresh\.encryption\.key must be at least 32 characters long/)
+    const missing = valid(o => (o.tokenRefresh.encryption.enabled = true))
+    expect(() => checkOptions(missing, PROD)).toThrow(/encryption\.key must be at least 32 characters/)
+    expect(validateOptions(valid(o => (o.tokenRefresh.encryption = { enabled: true, key: 'k'.repeat(32), algorithm: 'aes-256-gcm' }))).errors).toEqual([])
+    // A short key is fine while encryption is off.
+    expect(validateOptions(valid(o => (o.tokenRefresh.encryption.key = 'short'))).errors).toEqual([])
+  })
+
+  describe.each(['logout', 'success', 'error'] as const)('redirect.%s', (key) => {
+    it.each(['https://evil.example', '//evil.example', '/\\evil.example', '/%2F%2Fevil.example', 'relative', ''])('rejects %j', (target) => {
+      const options = valid(o => (o.redirect[key] = target))
+      const message = thrownMessage(() => checkOptions(options, PROD))
+      expect(message).toContain(`svcAuth.redirect.${key} must be a relative path such as '/' (got ${JSON.stringify(target)}).`)
+    })
+
+    it('accepts a relative path', () => {
+      expect(validateOptions(valid(o => (o.redirect[key] = '/dashboard?tab=1'))).errors).toEqual([])
+    })
+  })
+
+  it('an unknown storage driver is an error', () => {
+    const options = valid((o) => {
+      const storage: { driver: string } = o.tokenRefresh.storage
+      storage.driver = 'mongodb'
+    })
+    expect(() => checkOptions(options, PROD)).toThrow('svcAuth.tokenRefresh.storage.driver must be one of fs, redis, memory (got "mongodb").')
+  })
+
+  it('sameSite none without secure is an error', () => {
+    const options = valid((o) => {
+      o.tokenRefresh.cookie.sameSite = 'none'
+      o.tokenRefresh.cookie.secure = false
+    })
+    expect(() => checkOptions(options, PROD)).toThrow(/sameSite 'none' requires secure: true/)
+    expect(validateOptions(valid(o => (o.tokenRefresh.cookie.sameSite = 'none'))).errors).toEqual([])
+  })
+
+  it('an unknown sameSite value is an error', () => {
+    const options = valid((o) => {
+      const cookie: { sameSite: string } = o.tokenRefresh.cookie
+      cookie.sameSite = 'relaxed'
+    })
+    expect(() => checkOptions(options, PROD)).toThrow(/cookie\.sameSite must be 'lax', 'strict' or 'none'/)
+  })
+
+  it.each<[string, Duration]>([
+    ['soon', 'soon'],
+    ['an unknown unit', '5 fortnights'],
+    ['zero', 0],
+    ['a negative number', -5],
+    ['an empty string', ''],
+  ])('token.expiresIn as %s is an error', (_label, value) => {
+    const options = valid(o => (o.token.expiresIn = value))
+    expect(() => checkOptions(options, PROD)).toThrow(`svcAuth.token.expiresIn must be a number of seconds or a duration such as '1h' (got ${JSON.stringify(value)}).`)
+  })
+
+  it('a bad ssrTokenExpiry is an error', () => {
+    const options = valid(o => (o.tokenRefresh.ssrTokenExpiry = '-1m'))
+    expect(() => checkOptions(options, PROD)).toThrow(/svcAuth\.tokenRefresh\.ssrTokenExpiry must be a number of seconds or a duration/)
+  })
+
+  it('good durations pass', () => {
+    for (const value of ['90s', '5m', '1h', '7d', 3600]) {
+      expect(validateOptions(valid((o) => {
+        o.token.expiresIn = value
+        o.tokenRefresh.ssrTokenExpiry = value
+      })).errors).toEqual([])
+    }
+  })
+
+  it('RS256 without a privateKey is an error', () => {
+    const options = valid(o => (o.token.algorithm = 'RS256'))
+    expect(() => checkOptions(options, PROD)).toThrow(/svcAuth\.token\.privateKey \(PKCS#8 PEM\) is required with algorithm RS256/)
+  })
+
+  it('an unknown algorithm is an error', () => {
+    const options = valid((o) => {
+      const token: { algorithm: string } = o.token
+      token.algorithm = 'none'
+    })
+    expect(() => checkOptions(options, PROD)).toThrow(/svcAuth\.token\.algorithm must be 'HS256' or 'RS256' \(got "none"\)/)
+  })
+
+  it.each(Object.keys(defaultOptions.endpoints) as Array<keyof ModuleOptions['endpoints']>)('endpoints.%s not starting with / is an error', (key) => {
+    const options = valid(o => (o.endpoints[key] = 'auth/somewhere'))
+    expect(() => checkOptions(options, PROD)).toThrow(`svcAuth.endpoints.${key} must be a path starting with '/' (got "auth/somewhere").`)
+  })
+
+  it('an endpoint with a protocol-relative path is an error', () => {
+    const options = valid(o => (o.endpoints.tokenPath = '//evil.example/token'))
+    expect(() => checkOptions(options, PROD)).toThrow(/svcAuth\.endpoints\.tokenPath must be a path starting with '\/'/)
+  })
+
+  it('the client middleware enabled without redirectTo is an error', () => {
+    const options = valid((o) => {
+      o.clientMiddleware.enabled = true
+      o.clientMiddleware.loggedOutRedirectTo = '/'
+    })
+    const message = thrownMessage(() => checkOptions(options, PROD))
+    expect(message).toContain('svcAuth.clientMiddleware.redirectTo is required and must be a relative path when the client middleware is enabled.')
+    expect(message).not.toContain('loggedOutRedirectTo')
+  })
+
+  it('the client middleware needs relative redirect targets', () => {
+    const options = valid((o) => {
+      o.clientMiddleware.enabled = true
+      o.clientMiddleware.redirectTo = 'https://evil.example/login'
+      o.clientMiddleware.loggedOutRedirectTo = ''
+    })
+    const message = thrownMessage(() => checkOptions(options, PROD))
+    expect(message).toContain('svcAuth.clientMiddleware.redirectTo is required')
+    expect(message).toContain('svcAuth.clientMiddleware.loggedOutRedirectTo is required')
+    expect(validateOptions(valid((o) => {
+      o.clientMiddleware.enabled = true
+      o.clientMiddleware.redirectTo = '/login'
+      o.clientMiddleware.loggedOutRedirectTo = '/'
+    })).errors).toEqual([])
+  })
+
+  it('non-positive numbers are errors', () => {
+    const options = valid((o) => {
+      o.tokenRefresh.cookie.maxAge = 0
+      o.authCode.expiresIn = -1
+      o.impersonation.tokenExpiration = Number.NaN
+      o.tokenRefresh.reuseGracePeriod = -1
+    })
+    const message = thrownMessage(() => checkOptions(options, PROD))
+    expect(message).toContain('svcAuth.tokenRefresh.cookie.maxAge must be a positive number of seconds.')
+    expect(message).toContain('svcAuth.authCode.expiresIn must be a positive number of seconds.')
+    expect(message).toContain('svcAuth.impersonation.tokenExpiration must be a positive number of seconds.')
+    expect(message).toContain('svcAuth.tokenRefresh.reuseGracePeriod must be a number of seconds, 0 or more.')
+  })
+
+  it('an unknown log level is an error', () => {
+    const options = valid((o) => {
+      const logging: { level: string } = o.logging
+      logging.level = 'verbose'
+    })
+    expect(() => checkOptions(options, PROD)).toThrow(/svcAuth\.logging\.level must be one of silent, error, warn, info, debug/)
+  })
+
+  it('several mistakes are all listed in one error, one per line', () => {
+    const options = resolveOptions({
+      token: { secret: 'short', algorithm: 'RS256', expiresIn: 'soon' },
+      tokenRefresh: { cookie: { sameSite: 'none', secure: false }, encryption: { enabled: true, key: 'tiny' } },
+      redirect: { success: '//evil.example' },
+      endpoints: { refreshPath: 'auth/refresh' },
+      clientMiddleware: { enabled: true, loggedOutRedirectTo: '/' },
+    }, true)
+    const message = thrownMessage(() => checkOptions(options, DEV))
+    const expected = [
+      'svcAuth.token.secret must be at least 32 bytes long.',
+      'svcAuth.token.privateKey (PKCS#8 PEM) is required with algorithm RS256.',
+      'svcAuth.token.expiresIn must be a number of seconds',
+      'svcAuth.tokenRefresh.encryption.key must be at least 32 characters long',
+      'svcAuth.tokenRefresh.cookie.sameSite \'none\' requires secure: true',
+      'svcAuth.redirect.success must be a relative path',
+      'svcAuth.endpoints.refreshPath must be a path starting with \'/\'',
+      'svcAuth.clientMiddleware.redirectTo is required',
+    ]
+    for (const fragment of expected) expect(message).toContain(fragment)
+    const lines = message.split('\n')
+    expect(lines[0]).toBe('[nuxt-svc-auth] Invalid configuration:')
+    expect(lines.slice(1)).toHaveLength(expected.length)
+    for (const line of lines.slice(1)) expect(line.startsWith('  - svcAuth.')).toBe(true)
+  })
+
+  it('formatValidationErrors lists each error on its own line', () => {
+    expect(formatValidationErrors(['a', 'b'])).toBe('[nuxt-svc-auth] Invalid configuration:\n  - a\n  - b')
+  })
+
+  it('warns about an insecure cookie and the memory driver', () => {
+    const { errors, warnings } = validateOptions(valid((o) => {
+      o.tokenRefresh.cookie.secure = false
+      o.tokenRefresh.storage.driver = 'memory'
+    }))
+    expect(errors).toEqual([])
+    expect(warnings.some(w => w.includes('cookie.secure is false'))).toBe(true)
+    expect(warnings.some(w => w.includes('driver is \'memory\''))).toBe(true)
+  })
+})
+
+describe('serverRoutes', () => {
+  it('registers the endpoints at their default paths', () => {
+    expect(serverRoutes(resolveOptions(undefined, true))).toEqual([
+      { route: '/auth/token', method: 'post', handler: 'token.post' },
+      { route: '/auth/refresh', method: 'post', handler: 'refresh.post' },
+      { route: '/auth/logout', method: 'post', handler: 'logout.post' },
+      { route: '/api/user/me', method: 'get', handler: 'me.get' },
+      { route: '/.well-known/jwks.json', method: 'get', handler: 'jwks.get' },
+      { route: '/auth/impersonate', method: 'post', handler: 'impersonate.post' },
+      { route: '/auth/unimpersonate', method: 'post', handler: 'unimpersonate.post' },
+    ])
+  })
+
+  it('uses the configured paths', () => {
+    const routes = serverRoutes(resolveOptions({
+      endpoints: { tokenPath: '/api/session/token', refreshPath: '/api/session/refresh', logoutPath: '/api/session/logout', userInfoPath: '/api/me', jwksPath: '/keys.json', impersonatePath: '/api/admin/as', unimpersonatePath: '/api/admin/back' },
+    }, true))
+    expect(Object.fromEntries(routes.map(r => [r.handler, `${r.method} ${r.route}`]))).toEqual({
+      'token.post': 'post /api/session/token',
+      'refresh.post': 'post /api/session/refresh',
+      'logout.post': 'post /api/session/logout',
+      'me.get': 'get /api/me',
+      'jwks.get': 'get /keys.json',
+      'impersonate.post': 'post /api/admin/as',
+      'unimpersonate.post': 'post /api/admin/back',
+    })
+  })
+
+  it('throws when two endpoints share a method and path', () => {
+    const options = resolveOptions({ endpoints: { refreshPath: '/auth/token' } }, true)
+    expect(() => serverRoutes(options)).toThrow('[nuxt-svc-auth] svcAuth.endpoints: refresh.post and token.post share POST /AUTH/TOKEN')
+    const gets = resolveOptions({ endpoints: { jwksPath: '/api/user/me' } }, true)
+    expect(() => serverRoutes(gets)).toThrow(/jwks\.get and me\.get share GET/)
+  })
+
+  it('allows one path for two different methods', () => {
+    const options = resolveOptions({ endpoints: { userInfoPath: '/auth/token' } }, true)
+    expect(serverRoutes(options).filter(r => r.route === '/auth/token').map(r => r.method).sort()).toEqual(['get', 'post'])
+  })
+})
+
+describe('typeTemplate', () => {
+  const output = typeTemplate('/abs/path/runtime/types/auth')
+
+  it('imports the module types from the given path', () => {
+    expect(output).toContain('from "/abs/path/runtime/types/auth"')
+    expect(output).toContain('AuthClaims')
+    expect(output).toContain('AuthRouteRule')
+    expect(output).toContain('SvcAuthHooks')
+  })
+
+  it('declares the route rule, the hooks and the event context', () => {
+    expect(output).toContain('auth?: AuthRouteRule')
+    expect(output).toContain('NitroRuntimeHooks')
+    expect(output).toContain('interface NitroRuntimeHooks extends SvcAuthHooks {}')
+    expect(output).toContain('NitroRouteRules')
+    expect(output).toContain('NitroRouteConfig')
+    expect(output).toContain('H3EventContext')
+    expect(output).toContain('user?: AuthClaims')
+    expect(output).toContain('declare module \'h3\'')
+    expect(output).toContain('declare module \'nitropack\'')
+    expect(output).toContain('declare module \'nitropack/types\'')
+    expect(output.trimEnd().endsWith('export {}')).toBe(true)
+  })
+})
+
+describe('providerNames', () => {
+  it('lists configured providers by key and custom ones by name, without credentials', () => {
+    const options = resolveOptions({
+      token: { secret: 'x'.repeat(40) },
+      providers: { google: { clientId: 'id', clientSecret: 'google-secret-value' }, mock: { mockUsers: [] }, custom: [{ name: 'acme', clientSecret: 'acme-secret-value' }], github: undefined },
+    } as unknown as ModuleOptionsInput, true)
+    expect(providerNames(options)).toEqual(['google', 'mock', 'acme'])
+    expect(JSON.stringify(toPublicConfig(options))).not.toMatch(/secret-value/)
+  })
+})

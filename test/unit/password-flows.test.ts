@@ -1,0 +1,192 @@
+import { createServer, type Server } from 'node:http'
+import { createApp, createRouter, defineEventHandler, toNodeListener, type H3Event } from 'h3'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { resolveOptions } from '../../src/build/options'
+import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/context'
+import { sendAuthError } from '../../src/runtime/server/lib/errors'
+import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
+import * as flows from '../../src/runtime/server/lib/password/flows'
+import { RESET_SESSION_TTL } from '../../src/runtime/server/lib/records/reset-session'
+import type { PasswordUser } from '../../src/runtime/types/auth'
+
+// The password flows on a plain h3 app (no Nuxt), with a memory store and bcrypt cost 4.
+let ctx: AuthContext
+let server: Server
+let base = ''
+
+beforeAll(async () => {
+  ctx = await createAuthContext(resolveOptions({
+    token: { secret: 'password-flows-secret-0123456789-abcdefgh' },
+    tokenRefresh: { storage: { driver: 'memory' } },
+    logging: { level: 'silent' },
+    rateLimit: { enabled: false },
+    providers: { password: { passwordHashRounds: 4 } },
+  }, true))
+  const router = createRouter()
+  const wrap = (flow: (ctx: AuthContext, event: H3Event) => Promise<unknown>) => defineEventHandler(async (event) => {
+    try {
+      return await flow(ctx, event)
+    }
+    catch (error) {
+      return sendAuthError(event, error)
+    }
+  })
+  for (const [path, flow] of Object.entries({
+    'register': flows.register,
+    'register-verify': flows.registerVerify,
+    'login': flows.login,
+    'login-verify': flows.loginVerify,
+    'reset-request': flows.resetRequest,
+    'reset-verify': flows.resetVerify,
+    'reset-complete': flows.resetComplete,
+  })) router.use(`/auth/password/${path}`, wrap(flow))
+  const app = createApp()
+  app.use(router)
+  server = createServer(toNodeListener(app))
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  const address = server.address()
+  base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
+})
+
+afterEach(() => {
+  vi.useRealTimers()
+  resetAuthHandlers()
+})
+
+afterAll(async () => {
+  await new Promise(resolve => server?.close(resolve))
+  await ctx?.dispose()
+})
+
+const post = (path: string, body: unknown) => fetch(`${base}/auth/password/${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'accept': 'application/json' }, body: JSON.stringify(body) })
+
+interface Store {
+  users: Map<string, PasswordUser>
+  codes: Array<{ email: string, code: string, action: string }>
+  persisted: Array<[string, string]>
+}
+
+/** Handlers under the alternative names of the spec: onUserLookup, onMagicCodeGenerated, password.onUserPersist. */
+function alternativeHandlers(): Store {
+  const store: Store = { users: new Map(), codes: [], persisted: [] }
+  defineAuthHandlers({
+    password: {
+      onUserLookup: email => store.users.get(email) ?? null,
+      onMagicCodeGenerated: (email, code, action) => {
+        store.codes.push({ email, code, action })
+      },
+      onUserPersist: (email, hashedPassword) => {
+        store.persisted.push([email, hashedPassword])
+        store.users.set(email, { id: `id-${email}`, email, hashedPassword })
+        return { id: `id-${email}` }
+      },
+    },
+  })
+  return store
+}
+
+async function register(store: Store, email: string, password = 'Sunflower-42x') {
+  expect((await post('register', { email, password })).status).toBe(200)
+  const code = store.codes.at(-1)!.code
+  const res = await post('register-verify', { code })
+  expect(res.status).toBe(200)
+  return (await res.json()) as { redirect: string }
+}
+
+async function resetSession(store: Store, email: string): Promise<string> {
+  expect((await post('reset-request', { email })).status).toBe(200)
+  await vi.waitFor(() => expect(store.codes.at(-1)?.action).toBe('reset'))
+  const res = await post('reset-verify', { code: store.codes.at(-1)!.code, email })
+  return ((await res.json()) as { sessionId: string }).sessionId
+}
+
+describe('alternative handler names', () => {
+  it('register and log in through onUserLookup, onMagicCodeGenerated and password.onUserPersist', async () => {
+    const store = alternativeHandlers()
+    const { redirect } = await register(store, 'alt@example.com')
+    expect(redirect).toMatch(/^\/auth\/callback\?code=[\w-]+$/)
+    expect(store.persisted).toHaveLength(1)
+    expect(store.persisted[0]![0]).toBe('alt@example.com')
+    expect(store.persisted[0]![1]).toMatch(/^\$2b\$04\$/)
+    expect((await post('login', { email: 'alt@example.com', password: 'Sunflower-42x' })).status).toBe(200)
+    expect(store.codes.at(-1)).toMatchObject({ email: 'alt@example.com', action: 'login' })
+    expect((await post('login-verify', { code: store.codes.at(-1)!.code })).status).toBe(200)
+  })
+
+  it('reset-complete persists through password.onUserPersist', async () => {
+    const store = alternativeHandlers()
+    await register(store, 'alt-reset@example.com')
+    const sessionId = await resetSession(store, 'alt-reset@example.com')
+    expect((await post('reset-complete', { sessionId, newPassword: 'Marigold-77y' })).status).toBe(200)
+    expect(store.persisted).toHaveLength(2)
+    expect(store.persisted[1]![1]).not.toBe(store.persisted[0]![1])
+  })
+})
+
+describe('reset session', () => {
+  it('expires after 5 minutes', async () => {
+    const store = alternativeHandlers()
+    await register(store, 'expire@example.com')
+    const sessionId = await resetSession(store, 'expire@example.com')
+    vi.useFakeTimers({ toFake: ['Date'] })
+    vi.setSystemTime(Date.now() + (RESET_SESSION_TTL + 1) * 1000)
+    const res = await post('reset-complete', { sessionId, newPassword: 'Marigold-77y' })
+    expect(res.status).toBe(400)
+    expect(await res.json()).toMatchObject({ error: 'invalid_reset_session' })
+    expect(store.persisted).toHaveLength(1)
+  })
+
+  it('is used once when completed concurrently', async () => {
+    const store = alternativeHandlers()
+    await register(store, 'race@example.com')
+    const sessionId = await resetSession(store, 'race@example.com')
+    const results = await Promise.all(Array.from({ length: 8 }, () => post('reset-complete', { sessionId, newPassword: 'Marigold-77y' })))
+    expect(results.filter(r => r.status === 200)).toHaveLength(1)
+    expect(results.filter(r => r.status === 400)).toHaveLength(7)
+  })
+
+  it('reset-verify refuses the right code after too many attempts', async () => {
+    const store = alternativeHandlers()
+    await register(store, 'reset-attempts@example.com')
+    await post('reset-request', { email: 'reset-attempts@example.com' })
+    await vi.waitFor(() => expect(store.codes.at(-1)?.action).toBe('reset'))
+    const code = store.codes.at(-1)!.code
+    const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0')
+    for (let i = 0; i < 5; i++) await post('reset-verify', { code: wrong, email: 'reset-attempts@example.com' })
+    const res = await post('reset-verify', { code, email: 'reset-attempts@example.com' })
+    expect(await res.json()).toMatchObject({ statusCode: 400, error: 'too_many_attempts' })
+  })
+})
+
+describe('host policy and hashing', () => {
+  it('validatePassword replaces the built-in policy', async () => {
+    const store = alternativeHandlers()
+    defineAuthHandlers({ password: { validatePassword: pw => (pw.includes('x') ? ['no letter x'] : pw.length > 3) } })
+    const listed = await post('register', { email: 'policy@example.com', password: 'Sunflower-42x' })
+    expect(await listed.json()).toMatchObject({ error: 'password_policy', message: 'Password does not meet the policy: needs no letter x' })
+    const refused = await post('register', { email: 'policy@example.com', password: 'abc' })
+    expect(await refused.json()).toMatchObject({ error: 'password_policy' })
+    // Accepted although the built-in policy would refuse it (no uppercase, no digit, common).
+    expect((await post('register', { email: 'policy@example.com', password: 'password' })).status).toBe(200)
+    expect(store.codes.at(-1)?.email).toBe('policy@example.com')
+  })
+
+  it('hashPassword and verifyPassword replace bcrypt', async () => {
+    const store = alternativeHandlers()
+    defineAuthHandlers({ password: { hashPassword: pw => `plain:${pw}`, verifyPassword: (pw, hash) => hash === `plain:${pw}` } })
+    await register(store, 'custom-hash@example.com')
+    expect(store.persisted.at(-1)).toEqual(['custom-hash@example.com', 'plain:Sunflower-42x'])
+    expect((await post('login', { email: 'custom-hash@example.com', password: 'Sunflower-42x' })).status).toBe(200)
+    expect((await post('login', { email: 'custom-hash@example.com', password: 'Sunflower-42y' })).status).toBe(400)
+    expect((await post('login', { email: 'nobody@example.com', password: 'Sunflower-42x' })).status).toBe(400)
+  })
+})
+
+describe('misconfiguration', () => {
+  it('answers a generic 500 without findUser and logs nothing to the client', async () => {
+    defineAuthHandlers({ password: { sendVerificationCode: () => {} } })
+    const res = await post('login', { email: 'a@example.com', password: 'Sunflower-42x' })
+    expect(res.status).toBe(500)
+    expect(await res.json()).toEqual({ statusCode: 500, message: 'Internal server error', error: 'internal_error' })
+  })
+})

@@ -1,0 +1,121 @@
+import type { H3Event } from 'h3'
+import { afterAll, describe, expect, it } from 'vitest'
+import { resolveOptions } from '../../src/build/options'
+import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/context'
+import { clientAddress, createProxyMatcher, enforceRateLimit, hitRateLimit, isTrustedProxyEntry, normalizeAddress, requestAddress } from '../../src/runtime/server/lib/rate-limit'
+import type { ModuleOptionsInput } from '../../src/runtime/types/options'
+
+const contexts: AuthContext[] = []
+afterAll(() => Promise.all(contexts.map(c => c.dispose())))
+
+async function context(input: ModuleOptionsInput = {}): Promise<AuthContext> {
+  const ctx = await createAuthContext(resolveOptions({ token: { secret: 'rate-limit-unit-secret-0123456789-abcdefgh' }, tokenRefresh: { storage: { driver: 'memory' } }, logging: { level: 'silent' }, ...input }, true))
+  contexts.push(ctx)
+  return ctx
+}
+
+/** The parts of an h3 event the limiter reads. */
+function fakeEvent(remoteAddress: string, forwardedFor?: string): H3Event {
+  return { node: { req: { socket: { remoteAddress }, headers: forwardedFor ? { 'x-forwarded-for': forwardedFor } : {} } } } as unknown as H3Event
+}
+
+describe('client address', () => {
+  const trusted = createProxyMatcher(['10.0.0.0/8', '192.168.1.1', 'fd00::/8'])
+
+  it('is the socket address unless the socket is a trusted proxy', () => {
+    expect(clientAddress('203.0.113.5', '198.51.100.1', trusted)).toBe('203.0.113.5')
+    expect(clientAddress('::ffff:203.0.113.5', undefined, trusted)).toBe('203.0.113.5')
+    expect(clientAddress(undefined, undefined, trusted)).toBe('unknown')
+  })
+
+  it('behind trusted proxies is the right-most untrusted X-Forwarded-For entry', () => {
+    expect(clientAddress('10.1.2.3', '198.51.100.1', trusted)).toBe('198.51.100.1')
+    expect(clientAddress('10.1.2.3', '6.6.6.6, 198.51.100.1', trusted)).toBe('198.51.100.1')
+    expect(clientAddress('10.1.2.3', '6.6.6.6, 198.51.100.1, 192.168.1.1, 10.0.0.9', trusted)).toBe('198.51.100.1')
+    expect(clientAddress('::ffff:10.1.2.3', ['6.6.6.6', ' 198.51.100.7 '], trusted)).toBe('198.51.100.7')
+    expect(clientAddress('fd00::1', '2001:db8::5', trusted)).toBe('2001:db8::5')
+    // Garbage in the header falls back to the proxy address; no header means the proxy itself.
+    expect(clientAddress('10.1.2.3', 'not-an-ip', trusted)).toBe('10.1.2.3')
+    expect(clientAddress('10.1.2.3', undefined, trusted)).toBe('10.1.2.3')
+    // Only proxies in the chain: the left-most is the best guess.
+    expect(clientAddress('10.1.2.3', '10.0.0.7, 10.0.0.8', trusted)).toBe('10.0.0.7')
+  })
+
+  it('ignores X-Forwarded-For when no proxy is trusted', () => {
+    const none = createProxyMatcher([])
+    expect(clientAddress('127.0.0.1', '198.51.100.1', none)).toBe('127.0.0.1')
+    expect(requestAddress(fakeEvent('127.0.0.1', '198.51.100.1'), { trustedProxies: [] })).toBe('127.0.0.1')
+    expect(requestAddress(fakeEvent('127.0.0.1', '198.51.100.1'), { trustedProxies: ['127.0.0.1'] })).toBe('198.51.100.1')
+  })
+
+  it('accepts addresses and CIDR ranges only', () => {
+    for (const ok of ['127.0.0.1', '10.0.0.0/8', '::1', 'fd00::/8', '::ffff:10.0.0.1']) expect(isTrustedProxyEntry(ok), ok).toBe(true)
+    for (const bad of ['', 'localhost', '10.0.0.0/33', '10.0.0.0/x', '1.2.3.4/8/9', '::1/129', 42]) expect(isTrustedProxyEntry(bad), String(bad)).toBe(false)
+    expect(normalizeAddress('::FFFF:1.2.3.4')).toBe('1.2.3.4')
+  })
+})
+
+describe('counters', () => {
+  it('allow max requests per window, then refuse with the time left', async () => {
+    const ctx = await context()
+    const results = []
+    for (let i = 0; i < 4; i++) results.push(await hitRateLimit(ctx, 'test:a', 3, 60))
+    expect(results.map(r => r.allowed)).toEqual([true, true, true, false])
+    expect(results[3]!.retryAfter).toBeGreaterThanOrEqual(59)
+    expect(results[3]!.retryAfter).toBeLessThanOrEqual(60)
+    expect((await hitRateLimit(ctx, 'test:b', 3, 60)).allowed).toBe(true)
+  })
+
+  it('count concurrent requests exactly', async () => {
+    const ctx = await context()
+    const results = await Promise.all(Array.from({ length: 40 }, () => hitRateLimit(ctx, 'test:concurrent', 10, 60)))
+    expect(results.filter(r => r.allowed)).toHaveLength(10)
+  })
+
+  it('start a new window when the old one ends', async () => {
+    const ctx = await context()
+    expect((await hitRateLimit(ctx, 'test:window', 1, 1)).allowed).toBe(true)
+    expect((await hitRateLimit(ctx, 'test:window', 1, 1)).allowed).toBe(false)
+    await new Promise(r => setTimeout(r, 1100))
+    expect((await hitRateLimit(ctx, 'test:window', 1, 1)).allowed).toBe(true)
+  })
+
+  it('keep no address or email in storage keys', async () => {
+    const ctx = await context()
+    await hitRateLimit(ctx, 'login:email:alice@example.com', 3, 60)
+    const keys = await ctx.store.backend.keys('')
+    expect(keys).toHaveLength(1)
+    expect(keys[0]).toMatch(/^refresh:rate:[0-9a-f]{64}$/)
+  })
+})
+
+describe('enforceRateLimit', () => {
+  const rule = (perIp: number, perEmail: number) => ({ perIp, perEmail, window: 120 })
+
+  it('throws 429 rate_limited with Retry-After per address and per email', async () => {
+    const ctx = await context({ rateLimit: { login: rule(2, 3) } })
+    const event = fakeEvent('203.0.113.9')
+    await enforceRateLimit(ctx, event, 'login')
+    await enforceRateLimit(ctx, event, 'login')
+    const error = await enforceRateLimit(ctx, event, 'login').catch((e: unknown) => e)
+    expect(error).toMatchObject({ statusCode: 429, message: 'Too many requests, try again later', data: { code: 'rate_limited', headers: { 'retry-after': expect.stringMatching(/^\d+$/) } } })
+
+    for (let i = 0; i < 3; i++) await enforceRateLimit(ctx, fakeEvent(`198.51.100.${i}`), 'login', { ip: false, email: 'bob@example.com' })
+    await expect(enforceRateLimit(ctx, fakeEvent('198.51.100.200'), 'login', { ip: false, email: 'bob@example.com' })).rejects.toMatchObject({ statusCode: 429 })
+    await enforceRateLimit(ctx, fakeEvent('198.51.100.200'), 'login', { ip: false, email: 'carol@example.com' })
+  })
+
+  it('keeps separate counters per rule and skips limits of 0', async () => {
+    const ctx = await context({ rateLimit: { login: rule(1, 0), register: rule(1, 0) } })
+    const event = fakeEvent('203.0.113.10')
+    await enforceRateLimit(ctx, event, 'login')
+    await enforceRateLimit(ctx, event, 'register')
+    for (let i = 0; i < 5; i++) await enforceRateLimit(ctx, fakeEvent(`203.0.113.${20 + i}`), 'login', { ip: false, email: 'dan@example.com' })
+  })
+
+  it('does nothing when disabled', async () => {
+    const ctx = await context({ rateLimit: { enabled: false, login: rule(1, 1) } })
+    for (let i = 0; i < 5; i++) await enforceRateLimit(ctx, fakeEvent('203.0.113.11'), 'login', { email: 'eve@example.com' })
+    expect(await ctx.store.backend.keys('')).toEqual([])
+  })
+})

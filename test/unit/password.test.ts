@@ -1,0 +1,283 @@
+import bcryptjs from 'bcryptjs'
+import { afterAll, describe, expect, it } from 'vitest'
+import { resolveOptions } from '../../src/build/options'
+import { passwordRoutePath, PASSWORD_ROUTES } from '../../src/build/password'
+import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/context'
+import { normalizeEmail, requireEmail } from '../../src/runtime/server/lib/password/email'
+import { automaticHashConcurrency, createPasswordHasher, createSemaphore } from '../../src/runtime/server/lib/password/hashing'
+import { passwordSubject } from '../../src/runtime/server/lib/password/handlers'
+import { PASSWORD_DEFAULTS, isPasswordEnabled, resolvePasswordOptions, validatePasswordOptions, validateRateLimitOptions } from '../../src/runtime/server/lib/password/options'
+import { checkPasswordPolicy, commonPasswords, isCommonPassword, MAX_PASSWORD_BYTES, policyMessage } from '../../src/runtime/server/lib/password/policy'
+import { createMagicCode, discardMagicCode, verifyMagicCode } from '../../src/runtime/server/lib/records/magic-code'
+import type { PasswordHandlers } from '../../src/runtime/types/auth'
+import type { PasswordProviderOptions } from '../../src/runtime/types/password'
+
+const policy = PASSWORD_DEFAULTS.passwordPolicy
+
+describe('password policy', () => {
+  it('lists every violation of the default policy', () => {
+    expect(checkPasswordPolicy('abc', policy)).toEqual(['at least 8 characters', 'an uppercase letter', 'a number'])
+    expect(checkPasswordPolicy('ABCDEFGH', policy)).toEqual(['a lowercase letter', 'a number'])
+    expect(checkPasswordPolicy('', policy)).toEqual(['at least 8 characters', 'an uppercase letter', 'a lowercase letter', 'a number'])
+    expect(checkPasswordPolicy('Sunflower-42x', policy)).toEqual([])
+    expect(checkPasswordPolicy('Sunflower42x', policy)).toEqual([])
+  })
+
+  it('applies each option', () => {
+    const all = { ...policy, requireSpecial: true, minLength: 12 }
+    expect(checkPasswordPolicy('Sunflower42', all)).toEqual(['at least 12 characters', 'a special character'])
+    expect(checkPasswordPolicy('Sunflower-42x', all)).toEqual([])
+    const none = { minLength: 1, requireUppercase: false, requireLowercase: false, requireNumber: false, requireSpecial: false, rejectCommon: false }
+    expect(checkPasswordPolicy('x', none)).toEqual([])
+    expect(checkPasswordPolicy('password', none)).toEqual([])
+  })
+
+  it('counts characters, not UTF-16 units, and understands non-ASCII letters', () => {
+    expect(checkPasswordPolicy('Ää1😀😀😀😀😀', policy)).toEqual([])
+    expect(checkPasswordPolicy('Ää1😀', policy)).toEqual(['at least 8 characters'])
+  })
+
+  it('refuses passwords bcrypt would cut', () => {
+    const long = `Aa1${'x'.repeat(MAX_PASSWORD_BYTES)}`
+    expect(checkPasswordPolicy(long, policy)).toEqual([`at most ${MAX_PASSWORD_BYTES} bytes`])
+    expect(checkPasswordPolicy(`Aa1${'é'.repeat(35)}`, policy)).toEqual([`at most ${MAX_PASSWORD_BYTES} bytes`])
+  })
+
+  it('refuses common passwords, whatever the case and trailing symbols', () => {
+    for (const common of ['Password1', 'PASSWORD123', 'Password123!', 'Qwerty123', 'Welcome1', 'Football1!!', 'Letmein1?']) {
+      expect(isCommonPassword(common), common).toBe(true)
+      expect(checkPasswordPolicy(common, policy), common).toContain('not one of the most common passwords')
+    }
+    expect(isCommonPassword('Sunflower-42x')).toBe(false)
+    expect(checkPasswordPolicy('Password1', { ...policy, rejectCommon: false })).toEqual([])
+  })
+
+  it('ships a list of a few thousand lowercase entries', () => {
+    const list = commonPasswords()
+    expect(list.size).toBeGreaterThanOrEqual(2000)
+    expect(list.size).toBeLessThanOrEqual(10_000)
+    for (const word of ['123456', 'password', 'qwerty123', 'letmein']) expect(list.has(word), word).toBe(true)
+    for (const word of list) {
+      expect(word).toBe(word.toLowerCase())
+      expect(word).not.toMatch(/\s/)
+    }
+  })
+
+  it('names every violation in the message', () => {
+    expect(policyMessage(['at least 8 characters', 'a number'])).toBe('Password does not meet the policy: needs at least 8 characters, a number')
+  })
+})
+
+describe('emails', () => {
+  it('are trimmed and lowercased', () => {
+    expect(normalizeEmail('  Alice@Example.COM\t')).toBe('alice@example.com')
+    expect(requireEmail('BOB@example.org ')).toBe('bob@example.org')
+  })
+
+  it('must be valid addresses', () => {
+    for (const bad of ['', '   ', 'alice', 'alice@', '@example.com', 'a@b', 'a b@example.com', `${'x'.repeat(250)}@example.com`]) {
+      expect(normalizeEmail(bad), bad).toBeUndefined()
+      expect(() => requireEmail(bad)).toThrow(expect.objectContaining({ statusCode: 400, data: expect.objectContaining({ code: 'invalid_email' }) }))
+    }
+  })
+})
+
+describe('options', () => {
+  it('apply the defaults of the provider table', () => {
+    const resolved = resolvePasswordOptions({})
+    expect(resolved).toEqual({
+      magicCodeTTL: 600,
+      magicCodeMaxAttempts: 5,
+      passwordHashRounds: 12,
+      passwordPolicy: { minLength: 8, requireUppercase: true, requireLowercase: true, requireNumber: true, requireSpecial: false, rejectCommon: true },
+      resetPasswordPath: '/reset-password',
+      hashConcurrency: 0,
+    })
+    expect(validatePasswordOptions(resolved)).toEqual([])
+    const custom = resolvePasswordOptions({ passwordHashRounds: 10, passwordPolicy: { minLength: 12 }, customClaims: { plan: 'free' } })
+    expect(custom.passwordPolicy).toMatchObject({ minLength: 12, requireUppercase: true })
+    expect(custom.customClaims).toEqual({ plan: 'free' })
+    // Resolving never alters the defaults.
+    expect(PASSWORD_DEFAULTS.passwordPolicy.minLength).toBe(8)
+    expect(PASSWORD_DEFAULTS.passwordHashRounds).toBe(12)
+  })
+
+  it('enable the provider with any object', () => {
+    expect(isPasswordEnabled({})).toBe(true)
+    for (const value of [undefined, null, false, true, [], 'yes']) expect(isPasswordEnabled(value)).toBe(false)
+  })
+
+  it('report every mistake', () => {
+    const bad = resolvePasswordOptions({
+      magicCodeTTL: 0,
+      magicCodeMaxAttempts: 1.5,
+      passwordHashRounds: 3,
+      hashConcurrency: -1,
+      resetPasswordPath: 'https://evil.example/reset',
+      passwordPolicy: { minLength: 100, requireSpecial: 'yes' as unknown as boolean },
+    })
+    const errors = validatePasswordOptions(bad)
+    for (const key of ['magicCodeTTL', 'magicCodeMaxAttempts', 'passwordHashRounds', 'hashConcurrency', 'resetPasswordPath', 'passwordPolicy.minLength', 'passwordPolicy.requireSpecial']) {
+      expect(errors.some(e => e.includes(`password.${key} `)), key).toBe(true)
+    }
+    expect(errors).toHaveLength(7)
+    const withCallback = resolvePasswordOptions({ customClaims: (() => ({})) as unknown as PasswordProviderOptions['customClaims'] })
+    expect(validatePasswordOptions(withCallback).join('\n')).toMatch(/defineAuthHandlers\(\{ password: \{ customClaims \} \}\)/)
+  })
+
+  it('rate limits default to on, with documented limits, and are checked', () => {
+    const { rateLimit } = resolveOptions({}, true)
+    expect(rateLimit).toEqual({
+      enabled: true,
+      trustedProxies: [],
+      register: { perIp: 10, perEmail: 5, window: 3600 },
+      login: { perIp: 30, perEmail: 10, window: 900 },
+      resetRequest: { perIp: 10, perEmail: 5, window: 3600 },
+      verify: { perIp: 20, perEmail: 0, window: 900 },
+      resetComplete: { perIp: 10, perEmail: 0, window: 900 },
+      change: { perIp: 10, perEmail: 5, window: 900 },
+    })
+    expect(validateRateLimitOptions(rateLimit)).toEqual([])
+    const custom = resolveOptions({ rateLimit: { trustedProxies: ['10.0.0.0/8', '::1'], login: { perIp: 3 } } }, true).rateLimit
+    expect(custom.trustedProxies).toEqual(['10.0.0.0/8', '::1'])
+    expect(custom.login).toEqual({ perIp: 3, perEmail: 10, window: 900 })
+    expect(validateRateLimitOptions(custom)).toEqual([])
+    const bad = resolveOptions({ rateLimit: { trustedProxies: ['proxy.local', '10.0.0.0/33'], verify: { perIp: -1, window: 0 } } }, true).rateLimit
+    const errors = validateRateLimitOptions(bad)
+    expect(errors).toHaveLength(4)
+    expect(errors.join('\n')).toContain('"proxy.local" is not an IP address or CIDR range')
+  })
+})
+
+describe('routes', () => {
+  it('lives under <authPath>/password/', () => {
+    expect(passwordRoutePath('/auth', 'login')).toBe('/auth/password/login')
+    expect(passwordRoutePath('/api/auth/', 'change')).toBe('/api/auth/password/change')
+    expect(PASSWORD_ROUTES.map(r => r.path)).toEqual(['register', 'register-verify', 'login', 'login-verify', 'reset-request', 'reset-verify', 'reset-complete', 'change'])
+    for (const route of PASSWORD_ROUTES) {
+      expect(route.methods).toEqual(route.path.endsWith('-verify') ? ['get', 'post'] : ['post'])
+    }
+  })
+})
+
+describe('subjects', () => {
+  it('are the user id, else password:<email>', () => {
+    expect(passwordSubject({ id: 'u1' }, 'a@example.com')).toBe('u1')
+    expect(passwordSubject({ id: 42 }, 'a@example.com')).toBe('42')
+    expect(passwordSubject({ sub: 's1', id: 'u1' }, 'a@example.com')).toBe('s1')
+    expect(passwordSubject({}, 'a@example.com')).toBe('password:a@example.com')
+  })
+})
+
+describe('hashing', () => {
+  const hasher = (handlers: PasswordHandlers = {}, rounds = 4) => createPasswordHasher({ rounds, concurrency: 0, handlers: () => handlers })
+
+  it('makes standard $2b$ bcrypt hashes of the configured cost, verified by other libraries', async () => {
+    const h = hasher({}, 6)
+    const hash = await h.hash('Sunflower-42x')
+    expect(hash).toMatch(/^\$2b\$06\$[./A-Za-z0-9]{53}$/)
+    expect(await h.verify('Sunflower-42x', hash)).toBe(true)
+    expect(await h.verify('sunflower-42x', hash)).toBe(false)
+    expect(bcryptjs.compareSync('Sunflower-42x', hash)).toBe(true)
+    // And the other way round, including the $2a$ prefix.
+    expect(await h.verify('Sunflower-42x', bcryptjs.hashSync('Sunflower-42x', 5))).toBe(true)
+    expect(await h.verify('Sunflower-42x', bcryptjs.hashSync('Sunflower-42x', 5).replace('$2b$', '$2a$'))).toBe(true)
+  })
+
+  it('treats anything that is not a hash as a wrong password', async () => {
+    const h = hasher()
+    for (const bad of ['', 'plain', '$2b$04$short', undefined as unknown as string, 42 as unknown as string]) {
+      expect(await h.verify('Sunflower-42x', bad)).toBe(false)
+    }
+  })
+
+  it('compares unknown users against a dummy hash, always false', async () => {
+    const h = hasher()
+    await h.warmUp()
+    expect(await h.verifyDummy('anything')).toBe(false)
+  })
+
+  it('uses the host hashPassword and verifyPassword when given (also for the dummy)', async () => {
+    const calls: string[] = []
+    const h = hasher({
+      hashPassword: (pw) => {
+        calls.push(`hash:${pw.length}`)
+        return `custom:${pw}`
+      },
+      verifyPassword: (pw, hash) => {
+        calls.push('verify')
+        return hash === `custom:${pw}`
+      },
+    })
+    expect(await h.hash('secret')).toBe('custom:secret')
+    expect(await h.verify('secret', 'custom:secret')).toBe(true)
+    expect(await h.verify('other', 'custom:secret')).toBe(false)
+    expect(await h.verifyDummy('secret')).toBe(false)
+    expect(calls.filter(c => c === 'verify')).toHaveLength(3)
+    expect(calls.filter(c => c.startsWith('hash:'))).toHaveLength(2)
+  })
+
+  it('a failing host verifyPassword counts as a wrong password', async () => {
+    const h = hasher({ verifyPassword: () => {
+      throw new Error('boom')
+    } })
+    expect(await h.verify('x', 'y')).toBe(false)
+  })
+
+  it('limits the bcrypt computations running at once', async () => {
+    const limit = createSemaphore(2)
+    let running = 0
+    let peak = 0
+    const task = async () => {
+      running++
+      peak = Math.max(peak, running)
+      await new Promise(r => setTimeout(r, 10))
+      running--
+    }
+    await Promise.all(Array.from({ length: 7 }, () => limit.run(task)))
+    expect(peak).toBe(2)
+    expect(limit.active).toBe(0)
+    expect(limit.waiting).toBe(0)
+    await expect(limit.run(async () => {
+      throw new Error('fails')
+    })).rejects.toThrow('fails')
+    expect(limit.active).toBe(0)
+  })
+
+  it('picks cores minus one, within the thread pool', () => {
+    expect(automaticHashConcurrency(2, 4)).toBe(1)
+    expect(automaticHashConcurrency(1, 4)).toBe(1)
+    expect(automaticHashConcurrency(8, 4)).toBe(3)
+    expect(automaticHashConcurrency(8, 16)).toBe(7)
+  })
+})
+
+describe('magic codes: discarding one code', () => {
+  const contexts: AuthContext[] = []
+  afterAll(() => Promise.all(contexts.map(c => c.dispose())))
+  const context = async () => {
+    const ctx = await createAuthContext(resolveOptions({ token: { secret: 'password-unit-secret-0123456789-abcdefgh' }, tokenRefresh: { storage: { driver: 'memory' } }, logging: { level: 'silent' } }, true))
+    contexts.push(ctx)
+    return ctx
+  }
+  const verify = (ctx: AuthContext, code: string, email?: string) => verifyMagicCode(ctx, { action: 'register', code, email, maxAttempts: 5, ttlSeconds: 60 })
+
+  it('removes that code only, not a newer one that replaced it', async () => {
+    const ctx = await context()
+    const email = 'zoe@example.com'
+    const failed = await createMagicCode(ctx, { email, action: 'register', data: {}, ttlSeconds: 60 })
+    let newer = await createMagicCode(ctx, { email, action: 'register', data: {}, ttlSeconds: 60 })
+    while (newer === failed) newer = await createMagicCode(ctx, { email, action: 'register', data: {}, ttlSeconds: 60 })
+    await discardMagicCode(ctx, 'register', email, { code: failed })
+    expect((await verify(ctx, newer, email)).status).toBe('ok')
+  })
+
+  it('makes the discarded code unusable by link and by email', async () => {
+    const ctx = await context()
+    const email = 'yann@example.com'
+    const code = await createMagicCode(ctx, { email, action: 'register', data: {}, ttlSeconds: 60 })
+    await discardMagicCode(ctx, 'register', email, { code })
+    expect(await verify(ctx, code)).toEqual({ status: 'invalid' })
+    expect(await verify(ctx, code, email)).toEqual({ status: 'invalid' })
+  })
+})

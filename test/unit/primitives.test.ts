@@ -1,0 +1,356 @@
+import { createHash } from 'node:crypto'
+import { IncomingMessage, ServerResponse } from 'node:http'
+import { Socket } from 'node:net'
+import { describe, expect, it } from 'vitest'
+import { createError, createEvent } from 'h3'
+import { createKeyHasher, createSealer, deriveKey, plainSealer, randomDigits, randomToken, safeEqual } from '../../src/runtime/server/lib/crypto'
+import { authError, sendAuthError, toErrorBody } from '../../src/runtime/server/lib/errors'
+import { createLogger } from '../../src/runtime/server/lib/logger'
+import { parseBearer, resolveAuthRule } from '../../src/runtime/server/lib/route-rules'
+import type { LogLevel } from '../../src/runtime/types/options'
+
+const SECRET = 'primitives-secret-0123456789-abcdefghijkl'
+const OTHER_SECRET = 'primitives-other-secret-9876543210-zyxwvu'
+const KEY = 'encryption-key-0123456789-abcdefghijklmnop'
+const OTHER_KEY = 'encryption-key-other-0123456789-qrstuvwxyz'
+
+const sha256 = (value: string): string => createHash('sha256').update(value).digest('hex')
+
+interface SinkCall {
+  method: 'error' | 'warn' | 'info' | 'debug'
+  args: unknown[]
+}
+
+/** A console stand-in that records every call. */
+function fakeSink() {
+  const calls: SinkCall[] = []
+  const record = (method: SinkCall['method']) => (...args: unknown[]) => {
+    calls.push({ method, args })
+  }
+  return { calls, sink: { error: record('error'), warn: record('warn'), info: record('info'), debug: record('debug') } }
+}
+
+/** Replace the character at `index` with another base64url character. */
+function flipChar(text: string, index: number): string {
+  const c = text[index]
+  return text.slice(0, index) + (c === 'A' ? 'B' : 'A') + text.slice(index + 1)
+}
+
+describe('resolveAuthRule', () => {
+  it.each([true, 'required', 'protected'])('%j → required', (value) => {
+    expect(resolveAuthRule(value)).toBe('required')
+  })
+
+  it.each([false, 'public', 'skip'])('%j → public', (value) => {
+    expect(resolveAuthRule(value)).toBe('public')
+  })
+
+  it.each([undefined, null, 'other', 'Required', 'true', 1, 0, ''])('%j → undefined', (value) => {
+    expect(resolveAuthRule(value)).toBeUndefined()
+  })
+
+  it('objects and arrays → undefined', () => {
+    expect(resolveAuthRule({})).toBeUndefined()
+    expect(resolveAuthRule(['required'])).toBeUndefined()
+    expect(resolveAuthRule({ auth: true })).toBeUndefined()
+  })
+})
+
+describe('parseBearer', () => {
+  it.each<[string, string]>([
+    ['Bearer abc.def.ghi', 'abc.def.ghi'],
+    ['bearer abc.def.ghi', 'abc.def.ghi'],
+    ['BEARER abc.def.ghi', 'abc.def.ghi'],
+    ['BeArEr abc.def.ghi', 'abc.def.ghi'],
+    ['Bearer    abc.def.ghi', 'abc.def.ghi'],
+    ['Bearer abc.def.ghi   ', 'abc.def.ghi'],
+    ['Bearer\tabc.def.ghi', 'abc.def.ghi'],
+    ['Bearer eyJ-_a.b~+/c==', 'eyJ-_a.b~+/c=='],
+  ])('%j → %j', (header, token) => {
+    expect(parseBearer(header)).toBe(token)
+  })
+
+  it.each([
+    'Basic x',
+    'Basic dXNlcjpwYXNz',
+    'Bearer',
+    'Bearer ',
+    'Bearer    ',
+    'Bearer abc def',
+    'Bearer abc.def.ghi xyz.uvw.rst',
+    'Bearerabc',
+    'Token abc',
+    'abc.def.ghi',
+    'Bearer abc\ndef',
+    'Bearer a"b',
+    'Bearer =abc',
+  ])('%j → undefined', (header) => {
+    expect(parseBearer(header)).toBeUndefined()
+  })
+
+  it.each([undefined, null, ''])('%j → undefined', (header) => {
+    expect(parseBearer(header)).toBeUndefined()
+  })
+})
+
+describe('createKeyHasher', () => {
+  it('is deterministic for one secret', () => {
+    expect(createKeyHasher(SECRET).hash('rt', 'value')).toBe(createKeyHasher(SECRET).hash('rt', 'value'))
+  })
+
+  it('differs per purpose, per value and per secret', () => {
+    const hasher = createKeyHasher(SECRET)
+    const base = hasher.hash('rt', 'value')
+    expect(hasher.hash('code', 'value')).not.toBe(base)
+    expect(hasher.hash('rt', 'value2')).not.toBe(base)
+    expect(createKeyHasher(OTHER_SECRET).hash('rt', 'value')).not.toBe(base)
+    // The separator keeps purpose and value apart.
+    expect(hasher.hash('ab', 'c')).not.toBe(hasher.hash('a', 'bc'))
+  })
+
+  it('outputs 64 hex characters that do not contain the input', () => {
+    const hasher = createKeyHasher(SECRET)
+    for (const value of ['123456', randomToken(32), 'user@example.com', '']) {
+      const hash = hasher.hash('magic-code', value)
+      expect(hash).toMatch(/^[0-9a-f]{64}$/)
+      if (value) expect(hash).not.toContain(value)
+    }
+  })
+
+  it('is not a plain SHA-256 of a code, so a 6-digit code cannot be recovered by hashing all codes', () => {
+    const hasher = createKeyHasher(SECRET)
+    for (const code of ['000000', '123456', '999999']) {
+      const hash = hasher.hash('magic-code', code)
+      expect(hash).not.toBe(sha256(code))
+      expect(hash).not.toBe(sha256(`magic-code${code}`))
+      expect(hash).not.toBe(sha256(`magic-code\0${code}`))
+      expect(hash).not.toBe(sha256(`magic-code:${code}`))
+    }
+  })
+
+  it('deriveKey is bound to its info string', () => {
+    expect(deriveKey(SECRET, 'a').equals(deriveKey(SECRET, 'a'))).toBe(true)
+    expect(deriveKey(SECRET, 'a').equals(deriveKey(SECRET, 'b'))).toBe(false)
+    expect(deriveKey(SECRET, 'a')).toHaveLength(32)
+  })
+})
+
+describe('createSealer', () => {
+  const sealer = createSealer(KEY)
+
+  it('round-trips UTF-8 text', () => {
+    for (const text of ['', 'hello', '{"email":"zoë@example.com","name":"Zoë Åländ 東京 🚀"}', 'x'.repeat(10_000)]) {
+      expect(sealer.open(sealer.seal(text))).toBe(text)
+    }
+  })
+
+  it('a second sealer with the same key opens the values', () => {
+    expect(createSealer(KEY).open(sealer.seal('shared'))).toBe('shared')
+  })
+
+  it('produces a different ciphertext for the same plaintext each time', () => {
+    const seen = new Set(Array.from({ length: 20 }, () => sealer.seal('same plaintext')))
+    expect(seen.size).toBe(20)
+  })
+
+  it('has the v1.<iv>.<tag>.<data> form and does not contain the plaintext', () => {
+    const plaintext = 'user@example.com secret-marker'
+    const sealed = sealer.seal(plaintext)
+    expect(sealed).toMatch(/^v1\.[\w-]+\.[\w-]+\.[\w-]+$/)
+    const [, iv, tag] = sealed.split('.')
+    expect(Buffer.from(iv!, 'base64url')).toHaveLength(12)
+    expect(Buffer.from(tag!, 'base64url')).toHaveLength(16)
+    expect(sealed).not.toContain('user@example.com')
+    expect(sealed).not.toContain('secret-marker')
+    expect(sealed).not.toContain(Buffer.from(plaintext).toString('base64url'))
+  })
+
+  it('open with another key returns null', () => {
+    expect(createSealer(OTHER_KEY).open(sealer.seal('hello'))).toBeNull()
+  })
+
+  it('tampered values return null', () => {
+    const sealed = sealer.seal('{"userId":"u1","role":"user"}')
+    const [v, iv, tag, data] = sealed.split('.') as [string, string, string, string]
+    expect(sealer.open([v, iv, tag, flipChar(data, 0)].join('.'))).toBeNull()
+    expect(sealer.open([v, iv, tag, flipChar(data, data.length - 2)].join('.'))).toBeNull()
+    expect(sealer.open([v, iv, flipChar(tag, 0), data].join('.'))).toBeNull()
+    expect(sealer.open([v, flipChar(iv, 0), tag, data].join('.'))).toBeNull()
+    expect(sealer.open([v, iv, tag, data.slice(0, -4)].join('.'))).toBeNull()
+    expect(sealer.open([v, iv, tag, `${data}AAAA`].join('.'))).toBeNull()
+    expect(sealer.open(['v2', iv, tag, data].join('.'))).toBeNull()
+    expect(sealer.open([v, iv, '', data].join('.'))).toBeNull()
+    expect(sealer.open([v, '', tag, data].join('.'))).toBeNull()
+    expect(sealer.open(`${sealed}.extra`)).toBeNull()
+  })
+
+  it('a truncated authentication tag is refused', () => {
+    const sealed = sealer.seal('hello')
+    const [v, iv, tag, data] = sealed.split('.') as [string, string, string, string]
+    for (const length of [4, 8, 12, 15]) {
+      const short = Buffer.from(tag, 'base64url').subarray(0, length).toString('base64url')
+      expect(sealer.open([v, iv, short, data].join('.'))).toBeNull()
+    }
+  })
+
+  it('plaintext input returns null', () => {
+    for (const text of ['{"userId":"u1"}', 'hello', '', 'a.b.c.d', '"v1"']) expect(sealer.open(text)).toBeNull()
+  })
+})
+
+describe('plainSealer', () => {
+  it('passes values through unchanged', () => {
+    expect(plainSealer.seal('{"a":1}')).toBe('{"a":1}')
+    expect(plainSealer.open('{"a":1}')).toBe('{"a":1}')
+    expect(plainSealer.open(plainSealer.seal('Zoë 東京'))).toBe('Zoë 東京')
+  })
+
+  it('does not return sealed values as if they were plaintext', () => {
+    expect(plainSealer.open(createSealer(KEY).seal('{"a":1}'))).toBeNull()
+  })
+})
+
+describe('randomDigits and randomToken', () => {
+  it('always gives 6 digits, leading zeros included', () => {
+    let leadingZero = 0
+    const seen = new Set<string>()
+    for (let i = 0; i < 2000; i++) {
+      const code = randomDigits()
+      expect(code).toMatch(/^\d{6}$/)
+      if (code.startsWith('0')) leadingZero++
+      seen.add(code)
+    }
+    expect(leadingZero).toBeGreaterThan(0)
+    // 2000 draws out of a million values: a handful of repeats at most.
+    expect(seen.size).toBeGreaterThan(1980)
+  })
+
+  it('honours another length', () => {
+    expect(randomDigits(8)).toMatch(/^\d{8}$/)
+  })
+
+  it('randomToken is base64url with the requested entropy', () => {
+    const token = randomToken(32)
+    expect(token).toMatch(/^[\w-]{43}$/)
+    expect(Buffer.from(token, 'base64url')).toHaveLength(32)
+    expect(randomToken(32)).not.toBe(token)
+  })
+})
+
+describe('safeEqual', () => {
+  it.each<[string, string, boolean]>([
+    ['abc', 'abc', true],
+    ['', '', true],
+    ['東京', '東京', true],
+    ['abc', 'abd', false],
+    ['abc', 'ab', false],
+    ['ab', 'abc', false],
+    ['abc', '', false],
+    ['abc', 'ABC', false],
+  ])('safeEqual(%j, %j) is %s', (a, b, expected) => {
+    expect(safeEqual(a, b)).toBe(expected)
+  })
+})
+
+describe('errors', () => {
+  it('authError keeps status, message, code and headers', () => {
+    const { body, headers } = toErrorBody(authError(429, 'rate_limited', 'Too many attempts', { 'retry-after': '30' }))
+    expect(body).toEqual({ statusCode: 429, message: 'Too many attempts', error: 'rate_limited' })
+    expect(headers).toEqual({ 'retry-after': '30' })
+    expect(toErrorBody(authError(401, 'invalid_code', 'Invalid or expired code'))).toEqual({
+      body: { statusCode: 401, message: 'Invalid or expired code', error: 'invalid_code' },
+      headers: {},
+    })
+  })
+
+  it('an h3 createError keeps its status and message, with a generic code', () => {
+    expect(toErrorBody(createError({ statusCode: 429, statusMessage: 'Slow down' })).body).toEqual({ statusCode: 429, message: 'Slow down', error: 'rate_limited' })
+    expect(toErrorBody(createError({ statusCode: 403, message: 'No entry' })).body).toEqual({ statusCode: 403, message: 'No entry', error: 'forbidden' })
+    expect(toErrorBody(createError({ statusCode: 404, statusMessage: 'Gone' })).body.error).toBe('not_found')
+    expect(toErrorBody(createError({ statusCode: 418, statusMessage: 'Teapot' })).body).toEqual({ statusCode: 418, message: 'Teapot', error: 'bad_request' })
+    expect(toErrorBody(createError({ statusCode: 503, statusMessage: 'Maintenance' })).body).toEqual({ statusCode: 503, message: 'Maintenance', error: 'internal_error' })
+  })
+
+  it('an unexpected error becomes a generic 500 and is logged on the server only', () => {
+    const logged: unknown[][] = []
+    const original = new Error('db password xyz')
+    const { body, headers } = toErrorBody(original, { error: (...args: unknown[]) => void logged.push(args) })
+    expect(body).toEqual({ statusCode: 500, message: 'Internal server error', error: 'internal_error' })
+    expect(headers).toEqual({})
+    expect(JSON.stringify(body)).not.toContain('db password xyz')
+    expect(JSON.stringify(body)).not.toContain('xyz')
+    expect(logged).toHaveLength(1)
+    expect(logged[0]![1]).toBe(original)
+  })
+
+  it('non-error values and unhandled h3 errors are generic too', () => {
+    for (const thrown of ['db password xyz', { message: 'db password xyz', statusCode: 401 }, null, undefined]) {
+      expect(toErrorBody(thrown).body).toEqual({ statusCode: 500, message: 'Internal server error', error: 'internal_error' })
+    }
+    const unhandled = createError({ statusCode: 500, message: 'db password xyz', unhandled: true })
+    expect(JSON.stringify(toErrorBody(unhandled).body)).not.toContain('db password')
+    // A 5xx h3 error wrapping an internal failure is not marked unhandled, yet keeps nothing of it.
+    const wrapped = createError(new Error('db password xyz'))
+    expect(toErrorBody(wrapped).body).toEqual({ statusCode: 500, message: 'Internal server error', error: 'internal_error' })
+    // A 5xx raised on purpose through authError keeps its message.
+    expect(toErrorBody(authError(503, 'unavailable', 'Try later')).body).toEqual({ statusCode: 503, message: 'Try later', error: 'unavailable' })
+  })
+
+  it('sendAuthError writes status and headers on the event', () => {
+    const req = new IncomingMessage(new Socket())
+    const res = new ServerResponse(req)
+    const event = createEvent(req, res)
+    const body = sendAuthError(event, authError(429, 'rate_limited', 'Slow down', { 'retry-after': '12' }))
+    expect(body).toEqual({ statusCode: 429, message: 'Slow down', error: 'rate_limited' })
+    expect(res.statusCode).toBe(429)
+    expect(res.getHeader('content-type')).toBe('application/json')
+    expect(res.getHeader('cache-control')).toBe('no-store')
+    expect(res.getHeader('retry-after')).toBe('12')
+  })
+})
+
+describe('createLogger', () => {
+  const levels: Array<Exclude<LogLevel, 'silent'>> = ['error', 'warn', 'info', 'debug']
+
+  it.each<[LogLevel, string[]]>([
+    ['silent', []],
+    ['error', ['error']],
+    ['warn', ['error', 'warn']],
+    ['info', ['error', 'warn', 'info']],
+    ['debug', ['error', 'warn', 'info', 'debug']],
+  ])('level %s writes %j', (level, expected) => {
+    const { calls, sink } = fakeSink()
+    const logger = createLogger(level, false, sink)
+    for (const l of levels) logger[l](`${l} message`)
+    expect(calls.map(c => c.method)).toEqual(expected)
+    for (const call of calls) expect(call.args).toEqual([`[svc-auth] ${call.method} message`])
+  })
+
+  it('passes the detail along when there is one', () => {
+    const { calls, sink } = fakeSink()
+    const detail = new Error('boom')
+    createLogger('info', false, sink).error('Failed', detail)
+    expect(calls).toEqual([{ method: 'error', args: ['[svc-auth] Failed', detail] }])
+  })
+
+  it('logs security events only when the security flag is on', () => {
+    const off = fakeSink()
+    createLogger('debug', false, off.sink).security('refresh_token_reused', { userId: 'u1' })
+    expect(off.calls).toEqual([])
+
+    const on = fakeSink()
+    const logger = createLogger('error', true, on.sink)
+    logger.security('refresh_token_reused', { userId: 'u1' })
+    logger.security('code_exchange_failed')
+    expect(on.calls).toEqual([
+      { method: 'warn', args: ['[svc-auth:security] refresh_token_reused', { userId: 'u1' }] },
+      { method: 'warn', args: ['[svc-auth:security] code_exchange_failed', {}] },
+    ])
+  })
+
+  it('silent silences security events too', () => {
+    const { calls, sink } = fakeSink()
+    createLogger('silent', true, sink).security('refresh_token_reused', { userId: 'u1' })
+    expect(calls).toEqual([])
+  })
+})

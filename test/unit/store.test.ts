@@ -1,0 +1,431 @@
+import { fork } from 'node:child_process'
+import { randomBytes, randomUUID } from 'node:crypto'
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createStoreBackend } from '../../src/runtime/server/lib/store'
+import type { StoreBackend, StoreBackendOptions } from '../../src/runtime/server/lib/store'
+import { decodeEnvelope, encodeEnvelope } from '../../src/runtime/server/lib/store/envelope'
+import { createFsBackend } from '../../src/runtime/server/lib/store/fs'
+import { isTempFileName, keyToPath, takeFile } from '../../src/runtime/server/lib/store/fs-driver'
+import { createKeyedLock } from '../../src/runtime/server/lib/store/lock'
+import { escapeRedisGlob } from '../../src/runtime/server/lib/store/redis'
+import type { StorageDriverName } from '../../src/runtime/types/options'
+
+const REDIS = { url: '', host: '127.0.0.1', port: 6379, password: '', db: 0 }
+const N = 50
+
+const sleep = (ms: number): Promise<void> => new Promise(resolve => setTimeout(resolve, ms))
+const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i + 1)
+
+function options(driver: StorageDriverName, base = ''): StoreBackendOptions {
+  return { driver, base, ...REDIS }
+}
+
+/** All file paths below `dir`, recursively. */
+async function listFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true, recursive: true })
+  return entries.filter(entry => entry.isFile()).map(entry => join(entry.parentPath, entry.name))
+}
+
+interface Harness {
+  /** Backend shared by the tests of the suite; rejects when it could not be reached. */
+  backend(): Promise<StoreBackend>
+  /** A separate, empty backend (same driver) that the caller disposes. */
+  fresh(): Promise<StoreBackend>
+}
+
+/** Run the StoreBackend contract against one driver. */
+function contract(driver: StorageDriverName): void {
+  describe(`StoreBackend contract: ${driver}`, () => {
+    const prefix = `svc-auth-test:${randomUUID()}:`
+    const k = (name: string): string => `${prefix}${name}`
+    const dirs: string[] = []
+    let shared: StoreBackend | undefined
+    let ready: Promise<StoreBackend> | undefined
+
+    const create = async (): Promise<StoreBackend> => {
+      let base = ''
+      if (driver === 'fs') {
+        base = await mkdtemp(join(tmpdir(), 'svc-auth-store-'))
+        dirs.push(base)
+      }
+      return createStoreBackend(options(driver, base))
+    }
+
+    const harness: Harness = {
+      backend: () => ready ?? Promise.reject(new Error(`${driver} backend was not created`)),
+      fresh: create,
+    }
+
+    beforeAll(() => {
+      // Connect and probe once; when the backend (e.g. Redis) is unreachable, every test of the
+      // suite awaits this promise and fails with the connection error instead of being skipped.
+      ready = create().then(async (backend) => {
+        shared = backend
+        await backend.get(k('probe'))
+        return backend
+      })
+      ready.catch(() => {})
+    })
+
+    afterAll(async () => {
+      if (shared && await ready?.then(() => true, () => false)) {
+        for (const key of await shared.keys(prefix)) await shared.del(key)
+        expect(await shared.keys(prefix)).toEqual([])
+      }
+      await shared?.dispose()
+      await Promise.all(dirs.map(dir => rm(dir, { recursive: true, force: true })))
+    })
+
+    it('reports its driver name', async () => {
+      expect((await harness.backend()).driver).toBe(driver)
+    })
+
+    it('sets and gets a value; missing keys read null', async () => {
+      const b = await harness.backend()
+      await b.set(k('basic'), 'hello', 10_000)
+      expect(await b.get(k('basic'))).toBe('hello')
+      expect(await b.get(k('missing'))).toBeNull()
+    })
+
+    it('stores values verbatim', async () => {
+      const b = await harness.backend()
+      const values = ['', '123', 'true', 'null', '{"e":1,"v":"x"}', '[1,2]', 'base64:aGVsbG8=', ' spaced ', 'ünï 🔑\n"q"']
+      for (const [i, value] of values.entries()) {
+        await b.set(k(`verbatim:${i}`), value, 10_000)
+        expect(await b.get(k(`verbatim:${i}`))).toBe(value)
+        expect(await b.take(k(`verbatim:${i}`))).toBe(value)
+      }
+    })
+
+    it('overwrites an entry and its TTL', async () => {
+      const b = await harness.backend()
+      await b.set(k('overwrite'), 'one', 50)
+      await b.set(k('overwrite'), 'two', 10_000)
+      await sleep(120)
+      expect(await b.get(k('overwrite'))).toBe('two')
+    })
+
+    it('checks expiry on read', async () => {
+      const b = await harness.backend()
+      await b.set(k('expiring'), 'soon gone', 50)
+      expect(await b.get(k('expiring'))).toBe('soon gone')
+      await sleep(120)
+      expect(await b.get(k('expiring'))).toBeNull()
+      expect(await b.take(k('expiring'))).toBeNull()
+      expect(await b.ttl(k('expiring'))).toBeNull()
+    })
+
+    it('rejects a TTL that is not a positive number', async () => {
+      const b = await harness.backend()
+      await expect(b.set(k('bad-ttl'), 'v', 0)).rejects.toThrow(RangeError)
+      await expect(b.setIfAbsent(k('bad-ttl'), 'v', -1)).rejects.toThrow(RangeError)
+      await expect(b.incr(k('bad-ttl'), Number.NaN)).rejects.toThrow(RangeError)
+      expect(await b.get(k('bad-ttl'))).toBeNull()
+    })
+
+    it('take returns the value once, then null', async () => {
+      const b = await harness.backend()
+      await b.set(k('take'), 'once', 10_000)
+      expect(await b.take(k('take'))).toBe('once')
+      expect(await b.take(k('take'))).toBeNull()
+      expect(await b.get(k('take'))).toBeNull()
+      expect(await b.take(k('take-missing'))).toBeNull()
+    })
+
+    it(`${N} concurrent takes of one key: exactly one gets the value`, async () => {
+      const b = await harness.backend()
+      await b.set(k('take-race'), 'prize', 10_000)
+      const results = await Promise.all(range(N).map(() => b.take(k('take-race'))))
+      expect(results.filter(value => value !== null)).toEqual(['prize'])
+      expect(await b.get(k('take-race'))).toBeNull()
+    })
+
+    it(`${N} concurrent incr give 1..${N} exactly once each`, async () => {
+      const b = await harness.backend()
+      const results = await Promise.all(range(N).map(() => b.incr(k('counter'), 10_000)))
+      expect([...results].sort((x, y) => x - y)).toEqual(range(N))
+      expect(await b.get(k('counter'))).toBe(String(N))
+      expect(await b.ttl(k('counter'))).toBeGreaterThan(0)
+    })
+
+    it('incr sets the TTL on creation and does not extend it', async () => {
+      const b = await harness.backend()
+      expect(await b.incr(k('window'), 300)).toBe(1)
+      await sleep(150)
+      expect(await b.incr(k('window'), 300)).toBe(2)
+      const left = await b.ttl(k('window'))
+      expect(left).toBeGreaterThan(0)
+      expect(left).toBeLessThanOrEqual(200)
+      await sleep(250)
+      expect(await b.get(k('window'))).toBeNull()
+      expect(await b.incr(k('window'), 300)).toBe(1)
+    })
+
+    it('incr rejects a value that is not an integer', async () => {
+      const b = await harness.backend()
+      await b.set(k('not-a-number'), 'abc', 10_000)
+      await expect(b.incr(k('not-a-number'), 10_000)).rejects.toThrow()
+      expect(await b.get(k('not-a-number'))).toBe('abc')
+    })
+
+    it(`${N} concurrent setIfAbsent: exactly one writes`, async () => {
+      const b = await harness.backend()
+      const results = await Promise.all(range(N).map(i => b.setIfAbsent(k('nx-race'), `v${i}`, 10_000)))
+      expect(results.filter(Boolean)).toHaveLength(1)
+      expect(await b.get(k('nx-race'))).toBe(`v${results.indexOf(true) + 1}`)
+    })
+
+    it('setIfAbsent fails on a live entry and succeeds again after expiry', async () => {
+      const b = await harness.backend()
+      expect(await b.setIfAbsent(k('nx'), 'first', 50)).toBe(true)
+      expect(await b.setIfAbsent(k('nx'), 'second', 50)).toBe(false)
+      expect(await b.get(k('nx'))).toBe('first')
+      await sleep(120)
+      expect(await b.setIfAbsent(k('nx'), 'third', 10_000)).toBe(true)
+      expect(await b.get(k('nx'))).toBe('third')
+    })
+
+    it('ttl reports the remaining time of live entries only', async () => {
+      const b = await harness.backend()
+      await b.set(k('ttl'), 'v', 10_000)
+      const left = await b.ttl(k('ttl'))
+      expect(left).toBeGreaterThan(9_000)
+      expect(left).toBeLessThanOrEqual(10_000)
+      expect(await b.ttl(k('ttl-missing'))).toBeNull()
+    })
+
+    it('del removes an entry; deleting a missing key is fine', async () => {
+      const b = await harness.backend()
+      await b.set(k('del'), 'v', 10_000)
+      await b.del(k('del'))
+      expect(await b.get(k('del'))).toBeNull()
+      expect(await b.take(k('del'))).toBeNull()
+      await expect(b.del(k('del-missing'))).resolves.toBeUndefined()
+    })
+
+    it('keys(prefix) lists only live keys with that prefix', async () => {
+      const b = await harness.backend()
+      await b.set(k('list:a'), '1', 10_000)
+      await b.set(k('list:b:nested'), '2', 10_000)
+      await b.set(k('list:gone'), '3', 50)
+      await b.set(k('lister:c'), '4', 10_000)
+      await b.set(k('other:d'), '5', 10_000)
+      await sleep(120)
+      expect(await b.keys(k('list:'))).toEqual([k('list:a'), k('list:b:nested')])
+      expect(await b.keys(k('list'))).toEqual([k('list:a'), k('list:b:nested'), k('lister:c')])
+      expect(await b.keys(k('nothing:'))).toEqual([])
+    })
+
+    it('keys(prefix) treats glob characters literally', async () => {
+      const b = await harness.backend()
+      await b.set(k('g*b:1'), '1', 10_000)
+      await b.set(k('gxb:1'), '2', 10_000)
+      await b.set(k('g[x]b:1'), '3', 10_000)
+      expect(await b.keys(k('g*b:'))).toEqual([k('g*b:1')])
+      expect(await b.keys(k('g[x]'))).toEqual([k('g[x]b:1')])
+      expect(await b.keys(k('g?b'))).toEqual([])
+    })
+
+    it('sweep removes expired entries and returns how many', async () => {
+      await harness.backend()
+      const b = await harness.fresh()
+      try {
+        for (const i of range(3)) await b.set(k(`sweep:old${i}`), 'x', 50)
+        await b.set(k('sweep:live'), 'y', 10_000)
+        await sleep(120)
+        // Redis expires entries itself, so there is nothing left to sweep.
+        expect(await b.sweep()).toBe(driver === 'redis' ? 0 : 3)
+        expect(await b.sweep()).toBe(0)
+        expect(await b.keys(k('sweep:'))).toEqual([k('sweep:live')])
+        expect(await b.get(k('sweep:live'))).toBe('y')
+        await b.del(k('sweep:live'))
+      }
+      finally {
+        await b.dispose()
+      }
+    })
+  })
+}
+
+contract('memory')
+contract('fs')
+contract('redis')
+
+describe('createStoreBackend', () => {
+  it('throws for an unknown driver, naming the allowed ones', async () => {
+    const bad = { ...options('memory'), driver: 'mongo' } as unknown as StoreBackendOptions
+    await expect(createStoreBackend(bad)).rejects.toThrow(/"mongo".*fs, memory, redis/)
+  })
+})
+
+describe('memory and fs keys', () => {
+  it.each(['memory', 'fs'] as const)('%s rejects keys unstorage would rewrite or that escape the base', async (driver) => {
+    const base = await mkdtemp(join(tmpdir(), 'svc-auth-store-'))
+    const b = await createStoreBackend(options(driver, base))
+    try {
+      for (const key of ['', 'a:..:b', '..', 'a/b', 'a::b', ':a', 'a:', 'a?b', 'meta$', 'a:.:b']) {
+        await expect(b.set(key, 'v', 1_000), key).rejects.toThrow(/Invalid/)
+        await expect(b.get(key), key).rejects.toThrow(/Invalid/)
+      }
+      if (driver === 'fs') expect(await listFiles(base)).toEqual([])
+    }
+    finally {
+      await b.dispose()
+      await rm(base, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('fs backend files', () => {
+  let base = ''
+  let backend: StoreBackend | undefined
+  const fs = (): StoreBackend => {
+    if (!backend) throw new Error('fs backend was not created')
+    return backend
+  }
+
+  beforeAll(async () => {
+    base = await mkdtemp(join(tmpdir(), 'svc-auth-store-'))
+    backend = createFsBackend({ base })
+  })
+
+  afterAll(async () => {
+    await backend?.dispose()
+    await rm(base, { recursive: true, force: true })
+  })
+
+  it('maps keys to nested files and rejects .. segments', async () => {
+    expect(keyToPath(base, 'a:b:c')).toBe(join(base, 'a', 'b', 'c'))
+    expect(keyToPath(base, 'a/b\\c')).toBe(join(base, 'a', 'b', 'c'))
+    expect(() => keyToPath(base, 'a:..:b')).toThrow(/Invalid key/)
+    expect(() => keyToPath(base, '..')).toThrow(/Invalid key/)
+    expect(() => keyToPath(base, '')).toThrow(/Invalid key/)
+    await fs().set('map:x:y', 'v', 10_000)
+    const raw = await readFile(join(base, 'map', 'x', 'y'), 'utf8')
+    expect(decodeEnvelope(raw)?.v).toBe('v')
+  })
+
+  it('leaves no temp files and only valid JSON envelopes after many concurrent writes', async () => {
+    const b = fs()
+    await Promise.all(range(300).map(async (i) => {
+      const key = `bulk:k${i % 10}`
+      if (i % 3 === 0) await b.set(key, `value-${i}`, 10_000)
+      else if (i % 3 === 1) await b.setIfAbsent(`bulk:nx${i % 7}`, `nx-${i}`, 10_000)
+      else await b.incr(`bulk:count${i % 5}`, 10_000)
+    }))
+    const files = await listFiles(join(base, 'bulk'))
+    expect(files).toHaveLength(10 + 7 + 5)
+    for (const file of files) {
+      expect(file.endsWith('.tmp'), file).toBe(false)
+      const data: unknown = JSON.parse(await readFile(file, 'utf8'))
+      expect(data).toEqual({ e: expect.any(Number), v: expect.any(String) })
+      expect((await stat(file)).mode & 0o777).toBe(0o600)
+    }
+    expect(await b.keys('bulk:count')).toEqual(range(5).map(i => `bulk:count${i - 1}`))
+  })
+
+  it('sweep deletes stale temp files but keeps fresh ones; keys() never lists them', async () => {
+    const dir = join(base, 'tmpfiles')
+    await mkdir(dir, { recursive: true })
+    const stale = join(dir, `.entry.${randomBytes(16).toString('hex')}.tmp`)
+    const fresh = join(dir, `.entry.${randomBytes(16).toString('hex')}.tmp`)
+    await writeFile(stale, 'partial')
+    await writeFile(fresh, 'partial')
+    const old = new Date(Date.now() - 120_000)
+    await utimes(stale, old, old)
+    expect(isTempFileName(`.entry.${randomBytes(16).toString('hex')}.tmp`)).toBe(true)
+    expect(await fs().keys('tmpfiles:')).toEqual([])
+    await fs().sweep()
+    expect(await readdir(dir)).toEqual([fresh.slice(dir.length + 1)])
+  })
+
+  it(`takeFile: of ${N} concurrent calls exactly one gets the file`, async () => {
+    await fs().set('claim:one', 'payload', 10_000)
+    const results = await Promise.all(range(N).map(() => takeFile(base, 'claim:one')))
+    const winners = results.filter(value => value !== null)
+    expect(winners).toHaveLength(1)
+    expect(decodeEnvelope(winners[0])?.v).toBe('payload')
+    expect(await readdir(join(base, 'claim'))).toEqual([])
+  })
+
+  it('take is atomic across processes', async () => {
+    const keys = range(20).map(i => `race:key${i}`)
+    for (const key of keys) await fs().set(key, `value-of-${key}`, 60_000)
+    const helper = fileURLToPath(new URL('./helpers/take-race.mjs', import.meta.url))
+
+    interface Done { type: 'done', pid: number, taken: [string, string][] }
+    const children = range(4).map(() => fork(helper, [base, ...keys], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }))
+    const ready = children.map(child => new Promise<void>((resolve, reject) => {
+      child.once('message', () => resolve())
+      child.once('error', reject)
+    }))
+    await Promise.all(ready)
+    const done = children.map(child => new Promise<Done>((resolve, reject) => {
+      child.once('message', message => resolve(message as Done))
+      child.once('exit', (code) => {
+        if (code !== 0) reject(new Error(`child exited with ${code}`))
+      })
+    }))
+    const startAt = Date.now() + 100
+    for (const child of children) child.send({ startAt })
+    const reports = await Promise.all(done)
+
+    const taken = reports.flatMap(report => report.taken)
+    expect(taken.map(([key]) => key).sort()).toEqual([...keys].sort())
+    for (const [key, raw] of taken) expect(decodeEnvelope(raw)?.v).toBe(`value-of-${key}`)
+    expect(await readdir(join(base, 'race'))).toEqual([])
+  })
+})
+
+describe('createKeyedLock', () => {
+  it('runs tasks of one key in order and removes drained keys', async () => {
+    const lock = createKeyedLock()
+    const order: string[] = []
+    const task = (name: string, ms: number) => async (): Promise<string> => {
+      order.push(`start ${name}`)
+      await sleep(ms)
+      order.push(`end ${name}`)
+      return name
+    }
+    const results = await Promise.all([
+      lock.run('a', task('a1', 30)),
+      lock.run('a', task('a2', 1)),
+      lock.run('b', task('b1', 1)),
+    ])
+    expect(results).toEqual(['a1', 'a2', 'b1'])
+    expect(order.indexOf('start a2')).toBeGreaterThan(order.indexOf('end a1'))
+    expect(order.indexOf('end b1')).toBeLessThan(order.indexOf('end a1'))
+    await sleep(0)
+    expect(lock.size).toBe(0)
+  })
+
+  it('keeps going after a rejected task', async () => {
+    const lock = createKeyedLock()
+    const failed = lock.run('k', () => Promise.reject(new Error('boom')))
+    const next = lock.run('k', async () => 'ok')
+    await expect(failed).rejects.toThrow('boom')
+    await expect(next).resolves.toBe('ok')
+    await sleep(0)
+    expect(lock.size).toBe(0)
+  })
+})
+
+describe('envelope', () => {
+  it('round-trips and rejects malformed data with null', () => {
+    expect(decodeEnvelope(encodeEnvelope('v', 123))).toEqual({ e: 123, v: 'v' })
+    expect(decodeEnvelope(new TextEncoder().encode(encodeEnvelope('x', 5)))).toEqual({ e: 5, v: 'x' })
+    for (const bad of ['', 'not json', '{"e":"1","v":"x"}', '{"e":1,"v":2}', '{"v":"x"}', '[]', 'null', '42', null, undefined, 42, [1]]) {
+      expect(decodeEnvelope(bad)).toBeNull()
+    }
+  })
+})
+
+describe('escapeRedisGlob', () => {
+  it('escapes *, ?, [, ] and backslash', () => {
+    expect(escapeRedisGlob('a*b?c[d]e\\f:')).toBe('a\\*b\\?c\\[d\\]e\\\\f:')
+  })
+})
