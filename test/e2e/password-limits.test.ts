@@ -41,16 +41,21 @@ describe('code expiry', () => {
 
 describe('enumeration by timing', () => {
   // Low bcrypt cost (8) in the fixture; a slow mail server (40 ms per delivery) on this server.
-  // The two kinds of requests are interleaved in random order; the medians must be within 20%.
-  // A round can be disturbed by other load on the machine, so up to three rounds are measured
-  // and the best one counts: without the dummy hash (or with the reset code sent before the
-  // answer) every round differs by far more than 20%.
+  // The two kinds of requests are interleaved in random order. Their medians must be within 20% of
+  // each other, or within 3 ms: a few milliseconds' answers swing by more than 20% under other load
+  // on the machine, while the leaks this guards against are far larger (one bcrypt hash at cost 8
+  // without the dummy hash, the 40 ms delivery when the reset code is sent before the answer). A
+  // round can still be disturbed, so up to three rounds are measured and the best one counts.
   const ROUNDS = 3
   const PAIRS = 25
+  const TOLERANCE = { ratio: 1.2, ms: 3 }
 
-  async function compare(kinds: Record<'a' | 'b', () => Promise<Response>>): Promise<number> {
-    let best = Number.POSITIVE_INFINITY
-    for (let round = 0; round < ROUNDS && best > 1.2; round++) {
+  interface Gap { ratio: number, ms: number, medians: [number, number] }
+  const within = (gap: Gap) => gap.ratio < TOLERANCE.ratio || gap.ms < TOLERANCE.ms
+
+  async function compare(kinds: Record<'a' | 'b', () => Promise<Response>>): Promise<Gap> {
+    let best: Gap | undefined
+    for (let round = 0; round < ROUNDS && !(best && within(best)); round++) {
       const times: Record<'a' | 'b', number[]> = { a: [], b: [] }
       for (let i = 0; i < PAIRS + 3; i++) {
         const order: Array<'a' | 'b'> = Math.random() < 0.5 ? ['a', 'b'] : ['b', 'a']
@@ -63,31 +68,32 @@ describe('enumeration by timing', () => {
         }
       }
       const [ma, mb] = [median(times.a), median(times.b)]
-      best = Math.min(best, Math.max(ma, mb) / Math.min(ma, mb))
+      const gap: Gap = { ratio: Math.max(ma, mb) / Math.min(ma, mb), ms: Math.abs(ma - mb), medians: [ma, mb] }
+      if (!best || gap.ms < best.ms) best = gap
     }
-    return best
+    return best!
   }
 
   it('login: unknown email and wrong password take the same time', async () => {
     const server = await start({ NUXT_SVC_AUTH_RATE_LIMIT_ENABLED: 'false', FIXTURE_SEND_DELAY_MS: '40' })
     const email = uniqueEmail('timing')
     await registerUser(server, email)
-    const ratio = await compare({
+    const gap = await compare({
       a: () => post(server, '/auth/password/login', { email, password: 'Wrong-password-1' }),
       b: () => post(server, '/auth/password/login', { email: uniqueEmail('ghost'), password: 'Wrong-password-1' }),
     })
-    expect(ratio).toBeLessThan(1.2)
+    expect(within(gap), JSON.stringify(gap)).toBe(true)
   })
 
   it('reset-request: existing and unknown accounts take the same time', async () => {
     const server = await start({ NUXT_SVC_AUTH_RATE_LIMIT_ENABLED: 'false', FIXTURE_SEND_DELAY_MS: '40' })
     const email = uniqueEmail('timing-reset')
     await registerUser(server, email)
-    const ratio = await compare({
+    const gap = await compare({
       a: () => post(server, '/auth/password/reset-request', { email }),
       b: () => post(server, '/auth/password/reset-request', { email: uniqueEmail('ghost') }),
     })
-    expect(ratio).toBeLessThan(1.2)
+    expect(within(gap), JSON.stringify(gap)).toBe(true)
     expect((await sentCodes(server, email, 'reset')).length).toBeGreaterThan(0)
   })
 })

@@ -145,6 +145,34 @@ describe('reset session', () => {
     expect(results.filter(r => r.status === 400)).toHaveLength(7)
   })
 
+  it('reset-request answers the same when the lookup fails after the answer, and logs it', async () => {
+    const errors = vi.spyOn(ctx.logger, 'error').mockImplementation(() => {})
+    const sent: string[] = []
+    let lookups = 0
+    defineAuthHandlers({
+      password: {
+        findUser: () => {
+          lookups++
+          throw new Error('database down')
+        },
+        sendVerificationCode: (email) => {
+          sent.push(email)
+        },
+      },
+    })
+    try {
+      const res = await post('reset-request', { email: 'lookup-fails@example.com' })
+      expect(res.status).toBe(200)
+      expect(await res.json()).toMatchObject({ success: true })
+      await vi.waitFor(() => expect(errors).toHaveBeenCalledWith('Handling a reset request failed', expect.any(Error)))
+      expect(lookups).toBe(1)
+      expect(sent).toEqual([])
+    }
+    finally {
+      errors.mockRestore()
+    }
+  })
+
   it('reset-verify refuses the right code after too many attempts', async () => {
     const store = alternativeHandlers()
     await register(store, 'reset-attempts@example.com')

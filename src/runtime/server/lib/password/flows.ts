@@ -61,6 +61,12 @@ async function issueCode(ctx: AuthContext, runtime: PasswordRuntime, handlers: R
   }
 }
 
+/** Resolves once the current request's answer has been handed to the socket (the next macrotask). */
+const afterAnswer = () => new Promise<void>(resolve => setImmediate(resolve))
+
+/** A delivery failure that issueCode has already logged. */
+const isSendFailure = (error: unknown) => (error as { data?: { code?: unknown } } | null)?.data?.code === 'send_failed'
+
 /** Reads `{ code, email? }` from the query (GET) or the JSON or form body (POST). */
 async function readVerifyInput(event: H3Event): Promise<{ code: string, email?: string }> {
   let input: z.output<typeof verifyInput>
@@ -205,14 +211,16 @@ export async function resetRequest(ctx: AuthContext, event: H3Event) {
   const body = await readBodyWith(event, resetRequestBody)
   const email = requireEmail(body.email)
   await enforceRateLimit(ctx, event, 'resetRequest', { ip: false, email })
-  const user = await handlers.findUser(email)
-  if (user) {
-    const delivery = issueCode(ctx, runtime, handlers, { email, action: 'reset' }).catch(() => {
-      // issueCode has logged the failure; the answer stays the same.
-    })
-    const waitUntil = (event as H3Event & { waitUntil?: (promise: Promise<unknown>) => void }).waitUntil
-    if (typeof waitUntil === 'function') waitUntil.call(event, delivery)
-  }
+  // Everything that depends on whether the account exists (the lookup, storing the code, its
+  // delivery) starts only after the answer has been sent, so neither the answer nor its timing
+  // tells. Failures are logged; the answer stays the same.
+  const delivery = afterAnswer().then(async () => {
+    if (await handlers.findUser(email)) await issueCode(ctx, runtime, handlers, { email, action: 'reset' })
+  }).catch((error: unknown) => {
+    if (!isSendFailure(error)) ctx.logger.error('Handling a reset request failed', error)
+  })
+  const waitUntil = (event as H3Event & { waitUntil?: (promise: Promise<unknown>) => void }).waitUntil
+  if (typeof waitUntil === 'function') waitUntil.call(event, delivery)
   return { success: true as const, message: RESET_REQUEST_MESSAGE }
 }
 
