@@ -1,7 +1,8 @@
 /**
  * POST /auth/password/reset-request (<authPath>/password/reset-request)
- * Body `{ email: string }`. When the account exists, a 6-digit code (action 'reset') is stored
- * and delivered after the answer, so the answer and its timing do not tell whether it exists.
+ * Body `{ email: string }`. After the answer, the account is looked up and, when it exists, a
+ * 6-digit code (action 'reset') is stored and delivered, so neither the answer nor its timing
+ * tells whether it exists.
  * 200 `{ success: true, message }` always
  * 400 invalid_email · 400 bad_request · 403 forbidden (cross-site) · 429 rate_limited (Retry-After)
  */
