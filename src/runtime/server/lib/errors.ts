@@ -35,6 +35,12 @@ interface AuthErrorData {
   headers?: Record<string, string>
 }
 
+/** The stable code of an error raised with `authError` (or any h3 error carrying one). */
+export function authErrorCode(error: unknown): string | undefined {
+  const code = isError(error) ? (error.data as Partial<AuthErrorData> | undefined)?.code : undefined
+  return typeof code === 'string' ? code : undefined
+}
+
 const GENERIC_CODES: Record<number, AuthErrorCode> = {
   400: 'bad_request',
   401: 'unauthorized',
@@ -49,13 +55,14 @@ const GENERIC_CODES: Record<number, AuthErrorCode> = {
  * a generic 500 and is logged with its stack on the server only.
  */
 export function toErrorBody(error: unknown, logger?: Pick<Logger, 'error'>): { body: AuthErrorBody, headers: Record<string, string> } {
-  const data = (isError(error) ? error.data ?? {} : {}) as Partial<AuthErrorData>
+  const raisedCode = authErrorCode(error)
   // A plain 500 is what h3 makes of any wrapped failure: it keeps its message only when the module
   // raised it on purpose (it then has a code). Other statuses were chosen deliberately.
-  if (isError(error) && !error.unhandled && error.statusCode >= 400 && (error.statusCode !== 500 || typeof data.code === 'string')) {
-    const code = typeof data.code === 'string' ? data.code : (GENERIC_CODES[error.statusCode] ?? (error.statusCode >= 500 ? 'internal_error' : 'bad_request'))
+  if (isError(error) && !error.unhandled && error.statusCode >= 400 && (error.statusCode !== 500 || raisedCode !== undefined)) {
+    const code = raisedCode ?? GENERIC_CODES[error.statusCode] ?? (error.statusCode >= 500 ? 'internal_error' : 'bad_request')
     const message = error.message || error.statusMessage || 'Request failed'
-    return { body: { statusCode: error.statusCode, message, error: code }, headers: data.headers ?? {} }
+    const headers = (error.data as Partial<AuthErrorData> | undefined)?.headers ?? {}
+    return { body: { statusCode: error.statusCode, message, error: code }, headers }
   }
   logger?.error('Unexpected error', error)
   return { body: { statusCode: 500, message: 'Internal server error', error: 'internal_error' }, headers: {} }

@@ -3,7 +3,7 @@ import { getQuery, getRequestHeader, sendRedirect } from 'h3'
 import { z } from 'zod'
 import type { AuthClaims, AuthUser, MagicCodeAction, ProviderTokens } from '../../../types/auth'
 import type { AuthContext } from '../context'
-import { authError } from '../errors'
+import { authError, authErrorCode } from '../errors'
 import { completeLogin, type ProviderClaims } from '../login'
 import { enforceRateLimit } from '../rate-limit'
 import { createMagicCode, discardMagicCode, verifyMagicCode, type MagicCodeRecord } from '../records/magic-code'
@@ -63,9 +63,6 @@ async function issueCode(ctx: AuthContext, runtime: PasswordRuntime, handlers: R
 
 /** Resolves once the current request's answer has been handed to the socket (the next macrotask). */
 const afterAnswer = () => new Promise<void>(resolve => setImmediate(resolve))
-
-/** A delivery failure that issueCode has already logged. */
-const isSendFailure = (error: unknown) => (error as { data?: { code?: unknown } } | null)?.data?.code === 'send_failed'
 
 /** Reads `{ code, email? }` from the query (GET) or the JSON or form body (POST). */
 async function readVerifyInput(event: H3Event): Promise<{ code: string, email?: string }> {
@@ -217,7 +214,8 @@ export async function resetRequest(ctx: AuthContext, event: H3Event) {
   const delivery = afterAnswer().then(async () => {
     if (await handlers.findUser(email)) await issueCode(ctx, runtime, handlers, { email, action: 'reset' })
   }).catch((error: unknown) => {
-    if (!isSendFailure(error)) ctx.logger.error('Handling a reset request failed', error)
+    // A failed delivery has been logged by issueCode.
+    if (authErrorCode(error) !== 'send_failed') ctx.logger.error('Handling a reset request failed', error)
   })
   const waitUntil = (event as H3Event & { waitUntil?: (promise: Promise<unknown>) => void }).waitUntil
   if (typeof waitUntil === 'function') waitUntil.call(event, delivery)
