@@ -251,11 +251,22 @@ function httpRequest(agent, port, method, path, { headers = {}, body } = {}) {
   })
 }
 
-function refreshCookieOf(res) {
+function cookieOf(res, name) {
   for (const line of [].concat(res.headers['set-cookie'] ?? [])) {
     const [pair] = line.split(';')
     const eq = pair.indexOf('=')
-    if (pair.slice(0, eq).trim() === COOKIE) return pair.slice(eq + 1)
+    if (pair.slice(0, eq).trim() === name) return pair.slice(eq + 1)
+  }
+  return undefined
+}
+
+const refreshCookieOf = res => cookieOf(res, COOKIE)
+
+/** The code cookie that binds a code to the "browser" it was issued to (`name=value`). */
+function codeCookieOf(res) {
+  for (const name of ['__Host-svc-code', 'svc-code']) {
+    const value = cookieOf(res, name)
+    if (value) return `${name}=${value}`
   }
   return undefined
 }
@@ -265,7 +276,8 @@ async function login(agent, port, sub) {
   const codeRes = await httpRequest(agent, port, 'POST', '/api/test/code', { body: { user: { sub, name: `Bench ${sub}`, email: `${sub}@example.com` } } })
   if (codeRes.status !== 200) throw new Error(`POST /api/test/code answered ${codeRes.status}: ${codeRes.text}`)
   const { code } = JSON.parse(codeRes.text)
-  const tokenRes = await httpRequest(agent, port, 'POST', '/auth/token', { body: { code } })
+  const binding = codeCookieOf(codeRes)
+  const tokenRes = await httpRequest(agent, port, 'POST', '/auth/token', { body: { code }, headers: binding ? { cookie: binding } : {} })
   if (tokenRes.status !== 200) throw new Error(`POST /auth/token answered ${tokenRes.status}: ${tokenRes.text}`)
   const { token } = JSON.parse(tokenRes.text)
   const cookie = refreshCookieOf(tokenRes)
@@ -457,7 +469,8 @@ async function registerPasswordUser(agent, port, email) {
   const verify = await httpRequest(agent, port, 'GET', `/auth/password/register-verify?code=${code}`)
   const match = /[?&]code=([\w-]+)/.exec(verify.headers.location ?? '')
   if (verify.status !== 302 || !match) throw new Error(`GET /auth/password/register-verify answered ${verify.status}: ${verify.text.slice(0, 200)}`)
-  const tokenRes = await httpRequest(agent, port, 'POST', '/auth/token', { body: { code: match[1] } })
+  const binding = codeCookieOf(verify)
+  const tokenRes = await httpRequest(agent, port, 'POST', '/auth/token', { body: { code: match[1] }, headers: binding ? { cookie: binding } : {} })
   const token = tokenRes.status === 200 ? JSON.parse(tokenRes.text).token : undefined
   if (!token) throw new Error(`POST /auth/token answered ${tokenRes.status}: ${tokenRes.text}`)
   return token

@@ -44,6 +44,7 @@ export const defaultOptions = {
   },
   authCode: {
     expiresIn: 60,
+    cookieName: 'svc-code',
   },
   redirect: {
     logout: '/',
@@ -82,12 +83,18 @@ export const defaultOptions = {
     enabled: true,
     trustedProxies: [],
     register: { perIp: 10, perEmail: 5, window: 3600 },
-    login: { perIp: 30, perEmail: 10, window: 900 },
+    login: { perIp: 30, perEmailAndIp: 5, perEmail: 100, window: 900 },
     resetRequest: { perIp: 10, perEmail: 5, window: 3600 },
     verify: { perIp: 20, perEmail: 0, window: 900 },
+    codeOnlyVerify: { misses: 25, window: 3600 },
     resetComplete: { perIp: 10, perEmail: 0, window: 900 },
     change: { perIp: 10, perEmail: 5, window: 900 },
   },
+  security: {
+    maxBodySize: 16384,
+    allowedOrigins: [],
+  },
+  publicUrl: '',
   enableSSR: true,
 } satisfies ModuleOptions
 
@@ -100,6 +107,9 @@ export function resolveOptions(input: ModuleOptionsInput | undefined, ssr: boole
   const merged = defu(input ?? {}, structuredClone({ ...defaultOptions, enableSSR: ssr })) as ModuleOptions
   if (input?.clientMiddleware?.publicRoutes) {
     merged.clientMiddleware.publicRoutes = [...input.clientMiddleware.publicRoutes]
+  }
+  if (input?.security?.allowedOrigins) {
+    merged.security.allowedOrigins = [...input.security.allowedOrigins]
   }
   return merged
 }

@@ -1,5 +1,6 @@
 import { addServerHandler, addServerPlugin } from '@nuxt/kit'
 import { isPasswordEnabled, resolvePasswordOptions, validatePasswordOptions, validateRateLimitOptions } from '../runtime/server/lib/password/options'
+import { passwordRoutePath } from '../runtime/server/lib/password/paths'
 import type { SetupContext } from './setup-context'
 
 /** The password routes: path under `<authPath>/password/`, methods, handler file. */
@@ -14,10 +15,7 @@ export const PASSWORD_ROUTES = [
   { path: 'change', methods: ['post'], handler: 'change.post' },
 ] as const
 
-/** `/auth` + `/password/login`, without a doubled slash. */
-export function passwordRoutePath(authPath: string, path: string): string {
-  return `${authPath.replace(/\/+$/, '')}/password/${path}`
-}
+export { passwordRoutePath }
 
 /**
  * Registers the password provider's routes when `providers.password` is set. Its options are

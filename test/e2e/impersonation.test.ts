@@ -1,6 +1,6 @@
 import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bearer, json, login, setCookieLine, setCookieValue, startServer, type Session, type TestServer } from './server'
+import { bearer, issueCode, json, login, type Session, setCookieLine, setCookieValue, startServer, type TestServer, tokenRequest } from './server'
 
 const admin = { sub: 'admin', email: 'admin@example.com', name: 'Ada Admin', role: 'admin' }
 let server: TestServer
@@ -189,8 +189,8 @@ describe('POST /auth/unimpersonate', () => {
 
     const short = await startServer({ NUXT_SVC_AUTH_IMPERSONATION_ENABLED: 'true', NUXT_SVC_AUTH_IMPERSONATION_TOKEN_EXPIRATION: '1' })
     try {
-      const code = await (await short.fetch('/api/test/code', json({ user: admin }))).json()
-      const token = await (await short.fetch('/auth/token', json(code))).json()
+      const code = await issueCode(short, admin)
+      const token = await (await short.fetch('/auth/token', tokenRequest(code))).json()
       const imp = await short.fetch('/auth/impersonate', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token.token}` }, body: JSON.stringify({ targetUserId: 'alice' }) })
       const { accessToken } = await imp.json()
       expect(decodeJwt(accessToken).exp! - decodeJwt(accessToken).iat!).toBe(1)

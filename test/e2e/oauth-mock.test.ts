@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { codeOf, exchange, expectLoginError, finishLogin, startLogin } from './oauth-support'
-import { json, startServer, type TestServer } from './server'
+import { request } from 'node:http'
+import { json, startServer, type TestServer, tokenRequest } from './server'
 
 let server: TestServer
 
@@ -75,15 +76,80 @@ describe('mock provider login', () => {
   })
 })
 
+describe('login CSRF and code injection', () => {
+  it('one login\'s callback with another login\'s cookies is refused at the state check', async () => {
+    const a = await startLogin(server, '/auth/mock?user=0')
+    const b = await startLogin(server, '/auth/mock?user=1')
+    expect(a.cookies['svc-oauth-state']).not.toBe(b.cookies['svc-oauth-state'])
+    const authorize = await server.fetch(`${a.authorizeUrl.pathname}${a.authorizeUrl.search}`)
+    const callback = new URL(authorize.headers.get('location')!, server.url)
+    // The victim's browser (login B's cookies) sent to the attacker's callback (login A).
+    expectLoginError(await finishLogin(server, callback, b.cookies), 'invalid_state')
+    // Login A's own browser is not affected by the refused attempt.
+    await exchange(server, codeOf(await finishLogin(server, callback, a.cookies)))
+  })
+
+  it('the code is bound to the browser that finished the login: another client gets 401 and the code is burnt', async () => {
+    const { res } = await mockLogin()
+    const code = codeOf(res)
+    const binding = res.headers.getSetCookie().find(line => line.startsWith('__Host-svc-code='))
+    expect(binding).toMatch(/^__Host-svc-code=[\w-]{43}; Max-Age=60; Path=\/; HttpOnly; Secure; SameSite=Lax$/)
+    const stranger = await server.fetch('/auth/token', json({ code }))
+    expect(stranger.status).toBe(401)
+    expect(await stranger.json()).toEqual({ statusCode: 401, message: 'This authorization code was issued to another browser', error: 'code_binding_mismatch' })
+    const owner = await server.fetch('/auth/token', tokenRequest(code))
+    expect(owner.status).toBe(401)
+    expect(await owner.json()).toMatchObject({ error: 'invalid_code' })
+    expect(server.output()).toMatch(/auth_code_binding_mismatch/)
+  })
+})
+
+describe('URLs never built from the Host header', () => {
+  const getWithHost = (path: string, host: string) => new Promise<{ status: number, location?: string }>((resolve, reject) => {
+    const url = new URL(server.url)
+    const req = request({ host: url.hostname, port: url.port, path, headers: { host } }, (res) => {
+      res.resume()
+      resolve({ status: res.statusCode!, location: res.headers.location })
+    })
+    req.on('error', reject)
+    req.end()
+  })
+
+  it('without a public URL the mock login sends the browser to relative paths only', async () => {
+    const started = await getWithHost('/auth/mock', 'evil.example')
+    expect(started.status).toBe(302)
+    expect(started.location).toMatch(/^\/mock\/authorize\?/)
+    const params = new URL(started.location!, 'http://placeholder.invalid').searchParams
+    expect(params.get('redirect_uri')).toBe('/auth/mock')
+    expect(started.location).not.toContain('evil.example')
+  })
+
+  it('with svcAuth.publicUrl the mock login uses it, whatever the Host header says', async () => {
+    const configured = await startServer({ NUXT_SVC_AUTH_PROVIDERS_MOCK_ENABLE_IN_PRODUCTION: 'true', NUXT_SVC_AUTH_PUBLIC_URL: 'https://app.example.com' }, 'oauth')
+    try {
+      const res = await configured.fetch('/auth/mock')
+      const location = new URL(res.headers.get('location')!)
+      expect(location.origin).toBe('https://app.example.com')
+      expect(location.searchParams.get('redirect_uri')).toBe('https://app.example.com/auth/mock')
+      const authorize = await configured.fetch(`${location.pathname}${location.search}`)
+      expect(new URL(authorize.headers.get('location')!).origin).toBe('https://app.example.com')
+    }
+    finally {
+      await configured.stop()
+    }
+  })
+})
+
 describe('mock provider endpoints', () => {
   /** An authorization code of the mock provider for a verifier, and the redirect URI it is bound to. */
   async function mockCode(verifier = 'v'.repeat(43)) {
     const { createHash } = await import('node:crypto')
-    const redirectUri = `${server.url}/auth/mock`
+    const redirectUri = '/auth/mock'
     const url = new URL('/mock/authorize', server.url)
     url.search = new URLSearchParams({ response_type: 'code', client_id: 'mock-client', redirect_uri: redirectUri, state: 's1', code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256', login_hint: '0' }).toString()
     const res = await server.fetch(`${url.pathname}${url.search}`)
-    const location = new URL(res.headers.get('location')!)
+    const location = new URL(res.headers.get('location')!, server.url)
+    expect(res.headers.get('location')).toMatch(/^\/auth\/mock\?/)
     expect(location.searchParams.get('state')).toBe('s1')
     return { code: location.searchParams.get('code')!, redirectUri, verifier }
   }
@@ -130,14 +196,16 @@ describe('mock provider endpoints', () => {
   })
 
   it('authorize refuses unknown clients, foreign redirect URIs and requests without PKCE', async () => {
-    const base = { response_type: 'code', client_id: 'mock-client', redirect_uri: `${server.url}/auth/mock`, state: 's' }
+    const base = { response_type: 'code', client_id: 'mock-client', redirect_uri: '/auth/mock', state: 's' }
     const query = (q: Record<string, string>) => `/mock/authorize?${new URLSearchParams(q)}`
-    const foreign = await server.fetch(query({ ...base, redirect_uri: 'https://evil.example/cb', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' }))
-    expect(foreign.status).toBe(400)
-    expect(foreign.headers.get('location')).toBeNull()
+    for (const redirectUri of ['https://evil.example/cb', `${server.url}/auth/mock`, '//evil.example/cb', '/\\evil.example']) {
+      const foreign = await server.fetch(query({ ...base, redirect_uri: redirectUri, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' }))
+      expect(foreign.status, redirectUri).toBe(400)
+      expect(foreign.headers.get('location')).toBeNull()
+    }
     expect((await server.fetch(query({ ...base, client_id: 'other' }))).status).toBe(400)
     const noPkce = await server.fetch(query(base))
-    expect(new URL(noPkce.headers.get('location')!).searchParams.get('error')).toBe('invalid_request')
+    expect(new URL(noPkce.headers.get('location')!, server.url).searchParams.get('error')).toBe('invalid_request')
   })
 
   it('userinfo refuses a missing or unknown token with 401 and a Bearer challenge', async () => {

@@ -1,5 +1,5 @@
 import { expect } from 'vitest'
-import { bearer, json, type TestServer } from './server'
+import { bearer, rememberCodeCookie, tokenRequest, type TestServer } from './server'
 
 /** Cookies a response sets (name → value), deletions included as ''. */
 export function cookiesOf(res: Response): Record<string, string> {
@@ -59,7 +59,7 @@ export function codeOf(res: Response): string {
   expect(res.status).toBe(302)
   const location = new URL(res.headers.get('location')!, 'http://app.invalid')
   expect(location.pathname).toBe('/auth/callback')
-  return location.searchParams.get('code')!
+  return rememberCodeCookie(res, location.searchParams.get('code')!)
 }
 
 /** Asserts a failed login: 302 to the error page with `error` and `error_description`, no code. */
@@ -76,7 +76,7 @@ export function expectLoginError(res: Response, error: string, errorPage = '/log
 
 /** Exchanges an authorization code and reads /api/user/me with the access token. */
 export async function exchange(server: TestServer, code: string): Promise<{ body: Record<string, unknown>, me: Record<string, unknown> }> {
-  const res = await server.fetch('/auth/token', json({ code }))
+  const res = await server.fetch('/auth/token', tokenRequest(code))
   const body = (await res.json()) as Record<string, unknown>
   expect(res.status, JSON.stringify(body)).toBe(200)
   const meRes = await server.fetch('/api/user/me', bearer(body.token as string))

@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bearer, cookie, json, setCookieValue, startServer, type TestServer } from './server'
+import { bearer, cookie, json, rememberCodeCookie, setCookieValue, startServer, type TestServer, tokenRequest } from './server'
 
 /**
  * What users install is what is tested: the module is packed with `npm pack` (which builds it),
@@ -41,7 +41,7 @@ beforeAll(async () => {
   write(join(app, 'app.vue'), '<template><div>packed</div></template>\n')
   write(join(app, 'server/api/login.post.ts'), `export default defineEventHandler(async (event) => {
   const { sub } = await readBody<{ sub: string }>(event)
-  return { code: await createAuthorizationCode({ sub, name: 'Packed User' }, { provider: 'packed' }) }
+  return { code: await createAuthorizationCode(event, { sub, name: 'Packed User' }, { provider: 'packed' }) }
 })
 `)
   write(join(app, 'server/api/secret.get.ts'), 'export default defineEventHandler(event => ({ sub: event.context.user?.sub }))\n')
@@ -69,8 +69,9 @@ describe('the packed module', () => {
   })
 
   it('runs the token flow in a fresh app', async () => {
-    const { code } = await (await server.fetch('/api/login', json({ sub: 'packed-1' }))).json()
-    const res = await server.fetch('/auth/token', json({ code }))
+    const login = await server.fetch('/api/login', json({ sub: 'packed-1' }))
+    const { code } = await login.json()
+    const res = await server.fetch('/auth/token', tokenRequest(rememberCodeCookie(login, code)))
     expect(res.status).toBe(200)
     const { token } = await res.json()
     const me = await (await server.fetch('/api/user/me', bearer(token))).json()

@@ -1,4 +1,4 @@
-import { json, setCookieValue, type TestServer } from './server'
+import { codeCookieOf, json, rememberCodeCookie, setCookieValue, type TestServer } from './server'
 
 export type Action = 'register' | 'login' | 'reset'
 type Fetcher = Pick<TestServer, 'fetch'>
@@ -12,7 +12,7 @@ export function uniqueEmail(label = 'user'): string {
   return `${label}-${process.pid}-${Date.now().toString(36)}-${counter++}@example.com`
 }
 
-export interface SentCode { email: string, code: string, action: string, at: number }
+export interface SentCode { email: string, code: string, action: string, at: number, link?: string, flow?: string }
 
 /** Codes the fixture's sendVerificationCode received for an email and action. */
 export async function sentCodes(server: Fetcher, email: string, action: Action): Promise<SentCode[]> {
@@ -39,14 +39,15 @@ export function callbackCode(res: Response): string {
   const location = res.headers.get('location') ?? ''
   const match = /^\/auth\/callback\?code=([\w-]+)$/.exec(location)
   if (res.status !== 302 || !match) throw new Error(`expected a redirect to the callback page, got ${res.status} ${location}`)
-  return match[1]!
+  return rememberCodeCookie(res, match[1]!)
 }
 
 export interface PasswordSession { token: string, refreshCookie: string }
 
 /** Exchanges an authorization code at POST /auth/token. */
 export async function exchange(server: Fetcher, code: string): Promise<PasswordSession> {
-  const res = await post(server, '/auth/token', { code })
+  const cookie = codeCookieOf(code)
+  const res = await post(server, '/auth/token', { code }, cookie ? { cookie } : {})
   const body = (await res.json()) as { token?: string }
   if (res.status !== 200 || !body.token) throw new Error(`token exchange failed: ${res.status} ${JSON.stringify(body)}`)
   return { token: body.token, refreshCookie: setCookieValue(res, 'svc-refresh')! }

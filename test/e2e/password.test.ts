@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import bcryptjs from 'bcryptjs'
 import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bearer, cookie, startServer, type TestServer } from './server'
+import { bearer, cookie, rememberCodeCookie, startServer, type TestServer } from './server'
 import { callbackCode, exchange, loginUser, NEW_PASSWORD, nextCode, otherCode, PASSWORD, post, registerUser, sentCodes, uniqueEmail } from './password-helpers'
 
 let server: TestServer
@@ -216,17 +216,20 @@ describe('login', () => {
     const body = await res.json()
     expect(body).toMatchObject({ success: true })
     const code = /^\/auth\/callback\?code=([\w-]+)$/.exec(body.redirect)![1]!
-    await exchange(server, code)
+    await exchange(server, rememberCodeCookie(res, code))
   })
 
-  it('refuses cross-site POSTs', async () => {
+  it('refuses POSTs from other origins', async () => {
     const email = uniqueEmail('xsite')
     await registerUser(server, email)
-    const headers = { 'sec-fetch-site': 'cross-site' }
-    await expectError(await post(server, '/auth/password/login', { email, password: PASSWORD }, headers), 403, 'forbidden')
-    await expectError(await post(server, '/auth/password/register', { email: uniqueEmail(), password: PASSWORD }, headers), 403, 'forbidden')
-    await expectError(await post(server, '/auth/password/login-verify', { code: '123456' }, headers), 403, 'forbidden')
-    await expectError(await post(server, '/auth/password/reset-request', { email }, headers), 403, 'forbidden')
+    const variants: Array<Record<string, string>> = [{ 'sec-fetch-site': 'cross-site' }, { origin: 'https://evil.example' }, { 'origin': 'https://sibling.example.com', 'sec-fetch-site': 'same-site' }]
+    for (const headers of variants) {
+      await expectError(await post(server, '/auth/password/login', { email, password: PASSWORD }, headers), 403, 'cross_origin_request')
+      await expectError(await post(server, '/auth/password/register', { email: uniqueEmail(), password: PASSWORD }, headers), 403, 'cross_origin_request')
+      await expectError(await post(server, '/auth/password/login-verify', { code: '123456' }, headers), 403, 'cross_origin_request')
+      await expectError(await post(server, '/auth/password/reset-request', { email }, headers), 403, 'cross_origin_request')
+    }
+    expect((await post(server, '/auth/password/login', { email, password: PASSWORD }, { origin: server.url })).status).toBe(200)
   })
 })
 

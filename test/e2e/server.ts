@@ -104,19 +104,46 @@ export function setCookieLine(res: Response, name: string): string | undefined {
   return res.headers.getSetCookie().find(line => line.startsWith(`${name}=`))
 }
 
-export const json = (body: unknown): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+export const json = (body: unknown, headers: Record<string, string> = {}): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
 
-/** Issues an authorization code through the fixture's test route. */
-export async function issueCode(server: Pick<TestServer, 'fetch'>, user: Record<string, unknown> = { sub: 'user-1', email: 'user@example.com', name: 'Test User' }, claims?: Record<string, unknown>): Promise<string> {
-  const res = await server.fetch('/api/test/code', json({ user, claims }))
+/** The code cookie (`__Host-svc-code`, or `svc-code` without Secure) that binds codes to a browser. */
+const CODE_COOKIE = /^(__Host-)?svc-code$/
+
+/** The code cookie each code was handed out with (`name=value`), as a browser would keep it. */
+const codeCookies = new Map<string, string>()
+
+/** Remembers the code cookie a response set along with `code` (what a browser's cookie jar does). */
+export function rememberCodeCookie(res: Response, code: string): string {
+  for (const line of res.headers.getSetCookie()) {
+    const [pair] = line.split(';')
+    const name = pair!.slice(0, pair!.indexOf('='))
+    if (CODE_COOKIE.test(name.trim())) codeCookies.set(code, pair!.trim())
+  }
+  return code
+}
+
+/** The `Cookie` header of the browser a code was issued to ('' for an unbound code). */
+export function codeCookieOf(code: string): string {
+  return codeCookies.get(code) ?? ''
+}
+
+/** POST /auth/token init for `code`, sent by the browser it was issued to (its code cookie attached). */
+export function tokenRequest(code: string, headers: Record<string, string> = {}): RequestInit {
+  const cookie = codeCookieOf(code)
+  return json({ code }, cookie ? { cookie, ...headers } : headers)
+}
+
+/** Issues an authorization code through the fixture's test route (bound to the "browser" of the test). */
+export async function issueCode(server: Pick<TestServer, 'fetch'>, user: Record<string, unknown> = { sub: 'user-1', email: 'user@example.com', name: 'Test User' }, claims?: Record<string, unknown>, options: { bindToBrowser?: boolean } = {}): Promise<string> {
+  const res = await server.fetch('/api/test/code', json({ user, claims, ...options }))
   if (res.status !== 200) throw new Error(`issue code failed: ${res.status} ${await res.text()}`)
-  return ((await res.json()) as { code: string }).code
+  return rememberCodeCookie(res, ((await res.json()) as { code: string }).code)
 }
 
 /** Logs a user in: issue a code, exchange it, keep the token and the refresh cookie. */
 export async function login(server: Pick<TestServer, 'fetch'>, user?: Record<string, unknown>, cookieName = 'svc-refresh'): Promise<Session> {
   const code = await issueCode(server, user)
-  const response = await server.fetch('/auth/token', json({ code }))
+  const response = await server.fetch('/auth/token', tokenRequest(code))
   const body = (await response.json()) as Record<string, unknown>
   if (response.status !== 200) throw new Error(`token exchange failed: ${response.status} ${JSON.stringify(body)}`)
   return { token: body.token as string, refreshCookie: setCookieValue(response, cookieName), body, response }

@@ -59,7 +59,9 @@ describe('resolveOptions', () => {
     expect(o.tokenRefresh.storage.url).toBe('')
     expect(o.tokenRefresh.storage.password).toBe('')
     expect(o.tokenRefresh.encryption).toEqual({ enabled: false, key: '', algorithm: 'aes-256-gcm' })
-    expect(o.authCode).toEqual({ expiresIn: 60 })
+    expect(o.authCode).toEqual({ expiresIn: 60, cookieName: 'svc-code' })
+    expect(o.security).toEqual({ maxBodySize: 16384, allowedOrigins: [] })
+    expect(o.publicUrl).toBe('')
     expect(o.redirect).toEqual({ logout: '/', success: '/', error: '/' })
     expect(o.clientMiddleware).toEqual({ enabled: false, global: false, redirectTo: '', loggedOutRedirectTo: '', publicRoutes: [] })
     expect(o.endpoints).toEqual({
@@ -397,6 +399,27 @@ describe('validateOptions and checkOptions', () => {
     expect(message).toContain('svcAuth.authCode.expiresIn must be a positive number of seconds.')
     expect(message).toContain('svcAuth.impersonation.tokenExpiration must be a positive number of seconds.')
     expect(message).toContain('svcAuth.tokenRefresh.reuseGracePeriod must be a number of seconds, 0 or more.')
+  })
+
+  it('security options, the public URL and the code cookie name are checked', () => {
+    const options = valid((o) => {
+      o.security.maxBodySize = 100
+      o.security.allowedOrigins = ['https://admin.example.com', 'https://x.example/path', 'admin.example.com', 'ftp://files.example']
+      o.publicUrl = 'app.example.com'
+      o.authCode.cookieName = 'bad name;'
+    })
+    const message = thrownMessage(() => checkOptions(options, PROD))
+    expect(message).toContain('svcAuth.security.maxBodySize must be a whole number of bytes, 1024 or more (got 100).')
+    expect(message).not.toContain('"https://admin.example.com"')
+    expect(message).toContain('svcAuth.security.allowedOrigins: "https://x.example/path" is not an origin')
+    expect(message).toContain('svcAuth.security.allowedOrigins: "admin.example.com" is not an origin')
+    expect(message).toContain('svcAuth.security.allowedOrigins: "ftp://files.example" is not an origin')
+    expect(message).toContain('svcAuth.publicUrl must be an http(s) URL')
+    expect(message).toContain('svcAuth.authCode.cookieName must be a cookie name')
+    expect(validateOptions(valid((o) => {
+      o.security.allowedOrigins = ['https://admin.example.com', 'http://localhost:3001/']
+      o.publicUrl = 'https://app.example.com'
+    })).errors).toEqual([])
   })
 
   it('an unknown log level is an error', () => {

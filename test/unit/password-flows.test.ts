@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http'
-import { createApp, createRouter, defineEventHandler, toNodeListener, type H3Event } from 'h3'
+import { createApp, createRouter, defineEventHandler, getRequestHeader, toNodeListener, type H3Event } from 'h3'
+import { hash } from '@node-rs/bcrypt'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { resolveOptions } from '../../src/build/options'
 import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/context'
@@ -7,7 +8,21 @@ import { sendAuthError } from '../../src/runtime/server/lib/errors'
 import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
 import * as flows from '../../src/runtime/server/lib/password/flows'
 import { RESET_SESSION_TTL } from '../../src/runtime/server/lib/records/reset-session'
-import type { PasswordUser } from '../../src/runtime/types/auth'
+import { usePasswordRuntime } from '../../src/runtime/server/lib/password/runtime'
+import type { PasswordUser, VerificationCodeDetails } from '../../src/runtime/types/auth'
+
+// bcrypt as it is, with its calls counted (how much hashing work each answer costs).
+const bcryptCalls = vi.hoisted(() => ({ verify: 0 }))
+vi.mock('@node-rs/bcrypt', async (importOriginal) => {
+  const original = await importOriginal<typeof import('@node-rs/bcrypt')>()
+  return {
+    ...original,
+    verify: (...args: Parameters<typeof original.verify>) => {
+      bcryptCalls.verify++
+      return original.verify(...args)
+    },
+  }
+})
 
 // The password flows on a plain h3 app (no Nuxt), with a memory store and bcrypt cost 4.
 let ctx: AuthContext
@@ -39,6 +54,7 @@ beforeAll(async () => {
     'reset-request': flows.resetRequest,
     'reset-verify': flows.resetVerify,
     'reset-complete': flows.resetComplete,
+    'change': (c: AuthContext, event: H3Event) => flows.change(c, event, { sub: String(getRequestHeader(event, 'x-test-sub')), email: String(getRequestHeader(event, 'x-test-email')) }),
   })) router.use(`/auth/password/${path}`, wrap(flow))
   const app = createApp()
   app.use(router)
@@ -216,5 +232,99 @@ describe('misconfiguration', () => {
     const res = await post('login', { email: 'a@example.com', password: 'Sunflower-42x' })
     expect(res.status).toBe(500)
     expect(await res.json()).toEqual({ statusCode: 500, message: 'Internal server error', error: 'internal_error' })
+  })
+})
+
+describe('hashing work is the same for every refusal', () => {
+  /** bcrypt verifications one login answer cost. */
+  async function workOf(email: string, password: string): Promise<{ status: number, work: number }> {
+    await usePasswordRuntime(ctx).hasher.warmUp()
+    const before = bcryptCalls.verify
+    const res = await post('login', { email, password })
+    return { status: res.status, work: bcryptCalls.verify - before }
+  }
+
+  it('an unknown email costs one bcrypt verification, like a wrong password', async () => {
+    const store = alternativeHandlers()
+    await register(store, 'known@example.com')
+    expect(await workOf('unknown@example.com', 'Sunflower-42x')).toEqual({ status: 400, work: 1 })
+    expect(await workOf('known@example.com', 'Sunflower-42y')).toEqual({ status: 400, work: 1 })
+    expect(await workOf('known@example.com', 'Sunflower-42x')).toEqual({ status: 200, work: 1 })
+  })
+
+  it('a password longer than 72 bytes is refused like a wrong one, with the same work, never checked against the hash', async () => {
+    const store = alternativeHandlers()
+    const password = `Aa1-${'x'.repeat(68)}`
+    await register(store, 'long@example.com', password)
+    expect(await workOf('long@example.com', `${password}tail`)).toEqual({ status: 400, work: 1 })
+    expect(await workOf('nobody-long@example.com', `${password}tail`)).toEqual({ status: 400, work: 1 })
+    expect(await workOf('long@example.com', password)).toEqual({ status: 200, work: 1 })
+    const registered = await post('register', { email: 'too-long@example.com', password: `${password}y` })
+    expect(await registered.json()).toMatchObject({ error: 'password_policy', message: expect.stringContaining('at most 72 bytes') })
+  })
+
+  it('a host validatePassword does not lift the 72-byte limit of bcrypt; a host hash does', async () => {
+    alternativeHandlers()
+    defineAuthHandlers({ password: { validatePassword: () => true } })
+    const long = 'y'.repeat(73)
+    expect(await (await post('register', { email: 'host-policy@example.com', password: long })).json()).toMatchObject({ error: 'password_policy', message: 'Password does not meet the policy: needs at most 72 bytes' })
+    defineAuthHandlers({ password: { hashPassword: pw => `plain:${pw}`, verifyPassword: (pw, hash) => hash === `plain:${pw}` } })
+    expect((await post('register', { email: 'host-hash@example.com', password: long })).status).toBe(200)
+  })
+
+  it('a password not in NFC is tried in NFC, then as typed (older hashes), at the same cost known or unknown', async () => {
+    const store = alternativeHandlers()
+    const nfc = 'Crème-brûlée-42'
+    await register(store, 'nfc@example.com', nfc.normalize('NFD'))
+    // Stored from the NFC form.
+    expect(store.users.get('nfc@example.com')!.hashedPassword).toMatch(/^\$2b\$04\$/)
+    expect(await workOf('nfc@example.com', nfc.normalize('NFD'))).toEqual({ status: 200, work: 1 })
+    expect(await workOf('nfc@example.com', nfc)).toEqual({ status: 200, work: 1 })
+    const wrong = 'Crème-brûlée-43'.normalize('NFD')
+    expect(await workOf('nfc@example.com', wrong)).toEqual({ status: 400, work: 2 })
+    expect(await workOf('unknown-nfc@example.com', wrong)).toEqual({ status: 400, work: 2 })
+    // A hash made from the NFD bytes before normalisation still verifies.
+    const legacy = 'Ångström-77x'.normalize('NFD')
+    store.users.set('legacy@example.com', { id: 'legacy', email: 'legacy@example.com', hashedPassword: await hash(legacy, { cost: 4 }) })
+    expect(await workOf('legacy@example.com', legacy)).toEqual({ status: 200, work: 2 })
+  })
+
+  it('change refuses a current password longer than 72 bytes like a wrong one', async () => {
+    const store = alternativeHandlers()
+    const password = `Aa1-${'z'.repeat(68)}`
+    await register(store, 'change-long@example.com', password)
+    const change = (currentPassword: string) => fetch(`${base}/auth/password/change`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-test-sub': 'id-change-long@example.com', 'x-test-email': 'change-long@example.com' },
+      body: JSON.stringify({ currentPassword, newPassword: 'Marigold-77y' }),
+    })
+    expect(await (await change(`${password}tail`)).json()).toMatchObject({ error: 'current_password_incorrect' })
+    expect((await change(password)).status).toBe(200)
+  })
+})
+
+describe('verification links', () => {
+  it('sendVerificationCode gets a ready link with the code and a flow id (relative without publicUrl)', async () => {
+    const details: VerificationCodeDetails[] = []
+    const store = alternativeHandlers()
+    defineAuthHandlers({ password: { sendVerificationCode: (email, code, action, d) => {
+      store.codes.push({ email, code, action })
+      details.push(d)
+    } } })
+    await post('register', { email: 'link@example.com', password: 'Sunflower-42x' })
+    const [d] = details
+    const code = store.codes.at(-1)!.code
+    expect(d!.link).toBe(`/auth/password/register-verify?code=${code}&flow=${d!.flow}`)
+    expect(d!.expiresAt.getTime() - Date.now()).toBeGreaterThan(590_000)
+    ctx.options.publicUrl = 'https://app.example.com'
+    try {
+      await post('register', { email: 'link2@example.com', password: 'Sunflower-42x' })
+      expect(details.at(-1)!.link).toMatch(/^https:\/\/app\.example\.com\/auth\/password\/register-verify\?code=\d{6}&flow=[\w-]{22}$/)
+    }
+    finally {
+      ctx.options.publicUrl = ''
+    }
+    const res = await post('register-verify', { code, flow: d!.flow })
+    expect(res.status).toBe(200)
   })
 })

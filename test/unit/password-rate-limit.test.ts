@@ -2,7 +2,7 @@ import type { H3Event } from 'h3'
 import { afterAll, describe, expect, it } from 'vitest'
 import { resolveOptions } from '../../src/build/options'
 import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/context'
-import { clientAddress, createProxyMatcher, enforceRateLimit, hitRateLimit, isTrustedProxyEntry, normalizeAddress, requestAddress } from '../../src/runtime/server/lib/rate-limit'
+import { clientAddress, createProxyMatcher, enforceRateLimit, hitRateLimit, isTrustedProxyEntry, normalizeAddress, rateLimitSubject, requestAddress, reserveLoginFailure } from '../../src/runtime/server/lib/rate-limit'
 import type { ModuleOptionsInput } from '../../src/runtime/types/options'
 
 const contexts: AuthContext[] = []
@@ -117,5 +117,46 @@ describe('enforceRateLimit', () => {
     const ctx = await context({ rateLimit: { enabled: false, login: rule(1, 1) } })
     for (let i = 0; i < 5; i++) await enforceRateLimit(ctx, fakeEvent('203.0.113.11'), 'login', { email: 'eve@example.com' })
     expect(await ctx.store.backend.keys('')).toEqual([])
+  })
+})
+
+describe('IPv6 clients', () => {
+  it('are counted per /64 network', () => {
+    expect(rateLimitSubject('2001:db8:1:2::1')).toBe('2001:db8:1:2::/64')
+    expect(rateLimitSubject('2001:0db8:0001:0002:ffff:ffff:ffff:ffff')).toBe('2001:db8:1:2::/64')
+    expect(rateLimitSubject('2001:db8::1')).toBe('2001:db8:0:0::/64')
+    expect(rateLimitSubject('::1')).toBe('0:0:0:0::/64')
+    expect(rateLimitSubject('fe80::1%eth0')).toBe('fe80:0:0:0::/64')
+    expect(rateLimitSubject('::ffff:1.2.3.4')).toBe('0:0:0:0::/64')
+    expect(rateLimitSubject('64:ff9b::192.0.2.33')).toBe('64:ff9b:0:0::/64')
+    expect(rateLimitSubject('203.0.113.7')).toBe('203.0.113.7')
+    expect(rateLimitSubject('unknown')).toBe('unknown')
+  })
+
+  it('share one per-address counter within a /64, not across /64s', async () => {
+    const ctx = await context({ rateLimit: { login: { perIp: 2, perEmail: 0, perEmailAndIp: 0, window: 60 } } })
+    await enforceRateLimit(ctx, fakeEvent('2001:db8:1:2::a'), 'login')
+    await enforceRateLimit(ctx, fakeEvent('2001:db8:1:2:ffff::b'), 'login')
+    await expect(enforceRateLimit(ctx, fakeEvent('2001:db8:1:2::c'), 'login')).rejects.toMatchObject({ statusCode: 429 })
+    await enforceRateLimit(ctx, fakeEvent('2001:db8:1:3::a'), 'login')
+  })
+})
+
+describe('login failures', () => {
+  const login = { perIp: 100, perEmailAndIp: 3, perEmail: 5, window: 60 }
+
+  it('are reserved before the password is checked: of 50 concurrent attempts from one address exactly 3 are evaluated', async () => {
+    const ctx = await context({ rateLimit: { login } })
+    const results = await Promise.allSettled(Array.from({ length: 50 }, () => reserveLoginFailure(ctx, fakeEvent('198.51.100.7'), 'zoe@example.com')))
+    expect(results.filter(r => r.status === 'fulfilled')).toHaveLength(3)
+    expect(results.filter(r => r.status === 'rejected').every(r => (r as PromiseRejectedResult).reason.statusCode === 429)).toBe(true)
+  })
+
+  it('a released reservation (right password) is not a failure; the per-email ceiling holds across addresses', async () => {
+    const ctx = await context({ rateLimit: { login } })
+    for (let i = 0; i < 10; i++) await (await reserveLoginFailure(ctx, fakeEvent('192.0.2.1'), 'owner@example.com')).release()
+    for (let i = 0; i < 5; i++) await reserveLoginFailure(ctx, fakeEvent(`203.0.113.${i}`), 'owner@example.com')
+    await expect(reserveLoginFailure(ctx, fakeEvent('192.0.2.1'), 'owner@example.com')).rejects.toMatchObject({ statusCode: 429, data: { headers: { 'retry-after': expect.stringMatching(/^\d+$/) } } })
+    await reserveLoginFailure(ctx, fakeEvent('192.0.2.1'), 'other@example.com')
   })
 })

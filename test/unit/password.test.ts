@@ -4,6 +4,7 @@ import { resolveOptions } from '../../src/build/options'
 import { passwordRoutePath, PASSWORD_ROUTES } from '../../src/build/password'
 import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/context'
 import { normalizeEmail, requireEmail } from '../../src/runtime/server/lib/password/email'
+import { normalizePassword, passwordBytes, passwordForms } from '../../src/runtime/server/lib/password/policy'
 import { automaticHashConcurrency, createPasswordHasher, createSemaphore } from '../../src/runtime/server/lib/password/hashing'
 import { passwordSubject } from '../../src/runtime/server/lib/password/handlers'
 import { PASSWORD_DEFAULTS, isPasswordEnabled, resolvePasswordOptions, validatePasswordOptions, validateRateLimitOptions } from '../../src/runtime/server/lib/password/options'
@@ -82,6 +83,35 @@ describe('emails', () => {
   })
 })
 
+describe('internationalised emails', () => {
+  it('have one canonical form: domain through UTS #46 in Unicode, NFC, lowercase', () => {
+    for (const variant of ['user@bücher.de', 'USER@BÜCHER.DE', 'user@xn--bcher-kva.de', 'user@XN--BCHER-KVA.DE', 'user@bu\u0308cher.de', ' user@ｂüｃｈｅｒ.de ']) {
+      expect(normalizeEmail(variant), variant).toBe('user@bücher.de')
+    }
+    expect(normalizeEmail('zoe@пример.рф')).toBe('zoe@пример.рф')
+    expect(normalizeEmail('zoe@xn--e1afmkfd.xn--p1ai')).toBe('zoe@пример.рф')
+  })
+
+  it('are refused when the domain is not valid or the ASCII form is too long', () => {
+    for (const bad of ['user@bü cher.de', 'user@xn--zz', 'user@.de', 'user@bücher', 'user@-bücher.de', 'user@1.2.3.4', 'üser@example.com', `user@${'ü'.repeat(70)}.de`, `user@ü${'a'.repeat(60)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(60)}.de`]) {
+      expect(normalizeEmail(bad), bad).toBeUndefined()
+    }
+  })
+})
+
+describe('password forms', () => {
+  it('NFC is the normal form; a typed form that differs is kept as a second candidate', () => {
+    const nfc = 'Crème-42'
+    const nfd = nfc.normalize('NFD')
+    expect(normalizePassword(nfd)).toBe(nfc)
+    expect(passwordForms(nfc)).toEqual([nfc])
+    expect(passwordForms(nfd)).toEqual([nfc, nfd])
+    // NFC, not NFKC: full-width letters and ligatures stay what they are.
+    expect(normalizePassword('ｐａｓｓ ﬁ')).toBe('ｐａｓｓ ﬁ')
+    expect(passwordBytes('é')).toBe(2)
+  })
+})
+
 describe('options', () => {
   it('apply the defaults of the provider table', () => {
     const resolved = resolvePasswordOptions({})
@@ -131,20 +161,24 @@ describe('options', () => {
       enabled: true,
       trustedProxies: [],
       register: { perIp: 10, perEmail: 5, window: 3600 },
-      login: { perIp: 30, perEmail: 10, window: 900 },
+      login: { perIp: 30, perEmailAndIp: 5, perEmail: 100, window: 900 },
       resetRequest: { perIp: 10, perEmail: 5, window: 3600 },
       verify: { perIp: 20, perEmail: 0, window: 900 },
+      codeOnlyVerify: { misses: 25, window: 3600 },
       resetComplete: { perIp: 10, perEmail: 0, window: 900 },
       change: { perIp: 10, perEmail: 5, window: 900 },
     })
     expect(validateRateLimitOptions(rateLimit)).toEqual([])
     const custom = resolveOptions({ rateLimit: { trustedProxies: ['10.0.0.0/8', '::1'], login: { perIp: 3 } } }, true).rateLimit
     expect(custom.trustedProxies).toEqual(['10.0.0.0/8', '::1'])
-    expect(custom.login).toEqual({ perIp: 3, perEmail: 10, window: 900 })
+    expect(custom.login).toEqual({ perIp: 3, perEmailAndIp: 5, perEmail: 100, window: 900 })
     expect(validateRateLimitOptions(custom)).toEqual([])
-    const bad = resolveOptions({ rateLimit: { trustedProxies: ['proxy.local', '10.0.0.0/33'], verify: { perIp: -1, window: 0 } } }, true).rateLimit
+    const bad = resolveOptions({ rateLimit: { trustedProxies: ['proxy.local', '10.0.0.0/33'], verify: { perIp: -1, window: 0 }, login: { perEmailAndIp: -2 }, codeOnlyVerify: { misses: 1.5, window: 0 } } }, true).rateLimit
     const errors = validateRateLimitOptions(bad)
-    expect(errors).toHaveLength(4)
+    expect(errors).toHaveLength(7)
+    expect(errors.join('\n')).toContain('svcAuth.rateLimit.login.perEmailAndIp must be a whole number')
+    expect(errors.join('\n')).toContain('svcAuth.rateLimit.codeOnlyVerify.misses must be a whole number')
+    expect(errors.join('\n')).toContain('svcAuth.rateLimit.codeOnlyVerify.window must be a whole number')
     expect(errors.join('\n')).toContain('"proxy.local" is not an IP address or CIDR range')
   })
 })
@@ -265,9 +299,10 @@ describe('magic codes: discarding one code', () => {
   it('removes that code only, not a newer one that replaced it', async () => {
     const ctx = await context()
     const email = 'zoe@example.com'
-    const failed = await createMagicCode(ctx, { email, action: 'register', data: {}, ttlSeconds: 60 })
-    let newer = await createMagicCode(ctx, { email, action: 'register', data: {}, ttlSeconds: 60 })
-    while (newer === failed) newer = await createMagicCode(ctx, { email, action: 'register', data: {}, ttlSeconds: 60 })
+    const create = async () => (await createMagicCode(ctx, { email, action: 'register', data: {}, ttlSeconds: 60 })).code
+    const failed = await create()
+    let newer = await create()
+    while (newer === failed) newer = await create()
     await discardMagicCode(ctx, 'register', email, { code: failed })
     expect((await verify(ctx, newer, email)).status).toBe('ok')
   })
@@ -275,7 +310,7 @@ describe('magic codes: discarding one code', () => {
   it('makes the discarded code unusable by link and by email', async () => {
     const ctx = await context()
     const email = 'yann@example.com'
-    const code = await createMagicCode(ctx, { email, action: 'register', data: {}, ttlSeconds: 60 })
+    const { code } = await createMagicCode(ctx, { email, action: 'register', data: {}, ttlSeconds: 60 })
     await discardMagicCode(ctx, 'register', email, { code })
     expect(await verify(ctx, code)).toEqual({ status: 'invalid' })
     expect(await verify(ctx, code, email)).toEqual({ status: 'invalid' })

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { createKeyHasher, plainSealer } from '../../src/runtime/server/lib/crypto'
+import { z } from 'zod'
+import { createKeyHasher, createSealer, plainSealer } from '../../src/runtime/server/lib/crypto'
 import { createMemoryBackend } from '../../src/runtime/server/lib/store/memory'
 import { createRecordStore } from '../../src/runtime/server/lib/store/record-store'
 
@@ -32,10 +33,63 @@ describe('record store expiry sweeping', () => {
     const backend = createMemoryBackend()
     vi.spyOn(backend, 'sweep').mockRejectedValue(new Error('disk gone'))
     const errors: unknown[] = []
-    const store = createRecordStore(backend, 'refresh:', createKeyHasher('s'.repeat(40)), plainSealer, e => errors.push(e))
+    const store = createRecordStore(backend, 'refresh:', createKeyHasher('s'.repeat(40)), plainSealer, { onSweepError: e => errors.push(e) })
     vi.useFakeTimers({ now: Date.now() + 11 * 60 * 1000, toFake: ['Date'] })
     await expect(store.write(store.key('code', 'x'), { v: 1 }, 60)).resolves.toBeUndefined()
     await new Promise(r => setImmediate(r))
     expect(errors).toHaveLength(1)
+  })
+})
+
+describe('records that do not match their schema', () => {
+  const schema = z.object({ family: z.string(), at: z.number() })
+
+  it('are treated as absent and reported by namespace, never by key', async () => {
+    const backend = createMemoryBackend()
+    const reports: Array<[string, string]> = []
+    const store = createRecordStore(backend, 'refresh:', createKeyHasher('s'.repeat(40)), plainSealer, { onInvalid: (ns, reason) => reports.push([ns, reason]) })
+    const key = store.key('rt', 'token')
+    for (const raw of ['{not json', '"a string"', '[1,2]', '{"family":42,"at":1}', '{"family":"f"}', 'null']) {
+      await backend.set(key, raw, 60_000)
+      expect(await store.read(key, schema), raw).toBeNull()
+      await backend.set(key, raw, 60_000)
+      expect(await store.take(key, schema), raw).toBeNull()
+    }
+    expect(reports).toHaveLength(12)
+    expect(new Set(reports.map(([ns]) => ns))).toEqual(new Set(['rt']))
+    expect(reports.map(([, reason]) => reason)).toContain('not_json')
+    expect(reports.map(([, reason]) => reason)).toContain('wrong_shape')
+    await store.write(key, { family: 'f', at: 1, extra: true }, 60)
+    expect(await store.read(key, schema)).toEqual({ family: 'f', at: 1 })
+  })
+
+  it('a sealed record under another key is reported as undecryptable', async () => {
+    const backend = createMemoryBackend()
+    const reports: string[] = []
+    const writer = createRecordStore(backend, 'refresh:', createKeyHasher('s'.repeat(40)), createSealer('k'.repeat(32)))
+    const reader = createRecordStore(backend, 'refresh:', createKeyHasher('s'.repeat(40)), createSealer('x'.repeat(32)), { onInvalid: (_, reason) => reports.push(reason) })
+    const key = writer.key('rt', 'token')
+    await writer.write(key, { family: 'f', at: 1 }, 60)
+    expect(await reader.read(key, schema)).toBeNull()
+    expect(reports).toEqual(['undecryptable'])
+  })
+})
+
+describe('counters', () => {
+  it('add a step, give units back, and never create a counter by giving back', async () => {
+    const store = createRecordStore(createMemoryBackend(), 'refresh:', createKeyHasher('s'.repeat(40)), plainSealer)
+    const key = store.key('rate', 'x')
+    expect(await store.incr(key, 60, -1)).toBe(0)
+    expect(await store.count(key)).toBe(0)
+    expect(await store.ttl(key)).toBeNull()
+    expect(await store.incr(key, 60)).toBe(1)
+    expect(await store.incr(key, 60, 4)).toBe(5)
+    expect(await store.incr(key, 60, -1)).toBe(4)
+    expect(await store.count(key)).toBe(4)
+    const ttl = await store.ttl(key)
+    expect(ttl).toBeGreaterThan(58)
+    expect(ttl).toBeLessThanOrEqual(60)
+    await expect(store.incr(key, 60, 0)).rejects.toThrow(RangeError)
+    await expect(store.incr(key, 60, 1.5)).rejects.toThrow(RangeError)
   })
 })

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { resolveOptions } from '../../src/build/options'
 import { createAuthContext } from '../../src/runtime/server/lib/context'
 import type { AuthContext } from '../../src/runtime/server/lib/context'
+import { codeCookieName, matchesCodeBinding } from '../../src/runtime/server/lib/code-binding'
 import { consumeAuthCode, createAuthCode } from '../../src/runtime/server/lib/records/auth-code'
 import { createMagicCode, discardMagicCode, verifyMagicCode } from '../../src/runtime/server/lib/records/magic-code'
 import {
@@ -17,6 +18,7 @@ import type { RefreshResult } from '../../src/runtime/server/lib/records/refresh
 import { RESET_SESSION_TTL, consumeResetSession, createResetSession, readResetSession } from '../../src/runtime/server/lib/records/reset-session'
 import { storableUser, subjectOf } from '../../src/runtime/server/lib/records/user'
 import type { AuthUser, ImpersonationContext, MagicCodeAction } from '../../src/runtime/types/auth'
+import { fakeEvent, setCookies, setCookieValue } from './helpers/event'
 
 const SECRET = 'records-test-secret-0123456789-abcdefghijkl'
 const ENCRYPTION_KEY = 'records-encryption-key-0123456789-abcdefgh'
@@ -118,7 +120,7 @@ describe('storableUser', () => {
 describe('auth codes', () => {
   it('are single use', async () => {
     const ctx = await makeContext()
-    const code = await createAuthCode(ctx, { user: user('u1', { hashedPassword: 'h' }), claims: { role: 'admin' }, provider: 'github', redirect: '/after' })
+    const code = await createAuthCode(ctx, fakeEvent(), { user: user('u1', { hashedPassword: 'h' }), claims: { role: 'admin' }, provider: 'github', redirect: '/after' })
     expect(code).toMatch(/^[\w-]{43}$/)
     const record = await consumeAuthCode(ctx, code)
     expect(record).not.toBeNull()
@@ -137,14 +139,14 @@ describe('auth codes', () => {
 
   it('of 50 concurrent consumes exactly one gets the record', async () => {
     const ctx = await makeContext()
-    const code = await createAuthCode(ctx, { user: user('u1'), claims: {} })
+    const code = await createAuthCode(ctx, fakeEvent(), { user: user('u1'), claims: {} })
     const results = await Promise.all(Array.from({ length: 50 }, () => consumeAuthCode(ctx, code)))
     expect(count(results, r => r !== null)).toBe(1)
   })
 
   it('live for authCode.expiresIn seconds', async () => {
     const ctx = await makeContext()
-    await createAuthCode(ctx, { user: user('u1'), claims: {} })
+    await createAuthCode(ctx, fakeEvent(), { user: user('u1'), claims: {} })
     const [[key]] = await dump(ctx) as [[string, string]]
     const ttl = await ctx.store.backend.ttl(key)
     expect(ttl).not.toBeNull()
@@ -154,17 +156,72 @@ describe('auth codes', () => {
 
   it.each([false, true])('storage never holds the raw code (encryption %s)', async (encryption) => {
     const ctx = await makeContext({ encryption })
-    const code = await createAuthCode(ctx, { user: user('u1', { email: EMAIL, password: 'hunter2' }), claims: {} })
+    const issuedTo = fakeEvent()
+    const code = await createAuthCode(ctx, issuedTo, { user: user('u1', { email: EMAIL, password: 'hunter2' }), claims: {} })
+    const binding = setCookieValue(issuedTo, codeCookieName(ctx))!
     const entries = await dump(ctx)
     expect(entries).toHaveLength(1)
     expectOpaqueKeys(entries)
     for (const [key, value] of entries) {
       expect(key).not.toContain(code)
       expect(value).not.toContain(code)
+      expect(value).not.toContain(binding)
       expect(value).not.toContain('hunter2')
       if (encryption) expect(value).not.toContain(EMAIL)
       else expect(value).toContain(EMAIL)
     }
+  })
+})
+
+describe('auth codes bound to a browser', () => {
+  it('the answer that hands out a code sets an HttpOnly, SameSite=Lax __Host- cookie for the code\'s lifetime', async () => {
+    const ctx = await makeContext()
+    const event = fakeEvent()
+    await createAuthCode(ctx, event, { user: user('u1'), claims: {} })
+    expect(codeCookieName(ctx)).toBe('__Host-svc-code')
+    const [line] = setCookies(event)
+    expect(line).toMatch(/^__Host-svc-code=[\w-]{43}; Max-Age=60; Path=\/; HttpOnly; Secure; SameSite=Lax$/)
+  })
+
+  it('without Secure cookies the name has no prefix', async () => {
+    const ctx = await makeContext()
+    ctx.options.tokenRefresh.cookie.secure = false
+    expect(codeCookieName(ctx)).toBe('svc-code')
+  })
+
+  it('the record holds only an HMAC of the binding, which matches only the same browser', async () => {
+    const ctx = await makeContext()
+    const mine = fakeEvent()
+    const code = await createAuthCode(ctx, mine, { user: user('u1'), claims: {} })
+    const value = setCookieValue(mine, codeCookieName(ctx))!
+    const record = await consumeAuthCode(ctx, code)
+    expect(record!.binding).toMatch(/^[0-9a-f]{64}$/)
+    expect(record!.binding).not.toContain(value)
+    const cookie = (v: string) => fakeEvent({ headers: { cookie: `${codeCookieName(ctx)}=${v}` } })
+    expect(matchesCodeBinding(cookie(value), ctx, record!.binding!)).toBe(true)
+    expect(matchesCodeBinding(fakeEvent(), ctx, record!.binding!)).toBe(false)
+    expect(matchesCodeBinding(cookie(`${value.slice(0, -1)}${value.endsWith('A') ? 'B' : 'A'}`), ctx, record!.binding!)).toBe(false)
+    expect(matchesCodeBinding(cookie('short'), ctx, record!.binding!)).toBe(false)
+  })
+
+  it('a browser that already has a binding keeps it, so codes of two tabs stay valid together', async () => {
+    const ctx = await makeContext()
+    const first = fakeEvent()
+    const a = await createAuthCode(ctx, first, { user: user('u1'), claims: {} })
+    const value = setCookieValue(first, codeCookieName(ctx))!
+    const second = fakeEvent({ headers: { cookie: `${codeCookieName(ctx)}=${value}` } })
+    const b = await createAuthCode(ctx, second, { user: user('u1'), claims: {} })
+    expect(setCookieValue(second, codeCookieName(ctx))).toBe(value)
+    const browser = fakeEvent({ headers: { cookie: `${codeCookieName(ctx)}=${value}` } })
+    for (const code of [a, b]) expect(matchesCodeBinding(browser, ctx, (await consumeAuthCode(ctx, code))!.binding!)).toBe(true)
+  })
+
+  it('bindToBrowser: false issues a code without a binding and sets no cookie', async () => {
+    const ctx = await makeContext()
+    const event = fakeEvent()
+    const code = await createAuthCode(ctx, event, { user: user('u1'), claims: {} }, { bindToBrowser: false })
+    expect(setCookies(event)).toEqual([])
+    expect((await consumeAuthCode(ctx, code))!.binding).toBeUndefined()
   })
 })
 
@@ -206,16 +263,58 @@ describe.each([
     expect(next.status === 'ok' && next.token !== undefined && next.token !== result.token).toBe(true)
   })
 
-  it('the old token within the grace period is ok without a new token', async () => {
+  it('the old token within the grace period gets the same successor, not a second one', async () => {
     const ctx = await makeContext({ encryption })
-    const { token, record } = await issue(ctx)
+    const { token } = await issue(ctx)
     const first = await useRefreshToken(ctx, token)
     expect(first.status === 'ok' && first.token).toBeTruthy()
     const again = await useRefreshToken(ctx, token)
-    expect(again).toEqual({ status: 'ok', record, token: undefined })
-    // Still within the grace period: the family stays live.
+    expect(again).toEqual(first)
+    // Still within the grace period: the family stays live, with one token.
     const newest = first.status === 'ok' ? first.token! : ''
     expect(await readRefreshToken(ctx, newest)).not.toBeNull()
+    expect(await readRefreshToken(ctx, token)).toBeNull()
+  })
+
+  it('within the grace period the old token follows further rotations to the newest token', async () => {
+    const ctx = await makeContext({ encryption })
+    const { token } = await issue(ctx)
+    const first = await useRefreshToken(ctx, token)
+    const second = await useRefreshToken(ctx, (first as { token: string }).token)
+    const third = await useRefreshToken(ctx, (second as { token: string }).token)
+    expect(third.status).toBe('ok')
+    const late = await useRefreshToken(ctx, token)
+    expect(late).toEqual(third)
+  })
+
+  it('a rotation claimed but never stored (a crash in between) is completed by a retry in the grace period', async () => {
+    const ctx = await makeContext({ encryption })
+    const { token, record } = await issue(ctx)
+    const first = await useRefreshToken(ctx, token)
+    const successor = (first as { token: string }).token
+    // Lose every write of the rotation but the claim: the successor's record and its index entry.
+    await ctx.store.remove(ctx.store.key('rt', successor))
+    expect(await readRefreshToken(ctx, successor)).toBeNull()
+    const retry = await useRefreshToken(ctx, token)
+    expect(retry.status === 'ok' && retry.token).toBe(successor)
+    expect((await readRefreshToken(ctx, successor))?.record.family).toBe(record.family)
+    const next = await useRefreshToken(ctx, successor)
+    expect(next.status === 'ok' && next.token !== undefined && next.token !== successor).toBe(true)
+  })
+
+  it('a rotation marker older than the grace period means reuse, even when the old record survived (crash mid-rotation)', async () => {
+    const ctx = await makeContext({ encryption })
+    ctx.options.tokenRefresh.reuseGracePeriod = 1
+    const { token, record } = await issue(ctx)
+    const tokenKey = ctx.store.key('rt', token)
+    const stored = await ctx.store.backend.get(tokenKey)
+    const first = await useRefreshToken(ctx, token)
+    expect(first.status).toBe('ok')
+    // The old record is still there, as if the server died before deleting it.
+    await ctx.store.backend.set(tokenKey, stored!, 60_000)
+    await sleep(1100)
+    expect(await useRefreshToken(ctx, token)).toEqual({ status: 'reused', family: record.family, userId: 'u1' })
+    expect(await useRefreshToken(ctx, (first as { token: string }).token)).toEqual({ status: 'invalid' })
   })
 
   it('reuse after the grace period revokes the family: even the newest token is invalid', async () => {
@@ -245,20 +344,28 @@ describe.each([
     expect(await useRefreshToken(ctx, newest!)).toEqual({ status: 'invalid' })
   })
 
-  it('of 20 concurrent uses of one token exactly one rotates, the others are ok within the grace period', async () => {
+  it('of 50 concurrent uses of one token within the grace period all get the one same successor', async () => {
     const ctx = await makeContext({ encryption })
     const { token, record } = await issue(ctx)
-    const results: RefreshResult[] = await Promise.all(Array.from({ length: 20 }, () => useRefreshToken(ctx, token)))
-    expect(count(results, r => r.status === 'reused')).toBe(0)
-    expect(count(results, r => r.status === 'invalid')).toBe(0)
-    const rotated = results.filter(r => r.status === 'ok' && r.token !== undefined)
-    expect(rotated).toHaveLength(1)
-    expect(count(results, r => r.status === 'ok' && r.token === undefined)).toBe(19)
+    const results: RefreshResult[] = await Promise.all(Array.from({ length: 50 }, () => useRefreshToken(ctx, token)))
+    expect(results.every(r => r.status === 'ok')).toBe(true)
+    const successors = new Set(results.map(r => (r.status === 'ok' ? r.token : 'none')))
+    expect(successors.size).toBe(1)
+    const [newest] = [...successors] as [string]
+    expect(newest).toMatch(/^[\w-]{43}$/)
     for (const r of results) expect(r.status === 'ok' && r.record.family).toBe(record.family)
-    const winner = rotated[0]!
-    const newest = winner.status === 'ok' ? winner.token! : ''
     expect(await readRefreshToken(ctx, newest)).not.toBeNull()
     expect(await listUserSessions(ctx, 'u1')).toEqual([record.family])
+  })
+
+  it('with a grace period of 0, of 50 concurrent uses exactly one succeeds', async () => {
+    const ctx = await makeContext({ encryption })
+    ctx.options.tokenRefresh.reuseGracePeriod = 0
+    const { token } = await issue(ctx)
+    const results: RefreshResult[] = await Promise.all(Array.from({ length: 50 }, () => useRefreshToken(ctx, token)))
+    expect(count(results, r => r.status === 'ok')).toBe(1)
+    expect(count(results, r => r.status === 'reused') + count(results, r => r.status === 'invalid')).toBe(49)
+    expect(count(results, r => r.status === 'reused')).toBeGreaterThanOrEqual(1)
   })
 
   it('revokeRefreshToken makes the token invalid', async () => {
@@ -274,11 +381,22 @@ describe.each([
 
   it('revoking a rotated token revokes the newest token of its family too', async () => {
     const ctx = await makeContext({ encryption })
-    const { token } = await issue(ctx)
+    const { token, record } = await issue(ctx)
     const rotated = await useRefreshToken(ctx, token)
     const newest = rotated.status === 'ok' ? rotated.token! : ''
-    await revokeRefreshToken(ctx, token)
+    expect(await revokeRefreshToken(ctx, token)).toEqual({ family: record.family, userId: 'u1' })
     expect(await useRefreshToken(ctx, newest)).toEqual({ status: 'invalid' })
+    expect(await listUserSessions(ctx, 'u1')).toEqual([])
+  })
+
+  it('revoking a token rotated twice since (long after the grace period) still ends the session', async () => {
+    const ctx = await makeContext({ encryption })
+    ctx.options.tokenRefresh.reuseGracePeriod = 0
+    const { token } = await issue(ctx)
+    const second = (await useRefreshToken(ctx, token)) as { token: string }
+    const third = (await useRefreshToken(ctx, second.token)) as { token: string }
+    await revokeRefreshToken(ctx, token)
+    expect(await useRefreshToken(ctx, third.token)).toEqual({ status: 'invalid' })
   })
 
   it('revokeFamily stops every token of the family', async () => {
@@ -390,11 +508,65 @@ describe('records sealed with one key', () => {
 })
 
 describe('magic codes', () => {
-  const verify = (ctx: AuthContext, code: string, extra: { email?: string, action?: MagicCodeAction, maxAttempts?: number } = {}) =>
-    verifyMagicCode<{ hashedPassword?: string }>(ctx, { action: extra.action ?? 'login', code, email: extra.email, maxAttempts: extra.maxAttempts ?? 5, ttlSeconds: 600 })
+  const verify = (ctx: AuthContext, code: string, extra: { email?: string, flow?: string, action?: MagicCodeAction, maxAttempts?: number, budget?: number } = {}) =>
+    verifyMagicCode<{ hashedPassword?: string }>(ctx, {
+      action: extra.action ?? 'login',
+      code,
+      email: extra.email,
+      flow: extra.flow,
+      maxAttempts: extra.maxAttempts ?? 5,
+      ttlSeconds: 600,
+      codeOnlyBudget: extra.budget === undefined ? undefined : { max: extra.budget, windowSeconds: 3600 },
+    })
 
-  const create = (ctx: AuthContext, email = EMAIL, action: MagicCodeAction = 'login', ttlSeconds = 600) =>
+  const issueCode = (ctx: AuthContext, email = EMAIL, action: MagicCodeAction = 'login', ttlSeconds = 600) =>
     createMagicCode(ctx, { email, action, data: { hashedPassword: 'hash-of-password' }, ttlSeconds })
+  const create = async (ctx: AuthContext, email = EMAIL, action: MagicCodeAction = 'login', ttlSeconds = 600) =>
+    (await issueCode(ctx, email, action, ttlSeconds)).code
+
+  it('verify by flow id applies the code\'s own attempt count and needs no email', async () => {
+    const ctx = await makeContext()
+    const { code, flow } = await issueCode(ctx)
+    expect(flow).toMatch(/^[\w-]{22}$/)
+    expect(await verify(ctx, otherCode(code), { flow, maxAttempts: 2 })).toEqual({ status: 'invalid' })
+    expect(await verify(ctx, otherCode(code, 2), { flow, maxAttempts: 2 })).toEqual({ status: 'too_many_attempts' })
+    expect(await verify(ctx, code, { flow, maxAttempts: 2 })).toEqual({ status: 'too_many_attempts' })
+    const next = await issueCode(ctx)
+    expect(await verify(ctx, next.code, { flow })).toEqual({ status: 'invalid' })
+    const ok = await verify(ctx, next.code, { flow: next.flow })
+    expect(ok.status === 'ok' && ok.record.email).toBe(EMAIL)
+    expect(await verify(ctx, next.code, { flow: next.flow })).toEqual({ status: 'invalid' })
+  })
+
+  it('code-only misses draw on a global budget; identified verification is not affected', async () => {
+    const ctx = await makeContext()
+    const { code, flow } = await issueCode(ctx)
+    let misses = 0
+    for (let guess = 1; misses < 3; guess++) {
+      if (otherCode(code, guess) === code) continue
+      expect(await verify(ctx, otherCode(code, guess), { budget: 3 })).toEqual({ status: 'invalid' })
+      misses++
+    }
+    const refused = await verify(ctx, code, { budget: 3 })
+    expect(refused.status).toBe('budget_exhausted')
+    // The right code through its link still works; the other action's budget is its own.
+    expect((await verify(ctx, code, { flow, budget: 3 })).status).toBe('ok')
+    const reset = await create(ctx, EMAIL, 'reset')
+    expect((await verify(ctx, reset, { action: 'reset', budget: 3 })).status).toBe('ok')
+  })
+
+  it('code-only hits give their unit back; 50 concurrent misses never overdraw the budget', async () => {
+    const ctx = await makeContext()
+    for (let i = 0; i < 5; i++) {
+      const code = await create(ctx, `user${i}@example.com`)
+      expect((await verify(ctx, code, { budget: 2 })).status).toBe('ok')
+    }
+    const code = await create(ctx)
+    const guesses = Array.from({ length: 50 }, (_, i) => otherCode(code, i + 1))
+    const results = await Promise.all(guesses.map(guess => verify(ctx, guess, { budget: 10 })))
+    expect(count(results, r => r.status === 'invalid')).toBe(10)
+    expect(count(results, r => r.status === 'budget_exhausted')).toBe(40)
+  })
 
   it('verify by email succeeds once', async () => {
     const ctx = await makeContext()

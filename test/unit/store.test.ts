@@ -165,6 +165,19 @@ function contract(driver: StorageDriverName): void {
       expect(await b.incr(k('window'), 300)).toBe(1)
     })
 
+    it('incr adds a step; giving back never creates a counter nor extends its TTL', async () => {
+      const b = await harness.backend()
+      expect(await b.incr(k('step'), 10_000, -1)).toBe(0)
+      expect(await b.get(k('step'))).toBeNull()
+      expect(await b.incr(k('step'), 300, 3)).toBe(3)
+      await sleep(150)
+      expect(await b.incr(k('step'), 10_000, -1)).toBe(2)
+      expect(await b.ttl(k('step'))).toBeLessThanOrEqual(200)
+      const reserved = await Promise.all(range(N).map(() => b.incr(k('reserve'), 10_000)))
+      await Promise.all(reserved.map(() => b.incr(k('reserve'), 10_000, -1)))
+      expect(await b.get(k('reserve'))).toBe('0')
+    })
+
     it('incr rejects a value that is not an integer', async () => {
       const b = await harness.backend()
       await b.set(k('not-a-number'), 'abc', 10_000)
@@ -378,6 +391,42 @@ describe('fs backend files', () => {
     expect(taken.map(([key]) => key).sort()).toEqual([...keys].sort())
     for (const [key, raw] of taken) expect(decodeEnvelope(raw)?.v).toBe(`value-of-${key}`)
     expect(await readdir(join(base, 'race'))).toEqual([])
+  })
+})
+
+describe('fs setIfAbsent across processes', () => {
+  it('of 4 processes claiming the same 20 keys (some of them over expired entries), exactly one wins each', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'svc-auth-claim-'))
+    try {
+      const keys = range(20).map(i => `claim:key${i}`)
+      const backend = createFsBackend({ base })
+      // Half of the keys hold an expired entry, which a claim must replace.
+      for (const key of keys.slice(0, 10)) await backend.set(key, 'stale', 1)
+      await sleep(5)
+      const helper = fileURLToPath(new URL('./helpers/claim-race.mjs', import.meta.url))
+      interface Done { type: 'done', pid: number, won: string[] }
+      const children = range(4).map(() => fork(helper, [base, ...keys], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }))
+      await Promise.all(children.map(child => new Promise<void>((resolve, reject) => {
+        child.once('message', () => resolve())
+        child.once('error', reject)
+      })))
+      const done = children.map(child => new Promise<Done>((resolve, reject) => {
+        child.once('message', message => resolve(message as Done))
+        child.once('exit', (code) => {
+          if (code !== 0) reject(new Error(`child exited with ${code}`))
+        })
+      }))
+      const startAt = Date.now() + 100
+      for (const child of children) child.send({ startAt })
+      const reports = await Promise.all(done)
+      const won = reports.flatMap(report => report.won.map(key => [key, report.pid] as const))
+      expect(won.map(([key]) => key).sort()).toEqual([...keys].sort())
+      for (const [key, pid] of won) expect(await backend.get(key)).toBe(`claimed-by-${pid}`)
+      expect((await readdir(join(base, 'claim'))).filter(name => name.endsWith('.tmp'))).toEqual([])
+    }
+    finally {
+      await rm(base, { recursive: true, force: true })
+    }
   })
 })
 

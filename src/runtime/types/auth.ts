@@ -73,9 +73,28 @@ export interface PasswordUser {
 
 export type MagicCodeAction = 'register' | 'login' | 'reset'
 
+/** Fourth argument of `sendVerificationCode`: what a message needs besides the code. */
+export interface VerificationCodeDetails {
+  /**
+   * Ready verify link `<authPath>/password/<action>-verify?code=<code>&flow=<flow>`, absolute on
+   * `publicUrl` when it is set, else a relative path (the request's Host header is never used).
+   * Prefer it to a link with the code alone: it is checked against this code's own attempt
+   * count, while code-only links draw on a small global budget.
+   */
+  link: string
+  /** Identifies this pending code (not secret on its own, and not the email). */
+  flow: string
+  /** When the code expires. */
+  expiresAt: Date
+}
+
 export interface PasswordHandlers {
   findUser?: (email: string) => PasswordUser | null | undefined | Promise<PasswordUser | null | undefined>
-  sendVerificationCode?: (email: string, code: string, action: MagicCodeAction) => void | Promise<void>
+  /**
+   * Delivers a code (the spec's three arguments), with `details.link` a ready verify link.
+   * The email is in canonical form: lowercase, internationalised domains in Unicode (NFC).
+   */
+  sendVerificationCode?: (email: string, code: string, action: MagicCodeAction, details: VerificationCodeDetails) => void | Promise<void>
   validatePassword?: (password: string) => boolean | string[] | Promise<boolean | string[]>
   hashPassword?: (password: string) => string | Promise<string>
   verifyPassword?: (password: string, hash: string) => boolean | Promise<boolean>

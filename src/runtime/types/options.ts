@@ -136,8 +136,9 @@ export interface TokenRefreshOptions {
   ssrTokenExpiry: Duration
   /**
    * Seconds during which a refresh token that was just rotated is still accepted (tabs that
-   * refresh at the same moment). Its use then mints an access token but no new refresh token.
-   * Any later use is treated as theft and revokes the whole token family.
+   * refresh at the same moment, a retry after a lost answer). Such a use gets the same successor
+   * refresh token as the first one, so a session never has two live tokens. Any later use is
+   * treated as theft and revokes the whole session. 0: only the first use succeeds.
    * @default 10
    */
   reuseGracePeriod: number
@@ -149,6 +150,13 @@ export interface TokenRefreshOptions {
 export interface AuthCodeOptions {
   /** Authorization code lifetime in seconds. @default 60 */
   expiresIn: number
+  /**
+   * Name of the short-lived HttpOnly cookie that binds an authorization code to the browser it
+   * was issued to (POST /auth/token refuses the code without it). With `tokenRefresh.cookie.secure`
+   * the name gets the `__Host-` prefix, so a sibling subdomain cannot plant one.
+   * @default 'svc-code'
+   */
+  cookieName: string
 }
 
 export interface RedirectOptions {
@@ -212,6 +220,24 @@ export interface ImpersonationOptions {
   originalUserLookupClaim: string
 }
 
+export interface SecurityOptions {
+  /**
+   * Largest request body, in bytes, that a POST endpoint of the module accepts (413
+   * `payload_too_large` otherwise, before the rest of the body is read).
+   * @default 16384
+   */
+  maxBodySize: number
+  /**
+   * Origins (`https://admin.example.com`) besides the app's own that may call the
+   * cookie-authenticated endpoints (token, refresh, logout, unimpersonate) and the password
+   * endpoints from a browser. A request whose `Origin` (or `Referer`) is another origin, or that a
+   * browser marks `Sec-Fetch-Site: cross-site` or `same-site` without an allowed origin, is refused
+   * with 403 `cross_origin_request`.
+   * @default []
+   */
+  allowedOrigins: string[]
+}
+
 export interface ModuleOptions {
   /** Login providers (OAuth, mock, password), keyed by name. @default {} */
   providers: ProvidersOptions
@@ -225,6 +251,16 @@ export interface ModuleOptions {
   impersonation: ImpersonationOptions
   /** Rate limits of the password endpoints (429 with `Retry-After`). */
   rateLimit: RateLimitOptions
+  /** Request size limit and allowed origins of the module's endpoints. */
+  security: SecurityOptions
+  /**
+   * The app's public URL (`https://app.example.com`). When set, it is the app's own origin for
+   * the origin check, the base of absolute URLs the module builds (OAuth `redirect_uri`, the mock
+   * provider, verify links given to `sendVerificationCode`), and the request's `Host` header is
+   * never used for them. Recommended in production behind a proxy.
+   * @default ''
+   */
+  publicUrl: string
   /**
    * Per-request SSR access token and the server side of the fetch helper.
    * @default true when `ssr` is on

@@ -3,13 +3,30 @@
  * storage mount (`tokenRefresh.storage`), so with Redis they hold across server instances.
  */
 
-/** One endpoint's limits: fixed windows counted per client address and per email. */
+/**
+ * One endpoint's limits: fixed windows counted per client address and per email. IPv6 clients
+ * are counted per /64 network (one host usually owns a whole /64).
+ */
 export interface RateLimitRule {
   /** Requests per client address within `window` (0: no limit per address). */
   perIp: number
   /** Requests per email address within `window` (0: no limit per email). */
   perEmail: number
   /** Length of the window in seconds; it starts with the first request of a key. */
+  window: number
+}
+
+/** Limits of the password login. */
+export interface LoginRateLimitRule extends RateLimitRule {
+  /** Failed logins per email and client address within `window` (0: no limit). */
+  perEmailAndIp: number
+}
+
+/** Global budget of code-only verification misses per action. */
+export interface CodeOnlyBudget {
+  /** Misses allowed per action within `window` (0: code-only verification is off). */
+  misses: number
+  /** Length of the window in seconds. */
   window: number
 }
 
@@ -32,10 +49,12 @@ export interface RateLimitOptions {
    */
   register: RateLimitRule
   /**
-   * POST /auth/password/login.
-   * @default { perIp: 30, perEmail: 10, window: 900 }
+   * POST /auth/password/login. `perIp` counts every request of an address; `perEmailAndIp` and
+   * `perEmail` count failed logins only (wrong password or unknown account): a stranger's
+   * failures from other addresses do not lock the owner out until the looser `perEmail` ceiling.
+   * @default { perIp: 30, perEmailAndIp: 5, perEmail: 100, window: 900 }
    */
-  login: RateLimitRule
+  login: LoginRateLimitRule
   /**
    * POST /auth/password/reset-request.
    * @default { perIp: 10, perEmail: 5, window: 3600 }
@@ -47,6 +66,15 @@ export interface RateLimitOptions {
    * @default { perIp: 20, perEmail: 0, window: 900 }
    */
   verify: RateLimitRule
+  /**
+   * Verification by the code alone (`?code=` without `email` or `flow`): every such lookup that
+   * finds no code draws on one budget per action, shared by all clients. Once it is spent,
+   * code-only verification answers 429 until the window ends; links with `flow` or `email` keep
+   * working. With the defaults, an attacker with unlimited addresses has 600 guesses a day per
+   * action, so the chance to hit any of 10 outstanding codes in a day is below 0.6 %.
+   * @default { misses: 25, window: 3600 }
+   */
+  codeOnlyVerify: CodeOnlyBudget
   /**
    * POST /auth/password/reset-complete.
    * @default { perIp: 10, perEmail: 0, window: 900 }
@@ -60,4 +88,4 @@ export interface RateLimitOptions {
 }
 
 /** Names of the rules (the endpoints they apply to). */
-export type RateLimitRuleName = Exclude<keyof RateLimitOptions, 'enabled' | 'trustedProxies'>
+export type RateLimitRuleName = Exclude<keyof RateLimitOptions, 'enabled' | 'trustedProxies' | 'codeOnlyVerify'>

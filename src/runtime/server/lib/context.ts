@@ -37,7 +37,10 @@ export async function createAuthContext(options: ModuleOptions, { dev = false, c
   const storage = options.tokenRefresh.storage
   const backend = await createStoreBackend(storage)
   const sealer = options.tokenRefresh.encryption.enabled ? createSealer(options.tokenRefresh.encryption.key) : plainSealer
-  const store = createRecordStore(backend, storage.prefix, createKeyHasher(options.token.secret), sealer, error => logger.warn('Sweeping expired records failed', error))
+  const store = createRecordStore(backend, storage.prefix, createKeyHasher(options.token.secret), sealer, {
+    onSweepError: error => logger.warn('Sweeping expired records failed', error),
+    onInvalid: (namespace, reason) => logger.warn(`Ignoring a stored ${namespace} record (${reason.replace('_', ' ')}): treated as absent`),
+  })
 
   return {
     options,

@@ -30,7 +30,7 @@ export function authError(statusCode: number, code: AuthErrorCode | string, mess
   return createError<AuthErrorData>({ statusCode, statusMessage: message, message, data: { code, headers } })
 }
 
-interface AuthErrorData {
+export interface AuthErrorData {
   code: string
   headers?: Record<string, string>
 }

@@ -44,7 +44,8 @@ export interface CompletedLogin {
  *    an `id` it returns becomes the subject; otherwise `sub` is `<provider>:<provider sub>`;
  * 4. claims: the provider's static or callback customClaims, then the global customClaims;
  * 5. `svc:success` hook and the provider's onSuccess (the account-linking point);
- * 6. a single-use authorization code for the callback page.
+ * 6. a single-use authorization code for the callback page, bound to the browser of `event`
+ *    (the answer sets the code cookie).
  */
 export async function completeLogin(ctx: AuthContext, input: CompleteLoginInput): Promise<CompletedLogin> {
   const global = getAuthHandlers()
@@ -80,6 +81,6 @@ export async function completeLogin(ctx: AuthContext, input: CompleteLoginInput)
   await ctx.callHook('svc:success', payload)
   await handlers.onSuccess?.(payload)
 
-  const code = await createAuthCode(ctx, { user, claims, provider, redirect: input.redirect })
+  const code = await createAuthCode(ctx, event, { user, claims, provider, redirect: input.redirect })
   return { code, user, claims }
 }

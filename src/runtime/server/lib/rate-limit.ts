@@ -68,6 +68,31 @@ export function clientAddress(remoteAddress: string | undefined, forwardedFor: s
   return hops[0] && isIP(hops[0]) ? hops[0] : socket
 }
 
+/** The eight 16-bit groups of a valid IPv6 address (zone id dropped, IPv4 tail converted). */
+function ipv6Groups(address: string): number[] {
+  let text = address.split('%')[0]!
+  const v4 = /(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text)
+  if (v4) {
+    const [a, b, c, d] = v4.slice(1).map(Number) as [number, number, number, number]
+    text = `${text.slice(0, v4.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`
+  }
+  const [head = '', tail] = text.split('::')
+  const first = head ? head.split(':') : []
+  const last = tail ? tail.split(':') : []
+  const groups = tail === undefined ? first : [...first, ...Array<string>(8 - first.length - last.length).fill('0'), ...last]
+  return groups.map(group => Number.parseInt(group, 16) || 0)
+}
+
+/**
+ * The unit a per-address limit counts: an IPv4 address as it is, an IPv6 address as its /64
+ * network (`2001:db8:1:2::/64`), since one host usually owns a whole /64 and could otherwise
+ * step through 2^64 addresses.
+ */
+export function rateLimitSubject(address: string): string {
+  if (isIP(address) !== 6) return address
+  return `${ipv6Groups(address).slice(0, 4).map(group => group.toString(16)).join(':')}::/64`
+}
+
 const matchers = new WeakMap<readonly string[], (address: string) => boolean>()
 
 /** {@link clientAddress} of an h3 event with the configured trusted proxies. */
@@ -99,12 +124,17 @@ export async function hitRateLimit(ctx: AuthContext, id: string, max: number, wi
   const key = ctx.store.key(NS, id)
   const count = await ctx.store.incr(key, windowSeconds)
   if (count <= max) return { allowed: true, count, retryAfter: 0 }
-  const ttl = await ctx.store.backend.ttl(key)
-  const retryAfter = Math.max(1, Math.ceil((ttl ?? windowSeconds * 1000) / 1000))
-  return { allowed: false, count, retryAfter }
+  return { allowed: false, count, retryAfter: await retryAfterOf(ctx, key, windowSeconds) }
 }
 
-function tooMany(retryAfter: number) {
+/** Whole seconds (at least 1) until the window of a counter ends. */
+export async function retryAfterOf(ctx: AuthContext, key: string, windowSeconds: number): Promise<number> {
+  const ttl = await ctx.store.ttl(key)
+  return Math.max(1, Math.ceil(ttl ?? windowSeconds))
+}
+
+/** 429 `rate_limited` with `Retry-After`. */
+export function tooMany(retryAfter: number) {
   return authError(429, 'rate_limited', 'Too many requests, try again later', { 'retry-after': String(retryAfter) })
 }
 
@@ -118,7 +148,7 @@ export async function enforceRateLimit(ctx: AuthContext, event: H3Event, name: R
   const rule = options[name]
   if (!rule) return
   if (keys.ip !== false && rule.perIp > 0) {
-    const hit = await hitRateLimit(ctx, `${name}:ip:${requestAddress(event, options)}`, rule.perIp, rule.window)
+    const hit = await hitRateLimit(ctx, `${name}:ip:${rateLimitSubject(requestAddress(event, options))}`, rule.perIp, rule.window)
     if (!hit.allowed) {
       ctx.logger.security('rate_limited', { rule: name, key: 'ip' })
       throw tooMany(hit.retryAfter)
@@ -131,4 +161,40 @@ export async function enforceRateLimit(ctx: AuthContext, event: H3Event, name: R
       throw tooMany(hit.retryAfter)
     }
   }
+}
+
+/** A failure reserved by {@link reserveLoginFailure}: give it back when the attempt succeeds. */
+export interface ReservedFailure {
+  release(): Promise<void>
+}
+
+const NO_RESERVATION: ReservedFailure = { release: async () => {} }
+
+/**
+ * Counts a password login as failed before the password is checked (so concurrent guesses can
+ * never overdraw a limit), per email and client address (`login.perEmailAndIp`) and per email
+ * (`login.perEmail`); the caller releases the reservation when the password was right. Past either
+ * limit the attempt is not evaluated: 429 `rate_limited`. A stranger's failures from other
+ * addresses therefore do not lock the owner out of their own address until the looser per-email
+ * ceiling.
+ */
+export async function reserveLoginFailure(ctx: AuthContext, event: H3Event, email: string): Promise<ReservedFailure> {
+  const options = ctx.options.rateLimit
+  if (!options?.enabled) return NO_RESERVATION
+  const rule = options.login
+  const counters: Array<{ key: string, max: number }> = []
+  if (rule.perEmailAndIp > 0) counters.push({ key: ctx.store.key(NS, `login-failed:${email}:${rateLimitSubject(requestAddress(event, options))}`), max: rule.perEmailAndIp })
+  if (rule.perEmail > 0) counters.push({ key: ctx.store.key(NS, `login-failed:${email}`), max: rule.perEmail })
+  if (!counters.length) return NO_RESERVATION
+  const counts = await Promise.all(counters.map(c => ctx.store.incr(c.key, rule.window)))
+  const release = async () => {
+    await Promise.all(counters.map(c => ctx.store.incr(c.key, rule.window, -1)))
+  }
+  const exceeded = counters.findIndex((c, i) => counts[i]! > c.max)
+  if (exceeded >= 0) {
+    await release()
+    ctx.logger.security('rate_limited', { rule: 'login', key: exceeded === 0 && rule.perEmailAndIp > 0 ? 'email+ip' : 'email' })
+    throw tooMany(await retryAfterOf(ctx, counters[exceeded]!.key, rule.window))
+  }
+  return { release }
 }

@@ -2,7 +2,6 @@ import type { H3Event } from 'h3'
 import { deleteCookie, getCookie, setCookie } from 'h3'
 import type { AuthClaims, AuthUser, CustomClaims } from '../../types/auth'
 import { buildAccessClaims, sanitizeCustomClaims } from './claims'
-import { authError } from './errors'
 import type { AuthContext } from './context'
 import { getAuthHandlers } from './handlers'
 import type { RefreshTokenRecord } from './records/refresh-token'
@@ -38,12 +37,4 @@ export async function resolveGlobalClaims(ctx: AuthContext, user: AuthUser, base
 export async function mintSessionToken(ctx: AuthContext, record: Pick<RefreshTokenRecord, 'user' | 'userId' | 'provider' | 'family' | 'impersonation'>, claims: CustomClaims, expiresIn: number = ctx.lifetimes.access): Promise<{ token: string, expiresIn: number, payload: AuthClaims }> {
   const payload = buildAccessClaims({ ...record.user, sub: record.userId }, record.provider, claims, { sid: record.family, impersonation: record.impersonation })
   return ctx.tokens.sign(payload, { expiresIn })
-}
-
-/**
- * Refuses (403 `forbidden`) requests that a browser marks as cross-site (Sec-Fetch-Site), so
- * another site cannot drive the cookie-authenticated endpoints even with SameSite=None cookies.
- */
-export function refuseCrossSite(event: H3Event): void {
-  if (event.node.req.headers['sec-fetch-site'] === 'cross-site') throw authError(403, 'forbidden', 'Cross-site requests are not allowed')
 }

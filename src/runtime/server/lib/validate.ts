@@ -1,5 +1,6 @@
 import type { ModuleOptions } from '../../types/options'
 import { parseDuration } from './duration'
+import { originOf } from './origin'
 
 export interface ValidationResult {
   errors: string[]
@@ -107,6 +108,27 @@ export function validateOptions(options: ModuleOptions, { secretRequired = true 
   }
   if (!Array.isArray(mw.publicRoutes) || mw.publicRoutes.some(r => typeof r !== 'string')) {
     errors.push('svcAuth.clientMiddleware.publicRoutes must be an array of route globs.')
+  }
+  const security = options.security
+  if (!security || typeof security !== 'object') errors.push('svcAuth.security must be an object { maxBodySize, allowedOrigins }.')
+  else {
+    if (!(Number.isInteger(security.maxBodySize) && security.maxBodySize >= 1024)) {
+      errors.push(`svcAuth.security.maxBodySize must be a whole number of bytes, 1024 or more (got ${JSON.stringify(security.maxBodySize)}).`)
+    }
+    if (!Array.isArray(security.allowedOrigins)) errors.push('svcAuth.security.allowedOrigins must be an array of origins such as \'https://admin.example.com\'.')
+    else {
+      for (const entry of security.allowedOrigins) {
+        if (typeof entry !== 'string' || originOf(entry) !== entry.replace(/\/$/, '')) {
+          errors.push(`svcAuth.security.allowedOrigins: ${JSON.stringify(entry)} is not an origin (scheme://host[:port], no path).`)
+        }
+      }
+    }
+  }
+  if (options.publicUrl !== '' && (typeof options.publicUrl !== 'string' || !originOf(options.publicUrl))) {
+    errors.push(`svcAuth.publicUrl must be an http(s) URL such as 'https://app.example.com' (got ${JSON.stringify(options.publicUrl)}).`)
+  }
+  if (typeof options.authCode.cookieName !== 'string' || !/^[\w!#$%&'*+.^`|~-]+$/.test(options.authCode.cookieName)) {
+    errors.push(`svcAuth.authCode.cookieName must be a cookie name (letters, digits, - and _) (got ${JSON.stringify(options.authCode.cookieName)}).`)
   }
   if (!LOG_LEVELS.includes(options.logging.level)) {
     errors.push(`svcAuth.logging.level must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(options.logging.level)}).`)

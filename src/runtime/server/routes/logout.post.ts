@@ -1,19 +1,22 @@
 /**
  * POST /auth/logout (endpoints.logoutPath)
- * No body; revokes the refresh token of the cookie (and its session) and deletes the cookie.
+ * No body; revokes the session of the refresh cookie and deletes the cookie. Any token of the
+ * session ends it: the current one, or an older one that was rotated since (so the owner of a
+ * stolen and rotated cookie still logs the thief out).
  * 200 `{ success: true }`, also without a cookie or when called again.
- * 403 forbidden (cross-site request)
+ * 403 cross_origin_request · 413 payload_too_large
  */
 import { revokeRefreshToken } from '../lib/records/refresh-token'
-import { clearRefreshCookie, refuseCrossSite, readRefreshCookie } from '../lib/session'
+import { refuseCrossOrigin } from '../lib/request-guards'
+import { clearRefreshCookie, readRefreshCookie } from '../lib/session'
 import { defineAuthRoute } from '../utils/context'
 
 export default defineAuthRoute(async (event, ctx) => {
-  refuseCrossSite(event)
+  refuseCrossOrigin(event, ctx)
   const cookie = readRefreshCookie(event, ctx)
   if (cookie) {
-    const record = await revokeRefreshToken(ctx, cookie)
-    if (record) ctx.logger.security('logout', { family: record.family })
+    const revoked = await revokeRefreshToken(ctx, cookie)
+    if (revoked) ctx.logger.security('logout', { family: revoked.family })
   }
   clearRefreshCookie(event, ctx)
   return { success: true as const }

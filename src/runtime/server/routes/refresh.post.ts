@@ -1,19 +1,22 @@
 /**
  * POST /auth/refresh (endpoints.refreshPath)
  * No body; the refresh cookie authenticates. Validates the stored token, loads the stored user,
- * signs a new access token (custom claims resolved again) and rotates the refresh token.
- * 200 `{ success: true, message, token, accessToken, expiresIn }` (+ new refresh cookie)
+ * signs a new access token (custom claims resolved again) and rotates the refresh token. Every
+ * use of the old cookie within `reuseGracePeriod` seconds of its rotation (a second tab, a retry
+ * after a lost answer) gets the same successor cookie.
+ * 200 `{ success: true, message, token, accessToken, expiresIn }` (+ the successor refresh cookie)
  * 401 invalid_refresh_token (missing, unknown, expired, revoked) · 401 refresh_token_reused (a
  * rotated token used again after the grace period: the whole session is revoked)
- * 403 impersonated_session · 403 forbidden (cross-site request)
+ * 403 impersonated_session · 403 cross_origin_request · 413 payload_too_large
  */
 import { authError } from '../lib/errors'
 import { useRefreshToken } from '../lib/records/refresh-token'
-import { clearRefreshCookie, refuseCrossSite, mintSessionToken, readRefreshCookie, resolveGlobalClaims, setRefreshCookie } from '../lib/session'
+import { refuseCrossOrigin } from '../lib/request-guards'
+import { clearRefreshCookie, mintSessionToken, readRefreshCookie, resolveGlobalClaims, setRefreshCookie } from '../lib/session'
 import { defineAuthRoute } from '../utils/context'
 
 export default defineAuthRoute(async (event, ctx) => {
-  refuseCrossSite(event)
+  refuseCrossOrigin(event, ctx)
   if (!ctx.options.tokenRefresh.enabled) throw authError(404, 'not_found', 'Token refresh is disabled')
   const cookie = readRefreshCookie(event, ctx)
   if (!cookie) throw authError(401, 'invalid_refresh_token', 'Missing refresh token')

@@ -1,17 +1,21 @@
 /**
  * POST /auth/token (endpoints.tokenPath)
  * Body `{ code: string }`: exchanges a single-use authorization code for an access token and sets
- * the HttpOnly refresh cookie (when tokenRefresh.enabled).
+ * the HttpOnly refresh cookie (when tokenRefresh.enabled). A code bound to a browser (the
+ * default) is only accepted with that browser's code cookie; without it the code is burnt.
  * 200 `{ token, expiresIn, accessToken, tokenType: 'Bearer', redirect? }`
  * 400 bad_request (missing or malformed body) · 401 invalid_code (unknown, expired or used code)
- * 403 forbidden (cross-site request)
+ * 401 code_binding_mismatch (the code was issued to another browser; it is consumed)
+ * 403 cross_origin_request · 413 payload_too_large
  */
 import { z } from 'zod'
+import { matchesCodeBinding } from '../lib/code-binding'
 import { authError } from '../lib/errors'
 import { consumeAuthCode } from '../lib/records/auth-code'
 import { issueRefreshToken } from '../lib/records/refresh-token'
 import { subjectOf } from '../lib/records/user'
-import { refuseCrossSite, mintSessionToken, setRefreshCookie } from '../lib/session'
+import { refuseCrossOrigin } from '../lib/request-guards'
+import { mintSessionToken, setRefreshCookie } from '../lib/session'
 import { readBodyWith } from '../lib/validation'
 import { defineAuthRoute } from '../utils/context'
 import { randomToken } from '../lib/crypto'
@@ -19,13 +23,18 @@ import { randomToken } from '../lib/crypto'
 const schema = z.object({ code: z.string().min(1).max(512) })
 
 export default defineAuthRoute(async (event, ctx) => {
-  refuseCrossSite(event)
+  refuseCrossOrigin(event, ctx)
   const { code } = await readBodyWith(event, schema)
+  // Taken before any other check: a code presented once is used up, whatever the outcome.
   const record = await consumeAuthCode(ctx, code)
   const userId = record ? subjectOf(record.user) : undefined
   if (!record || !userId) {
     ctx.logger.security('auth_code_rejected', { ip: event.node.req.socket?.remoteAddress })
     throw authError(401, 'invalid_code', 'Invalid or expired authorization code')
+  }
+  if (record.binding !== undefined && !matchesCodeBinding(event, ctx, record.binding)) {
+    ctx.logger.security('auth_code_binding_mismatch', { provider: record.provider, ip: event.node.req.socket?.remoteAddress })
+    throw authError(401, 'code_binding_mismatch', 'This authorization code was issued to another browser')
   }
   const session = { user: record.user, userId, provider: record.provider, family: randomToken(16), impersonation: undefined }
   if (ctx.options.tokenRefresh.enabled) {

@@ -9,6 +9,7 @@
  * 400 not_impersonating (a normal token) · 401 unauthorized (missing, invalid or expired token)
  * 401 impersonation_ended (already ended or expired) · 403 impersonation_session_mismatch (no or
  * another session's refresh cookie) · 404 not_found (feature disabled, or original user gone)
+ * 403 cross_origin_request · 413 payload_too_large
  */
 import { buildAccessClaims } from '../lib/claims'
 import { authError } from '../lib/errors'
@@ -16,11 +17,13 @@ import { getAuthHandlers } from '../lib/handlers'
 import { customClaimsOf, identityOf, requestOrigin } from '../lib/impersonation'
 import { saveImpersonation, takeImpersonation } from '../lib/records/impersonation'
 import { issueRefreshToken, readRefreshToken, revokeFamily } from '../lib/records/refresh-token'
+import { refuseCrossOrigin } from '../lib/request-guards'
 import { readRefreshCookie, setRefreshCookie } from '../lib/session'
 import { defineAuthRoute } from '../utils/context'
 import { authenticate } from '../utils/user'
 
 export default defineAuthRoute(async (event, ctx) => {
+  refuseCrossOrigin(event, ctx)
   if (!ctx.options.impersonation.enabled) throw authError(404, 'not_found', 'Impersonation is disabled')
   const impersonated = await authenticate(event, ctx)
   if (!impersonated) throw authError(401, 'unauthorized', 'Missing, invalid or expired access token')

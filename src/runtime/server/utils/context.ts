@@ -4,6 +4,7 @@ import { useNitroApp, useRuntimeConfig } from 'nitropack/runtime'
 import type { ModuleOptions } from '../../types/options'
 import { createAuthContext, type AuthContext } from '../lib/context'
 import { sendAuthError } from '../lib/errors'
+import { limitRequestBody } from '../lib/request-guards'
 
 let pending: Promise<AuthContext> | undefined
 let ready: AuthContext | undefined
@@ -29,21 +30,24 @@ export function useAuthContext(): Promise<AuthContext> {
   return pending
 }
 
-/**
- * Defines a module endpoint: JSON answers with `Cache-Control: no-store`, and every failure turned
- * into `{ statusCode, message, error }` (unexpected ones into a logged, generic 500).
- */
 /** The context once it exists, without waiting (the request middleware's fast path). */
 export function peekAuthContext(): AuthContext | undefined {
   return ready
 }
 
+/**
+ * Defines a module endpoint: JSON answers with `Cache-Control: no-store`, request bodies limited
+ * to `security.maxBodySize` (413 before the rest is read, also where the handler reads no body),
+ * and every failure turned into `{ statusCode, message, error }` (unexpected ones into a logged,
+ * generic 500).
+ */
 export function defineAuthRoute<T>(handler: (event: H3Event<EventHandlerRequest>, ctx: AuthContext) => Promise<T>) {
   return defineEventHandler(async (event) => {
     let ctx: AuthContext | undefined
     try {
       ctx = await useAuthContext()
       setResponseHeader(event, 'cache-control', 'no-store')
+      await limitRequestBody(event, ctx.options.security.maxBodySize)
       return await handler(event, ctx)
     }
     catch (error) {

@@ -7,6 +7,7 @@ import type { AuthUser, ProviderTokens } from '../../../types/auth'
 import type { OAuthErrorPayload, OAuthEventHandlerOptions } from '../../../types/oauth'
 import type { AuthContext } from '../context'
 import { safeEqual } from '../crypto'
+import { originOf } from '../origin'
 import { authError } from '../errors'
 import { completeLogin, type ProviderLoginHandlers } from '../login'
 import { clearLoginCookies, LOGIN_TTL, readLoginCookies, setLoginCookies } from './cookies'
@@ -24,15 +25,23 @@ import {
 } from './providers'
 import { isErrorCode, isSafeRedirect, sanitizeErrorText, withQueryParams } from './redirect'
 
+const stateRecord = z.object({
+  provider: z.string(),
+  redirectUri: z.string(),
+  redirect: z.string().optional(),
+  createdAt: z.number(),
+})
+
 /** What a started login keeps server side (single use, keyed by its `state`). */
-interface StateRecord {
-  provider: string
-  redirectUri: string
-  redirect?: string
-  createdAt: number
-}
+type StateRecord = z.output<typeof stateRecord>
 
 const STATE_NS = 'oauth-state'
+
+/**
+ * Origin of the mock provider's endpoints when no public URL is configured: the server reaches
+ * them in process (only the path is used), and the browser is sent to relative URLs.
+ */
+const IN_PROCESS_ORIGIN = 'http://in-process.invalid'
 
 export interface OAuthRequestOptions {
   /** Provider name. */
@@ -86,18 +95,23 @@ export async function handleOAuthRequest(event: H3Event, ctx: AuthContext, optio
   const rawQuery = getQuery(event)
   const isCallback = ['code', 'state', 'error'].some(key => Object.hasOwn(rawQuery, key))
   try {
-    const redirectUri = provider.redirectUrl ?? `${requestUrl.origin}${requestUrl.pathname}`
-    const cookiePath = new URL(redirectUri).pathname
+    const publicOrigin = ctx.options.publicUrl ? originOf(ctx.options.publicUrl) : undefined
+    // The mock provider never builds a URL from the request's Host header: without a public URL
+    // its browser-facing URLs are relative paths and its endpoints are called in process.
+    const relative = provider.type === 'mock' && !publicOrigin
+    const origin = publicOrigin ?? (relative ? IN_PROCESS_ORIGIN : requestUrl.origin)
+    const redirectUri = provider.redirectUrl ?? (relative ? requestUrl.pathname : `${origin}${requestUrl.pathname}`)
+    const cookiePath = new URL(redirectUri, origin).pathname
     const parsed = querySchema.safeParse(rawQuery)
     if (!parsed.success) {
       if (isCallback) clearLoginCookies(event, ctx, cookiePath)
       throw new OAuthLoginError('invalid_request', 'The login request is malformed', isCallback ? 'provider' : 'start')
     }
     if (!isCallback) {
-      const location = await startLogin(event, ctx, provider, parsed.data, { redirectUri, cookiePath, origin: requestUrl.origin, fetchFn })
+      const location = await startLogin(event, ctx, provider, parsed.data, { redirectUri, cookiePath, origin, relative, fetchFn })
       return await sendRedirect(event, location, 302)
     }
-    const code = await finishLogin(event, ctx, provider, parsed.data, { requestUrl, cookiePath, origin: requestUrl.origin, fetchFn, handlers })
+    const code = await finishLogin(event, ctx, provider, parsed.data, { requestUrl, cookiePath, origin, fetchFn, handlers })
     return await sendRedirect(event, withQueryParams(ctx.options.endpoints.callbackPath, { code }), 302)
   }
   catch (error) {
@@ -122,6 +136,8 @@ interface StartContext {
   redirectUri: string
   cookiePath: string
   origin: string
+  /** Send the browser to a relative URL (the mock provider without a public URL). */
+  relative: boolean
   fetchFn: ProviderFetch
 }
 
@@ -162,7 +178,7 @@ async function startLogin(event: H3Event, ctx: AuthContext, provider: ResolvedPr
   if (nonce) params.nonce = nonce
   else delete params.nonce
   for (const [key, value] of Object.entries(params)) url.searchParams.set(key, value)
-  return url.href
+  return start.relative ? `${url.pathname}${url.search}` : url.href
 }
 
 async function metadataOf(ctx: AuthContext, provider: ResolvedProvider, origin: string, fetchFn: ProviderFetch, stage: OAuthErrorPayload['stage']): Promise<oauth.AuthorizationServer> {
@@ -194,7 +210,7 @@ async function finishLogin(event: H3Event, ctx: AuthContext, provider: ResolvedP
   if (!query.state || !cookies.state || !safeEqual(query.state, cookies.state)) {
     throw new OAuthLoginError('invalid_state', 'The login session is missing or does not match: start the login again', 'state')
   }
-  const record = await ctx.store.take<StateRecord>(ctx.store.key(STATE_NS, query.state))
+  const record = await ctx.store.take(ctx.store.key(STATE_NS, query.state), stateRecord)
   if (!record || record.provider !== provider.name) {
     throw new OAuthLoginError('invalid_state', 'The login session has expired or was already used: start the login again', 'state')
   }

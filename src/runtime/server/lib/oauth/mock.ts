@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { H3Event } from 'h3'
-import { getQuery, getRequestHeader, getRequestURL, readBody, sendRedirect } from 'h3'
+import { getQuery, getRequestHeader, readBody, sendRedirect } from 'h3'
 import { z } from 'zod'
 import type { ModuleOptions } from '../../../types/options'
 import type { MockProviderOptions, MockUser } from '../../../types/providers'
@@ -9,24 +9,25 @@ import { randomToken, safeEqual } from '../crypto'
 import { authError } from '../errors'
 import { parseBearer } from '../route-rules'
 import { MOCK_DEFAULTS } from './providers'
-import { isErrorCode } from './redirect'
+import { isErrorCode, isSafeRedirect, withQueryParams } from './redirect'
+import { originOf } from '../origin'
 
 const CODE_NS = 'mock-code'
 const TOKEN_NS = 'mock-token'
 const CODE_TTL = 60
 const TOKEN_TTL = 3600
 
-interface MockCodeRecord {
-  clientId: string
-  redirectUri: string
-  codeChallenge: string
-  scope: string
-  sub: string
-}
+const mockCodeRecord = z.object({
+  clientId: z.string(),
+  redirectUri: z.string(),
+  codeChallenge: z.string(),
+  scope: z.string(),
+  sub: z.string(),
+})
+type MockCodeRecord = z.output<typeof mockCodeRecord>
 
-interface MockTokenRecord {
-  sub: string
-}
+const mockTokenRecord = z.object({ sub: z.string() })
+type MockTokenRecord = z.output<typeof mockTokenRecord>
 
 /**
  * The mock provider serves requests in development, and in production only with
@@ -75,7 +76,17 @@ const authorizeSchema = z.object({
 })
 
 /**
- * GET /mock/authorize: checks the client and redirect URI (same origin as the mock), requires
+ * A redirect URI the mock provider may send the browser to: a path of this app, or a URL on the
+ * configured public URL. Never derived from the request's Host header.
+ */
+function isOwnRedirectUri(ctx: AuthContext, value: string): boolean {
+  if (value.startsWith('/')) return isSafeRedirect(value)
+  const publicOrigin = ctx.options.publicUrl ? originOf(ctx.options.publicUrl) : undefined
+  return publicOrigin !== undefined && originOf(value) === publicOrigin
+}
+
+/**
+ * GET /mock/authorize: checks the client and redirect URI (a path of this app), requires
  * PKCE S256, picks the user by `login_hint` and redirects back with a 60-second code, or with
  * `error` (e.g. `mock_error=access_denied`, an unknown user).
  */
@@ -85,18 +96,14 @@ export async function mockAuthorize(event: H3Event, ctx: AuthContext): Promise<v
   if (!parsed.success) throw authError(400, 'invalid_request', 'client_id and redirect_uri are required')
   const q = parsed.data
   if (!safeEqual(q.client_id, mock.clientId)) throw authError(400, 'invalid_client', 'Unknown client_id')
-  let redirectUri: URL
-  try {
-    redirectUri = new URL(q.redirect_uri)
+  if (!isOwnRedirectUri(ctx, q.redirect_uri)) {
+    throw authError(400, 'invalid_request', 'redirect_uri must be a path of this app (or a URL on svcAuth.publicUrl)')
   }
-  catch {
-    throw authError(400, 'invalid_request', 'redirect_uri must be an absolute URL')
-  }
-  if (redirectUri.origin !== getRequestURL(event).origin) throw authError(400, 'invalid_request', 'redirect_uri must be on the same origin as the mock provider')
-
   const back = (params: Record<string, string>) => {
-    const target = new URL(redirectUri)
-    for (const [key, value] of Object.entries(q.state ? { ...params, state: q.state } : params)) target.searchParams.set(key, value)
+    const all = q.state ? { ...params, state: q.state } : params
+    if (q.redirect_uri.startsWith('/')) return sendRedirect(event, withQueryParams(q.redirect_uri, all), 302)
+    const target = new URL(q.redirect_uri)
+    for (const [key, value] of Object.entries(all)) target.searchParams.set(key, value)
     return sendRedirect(event, target.href, 302)
   }
   if (q.response_type !== 'code') return back({ error: 'unsupported_response_type', error_description: 'Only response_type=code is supported' })
@@ -108,7 +115,7 @@ export async function mockAuthorize(event: H3Event, ctx: AuthContext): Promise<v
   if (!user) return back({ error: 'invalid_request', error_description: 'Unknown mock user' })
 
   const code = randomToken(32)
-  const record: MockCodeRecord = { clientId: q.client_id, redirectUri: redirectUri.href, codeChallenge: q.code_challenge, scope: q.scope ?? '', sub: user.sub }
+  const record: MockCodeRecord = { clientId: q.client_id, redirectUri: q.redirect_uri, codeChallenge: q.code_challenge, scope: q.scope ?? '', sub: user.sub }
   await ctx.store.write(ctx.store.key(CODE_NS, code), record, CODE_TTL)
   return back({ code })
 }
@@ -172,7 +179,7 @@ export async function mockToken(event: H3Event, ctx: AuthContext): Promise<Recor
     throw authError(401, 'invalid_client', 'Client authentication failed', { 'www-authenticate': 'Basic realm="mock"' })
   }
   if (body.grant_type !== 'authorization_code') throw authError(400, 'unsupported_grant_type', 'Only authorization_code is supported')
-  const record = await ctx.store.take<MockCodeRecord>(ctx.store.key(CODE_NS, body.code))
+  const record = await ctx.store.take(ctx.store.key(CODE_NS, body.code), mockCodeRecord)
   if (!record || record.clientId !== client.id || record.redirectUri !== body.redirect_uri) {
     throw authError(400, 'invalid_grant', 'The code is invalid, expired or was issued for another client or redirect_uri')
   }
@@ -189,7 +196,7 @@ export async function mockUserinfo(event: H3Event, ctx: AuthContext): Promise<Mo
   const invalid = () => authError(401, 'invalid_token', 'Invalid or expired access token', { 'www-authenticate': 'Bearer error="invalid_token"' })
   const token = parseBearer(getRequestHeader(event, 'authorization'))
   if (!token) throw invalid()
-  const record = await ctx.store.read<MockTokenRecord>(ctx.store.key(TOKEN_NS, token))
+  const record = await ctx.store.read(ctx.store.key(TOKEN_NS, token), mockTokenRecord)
   const user = record ? mock.mockUsers.find(u => u.sub === record.sub) : undefined
   if (!user) throw invalid()
   return { ...user }

@@ -5,18 +5,19 @@ import type { AuthClaims, AuthUser, MagicCodeAction, ProviderTokens } from '../.
 import type { AuthContext } from '../context'
 import { authError, authErrorCode } from '../errors'
 import { completeLogin, type ProviderClaims } from '../login'
-import { enforceRateLimit } from '../rate-limit'
+import { enforceRateLimit, reserveLoginFailure, retryAfterOf, tooMany } from '../rate-limit'
 import { createMagicCode, discardMagicCode, verifyMagicCode, type MagicCodeRecord } from '../records/magic-code'
 import { revokeUserSessions } from '../records/refresh-token'
 import { consumeResetSession, createResetSession, readResetSession } from '../records/reset-session'
-import { refuseCrossSite } from '../session'
+import { refuseCrossOrigin } from '../request-guards'
 import { describeIssues, readBodyWith } from '../validation'
 import { MAX_EMAIL_LENGTH, requireEmail } from './email'
 import { passwordHandlers, passwordSubject, persistPasswordUser, persistWithProviderHandler, type ResolvedPasswordHandlers } from './handlers'
-import { checkPasswordPolicy, policyMessage } from './policy'
+import { checkPasswordPolicy, MAX_PASSWORD_BYTES, normalizePassword, passwordBytes, passwordForms, policyMessage, TOO_LONG } from './policy'
+import { verifyLink } from './paths'
 import { usePasswordRuntime, type PasswordRuntime } from './runtime'
 
-/** Longest password accepted in a body (the policy allows 72 bytes; this bounds the work). */
+/** Longest password accepted in a body (bcrypt checks 72 bytes; this bounds the work of others). */
 const MAX_PASSWORD_LENGTH = 1024
 
 const emailField = z.string().max(MAX_EMAIL_LENGTH + 64)
@@ -27,22 +28,49 @@ const resetRequestBody = z.object({ email: emailField })
 const resetCompleteBody = z.object({ sessionId: z.string().min(1).max(512), newPassword: passwordField })
 const changeBody = z.object({ currentPassword: passwordField, newPassword: passwordField })
 /** Body of POST verify (JSON or form) and query of GET verify. */
-const verifyInput = z.object({ code: z.string().max(64), email: emailField.optional() })
+const verifyInput = z.object({ code: z.string().max(64), email: emailField.optional(), flow: z.string().max(64).optional() })
 
 const CODE_PATTERN = /^\d{6}$/
 const NO_TOKENS: ProviderTokens = { access_token: '' }
 
-/** The built-in policy, or the host's `validatePassword` instead of it. */
-async function passwordViolations(runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, password: string): Promise<string[]> {
-  if (!handlers.validatePassword) return checkPasswordPolicy(password, runtime.options.passwordPolicy)
-  const verdict = await handlers.validatePassword(password)
-  if (Array.isArray(verdict)) return verdict.map(String)
-  return verdict === true ? [] : ['a password the application accepts']
+/** Longest password (UTF-8 bytes) the hash checks whole: bcrypt's 72, none for the host's own hash. */
+function byteLimit(handlers: ResolvedPasswordHandlers): number {
+  return handlers.customHash ? Number.POSITIVE_INFINITY : MAX_PASSWORD_BYTES
 }
 
-async function requirePolicy(runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, password: string): Promise<void> {
+/**
+ * The built-in policy, or the host's `validatePassword` instead of it; either way a password that
+ * bcrypt would cut is refused.
+ */
+async function passwordViolations(runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, password: string): Promise<string[]> {
+  let violations: string[]
+  if (!handlers.validatePassword) violations = checkPasswordPolicy(password, runtime.options.passwordPolicy)
+  else {
+    const verdict = await handlers.validatePassword(password)
+    violations = Array.isArray(verdict) ? verdict.map(String) : verdict === true ? [] : ['a password the application accepts']
+  }
+  if (passwordBytes(password) > byteLimit(handlers) && !violations.includes(TOO_LONG)) violations.push(TOO_LONG)
+  return violations
+}
+
+/** Checks a new password (register, reset, change) and returns it in normal form. */
+async function requirePolicy(runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, typed: string): Promise<string> {
+  const password = normalizePassword(typed)
   const violations = await passwordViolations(runtime, handlers, password)
   if (violations.length) throw authError(400, 'password_policy', policyMessage(violations))
+  return password
+}
+
+/**
+ * Checks a typed password against a stored hash (null: unknown account). Tried in normal form,
+ * then as typed (older hashes); a password longer than register accepts is never checked but
+ * costs the same work, so every refusal looks and takes the same.
+ */
+function checkPassword(runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, typed: string, hash: string | null): Promise<boolean> {
+  const forms = passwordForms(typed)
+  const limit = byteLimit(handlers)
+  const candidates = passwordBytes(forms[0]!) > limit ? [] : forms.filter(form => passwordBytes(form) <= limit)
+  return runtime.hasher.verifyFirst(candidates, hash, forms.length)
 }
 
 /**
@@ -50,9 +78,11 @@ async function requirePolicy(runtime: PasswordRuntime, handlers: ResolvedPasswor
  * failed delivery leaves no usable code and answers 500 `send_failed`.
  */
 async function issueCode(ctx: AuthContext, runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, input: { email: string, action: MagicCodeAction, data?: Record<string, unknown> }): Promise<void> {
-  const code = await createMagicCode(ctx, { email: input.email, action: input.action, data: input.data ?? {}, ttlSeconds: runtime.options.magicCodeTTL })
+  const ttlSeconds = runtime.options.magicCodeTTL
+  const { code, flow } = await createMagicCode(ctx, { email: input.email, action: input.action, data: input.data ?? {}, ttlSeconds })
+  const link = verifyLink(ctx.options.publicUrl ?? '', ctx.options.endpoints.authPath, input.action, code, flow)
   try {
-    await handlers.sendVerificationCode(input.email, code, input.action)
+    await handlers.sendVerificationCode(input.email, code, input.action, { link, flow, expiresAt: new Date(Date.now() + ttlSeconds * 1000) })
   }
   catch (error) {
     await discardMagicCode(ctx, input.action, input.email, { code })
@@ -64,8 +94,8 @@ async function issueCode(ctx: AuthContext, runtime: PasswordRuntime, handlers: R
 /** Resolves once the current request's answer has been handed to the socket (the next macrotask). */
 const afterAnswer = () => new Promise<void>(resolve => setImmediate(resolve))
 
-/** Reads `{ code, email? }` from the query (GET) or the JSON or form body (POST). */
-async function readVerifyInput(event: H3Event): Promise<{ code: string, email?: string }> {
+/** Reads `{ code, email?, flow? }` from the query (GET) or the JSON or form body (POST). */
+async function readVerifyInput(event: H3Event): Promise<{ code: string, email?: string, flow?: string }> {
   let input: z.output<typeof verifyInput>
   if (event.method === 'GET') {
     const parsed = verifyInput.safeParse(getQuery(event))
@@ -75,16 +105,23 @@ async function readVerifyInput(event: H3Event): Promise<{ code: string, email?: 
   else {
     input = await readBodyWith(event, verifyInput)
   }
-  return { code: input.code.trim(), email: input.email === undefined || input.email.trim() === '' ? undefined : requireEmail(input.email) }
+  const flow = input.flow?.trim() || undefined
+  return { code: input.code.trim(), email: input.email === undefined || input.email.trim() === '' ? undefined : requireEmail(input.email), flow }
 }
 
 /** Verifies a code of `action`; 400 `invalid_verification_code` or `too_many_attempts`. */
 async function verifyCode<TData>(ctx: AuthContext, event: H3Event, runtime: PasswordRuntime, action: MagicCodeAction): Promise<MagicCodeRecord<TData>> {
   await enforceRateLimit(ctx, event, 'verify')
-  const { code, email } = await readVerifyInput(event)
+  const { code, email, flow } = await readVerifyInput(event)
   const invalid = () => authError(400, 'invalid_verification_code', 'Invalid or expired code')
   if (!CODE_PATTERN.test(code)) throw invalid()
-  const result = await verifyMagicCode<TData>(ctx, { action, code, email, maxAttempts: runtime.options.magicCodeMaxAttempts, ttlSeconds: runtime.options.magicCodeTTL })
+  const limits = ctx.options.rateLimit
+  const budget = limits?.enabled ? { max: limits.codeOnlyVerify.misses, windowSeconds: limits.codeOnlyVerify.window } : undefined
+  const result = await verifyMagicCode<TData>(ctx, { action, code, email, flow, maxAttempts: runtime.options.magicCodeMaxAttempts, ttlSeconds: runtime.options.magicCodeTTL, codeOnlyBudget: budget })
+  if (result.status === 'budget_exhausted') {
+    ctx.logger.security('code_only_budget_exhausted', { action })
+    throw tooMany(await retryAfterOf(ctx, result.budgetKey, budget?.windowSeconds ?? 1))
+  }
   if (result.status === 'too_many_attempts') {
     ctx.logger.security('verification_attempts_exceeded', { action })
     throw authError(400, 'too_many_attempts', 'Maximum attempts exceeded')
@@ -132,23 +169,23 @@ async function finishLogin(ctx: AuthContext, event: H3Event, runtime: PasswordRu
 
 /** POST register: `{ email, password }` → `{ success: true }` and a code by email. */
 export async function register(ctx: AuthContext, event: H3Event) {
-  refuseCrossSite(event)
+  refuseCrossOrigin(event, ctx)
   const runtime = usePasswordRuntime(ctx)
   const handlers = passwordHandlers()
   await enforceRateLimit(ctx, event, 'register', { ip: true })
   const body = await readBodyWith(event, credentialsBody)
   const email = requireEmail(body.email)
   await enforceRateLimit(ctx, event, 'register', { ip: false, email })
-  await requirePolicy(runtime, handlers, body.password)
+  const password = await requirePolicy(runtime, handlers, body.password)
   if (await handlers.findUser(email)) throw authError(400, 'user_exists', 'User already exists')
-  const hashedPassword = await runtime.hasher.hash(body.password)
+  const hashedPassword = await runtime.hasher.hash(password)
   await issueCode(ctx, runtime, handlers, { email, action: 'register', data: { hashedPassword } })
   return { success: true as const }
 }
 
 /** GET/POST register-verify: creates the account through onUserPersist and logs it in. */
 export async function registerVerify(ctx: AuthContext, event: H3Event) {
-  if (event.method === 'POST') refuseCrossSite(event)
+  if (event.method === 'POST') refuseCrossOrigin(event, ctx)
   const runtime = usePasswordRuntime(ctx)
   const handlers = passwordHandlers()
   const record = await verifyCode<{ hashedPassword?: unknown }>(ctx, event, runtime, 'register')
@@ -162,29 +199,29 @@ export async function registerVerify(ctx: AuthContext, event: H3Event) {
 
 /** POST login: `{ email, password }` → `{ success: true }` and a code by email. */
 export async function login(ctx: AuthContext, event: H3Event) {
-  refuseCrossSite(event)
+  refuseCrossOrigin(event, ctx)
   const runtime = usePasswordRuntime(ctx)
   const handlers = passwordHandlers()
   await enforceRateLimit(ctx, event, 'login', { ip: true })
   const body = await readBodyWith(event, credentialsBody)
   const email = requireEmail(body.email)
-  await enforceRateLimit(ctx, event, 'login', { ip: false, email })
+  const failure = await reserveLoginFailure(ctx, event, email)
   const user = await handlers.findUser(email)
-  // An unknown email costs the same bcrypt work as a wrong password, and gets the same answer.
-  const valid = user
-    ? await runtime.hasher.verify(body.password, user.hashedPassword)
-    : await runtime.hasher.verifyDummy(body.password)
+  // An unknown email, a wrong password and one too long to check all cost the same bcrypt work
+  // and get the same answer.
+  const valid = await checkPassword(runtime, handlers, body.password, user?.hashedPassword ?? null)
   if (!valid) {
     ctx.logger.security('password_login_failed', {})
     throw authError(400, 'invalid_credentials', 'Invalid email or password')
   }
+  await failure.release()
   await issueCode(ctx, runtime, handlers, { email, action: 'login' })
   return { success: true as const }
 }
 
 /** GET/POST login-verify: fresh user data, claims, authorization code, redirect. */
 export async function loginVerify(ctx: AuthContext, event: H3Event) {
-  if (event.method === 'POST') refuseCrossSite(event)
+  if (event.method === 'POST') refuseCrossOrigin(event, ctx)
   const runtime = usePasswordRuntime(ctx)
   const handlers = passwordHandlers()
   const record = await verifyCode(ctx, event, runtime, 'login')
@@ -201,7 +238,7 @@ export const RESET_REQUEST_MESSAGE = 'If an account exists for this email, a cod
  * code is stored and delivered after the answer, so known and unknown emails take the same time.
  */
 export async function resetRequest(ctx: AuthContext, event: H3Event) {
-  refuseCrossSite(event)
+  refuseCrossOrigin(event, ctx)
   const runtime = usePasswordRuntime(ctx)
   const handlers = passwordHandlers()
   await enforceRateLimit(ctx, event, 'resetRequest', { ip: true })
@@ -224,7 +261,7 @@ export async function resetRequest(ctx: AuthContext, event: H3Event) {
 
 /** GET/POST reset-verify: a 5-minute single-use reset session, redirect to the reset page. */
 export async function resetVerify(ctx: AuthContext, event: H3Event) {
-  if (event.method === 'POST') refuseCrossSite(event)
+  if (event.method === 'POST') refuseCrossOrigin(event, ctx)
   const runtime = usePasswordRuntime(ctx)
   const record = await verifyCode(ctx, event, runtime, 'reset')
   const sessionId = await createResetSession(ctx, { email: record.email })
@@ -253,7 +290,7 @@ function subjectsOf(user: { sub?: unknown, id?: unknown }, email: string, persis
 
 /** POST reset-complete: `{ sessionId, newPassword }`; persists the hash, revokes every session. */
 export async function resetComplete(ctx: AuthContext, event: H3Event) {
-  refuseCrossSite(event)
+  refuseCrossOrigin(event, ctx)
   const runtime = usePasswordRuntime(ctx)
   const handlers = passwordHandlers()
   await enforceRateLimit(ctx, event, 'resetComplete')
@@ -261,8 +298,8 @@ export async function resetComplete(ctx: AuthContext, event: H3Event) {
   const invalid = () => authError(400, 'invalid_reset_session', 'Invalid or expired reset session')
   // Checked without consuming, so that a password refused by the policy can be corrected.
   if (!(await readResetSession(ctx, body.sessionId))) throw invalid()
-  await requirePolicy(runtime, handlers, body.newPassword)
-  const hashedPassword = await runtime.hasher.hash(body.newPassword)
+  const newPassword = await requirePolicy(runtime, handlers, body.newPassword)
+  const hashedPassword = await runtime.hasher.hash(newPassword)
   const session = await consumeResetSession(ctx, body.sessionId)
   if (!session) throw invalid()
   const user = await handlers.findUser(session.email)
@@ -275,7 +312,7 @@ export async function resetComplete(ctx: AuthContext, event: H3Event) {
 
 /** POST change (bearer): `{ currentPassword, newPassword }`; keeps the current session only. */
 export async function change(ctx: AuthContext, event: H3Event, claims: AuthClaims | undefined) {
-  refuseCrossSite(event)
+  refuseCrossOrigin(event, ctx)
   if (!claims) throw authError(401, 'unauthorized', 'Authentication required')
   if (claims.impersonation) throw authError(403, 'impersonated_session', 'Impersonated sessions cannot change the password')
   const runtime = usePasswordRuntime(ctx)
@@ -285,14 +322,14 @@ export async function change(ctx: AuthContext, event: H3Event, claims: AuthClaim
   const email = typeof claims.email === 'string' ? requireEmail(claims.email) : undefined
   if (!email) throw authError(400, 'no_password_account', 'This account has no password')
   await enforceRateLimit(ctx, event, 'change', { ip: false, email })
-  await requirePolicy(runtime, handlers, body.newPassword)
+  const newPassword = await requirePolicy(runtime, handlers, body.newPassword)
   const user = await handlers.findUser(email)
   if (!user) throw authError(400, 'no_password_account', 'This account has no password')
-  if (!(await runtime.hasher.verify(body.currentPassword, user.hashedPassword))) {
+  if (!(await checkPassword(runtime, handlers, body.currentPassword, user.hashedPassword))) {
     ctx.logger.security('password_change_refused', {})
     throw authError(400, 'current_password_incorrect', 'Current password is incorrect')
   }
-  const hashedPassword = await runtime.hasher.hash(body.newPassword)
+  const hashedPassword = await runtime.hasher.hash(newPassword)
   const persisted = await persistPasswordUser(event, { ...user, email, hashedPassword })
   const revoked = await revokeSessions(ctx, [claims.sub, ...subjectsOf(user, email, persisted)], { subject: claims.sub, sid: claims.sid })
   ctx.logger.security('password_changed', { revokedSessions: revoked })

@@ -1,13 +1,15 @@
 import type { H3Event } from 'h3'
-import type { AuthUser, MagicCodeAction, PasswordHandlers, PasswordUser } from '../../../types/auth'
+import type { AuthUser, MagicCodeAction, PasswordHandlers, PasswordUser, VerificationCodeDetails } from '../../../types/auth'
 import { getAuthHandlers } from '../handlers'
 
 /** The password handlers of the host, with the alternative names resolved. */
 export interface ResolvedPasswordHandlers {
   findUser(email: string): Promise<PasswordUser | null>
-  sendVerificationCode(email: string, code: string, action: MagicCodeAction): Promise<void>
+  sendVerificationCode(email: string, code: string, action: MagicCodeAction, details: VerificationCodeDetails): Promise<void>
   /** Replaces the built-in policy when the host defines it. */
   validatePassword?: (password: string) => boolean | string[] | Promise<boolean | string[]>
+  /** True when the host hashes passwords itself (`hashPassword`): bcrypt's 72-byte limit does not apply. */
+  customHash: boolean
   customClaims?: PasswordHandlers['customClaims']
 }
 
@@ -30,11 +32,12 @@ export function passwordHandlers(): ResolvedPasswordHandlers {
       const user = await find(email)
       return isPasswordUser(user) ? user : null
     },
-    async sendVerificationCode(email, code, action) {
+    async sendVerificationCode(email, code, action, details) {
       if (!send) throw missing('sendVerificationCode', 'onMagicCodeGenerated')
-      await send(email, code, action)
+      await send(email, code, action, details)
     },
     validatePassword: handlers.validatePassword,
+    customHash: typeof handlers.hashPassword === 'function',
     customClaims: handlers.customClaims,
   }
 }

@@ -61,6 +61,14 @@ export interface PasswordHasher {
    * the user is unknown, so that answer takes as long as a wrong password.
    */
   verifyDummy(password: string): Promise<false>
+  /**
+   * Checks the forms of one typed password against `hash` (null: unknown user) and stops at the
+   * first match. Every answer that is not a match costs `work` hash computations (default: one
+   * per candidate, at least one), whether the user is unknown, the password is wrong or there is
+   * no candidate to check (a password too long to be checked whole), so its timing tells none of
+   * these apart.
+   */
+  verifyFirst(candidates: readonly string[], hash: string | null, work?: number): Promise<boolean>
   /** Computes the dummy hash ahead of the first unknown-user login. */
   warmUp(): Promise<void>
 }
@@ -109,11 +117,25 @@ export function createPasswordHasher(options: HasherOptions): PasswordHasher {
     return dummy.hash
   }
 
+  const verifyDummy = async (password: string): Promise<false> => {
+    await verify(password, await dummyHash())
+    return false
+  }
+
   return {
     hash,
     verify,
-    async verifyDummy(password) {
-      await verify(password, await dummyHash())
+    verifyDummy,
+    async verifyFirst(candidates, hashed, work = Math.max(1, candidates.length)) {
+      for (let i = 0; i < work; i++) {
+        const candidate = candidates[i]
+        if (hashed !== null && candidate !== undefined) {
+          if (await verify(candidate, hashed)) return true
+        }
+        else {
+          await verifyDummy(candidate ?? '')
+        }
+      }
       return false
     },
     async warmUp() {

@@ -82,5 +82,14 @@ export function validateRateLimitOptions(options: RateLimitOptions): string[] {
     if (!isInteger(rule.perEmail, 0)) errors.push(`svcAuth.rateLimit.${name}.perEmail must be a whole number, 0 (no limit) or more.`)
     if (!isInteger(rule.window, 1)) errors.push(`svcAuth.rateLimit.${name}.window must be a whole number of seconds, 1 or more.`)
   }
+  if (options.login && typeof options.login === 'object' && !isInteger(options.login.perEmailAndIp, 0)) {
+    errors.push('svcAuth.rateLimit.login.perEmailAndIp must be a whole number, 0 (no limit) or more.')
+  }
+  const budget = options.codeOnlyVerify
+  if (!budget || typeof budget !== 'object') errors.push('svcAuth.rateLimit.codeOnlyVerify must be an object { misses, window }.')
+  else {
+    if (!isInteger(budget.misses, 0)) errors.push('svcAuth.rateLimit.codeOnlyVerify.misses must be a whole number, 0 (code-only verification off) or more.')
+    if (!isInteger(budget.window, 1)) errors.push('svcAuth.rateLimit.codeOnlyVerify.window must be a whole number of seconds, 1 or more.')
+  }
   return errors
 }

@@ -4,6 +4,31 @@ import { COMMON_PASSWORDS } from './common-passwords'
 /** bcrypt uses the first 72 bytes of a password; longer ones would be silently cut. */
 export const MAX_PASSWORD_BYTES = 72
 
+/**
+ * Passwords are compared in Unicode Normalization Form C (RFC 8265, OpaqueString): `é` typed as
+ * one code point or as `e` + combining accent (as some keyboards and systems produce it) is the
+ * same password. NFC keeps every character the user chose (unlike NFKC, it does not fold
+ * full-width or ligature forms into others).
+ */
+export function normalizePassword(password: string): string {
+  return password.normalize('NFC')
+}
+
+/**
+ * The forms in which a typed password is checked against a stored hash: the normal form, then
+ * the password exactly as typed when that differs (hashes stored before passwords were
+ * normalised stay valid).
+ */
+export function passwordForms(typed: string): string[] {
+  const normal = normalizePassword(typed)
+  return normal === typed ? [normal] : [normal, typed]
+}
+
+/** UTF-8 length of a password. */
+export function passwordBytes(password: string): number {
+  return Buffer.byteLength(password, 'utf8')
+}
+
 let common: ReadonlySet<string> | undefined
 
 /** The shipped list of common passwords (lowercase), parsed on first use. */
@@ -30,7 +55,7 @@ export function checkPasswordPolicy(password: string, policy: Required<PasswordP
   const violations: string[] = []
   const length = [...password].length
   if (length < policy.minLength) violations.push(`at least ${policy.minLength} characters`)
-  if (Buffer.byteLength(password, 'utf8') > MAX_PASSWORD_BYTES) violations.push(`at most ${MAX_PASSWORD_BYTES} bytes`)
+  if (passwordBytes(password) > MAX_PASSWORD_BYTES) violations.push(TOO_LONG)
   if (policy.requireUppercase && !/\p{Lu}/u.test(password)) violations.push('an uppercase letter')
   if (policy.requireLowercase && !/\p{Ll}/u.test(password)) violations.push('a lowercase letter')
   if (policy.requireNumber && !/\p{N}/u.test(password)) violations.push('a number')
@@ -38,6 +63,9 @@ export function checkPasswordPolicy(password: string, policy: Required<PasswordP
   if (policy.rejectCommon && isCommonPassword(password)) violations.push('not one of the most common passwords')
   return violations
 }
+
+/** The violation of a password longer than bcrypt can check whole. */
+export const TOO_LONG = `at most ${MAX_PASSWORD_BYTES} bytes`
 
 /** The 400 message of a policy failure, naming every violation. */
 export function policyMessage(violations: string[]): string {

@@ -1,29 +1,60 @@
-import type { AuthUser, CustomClaims } from '../../../types/auth'
+import type { H3Event } from 'h3'
+import { z } from 'zod'
+import type { AuthUser } from '../../../types/auth'
+import { bindCodeToBrowser, CODE_BINDING_PURPOSE } from '../code-binding'
 import type { AuthContext } from '../context'
 import { randomToken } from '../crypto'
+import { claimsSchema, timestamp, userSchema } from './schema'
 import { storableUser } from './user'
 
-/** What an authorization code stands for until POST /auth/token exchanges it. */
-export interface AuthCodeRecord {
-  user: AuthUser
-  claims: CustomClaims
-  provider?: string
+const authCodeRecord = z.object({
+  user: userSchema,
+  claims: claimsSchema,
+  provider: z.string().optional(),
   /** Same-origin path chosen at login, returned to the callback page. */
+  redirect: z.string().optional(),
+  /**
+   * HMAC of the browser binding (the value of the code cookie). Absent only for codes issued with
+   * `bindToBrowser: false`.
+   */
+  binding: z.string().optional(),
+  issuedAt: timestamp,
+})
+
+/** What an authorization code stands for until POST /auth/token exchanges it. */
+export type AuthCodeRecord = z.output<typeof authCodeRecord>
+
+export interface AuthCodeInput {
+  user: AuthUser
+  claims: AuthCodeRecord['claims']
+  provider?: string
   redirect?: string
-  issuedAt: number
+}
+
+export interface AuthCodeOptions {
+  /**
+   * Bind the code to the browser of `event` (default): the answer sets the HttpOnly code cookie,
+   * and POST /auth/token refuses the code without that cookie. `false` issues a bearer code that
+   * any client holding it can exchange (for non-browser clients only).
+   */
+  bindToBrowser?: boolean
 }
 
 const NS = 'code'
 
-/** Issues a single-use code valid for `authCode.expiresIn` seconds. */
-export async function createAuthCode(ctx: AuthContext, input: Omit<AuthCodeRecord, 'issuedAt' | 'user'> & { user: AuthUser }): Promise<string> {
+/**
+ * Issues a single-use code valid for `authCode.expiresIn` seconds, bound to the browser of
+ * `event` unless `bindToBrowser` is false.
+ */
+export async function createAuthCode(ctx: AuthContext, event: H3Event, input: AuthCodeInput, options: AuthCodeOptions = {}): Promise<string> {
   const code = randomToken(32)
-  const record: AuthCodeRecord = { ...input, user: storableUser(input.user), issuedAt: Date.now() }
+  const binding = options.bindToBrowser === false ? undefined : ctx.store.hash(CODE_BINDING_PURPOSE, bindCodeToBrowser(event, ctx))
+  const record: AuthCodeRecord = { ...input, user: storableUser(input.user), issuedAt: Date.now(), ...(binding ? { binding } : {}) }
   await ctx.store.write(ctx.store.key(NS, code), record, ctx.lifetimes.authCode)
   return code
 }
 
 /** Atomically consumes a code: of concurrent exchanges, exactly one gets the record. */
 export async function consumeAuthCode(ctx: AuthContext, code: string): Promise<AuthCodeRecord | null> {
-  return ctx.store.take<AuthCodeRecord>(ctx.store.key(NS, code))
+  return ctx.store.take(ctx.store.key(NS, code), authCodeRecord)
 }

@@ -1,5 +1,17 @@
-import type { AuthClaims, ImpersonationContext } from '../../../types/auth'
+import { z } from 'zod'
+import type { AuthClaims } from '../../../types/auth'
 import type { AuthContext } from '../context'
+import { impersonationContextSchema, jsonObject, timestamp } from './schema'
+
+const impersonationRecord = z.object({
+  family: z.string().min(1),
+  context: impersonationContextSchema,
+  /** Claims of the requester's token when impersonation began (for the audit trail). */
+  requester: jsonObject<AuthClaims>(),
+  targetSub: z.string(),
+  startedAt: timestamp,
+  expiresAt: timestamp,
+})
 
 /**
  * Server-side record of a running impersonation, keyed by the session (refresh token family) of
@@ -7,15 +19,7 @@ import type { AuthContext } from '../context'
  * (single use), and only with the impersonation's own refresh cookie, so a leaked impersonated
  * access token alone can never be turned back into the requester's session.
  */
-export interface ImpersonationRecord {
-  family: string
-  context: ImpersonationContext
-  /** Claims of the requester's token when impersonation began (for the audit trail). */
-  requester: AuthClaims
-  targetSub: string
-  startedAt: number
-  expiresAt: number
-}
+export type ImpersonationRecord = z.output<typeof impersonationRecord>
 
 const NS = 'impersonation'
 
@@ -25,7 +29,7 @@ export async function saveImpersonation(ctx: AuthContext, record: ImpersonationR
 
 /** Consumes the record atomically: of concurrent unimpersonations, exactly one gets it. */
 export function takeImpersonation(ctx: AuthContext, family: string): Promise<ImpersonationRecord | null> {
-  return ctx.store.take<ImpersonationRecord>(ctx.store.key(NS, family))
+  return ctx.store.take(ctx.store.key(NS, family), impersonationRecord)
 }
 
 export async function removeImpersonation(ctx: AuthContext, family: string): Promise<void> {

@@ -1,48 +1,75 @@
+import { z } from 'zod'
 import type { MagicCodeAction } from '../../../types/auth'
 import type { AuthContext } from '../context'
 import { randomDigits, randomToken, safeEqual } from '../crypto'
+import { jsonObject, timestamp } from './schema'
+
+const ACTIONS = ['register', 'login', 'reset'] as const satisfies readonly MagicCodeAction[]
+
+const magicCodeRecord = z.object({
+  /** Random id of this code; also the `flow` of its verify link. */
+  id: z.string().min(1),
+  email: z.string().min(1),
+  action: z.enum(ACTIONS),
+  /** HMAC of the code: the code itself is never stored. */
+  codeHash: z.string().min(1),
+  /** Key of the by-code index entry, so a replacement can remove it. */
+  indexKey: z.string().min(1),
+  /** Key of the by-flow index entry. */
+  flowKey: z.string().min(1),
+  /** Extra data kept with the code (registration: the hashed password). */
+  data: jsonObject<Record<string, unknown>>(),
+  createdAt: timestamp,
+})
 
 /** A pending 6-digit code, bound to an email and an action. */
-export interface MagicCodeRecord<TData = Record<string, unknown>> {
-  id: string
-  email: string
-  action: MagicCodeAction
-  /** HMAC of the code: the code itself is never stored. */
-  codeHash: string
-  /** Key of the by-code index entry, so a replacement can remove it. */
-  indexKey: string
-  /** Extra data kept with the code (registration: the hashed password). */
-  data: TData
-  createdAt: number
-}
+export type MagicCodeRecord<TData = Record<string, unknown>> = Omit<z.output<typeof magicCodeRecord>, 'data'> & { data: TData }
+
+const emailIndex = z.object({ email: z.string().min(1) })
 
 export type MagicCodeResult<TData> =
   | { status: 'ok', record: MagicCodeRecord<TData> }
   | { status: 'invalid' }
   | { status: 'too_many_attempts' }
+  /** Code-only verification is paused: its global miss budget (counter `budgetKey`) is spent. */
+  | { status: 'budget_exhausted', budgetKey: string }
+
+export interface IssuedMagicCode {
+  code: string
+  /** Identifies the pending code without revealing the email (the `flow` parameter of its link). */
+  flow: string
+}
 
 const PENDING = 'magic'
 const BY_CODE = 'magic-code'
+const BY_FLOW = 'magic-flow'
 const ATTEMPTS = 'magic-attempts'
+const CODE_ONLY_MISSES = 'magic-misses'
 
 const pendingKey = (ctx: AuthContext, action: MagicCodeAction, email: string) => ctx.store.key(PENDING, `${action}:${email}`)
-const codeHash = (ctx: AuthContext, action: MagicCodeAction, code: string) => ctx.store.key(BY_CODE, `${action}:${code}`)
+const codeKey = (ctx: AuthContext, action: MagicCodeAction, code: string) => ctx.store.key(BY_CODE, `${action}:${code}`)
+const flowKey = (ctx: AuthContext, action: MagicCodeAction, flow: string) => ctx.store.key(BY_FLOW, `${action}:${flow}`)
 
 /**
- * Creates (or replaces) the pending code of an email and action and returns the code. A code is
- * unique among the pending codes of its action, so a link carrying only the code finds its email.
+ * Creates (or replaces) the pending code of an email and action and returns the code and its
+ * flow id. A code is unique among the pending codes of its action, so a link carrying only the
+ * code finds its email.
  */
-export async function createMagicCode<TData extends Record<string, unknown>>(ctx: AuthContext, input: { email: string, action: MagicCodeAction, data: TData, ttlSeconds: number }): Promise<string> {
+export async function createMagicCode<TData extends Record<string, unknown>>(ctx: AuthContext, input: { email: string, action: MagicCodeAction, data: TData, ttlSeconds: number }): Promise<IssuedMagicCode> {
   const key = pendingKey(ctx, input.action, input.email)
-  const previous = await ctx.store.read<MagicCodeRecord>(key)
-  if (previous) await ctx.store.remove(previous.indexKey)
+  const previous = await ctx.store.read(key, magicCodeRecord)
+  if (previous) await Promise.all([ctx.store.remove(previous.indexKey), ctx.store.remove(previous.flowKey)])
   for (let i = 0; i < 10; i++) {
     const code = randomDigits(6)
-    const indexKey = codeHash(ctx, input.action, code)
+    const indexKey = codeKey(ctx, input.action, code)
     if (!(await ctx.store.writeIfAbsent(indexKey, { email: input.email }, input.ttlSeconds))) continue
-    const record: MagicCodeRecord<TData> = { id: randomToken(12), email: input.email, action: input.action, codeHash: indexKey, indexKey, data: input.data, createdAt: Date.now() }
-    await ctx.store.write(key, record, input.ttlSeconds)
-    return code
+    const id = randomToken(16)
+    const record: MagicCodeRecord<TData> = { id, email: input.email, action: input.action, codeHash: indexKey, indexKey, flowKey: flowKey(ctx, input.action, id), data: input.data, createdAt: Date.now() }
+    await Promise.all([
+      ctx.store.write(record.flowKey, { email: input.email }, input.ttlSeconds),
+      ctx.store.write(key, record, input.ttlSeconds),
+    ])
+    return { code, flow: id }
   }
   throw new Error('Could not allocate a unique verification code')
 }
@@ -54,38 +81,74 @@ export async function createMagicCode<TData extends Record<string, unknown>>(ctx
 export async function discardMagicCode(ctx: AuthContext, action: MagicCodeAction, email: string, options: { code?: string } = {}): Promise<void> {
   const key = pendingKey(ctx, action, email)
   if (options.code === undefined) {
-    const record = await ctx.store.take<MagicCodeRecord>(key)
-    if (record) await ctx.store.remove(record.indexKey)
+    const record = await ctx.store.take(key, magicCodeRecord)
+    if (record) await Promise.all([ctx.store.remove(record.indexKey), ctx.store.remove(record.flowKey)])
     return
   }
-  const indexKey = codeHash(ctx, action, options.code)
+  const indexKey = codeKey(ctx, action, options.code)
   await ctx.store.remove(indexKey)
-  const pending = await ctx.store.read<MagicCodeRecord>(key)
-  if (pending && safeEqual(pending.codeHash, indexKey)) await ctx.store.remove(key)
+  const pending = await ctx.store.read(key, magicCodeRecord)
+  if (pending && safeEqual(pending.codeHash, indexKey)) await Promise.all([ctx.store.remove(key), ctx.store.remove(pending.flowKey)])
+}
+
+export interface VerifyMagicCodeInput {
+  action: MagicCodeAction
+  code: string
+  /** Identifies the pending code by its email (the per-code attempt count applies). */
+  email?: string
+  /** Identifies the pending code by its flow id (the per-code attempt count applies). */
+  flow?: string
+  maxAttempts: number
+  ttlSeconds: number
+  /**
+   * Global budget of code-only lookups that find nothing, per action (`max` per `windowSeconds`).
+   * Absent: unlimited.
+   */
+  codeOnlyBudget?: { max: number, windowSeconds: number }
+}
+
+const missKeyOf = (ctx: AuthContext, action: MagicCodeAction) => ctx.store.key(CODE_ONLY_MISSES, action)
+
+/** Finds the email of a code-only lookup, drawing on the action's miss budget. */
+async function emailOfCode(ctx: AuthContext, input: VerifyMagicCodeInput): Promise<string | 'budget_exhausted' | null> {
+  const budget = input.codeOnlyBudget
+  const missKey = missKeyOf(ctx, input.action)
+  // Reserve a unit first, so that concurrent guesses can never overdraw the budget; a hit gives
+  // it back.
+  if (budget) {
+    if (budget.max <= 0) return 'budget_exhausted'
+    if ((await ctx.store.incr(missKey, budget.windowSeconds)) > budget.max) return 'budget_exhausted'
+  }
+  const index = await ctx.store.read(codeKey(ctx, input.action, input.code), emailIndex)
+  if (index && budget) await ctx.store.incr(missKey, budget.windowSeconds, -1)
+  return index?.email ?? null
 }
 
 /**
- * Verifies a code, by email when one is given, else through the by-code index. Every attempt on
- * a pending code is counted atomically; past `maxAttempts` even the right code is refused. A match
- * consumes the code atomically (single use).
+ * Verifies a code. The pending code is found by email, by flow id, or (code only) through the
+ * by-code index, which draws on a global miss budget. Every attempt on a pending code is counted
+ * atomically; past `maxAttempts` even the right code is refused. A match consumes the code
+ * atomically (single use).
  */
-export async function verifyMagicCode<TData = Record<string, unknown>>(ctx: AuthContext, input: { action: MagicCodeAction, code: string, email?: string, maxAttempts: number, ttlSeconds: number }): Promise<MagicCodeResult<TData>> {
+export async function verifyMagicCode<TData = Record<string, unknown>>(ctx: AuthContext, input: VerifyMagicCodeInput): Promise<MagicCodeResult<TData>> {
   let email = input.email
-  if (!email) {
-    const index = await ctx.store.read<{ email: string }>(codeHash(ctx, input.action, input.code))
-    if (!index) return { status: 'invalid' }
-    email = index.email
+  if (!email && input.flow) email = (await ctx.store.read(flowKey(ctx, input.action, input.flow), emailIndex))?.email
+  else if (!email) {
+    const found = await emailOfCode(ctx, input)
+    if (found === 'budget_exhausted') return { status: 'budget_exhausted', budgetKey: missKeyOf(ctx, input.action) }
+    email = found ?? undefined
   }
+  if (!email) return { status: 'invalid' }
   const key = pendingKey(ctx, input.action, email)
-  const pending = await ctx.store.read<MagicCodeRecord<TData>>(key)
+  const pending = await ctx.store.read(key, magicCodeRecord)
   if (!pending) return { status: 'invalid' }
   const attempts = await ctx.store.incr(ctx.store.key(ATTEMPTS, pending.id), input.ttlSeconds)
   if (attempts > input.maxAttempts) return { status: 'too_many_attempts' }
-  if (!safeEqual(codeHash(ctx, input.action, input.code), pending.codeHash)) {
+  if (!safeEqual(codeKey(ctx, input.action, input.code), pending.codeHash)) {
     return attempts >= input.maxAttempts ? { status: 'too_many_attempts' } : { status: 'invalid' }
   }
-  const taken = await ctx.store.take<MagicCodeRecord<TData>>(key)
+  const taken = await ctx.store.take(key, magicCodeRecord)
   if (!taken || taken.id !== pending.id) return { status: 'invalid' }
-  await ctx.store.remove(taken.indexKey)
-  return { status: 'ok', record: taken }
+  await Promise.all([ctx.store.remove(taken.indexKey), ctx.store.remove(taken.flowKey)])
+  return { status: 'ok', record: taken as MagicCodeRecord<TData> }
 }

@@ -1,38 +1,64 @@
+import { z } from 'zod'
 import type { AuthUser, CustomClaims, ImpersonationContext } from '../../../types/auth'
 import type { AuthContext } from '../context'
-import { randomToken } from '../crypto'
+import { createSealer, randomToken } from '../crypto'
+import { claimsSchema, impersonationContextSchema, timestamp, userSchema } from './schema'
 import { storableUser } from './user'
+
+const refreshTokenRecord = z.object({
+  family: z.string().min(1),
+  userId: z.string().min(1),
+  user: userSchema,
+  claims: claimsSchema,
+  provider: z.string().optional(),
+  /** Set for impersonated sessions, which cannot be refreshed. */
+  impersonation: impersonationContextSchema.optional(),
+  issuedAt: timestamp,
+})
 
 /**
  * A stored refresh token. Every token belongs to a family (one login = one session id, `sid` in
  * access tokens); rotation keeps the family and replaces the token.
  */
-export interface RefreshTokenRecord {
-  family: string
-  userId: string
-  user: AuthUser
-  claims: CustomClaims
-  provider?: string
-  /** Set for impersonated sessions, which cannot be refreshed. */
-  impersonation?: ImpersonationContext
-  issuedAt: number
-}
+export type RefreshTokenRecord = z.output<typeof refreshTokenRecord>
 
-/** Marker left on a token once it has been rotated (reuse detection). */
-interface RotationMarker {
-  family: string
-  userId: string
-  at: number
-}
+/**
+ * Left on a token when it is rotated. Written with an atomic set-if-absent, it is the rotation's
+ * single claim: whoever writes it decides the one successor of the token. It carries that
+ * successor (sealed with a key derived from the rotated token, so the store alone never yields
+ * it) and the successor's record (so a crash between the claim and the successor's own write
+ * loses nothing).
+ */
+const rotationMarker = z.object({
+  family: z.string().min(1),
+  userId: z.string().min(1),
+  /** When the rotation was claimed (epoch ms): the grace period runs from here. */
+  at: timestamp,
+  /** The successor token, sealed (see {@link sealSuccessor}). */
+  next: z.string().min(1),
+  /** The successor's record as first stored. */
+  record: refreshTokenRecord,
+})
+
+type RotationMarker = z.output<typeof rotationMarker>
+
+const familyRevoked = z.number()
+
+const userIndexEntry = z.object({ family: z.string(), at: timestamp })
 
 const TOKEN = 'rt'
 const ROTATED = 'rotated'
 const REVOKED_FAMILY = 'family-revoked'
 const USER_INDEX = 'user'
+/** HMAC purpose of the key that seals a successor token in its rotation marker. */
+const SUCCESSOR_PURPOSE = 'refresh-successor'
+/** Rotations followed from a token within its grace period to the session's newest token. */
+const MAX_CHAIN = 8
 
 export type RefreshResult =
   | { status: 'invalid' }
   | { status: 'reused', family: string, userId: string }
+  /** `token`: the refresh token the cookie must hold now (undefined: keep the cookie as it is). */
   | { status: 'ok', record: RefreshTokenRecord, token: string | undefined }
 
 export interface ReadRefreshToken {
@@ -40,12 +66,35 @@ export interface ReadRefreshToken {
   record: RefreshTokenRecord
 }
 
+const tokenKey = (ctx: AuthContext, token: string) => ctx.store.key(TOKEN, token)
+const markerKey = (ctx: AuthContext, token: string) => ctx.store.key(ROTATED, token)
+
 function userIndexPrefix(ctx: AuthContext, userId: string): string {
   return `${ctx.store.key(USER_INDEX, userId)}:`
 }
 
 async function isFamilyRevoked(ctx: AuthContext, family: string): Promise<boolean> {
-  return (await ctx.store.read<number>(ctx.store.key(REVOKED_FAMILY, family))) !== null
+  return (await ctx.store.read(ctx.store.key(REVOKED_FAMILY, family), familyRevoked)) !== null
+}
+
+/**
+ * Seals the successor of `token` with a key only `token` and the server secret give (an HMAC of
+ * the rotated token, which the store never holds in clear).
+ */
+function sealSuccessor(ctx: AuthContext, token: string, successor: string): string {
+  return createSealer(ctx.store.hash(SUCCESSOR_PURPOSE, token)).seal(successor)
+}
+
+function openSuccessor(ctx: AuthContext, token: string, sealed: string): string | null {
+  return createSealer(ctx.store.hash(SUCCESSOR_PURPOSE, token)).open(sealed)
+}
+
+/** Writes a token's record and the user's index entry of its family. */
+async function storeToken(ctx: AuthContext, token: string, record: RefreshTokenRecord, ttl: number = ctx.lifetimes.refresh): Promise<void> {
+  await Promise.all([
+    ctx.store.write(tokenKey(ctx, token), record, ttl),
+    ctx.store.write(`${userIndexPrefix(ctx, record.userId)}${record.family}`, { family: record.family, at: record.issuedAt }, ttl),
+  ])
 }
 
 /** Stores a new refresh token (new family unless one is given) and returns it. */
@@ -60,70 +109,99 @@ export async function issueRefreshToken(ctx: AuthContext, input: { family?: stri
     impersonation: input.impersonation,
     issuedAt: Date.now(),
   }
-  const ttl = input.ttlSeconds ?? ctx.lifetimes.refresh
-  await ctx.store.write(ctx.store.key(TOKEN, token), record, ttl)
-  await ctx.store.write(`${userIndexPrefix(ctx, record.userId)}${record.family}`, { family: record.family, at: record.issuedAt }, ttl)
+  await storeToken(ctx, token, record, input.ttlSeconds ?? ctx.lifetimes.refresh)
   return { token, record }
 }
 
-/** Looks a token up without consuming it. Null when unknown, expired, undecryptable or revoked. */
+/** Looks a token up without consuming it. Null when unknown, expired, malformed or revoked. */
 export async function readRefreshToken(ctx: AuthContext, token: string): Promise<ReadRefreshToken | null> {
-  const key = ctx.store.key(TOKEN, token)
-  const record = await ctx.store.read<RefreshTokenRecord>(key)
-  if (!record || typeof record.family !== 'string') return null
+  const key = tokenKey(ctx, token)
+  const record = await ctx.store.read(key, refreshTokenRecord)
+  if (!record) return null
   if (await isFamilyRevoked(ctx, record.family)) return null
   return { key, record }
 }
 
 /**
- * Uses a refresh token: validates it, then rotates it. The first use wins the rotation (an atomic
- * set-if-absent on a rotation marker) and gets a new token of the same family. A use of the same
- * token within `reuseGracePeriod` seconds (tabs refreshing together) is still honoured, without a
- * new token. Any later use is reuse of a stolen token: the whole family is revoked.
+ * Uses a refresh token: validates it, then rotates it.
+ *
+ * The first use claims the rotation with an atomic set-if-absent of the rotation marker, which
+ * names the one successor; of any number of concurrent uses (also across processes on Redis)
+ * exactly one writes it. Every use of the same token within `reuseGracePeriod` seconds of the
+ * claim (a second tab, a retry after a lost answer or a crash) is answered with that same
+ * successor. Any later use is reuse of a stolen token: the whole family is revoked. With a grace
+ * period of 0 only the first use succeeds.
  */
 export async function useRefreshToken(ctx: AuthContext, token: string, options: { rotate: (record: RefreshTokenRecord) => boolean } = { rotate: () => true }): Promise<RefreshResult> {
-  const markerKey = ctx.store.key(ROTATED, token)
   const found = await readRefreshToken(ctx, token)
-  if (!found) {
-    const marker = await ctx.store.read<RotationMarker>(markerKey)
-    if (marker && !(await isFamilyRevoked(ctx, marker.family))) {
-      await revokeFamily(ctx, marker.family, marker.userId)
-      return { status: 'reused', family: marker.family, userId: marker.userId }
+  if (found) {
+    if (!options.rotate(found.record)) return { status: 'ok', record: found.record, token: undefined }
+    const successor = randomToken(32)
+    const record: RefreshTokenRecord = { ...found.record, issuedAt: Date.now() }
+    const marker: RotationMarker = { family: record.family, userId: record.userId, at: Date.now(), next: sealSuccessor(ctx, token, successor), record }
+    if (await ctx.store.writeIfAbsent(markerKey(ctx, token), marker, ctx.lifetimes.refresh)) {
+      await Promise.all([storeToken(ctx, successor, record), ctx.store.remove(found.key)])
+      return { status: 'ok', record, token: successor }
     }
-    return { status: 'invalid' }
   }
-  const { record, key } = found
-  if (!options.rotate(record)) return { status: 'ok', record, token: undefined }
+  return followRotation(ctx, token)
+}
 
-  const grace = ctx.options.tokenRefresh.reuseGracePeriod
-  const now = Date.now()
-  const won = await ctx.store.writeIfAbsent<RotationMarker>(markerKey, { family: record.family, userId: record.userId, at: now }, ctx.lifetimes.refresh)
-  if (won) {
-    const { family, user, userId, claims, provider, impersonation } = record
-    const next = await issueRefreshToken(ctx, { family, user, userId, claims, provider, impersonation })
-    if (grace > 0) await ctx.store.write(key, record, grace)
-    else await ctx.store.remove(key)
-    return { status: 'ok', record: next.record, token: next.token }
+/**
+ * A use of a token that is gone or already rotated: within the grace period of its rotation, the
+ * session's current token (the successor, or the successor's successor after further rotations);
+ * after it, reuse.
+ */
+async function followRotation(ctx: AuthContext, token: string): Promise<RefreshResult> {
+  let marker = await ctx.store.read(markerKey(ctx, token), rotationMarker)
+  if (!marker) return { status: 'invalid' }
+  // The clock is read after the marker: a use that lost the race to the claim is measured
+  // against the claim's own time, never ahead of it.
+  const elapsed = Date.now() - marker.at
+  if (await isFamilyRevoked(ctx, marker.family)) return { status: 'invalid' }
+  const grace = ctx.options.tokenRefresh.reuseGracePeriod * 1000
+  if (!(grace > 0 && elapsed <= grace)) {
+    await revokeFamily(ctx, marker.family, marker.userId)
+    return { status: 'reused', family: marker.family, userId: marker.userId }
   }
-  const marker = await ctx.store.read<RotationMarker>(markerKey)
-  if (marker && now - marker.at <= grace * 1000) return { status: 'ok', record, token: undefined }
-  await revokeFamily(ctx, record.family, record.userId)
-  return { status: 'reused', family: record.family, userId: record.userId }
+  let current = token
+  for (let hop = 0; hop < MAX_CHAIN; hop++) {
+    const successor = openSuccessor(ctx, current, marker.next)
+    if (!successor) return { status: 'invalid' }
+    const live = await readRefreshToken(ctx, successor)
+    if (live) return { status: 'ok', record: live.record, token: successor }
+    const next = await ctx.store.read(markerKey(ctx, successor), rotationMarker)
+    if (!next) {
+      // Claimed but never stored (the server stopped between the two writes): restore it.
+      if (await isFamilyRevoked(ctx, marker.family)) return { status: 'invalid' }
+      await storeToken(ctx, successor, marker.record)
+      return { status: 'ok', record: marker.record, token: successor }
+    }
+    current = successor
+    marker = next
+  }
+  return { status: 'invalid' }
 }
 
 /** Marks a family revoked: none of its tokens refreshes any more. */
 export async function revokeFamily(ctx: AuthContext, family: string, userId: string): Promise<void> {
-  await ctx.store.write(ctx.store.key(REVOKED_FAMILY, family), Date.now(), ctx.lifetimes.refresh)
-  await ctx.store.remove(`${userIndexPrefix(ctx, userId)}${family}`)
+  await Promise.all([
+    ctx.store.write(ctx.store.key(REVOKED_FAMILY, family), Date.now(), ctx.lifetimes.refresh),
+    ctx.store.remove(`${userIndexPrefix(ctx, userId)}${family}`),
+  ])
 }
 
-/** Logout: deletes the token and revokes its family. Unknown tokens are ignored. */
-export async function revokeRefreshToken(ctx: AuthContext, token: string): Promise<RefreshTokenRecord | null> {
-  const key = ctx.store.key(TOKEN, token)
-  const record = await ctx.store.take<RefreshTokenRecord>(key)
-  if (!record) return null
-  await revokeFamily(ctx, record.family, record.userId)
-  return record
+/**
+ * Logout: revokes the session (family) of a token, whether the token is the session's current one
+ * (its record is deleted) or an older one that was rotated since (its rotation marker names the
+ * family). Unknown tokens are ignored. Returns the family and user of the revoked session.
+ */
+export async function revokeRefreshToken(ctx: AuthContext, token: string): Promise<{ family: string, userId: string } | null> {
+  const record = await ctx.store.take(tokenKey(ctx, token), refreshTokenRecord)
+  const owner = record ?? await ctx.store.read(markerKey(ctx, token), rotationMarker)
+  if (!owner) return null
+  await revokeFamily(ctx, owner.family, owner.userId)
+  return { family: owner.family, userId: owner.userId }
 }
 
 /** Families (sessions) of a user that are still live. */
@@ -142,3 +220,6 @@ export async function revokeUserSessions(ctx: AuthContext, userId: string, optio
   await Promise.all(families.map(family => revokeFamily(ctx, family, userId)))
   return families.length
 }
+
+/** Schema of a user index entry (exported for the store contract tests). */
+export const refreshRecordSchemas = { token: refreshTokenRecord, marker: rotationMarker, userIndexEntry }

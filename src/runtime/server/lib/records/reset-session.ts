@@ -1,12 +1,16 @@
+import { z } from 'zod'
 import type { AuthContext } from '../context'
 import { randomToken } from '../crypto'
+import { timestamp } from './schema'
+
+const resetSessionRecord = z.object({
+  email: z.string().min(1),
+  userId: z.string().optional(),
+  createdAt: timestamp,
+})
 
 /** Created when a reset code is verified; lets the browser set a new password once. */
-export interface ResetSessionRecord {
-  email: string
-  userId?: string
-  createdAt: number
-}
+export type ResetSessionRecord = z.output<typeof resetSessionRecord>
 
 /** Lifetime of a reset session (5 minutes). */
 export const RESET_SESSION_TTL = 300
@@ -21,10 +25,10 @@ export async function createResetSession(ctx: AuthContext, input: Omit<ResetSess
 
 /** Reads a live session without consuming it (to validate input first). */
 export function readResetSession(ctx: AuthContext, sessionId: string): Promise<ResetSessionRecord | null> {
-  return ctx.store.read<ResetSessionRecord>(ctx.store.key(NS, sessionId))
+  return ctx.store.read(ctx.store.key(NS, sessionId), resetSessionRecord)
 }
 
 /** Consumes a session atomically: of concurrent uses, exactly one gets it. */
 export function consumeResetSession(ctx: AuthContext, sessionId: string): Promise<ResetSessionRecord | null> {
-  return ctx.store.take<ResetSessionRecord>(ctx.store.key(NS, sessionId))
+  return ctx.store.take(ctx.store.key(NS, sessionId), resetSessionRecord)
 }

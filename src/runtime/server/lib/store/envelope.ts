@@ -65,6 +65,12 @@ export function assertStorageKey(key: string): void {
   if (!valid) throw new TypeError(`Invalid store key ${JSON.stringify(key)}`)
 }
 
+/** Validate a counter step: a non-zero safe integer. */
+export function toStep(by: number): number {
+  if (!Number.isSafeInteger(by) || by === 0) throw new RangeError(`Invalid counter step ${String(by)}: a non-zero integer is required`)
+  return by
+}
+
 /** Parse a stored counter value; throws like Redis INCR when the entry is not an integer. */
 function parseCounter(value: string): number {
   const n = Number(value)
@@ -95,6 +101,12 @@ export interface EnvelopeBackendOptions {
    * is atomic only under the per-key lock of this process.
    */
   takeRaw?: (key: string) => Promise<string | null>
+  /**
+   * Create an entry unless one that is not `stale` exists, atomically between processes (fs:
+   * link() and a lock file). Resolves true when this call created it. Without it, setIfAbsent is
+   * atomic within the process only.
+   */
+  createRaw?: (key: string, raw: string, stale: (current: string) => boolean) => Promise<boolean>
   /** Extra clean-up run by `sweep()` (not counted in its result). */
   housekeeping?: () => Promise<void>
 }
@@ -102,7 +114,8 @@ export interface EnvelopeBackendOptions {
 /**
  * Build a {@link StoreBackend} on an unstorage instance without native TTL: every value is stored
  * in an {@link Envelope}, expiry is checked on read, and writes are serialised per key by a
- * per-process lock (so take, setIfAbsent and incr are atomic within the process).
+ * per-process lock (so take, setIfAbsent and incr are atomic within the process; with `takeRaw`
+ * and `createRaw` of the fs driver, take and setIfAbsent also hold between processes).
  */
 export function createEnvelopeBackend(options: EnvelopeBackendOptions): StoreBackend {
   const { storage } = options
@@ -147,6 +160,13 @@ export function createEnvelopeBackend(options: EnvelopeBackendOptions): StoreBac
     async setIfAbsent(key, value, ttlMs) {
       const ttl = toTtlMs(ttlMs)
       return withKey(key, async () => {
+        if (options.createRaw) {
+          const stale = (current: string) => {
+            const envelope = decodeEnvelope(current)
+            return !envelope || !isLive(envelope)
+          }
+          return options.createRaw(key, encodeEnvelope(value, Date.now() + ttl), stale)
+        }
         if (await readLive(key)) return false
         await write(key, value, Date.now() + ttl)
         return true
@@ -160,11 +180,13 @@ export function createEnvelopeBackend(options: EnvelopeBackendOptions): StoreBac
       })
     },
 
-    async incr(key, ttlMs) {
+    async incr(key, ttlMs, by = 1) {
       const ttl = toTtlMs(ttlMs)
+      const step = toStep(by)
       return withKey(key, async () => {
         const current = await readLive(key)
-        const next = current ? parseCounter(current.v) + 1 : 1
+        if (!current && step < 0) return 0
+        const next = (current ? parseCounter(current.v) : 0) + step
         await write(key, String(next), current ? current.e : Date.now() + ttl)
         return next
       })

@@ -21,6 +21,11 @@ export interface FsAtomicInstance {
   path(key: string): string
   /** Atomically claim, read and delete the file of a key (see {@link takeFile}). */
   take(key: string): Promise<string | null>
+  /**
+   * Create the file of a key unless a file that is not `stale` exists, atomically between
+   * processes (see {@link createFileExclusive}). Resolves true when this call created it.
+   */
+  create(key: string, data: string, stale: (current: string) => boolean): Promise<boolean>
   /** Delete temp files older than `maxAgeMs` left behind by interrupted writes or takes. */
   removeStaleTempFiles(maxAgeMs: number): Promise<number>
 }
@@ -94,6 +99,96 @@ async function writeAtomic(path: string, data: string | Uint8Array): Promise<voi
     await fsp.rm(temp, { force: true })
     throw error
   }
+}
+
+/**
+ * Write `data` to a temp file, fsync it, then link() it to `path`: link fails with EEXIST when the
+ * target exists, so of concurrent creations (also in other processes on the same filesystem)
+ * exactly one succeeds, and the winner's file is complete the moment it appears.
+ */
+async function createExclusive(path: string, data: string | Uint8Array): Promise<boolean> {
+  await fsp.mkdir(dirname(path), { recursive: true, mode: 0o700 })
+  const temp = tempPathFor(path)
+  try {
+    const handle = await fsp.open(temp, 'wx', 0o600)
+    try {
+      await handle.writeFile(data)
+      await handle.sync()
+    }
+    finally {
+      await handle.close()
+    }
+    try {
+      await fsp.link(temp, path)
+      return true
+    }
+    catch (error) {
+      if (hasCode(error, 'EEXIST')) return false
+      throw error
+    }
+  }
+  finally {
+    await fsp.rm(temp, { force: true })
+  }
+}
+
+/** A lock older than this was left by a process that died holding it. */
+const STALE_LOCK_MS = 10_000
+
+/**
+ * Run `fn` holding the lock file of `path` (created with O_EXCL, so one process at a time), or
+ * resolve `busy` when another process holds it. The lock is named like a temp file: hidden from
+ * key listings and removed by the stale temp file sweep if its holder died.
+ */
+async function withFileLock<T>(path: string, busy: T, fn: () => Promise<T>): Promise<T> {
+  const lock = join(dirname(path), `.${basename(path)}.${'0'.repeat(32)}.tmp`)
+  let handle: Awaited<ReturnType<typeof fsp.open>> | undefined
+  for (let attempt = 0; attempt < 2 && !handle; attempt++) {
+    try {
+      handle = await fsp.open(lock, 'wx', 0o600)
+    }
+    catch (error) {
+      if (!hasCode(error, 'EEXIST')) throw error
+      const info = await fsp.stat(lock).catch(() => null)
+      if (info && Date.now() - info.mtimeMs < STALE_LOCK_MS) return busy
+      await fsp.rm(lock, { force: true })
+    }
+  }
+  if (!handle) return busy
+  try {
+    await handle.close()
+    return await fn()
+  }
+  finally {
+    await fsp.rm(lock, { force: true })
+  }
+}
+
+/**
+ * Create the file of `path` unless a live one exists: a missing file is created with link()
+ * (exactly one of any number of concurrent creators wins); a `stale` one (an expired entry) is
+ * replaced under the key's lock file, so that of concurrent replacers, also in other processes,
+ * exactly one wins and a fresh entry is never removed.
+ */
+async function createUnlessLive(path: string, data: string, stale: (current: string) => boolean): Promise<boolean> {
+  const current = await readText(path)
+  if (current === null) return createExclusive(path, data)
+  if (!stale(current)) return false
+  return withFileLock(path, false, async () => {
+    const again = await readText(path)
+    if (again !== null) {
+      if (!stale(again)) return false
+      await fsp.unlink(path).catch((error: unknown) => {
+        if (!hasCode(error, 'ENOENT')) throw error
+      })
+    }
+    return createExclusive(path, data)
+  })
+}
+
+/** Create the file of `key` below `base` unless a live one exists (see {@link createUnlessLive}). */
+export function createFileExclusive(base: string, key: string, data: string, stale: (current: string) => boolean = () => false): Promise<boolean> {
+  return createUnlessLive(keyToPath(base, key), data, stale)
 }
 
 async function claimAndRead(path: string): Promise<string | null> {
@@ -174,7 +269,7 @@ function toWritable(value: unknown): string | Uint8Array {
 /**
  * unstorage driver storing each key in its own file below `base` (`a:b:c` is `base/a/b/c`).
  * Writes are crash-safe (temp file, fsync, rename), `getKeys` skips temp files, and the instance
- * (`getInstance()`) exposes the rename-based atomic take.
+ * (`getInstance()`) exposes the rename-based atomic take and the link-based exclusive create.
  */
 export const fsAtomicDriver = defineDriver<FsAtomicDriverOptions, FsAtomicInstance>((options) => {
   if (!options?.base) throw driverError('Missing required option `base`.')
@@ -186,6 +281,7 @@ export const fsAtomicDriver = defineDriver<FsAtomicDriverOptions, FsAtomicInstan
     base: root,
     path,
     take: key => claimAndRead(path(key)),
+    create: (key, data, stale) => createUnlessLive(path(key), data, stale),
     removeStaleTempFiles: maxAgeMs => removeStaleTempFiles(root, maxAgeMs),
   }
 

@@ -15,8 +15,8 @@ export interface FsBackendOptions {
 
 /**
  * File-system backend: one crash-safe file per key below `base`, holding an envelope with the
- * expiry time. `take` claims the file with rename(), so it is atomic even between processes
- * sharing the directory; setIfAbsent and incr are atomic within the process. `sweep()` deletes
+ * expiry time. `take` claims the file with rename() and `setIfAbsent` creates it with link(), so
+ * both are atomic even between processes sharing the directory; incr is atomic within the process. `sweep()` deletes
  * expired entries and stale temp files.
  */
 export function createFsBackend(options: FsBackendOptions): StoreBackend {
@@ -28,6 +28,7 @@ export function createFsBackend(options: FsBackendOptions): StoreBackend {
     driver: 'fs',
     storage,
     takeRaw: key => instance.take(key),
+    createRaw: (key, raw, stale) => instance.create(key, raw, stale),
     housekeeping: async () => {
       await instance.removeStaleTempFiles(STALE_TEMP_MS)
     },

@@ -1,7 +1,7 @@
 import { createStorage } from 'unstorage'
 import type { Cluster, Redis } from 'ioredis'
 import type { RedisOptions } from 'unstorage/drivers/redis'
-import { toTtlMs } from './envelope'
+import { toStep, toTtlMs } from './envelope'
 import type { StoreBackend } from './types'
 
 /** Connection options of {@link createRedisBackend}. `url` wins over host/port/password/db. */
@@ -18,9 +18,15 @@ export interface RedisBackendOptions {
 /** Commands used by the backend, common to a single client and a cluster. */
 type RedisClient = Pick<Redis | Cluster, 'get' | 'set' | 'getdel' | 'eval' | 'pttl' | 'unlink' | 'scan' | 'quit' | 'disconnect' | 'status'>
 
-/** INCR, and set the expiry only when this call created the counter. */
-const INCR_SCRIPT = `local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+/**
+ * INCRBY, and set the expiry only when this call created the counter; a negative step never
+ * creates one.
+ */
+const INCR_SCRIPT = `local existed = redis.call('EXISTS', KEYS[1])
+local by = tonumber(ARGV[2])
+if existed == 0 and by <= 0 then return 0 end
+local n = redis.call('INCRBY', KEYS[1], by)
+if existed == 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return n`
 
 const SCAN_COUNT = 500
@@ -55,7 +61,7 @@ async function scanKeys(client: RedisClient, prefix: string): Promise<string[]> 
 /**
  * Redis backend on unstorage's redis driver (ioredis, loaded on demand). Keys are used verbatim;
  * every operation is a single command or script on the raw client, so take (GETDEL), setIfAbsent
- * (SET NX PX) and incr (INCR + PEXPIRE script) are atomic across processes, and Redis expires
+ * (SET NX PX) and incr (INCRBY + PEXPIRE script) are atomic across processes, and Redis expires
  * entries itself.
  */
 export async function createRedisBackend(options: RedisBackendOptions = {}): Promise<StoreBackend> {
@@ -80,8 +86,8 @@ export async function createRedisBackend(options: RedisBackendOptions = {}): Pro
 
     take: key => client.getdel(key),
 
-    async incr(key, ttlMs) {
-      return Number(await client.eval(INCR_SCRIPT, 1, key, toTtlMs(ttlMs)))
+    async incr(key, ttlMs, by = 1) {
+      return Number(await client.eval(INCR_SCRIPT, 1, key, toTtlMs(ttlMs), toStep(by)))
     },
 
     async ttl(key) {

@@ -8,9 +8,9 @@ import type { StorageDriverName } from '../../../types/options'
  * expired entries of drivers without native TTL.
  *
  * Atomicity: `take`, `setIfAbsent` and `incr` are atomic. With redis they are single commands or
- * scripts (GETDEL, SET NX PX, INCR + PEXPIRE), so they hold across server processes. With memory
- * and fs they are serialised by a per-process lock per key (fs `take` also uses rename(), which is
- * atomic between processes on the same disk).
+ * scripts (GETDEL, SET NX PX, INCRBY + PEXPIRE), so they hold across server processes. With
+ * memory and fs they are serialised by a per-process lock per key; fs `take` also uses rename()
+ * and fs `setIfAbsent` link(), which are atomic between processes on the same disk.
  */
 export interface StoreBackend {
   readonly driver: StorageDriverName
@@ -23,10 +23,12 @@ export interface StoreBackend {
   /** Read and delete in one atomic step: of concurrent calls, only one gets the value. */
   take(key: string): Promise<string | null>
   /**
-   * Increment a counter atomically and return the new value (1 for a new counter). The TTL is set
-   * when the counter is created and not extended by later increments.
+   * Add `by` (default 1) to a counter atomically and return the new value (`by` for a new
+   * counter). The TTL is set when the counter is created and not extended by later increments.
+   * A negative `by` (giving back a reserved unit) never creates a counter: on an absent one it
+   * does nothing and returns 0.
    */
-  incr(key: string, ttlMs: number): Promise<number>
+  incr(key: string, ttlMs: number, by?: number): Promise<number>
   /** Remaining time to live of a live entry in ms, or null. */
   ttl(key: string): Promise<number | null>
   del(key: string): Promise<void>

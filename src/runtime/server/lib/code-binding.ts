@@ -1,0 +1,49 @@
+import type { H3Event } from 'h3'
+import { getCookie, setCookie } from 'h3'
+import type { AuthContext } from './context'
+import { randomToken, safeEqual } from './crypto'
+
+/** HMAC purpose of the binding value kept in an authorization code record. */
+export const CODE_BINDING_PURPOSE = 'code-binding'
+
+/** 32 random bytes in base64url. */
+const BINDING_VALUE = /^[\w-]{43}$/
+
+/**
+ * Name of the code cookie: `authCode.cookieName`, with the `__Host-` prefix when cookies are
+ * `Secure` (the browser then accepts it only from this host, for path `/`, so a sibling subdomain
+ * cannot plant a binding of its choosing).
+ */
+export function codeCookieName(ctx: AuthContext): string {
+  const name = ctx.options.authCode.cookieName
+  return ctx.options.tokenRefresh.cookie.secure ? `__Host-${name}` : name
+}
+
+/** The binding value this browser presents, if well-formed. */
+export function readCodeBinding(event: H3Event, ctx: AuthContext): string | undefined {
+  const value = getCookie(event, codeCookieName(ctx))
+  return value && BINDING_VALUE.test(value) ? value : undefined
+}
+
+/**
+ * Binds a code about to be handed to the browser of `event`: returns the browser's binding value
+ * (the one its cookie holds already, so codes of several tabs stay valid together, or a new one)
+ * and (re)sets the HttpOnly, SameSite=Lax cookie for the lifetime of a code.
+ */
+export function bindCodeToBrowser(event: H3Event, ctx: AuthContext): string {
+  const value = readCodeBinding(event, ctx) ?? randomToken(32)
+  setCookie(event, codeCookieName(ctx), value, {
+    httpOnly: true,
+    secure: ctx.options.tokenRefresh.cookie.secure,
+    sameSite: 'lax',
+    path: '/',
+    maxAge: Math.max(1, Math.ceil(ctx.lifetimes.authCode)),
+  })
+  return value
+}
+
+/** True when the browser of `event` presents the binding whose HMAC the code record holds. */
+export function matchesCodeBinding(event: H3Event, ctx: AuthContext, expected: string): boolean {
+  const presented = readCodeBinding(event, ctx)
+  return presented !== undefined && safeEqual(ctx.store.hash(CODE_BINDING_PURPOSE, presented), expected)
+}

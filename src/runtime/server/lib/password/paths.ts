@@ -1,0 +1,17 @@
+import type { MagicCodeAction } from '../../../types/auth'
+
+/** `/auth` + `/password/login`, without a doubled slash. */
+export function passwordRoutePath(authPath: string, path: string): string {
+  return `${authPath.replace(/\/+$/, '')}/password/${path}`
+}
+
+/**
+ * The verify link of a code: `<base><authPath>/password/<action>-verify?code=…&flow=…`. The flow id
+ * identifies the pending code, so the link is checked against that code's own attempt count (never
+ * the global code-only budget) and carries no email. `base` is the app's public URL ('' gives a
+ * relative link).
+ */
+export function verifyLink(base: string, authPath: string, action: MagicCodeAction, code: string, flow: string): string {
+  const query = new URLSearchParams({ code, flow })
+  return `${base.replace(/\/+$/, '')}${passwordRoutePath(authPath, `${action}-verify`)}?${query}`
+}

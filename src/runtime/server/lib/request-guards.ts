@@ -1,0 +1,142 @@
+import type { IncomingMessage } from 'node:http'
+import type { H3Event } from 'h3'
+import type { AuthContext } from './context'
+import { authError } from './errors'
+import { originOf } from './origin'
+
+/** Methods whose requests may carry a body. */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
+/** Where h3's `readRawBody` looks for a body that was read already. */
+const RAW_BODY = Symbol.for('h3RawBody')
+
+type BodyCarrier = H3Event & { _requestBody?: unknown, web?: { request?: { body?: unknown } } }
+type NodeRequest = IncomingMessage & { [RAW_BODY]?: Promise<Buffer>, rawBody?: unknown, body?: unknown }
+
+/** How long a client that keeps sending a refused body may go on after the answer. */
+const LINGER_MS = 2000
+
+/**
+ * 413 for a body over the limit. What the client still sends is discarded as it arrives (never
+ * kept), so that it can read the answer before the connection goes; a client that is still
+ * sending `LINGER_MS` after the answer is cut off.
+ */
+function tooLarge(event: H3Event, limit: number) {
+  const req = event.node.req as NodeRequest
+  if (typeof req.on === 'function') {
+    req.on('data', discard)
+    req.resume()
+    event.node.res?.once('finish', () => {
+      if (req.complete) return
+      const timer = setTimeout(() => req.socket?.destroy(), LINGER_MS)
+      timer.unref?.()
+      req.once('end', () => clearTimeout(timer))
+    })
+  }
+  return authError(413, 'payload_too_large', `Request body is larger than ${limit} bytes`)
+}
+
+const discard = (): void => {}
+
+/**
+ * Refuses a request body above `limit` bytes with 413 `payload_too_large` before it is buffered:
+ * a declared `Content-Length` over the limit is refused at once, and a chunked body is read up to
+ * the limit and refused as soon as it goes past it. A body within the limit is kept for h3's
+ * `readBody`, so the handler reads it as usual. Requests that carry no body pass untouched.
+ */
+export async function limitRequestBody(event: H3Event, limit: number): Promise<void> {
+  if (!BODY_METHODS.has(event.method)) return
+  const req = event.node.req as NodeRequest
+  const declared = req.headers['content-length']
+  if (declared !== undefined && Number(declared) > limit) throw tooLarge(event, limit)
+  const chunked = /\bchunked\b/i.test(String(req.headers['transfer-encoding'] ?? ''))
+  if (!chunked && !(Number(declared) > 0)) return
+  const carrier = event as BodyCarrier
+  // A body that is already in memory (in-process requests) or was read before: nothing to stream.
+  if (carrier._requestBody !== undefined || carrier.web?.request?.body || RAW_BODY in req || req.rawBody !== undefined || req.body !== undefined) return
+  if (typeof req.on !== 'function') return
+  const body = await new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    const cleanup = () => {
+      req.off('data', onData)
+      req.off('end', onEnd)
+      req.off('error', onError)
+    }
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size > limit) {
+        cleanup()
+        chunks.length = 0
+        reject(tooLarge(event, limit))
+        return
+      }
+      chunks.push(chunk)
+    }
+    const onEnd = () => {
+      cleanup()
+      resolve(Buffer.concat(chunks))
+    }
+    const onError = (error: Error) => {
+      cleanup()
+      reject(error)
+    }
+    req.on('data', onData)
+    req.on('end', onEnd)
+    req.on('error', onError)
+  })
+  req[RAW_BODY] = Promise.resolve(body)
+}
+
+/** `host[:port]` without a default port, lowercase. */
+function normalizeHost(host: string): string {
+  return host.trim().toLowerCase().replace(/:(80|443)$/, '')
+}
+
+const allowedCache = new WeakMap<readonly string[], Set<string>>()
+
+function allowedOrigins(ctx: AuthContext): Set<string> {
+  const list = Array.isArray(ctx.options.security?.allowedOrigins) ? ctx.options.security.allowedOrigins : []
+  let set = allowedCache.get(list)
+  if (!set) {
+    set = new Set(list.map(entry => originOf(entry)).filter((o): o is string => !!o))
+    allowedCache.set(list, set)
+  }
+  return set
+}
+
+/**
+ * True when `origin` is the app's own: the origin of `publicUrl` when it is set, else an origin
+ * whose host is the request's `Host` (or `X-Forwarded-Host`). A browser cannot send another
+ * site's request with this host, so the scheme is not compared when no public URL says it.
+ */
+function isOwnOrigin(event: H3Event, ctx: AuthContext, origin: string): boolean {
+  const configured = ctx.options.publicUrl ? originOf(ctx.options.publicUrl) : undefined
+  if (configured) return origin === configured
+  const host = normalizeHost(new URL(origin).host)
+  const headers = event.node.req.headers
+  const forwarded = typeof headers['x-forwarded-host'] === 'string' ? headers['x-forwarded-host'].split(',')[0] : undefined
+  return [headers.host, forwarded].some(h => typeof h === 'string' && h !== '' && normalizeHost(h) === host)
+}
+
+/**
+ * Refuses (403 `cross_origin_request`) a browser request that comes from another origin: its
+ * `Origin` (or, without one, its `Referer`) is neither the app's own nor in
+ * `security.allowedOrigins`; or it carries neither but the browser marks it `Sec-Fetch-Site:
+ * cross-site` or `same-site`. Requests without any of these headers (servers, command-line
+ * clients) are not browser requests and pass.
+ */
+export function refuseCrossOrigin(event: H3Event, ctx: AuthContext): void {
+  const headers = event.node.req.headers
+  const site = headers['sec-fetch-site']
+  let claimed: string | undefined
+  if (typeof headers.origin === 'string' && headers.origin !== '') claimed = originOf(headers.origin) ?? 'null'
+  else if (typeof headers.referer === 'string' && headers.referer !== '') claimed = originOf(headers.referer) ?? 'null'
+  const trusted = claimed !== undefined
+    ? claimed !== 'null' && (allowedOrigins(ctx).has(claimed) || isOwnOrigin(event, ctx, claimed))
+    : site !== 'cross-site' && site !== 'same-site'
+  if (!trusted) {
+    ctx.logger.security('cross_origin_refused', { path: event.path.split('?')[0], origin: claimed ?? site })
+    throw authError(403, 'cross_origin_request', 'Cross-origin requests are not allowed')
+  }
+}
