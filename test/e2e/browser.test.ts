@@ -1,4 +1,6 @@
 import { existsSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { startServer, type TestServer } from './server'
@@ -117,7 +119,7 @@ async function setExpiredToken(tab: Tab, user = 'alice'): Promise<void> {
 
 declare global {
   interface Window {
-    __svcAuthTest?: { setAccessToken(token: string): void }
+    __svcAuthTest?: { setAccessToken(token: string): void, authFetch(url: string): Promise<unknown> }
     __sawSignedOut?: boolean
   }
 }
@@ -341,6 +343,83 @@ describe('client middleware', () => {
     await tab.page.goto(`${tab.base}/api/test/login?user=bob&redirect=%2Fnamed`)
     await tab.page.waitForURL(url => url.pathname === '/named')
     await testId(tab.page, 'page-named').waitFor()
+  })
+})
+
+describe('login CSRF', () => {
+  it('a callback link cut short in one browser and opened in another does not log that browser in', async () => {
+    const attacker = await openTab()
+    let link: string | undefined
+    attacker.page.on('request', (request) => {
+      if (new URL(request.url()).pathname === '/auth/callback') link = request.url()
+    })
+    // The attacker stops their own login at the callback link: the exchange never happens.
+    await attacker.page.route('**/auth/token', route => route.abort())
+    await attacker.page.goto(`${attacker.base}/api/test/login?user=bob`)
+    await attacker.page.waitForURL(url => url.pathname === '/error')
+    expect(link).toMatch(/\/auth\/callback\?code=[\w-]+$/)
+
+    const victim = await openTab()
+    await victim.page.goto(link!)
+    await victim.page.waitForURL(url => url.pathname !== '/auth/callback')
+    expect(pathOf(victim.page)).toMatch(/^\/error\?/)
+    expect(await textOf(victim.page, 'error-code')).toBe('code_binding_mismatch')
+    const binding = (await attacker.context.cookies()).find(c => c.name === '__Host-svc-code')
+    expect(binding).toMatchObject({ httpOnly: true, secure: true, sameSite: 'Lax', path: '/' })
+    await goto(victim, '/dashboard')
+    expectLoginFor(victim.page, '/dashboard')
+    // The code is burnt: not even the browser it was issued to can use it now.
+    await attacker.page.unroute('**/auth/token')
+    await attacker.page.goto(link!)
+    await attacker.page.waitForURL(url => url.pathname === '/error')
+    expect(await textOf(attacker.page, 'error-code')).toBe('invalid_code')
+  })
+})
+
+describe('the bearer token never leaves the app\'s origin', () => {
+  it('useAuthFetch attaches it to same-origin paths only: another origin, even one that would accept it, never sees it', async () => {
+    // Another loopback origin that records what reaches it and would let a bearer through CORS.
+    const reached: Array<{ method: string, path: string, authorization?: string }> = []
+    const recorder = createServer((req, res) => {
+      reached.push({ method: req.method!, path: req.url!, authorization: req.headers.authorization })
+      res.setHeader('access-control-allow-origin', '*')
+      res.setHeader('access-control-allow-headers', 'authorization, content-type')
+      res.setHeader('content-type', 'application/json')
+      res.end('{}')
+    })
+    await new Promise<void>(resolve => recorder.listen(0, '127.0.0.1', resolve))
+    try {
+      const port = (recorder.address() as AddressInfo).port
+      const tab = await openTab()
+      await login(tab)
+      const sent: Array<{ url: string, authorization?: string }> = []
+      tab.page.on('request', request => sent.push({ url: request.url(), authorization: request.headers().authorization }))
+      // The same server under another name is another origin as well.
+      const appOnOtherName = tab.base.replace('127.0.0.1', 'localhost')
+      const targets = [
+        `http://127.0.0.1:${port}/absolute`,
+        `//127.0.0.1:${port}/protocol-relative`,
+        `http://127.0.0.1:${port}/api/protected/hello`,
+        `${appOnOtherName}/api/protected/hello`,
+      ]
+      await tab.page.evaluate(async (urls) => {
+        for (const url of urls) await window.__svcAuthTest!.authFetch(url).catch(() => null)
+        await window.__svcAuthTest!.authFetch('/api/protected/hello')
+      }, targets)
+      expect(reached.map(r => r.path)).toEqual(['/absolute', '/protocol-relative', '/api/protected/hello'])
+      expect(reached.filter(r => r.authorization !== undefined)).toEqual([])
+      const foreign = sent.filter(r => new URL(r.url).origin !== new URL(tab.base).origin)
+      expect(foreign.length).toBeGreaterThanOrEqual(targets.length)
+      expect(foreign.filter(r => r.authorization !== undefined)).toEqual([])
+      // The control: the same-origin path carries the token the server handed out.
+      const own = sent.filter(r => r.url === `${tab.base}/api/protected/hello` && r.authorization)
+      expect(own).toHaveLength(1)
+      await tab.settled()
+      expect(tab.tokens.has(own[0]!.authorization!.slice(7))).toBe(true)
+    }
+    finally {
+      await new Promise(resolve => recorder.close(resolve))
+    }
   })
 })
 
