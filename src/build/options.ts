@@ -87,6 +87,7 @@ export const defaultOptions = {
     resetRequest: { perIp: 10, perEmail: 5, window: 3600 },
     verify: { perIp: 20, perEmail: 0, window: 900 },
     codeOnlyVerify: { misses: 25, window: 3600 },
+    verifyFailures: { perEmail: 10, window: 86400 },
     resetComplete: { perIp: 10, perEmail: 0, window: 900 },
     change: { perIp: 10, perEmail: 5, window: 900 },
   },

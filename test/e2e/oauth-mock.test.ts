@@ -93,7 +93,7 @@ describe('login CSRF and code injection', () => {
     const { res } = await mockLogin()
     const code = codeOf(res)
     const binding = res.headers.getSetCookie().find(line => line.startsWith('__Host-svc-code='))
-    expect(binding).toMatch(/^__Host-svc-code=[\w-]{43}; Max-Age=60; Path=\/; HttpOnly; Secure; SameSite=Lax$/)
+    expect(binding).toMatch(/^__Host-svc-code=[\w-]{43}; Max-Age=300; Path=\/; HttpOnly; Secure; SameSite=Lax$/)
     const stranger = await server.fetch('/auth/token', json({ code }))
     expect(stranger.status).toBe(401)
     expect(await stranger.json()).toEqual({ statusCode: 401, message: 'This authorization code was issued to another browser', error: 'code_binding_mismatch' })

@@ -34,6 +34,12 @@ export async function nextCode(server: Fetcher, email: string, action: Action, s
 export const post = (server: Fetcher, path: string, body: unknown, headers: Record<string, string> = {}) =>
   server.fetch(path, { ...json(body), headers: { 'content-type': 'application/json', ...headers } })
 
+/** The `Cookie` header of the code cookie a response set ('' when it set none). */
+export function codeCookieFrom(res: Response): string {
+  const line = res.headers.getSetCookie().find(l => /^(__Host-)?svc-code=/.test(l))
+  return line ? line.split(';')[0]! : ''
+}
+
 /** The authorization code in a 302 to the callback page. */
 export function callbackCode(res: Response): string {
   const location = res.headers.get('location') ?? ''

@@ -4,7 +4,7 @@ import bcryptjs from 'bcryptjs'
 import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bearer, cookie, rememberCodeCookie, startServer, type TestServer } from './server'
-import { callbackCode, exchange, loginUser, NEW_PASSWORD, nextCode, otherCode, PASSWORD, post, registerUser, sentCodes, uniqueEmail } from './password-helpers'
+import { callbackCode, codeCookieFrom, exchange, loginUser, NEW_PASSWORD, nextCode, otherCode, PASSWORD, post, registerUser, sentCodes, uniqueEmail } from './password-helpers'
 
 let server: TestServer
 
@@ -265,17 +265,20 @@ describe('password reset', () => {
     const match = /^\/reset-password\?session=([\w-]{40,})$/.exec(location)
     expect(match).not.toBeNull()
     const sessionId = match![1]!
+    // The reset session is bound to this browser, like an authorization code.
+    const browser = { cookie: codeCookieFrom(verified) }
+    expect(browser.cookie).toMatch(/^__Host-svc-code=[\w-]{43}$/)
     await expectError(await server.fetch(`/auth/password/reset-verify?code=${code}`), 400, 'invalid_verification_code')
 
     // A password refused by the policy leaves the session usable.
-    const weak = await expectError(await post(server, '/auth/password/reset-complete', { sessionId, newPassword: 'weak' }), 400, 'password_policy')
+    const weak = await expectError(await post(server, '/auth/password/reset-complete', { sessionId, newPassword: 'weak' }, browser), 400, 'password_policy')
     expect(weak.message).toContain('at least 8 characters')
-    const done = await post(server, '/auth/password/reset-complete', { sessionId, newPassword: NEW_PASSWORD })
+    const done = await post(server, '/auth/password/reset-complete', { sessionId, newPassword: NEW_PASSWORD }, browser)
     expect(done.status).toBe(200)
     expect(await done.json()).toEqual({ success: true })
     // Single use.
-    await expectError(await post(server, '/auth/password/reset-complete', { sessionId, newPassword: NEW_PASSWORD }), 400, 'invalid_reset_session', 'Invalid or expired reset session')
-    await expectError(await post(server, '/auth/password/reset-complete', { sessionId: 'unknown-session', newPassword: NEW_PASSWORD }), 400, 'invalid_reset_session')
+    await expectError(await post(server, '/auth/password/reset-complete', { sessionId, newPassword: NEW_PASSWORD }, browser), 400, 'invalid_reset_session', 'Invalid or expired reset session')
+    await expectError(await post(server, '/auth/password/reset-complete', { sessionId: 'unknown-session', newPassword: NEW_PASSWORD }, browser), 400, 'invalid_reset_session')
 
     // Persisted through onUserPersist; every refresh token is revoked.
     const after = await state(email)
@@ -297,7 +300,13 @@ describe('password reset', () => {
     expect(res.status).toBe(200)
     const body = await res.json()
     expect(body.redirect).toBe(`/reset-password?session=${body.sessionId}`)
-    expect((await post(server, '/auth/password/reset-complete', { sessionId: body.sessionId, newPassword: NEW_PASSWORD })).status).toBe(200)
+    // Another browser (no code cookie) cannot use the session, and burns it.
+    await expectError(await post(server, '/auth/password/reset-complete', { sessionId: body.sessionId, newPassword: NEW_PASSWORD }), 400, 'invalid_reset_session')
+    await post(server, '/auth/password/reset-request', { email })
+    const again = await nextCode(server, email, 'reset', 1)
+    const fresh = await post(server, '/auth/password/reset-verify', { code: again, email }, { accept: 'application/json' })
+    const { sessionId } = await fresh.json()
+    expect((await post(server, '/auth/password/reset-complete', { sessionId, newPassword: NEW_PASSWORD }, { cookie: codeCookieFrom(fresh) })).status).toBe(200)
   })
 })
 

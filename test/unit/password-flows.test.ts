@@ -74,7 +74,14 @@ afterAll(async () => {
   await ctx?.dispose()
 })
 
-const post = (path: string, body: unknown) => fetch(`${base}/auth/password/${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'accept': 'application/json' }, body: JSON.stringify(body) })
+/** The code cookie of the one "browser" of these tests, as its cookie jar would keep it. */
+let jar = ''
+const post = async (path: string, body: unknown, { cookie = jar }: { cookie?: string } = {}) => {
+  const res = await fetch(`${base}/auth/password/${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'accept': 'application/json', ...(cookie ? { cookie } : {}) }, body: JSON.stringify(body) })
+  const set = res.headers.getSetCookie().find(line => line.startsWith('__Host-svc-code='))
+  if (set) jar = set.split(';')[0]!
+  return res
+}
 
 interface Store {
   users: Map<string, PasswordUser>
@@ -149,6 +156,18 @@ describe('reset session', () => {
     const res = await post('reset-complete', { sessionId, newPassword: 'Marigold-77y' })
     expect(res.status).toBe(400)
     expect(await res.json()).toMatchObject({ error: 'invalid_reset_session' })
+    expect(store.persisted).toHaveLength(1)
+  })
+
+  it('is bound to the browser that verified the code: elsewhere it is refused and burnt', async () => {
+    const store = alternativeHandlers()
+    await register(store, 'bound-reset@example.com')
+    const sessionId = await resetSession(store, 'bound-reset@example.com')
+    const owner = jar
+    const elsewhere = await post('reset-complete', { sessionId, newPassword: 'Marigold-77y' }, { cookie: '__Host-svc-code=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' })
+    expect(await elsewhere.json()).toMatchObject({ statusCode: 400, error: 'invalid_reset_session' })
+    const afterwards = await post('reset-complete', { sessionId, newPassword: 'Marigold-77y' }, { cookie: owner })
+    expect(await afterwards.json()).toMatchObject({ error: 'invalid_reset_session' })
     expect(store.persisted).toHaveLength(1)
   })
 

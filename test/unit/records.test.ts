@@ -174,13 +174,13 @@ describe('auth codes', () => {
 })
 
 describe('auth codes bound to a browser', () => {
-  it('the answer that hands out a code sets an HttpOnly, SameSite=Lax __Host- cookie for the code\'s lifetime', async () => {
+  it('the answer that hands out a code sets an HttpOnly, SameSite=Lax __Host- cookie for 5 minutes', async () => {
     const ctx = await makeContext()
     const event = fakeEvent()
     await createAuthCode(ctx, event, { user: user('u1'), claims: {} })
     expect(codeCookieName(ctx)).toBe('__Host-svc-code')
     const [line] = setCookies(event)
-    expect(line).toMatch(/^__Host-svc-code=[\w-]{43}; Max-Age=60; Path=\/; HttpOnly; Secure; SameSite=Lax$/)
+    expect(line).toMatch(/^__Host-svc-code=[\w-]{43}; Max-Age=300; Path=\/; HttpOnly; Secure; SameSite=Lax$/)
   })
 
   it('without Secure cookies the name has no prefix', async () => {
@@ -295,11 +295,38 @@ describe.each([
     // Lose every write of the rotation but the claim: the successor's record and its index entry.
     await ctx.store.remove(ctx.store.key('rt', successor))
     expect(await readRefreshToken(ctx, successor)).toBeNull()
+    await ctx.store.remove(`${ctx.store.key('user', 'u1')}:${record.family}`)
+    expect(await listUserSessions(ctx, 'u1')).toEqual([])
     const retry = await useRefreshToken(ctx, token)
     expect(retry.status === 'ok' && retry.token).toBe(successor)
     expect((await readRefreshToken(ctx, successor))?.record.family).toBe(record.family)
+    expect(await listUserSessions(ctx, 'u1')).toEqual([record.family])
+    // Restored with what was left of its lifetime, not a fresh one.
+    expect(await ctx.store.ttl(ctx.store.key('rt', successor))).toBeLessThanOrEqual(ctx.lifetimes.refresh)
     const next = await useRefreshToken(ctx, successor)
     expect(next.status === 'ok' && next.token !== undefined && next.token !== successor).toBe(true)
+  })
+
+  it('a logout that runs while a retry restores the successor is never undone', async () => {
+    const ctx = await makeContext({ encryption })
+    const { token, record } = await issue(ctx)
+    const first = await useRefreshToken(ctx, token)
+    const successor = (first as { token: string }).token
+    await ctx.store.remove(ctx.store.key('rt', successor))
+    // The logout of the session lands right after the retry has written the successor back.
+    const write = ctx.store.write.bind(ctx.store)
+    ctx.store.write = async (key, value, ttl) => {
+      await write(key, value, ttl)
+      if (key === ctx.store.key('rt', successor)) await revokeFamily(ctx, record.family, 'u1')
+    }
+    try {
+      expect(await useRefreshToken(ctx, token)).toEqual({ status: 'invalid' })
+    }
+    finally {
+      ctx.store.write = write
+    }
+    expect(await ctx.store.backend.get(ctx.store.key('rt', successor))).toBeNull()
+    expect(await listUserSessions(ctx, 'u1')).toEqual([])
   })
 
   it('a rotation marker older than the grace period means reuse, even when the old record survived (crash mid-rotation)', async () => {
@@ -508,7 +535,7 @@ describe('records sealed with one key', () => {
 })
 
 describe('magic codes', () => {
-  const verify = (ctx: AuthContext, code: string, extra: { email?: string, flow?: string, action?: MagicCodeAction, maxAttempts?: number, budget?: number } = {}) =>
+  const verify = (ctx: AuthContext, code: string, extra: { email?: string, flow?: string, action?: MagicCodeAction, maxAttempts?: number, budget?: number, emailFailures?: number } = {}) =>
     verifyMagicCode<{ hashedPassword?: string }>(ctx, {
       action: extra.action ?? 'login',
       code,
@@ -517,6 +544,7 @@ describe('magic codes', () => {
       maxAttempts: extra.maxAttempts ?? 5,
       ttlSeconds: 600,
       codeOnlyBudget: extra.budget === undefined ? undefined : { max: extra.budget, windowSeconds: 3600 },
+      emailFailureBudget: extra.emailFailures === undefined ? undefined : { max: extra.emailFailures, windowSeconds: 86400 },
     })
 
   const issueCode = (ctx: AuthContext, email = EMAIL, action: MagicCodeAction = 'login', ttlSeconds = 600) =>
@@ -553,6 +581,46 @@ describe('magic codes', () => {
     expect((await verify(ctx, code, { flow, budget: 3 })).status).toBe('ok')
     const reset = await create(ctx, EMAIL, 'reset')
     expect((await verify(ctx, reset, { action: 'reset', budget: 3 })).status).toBe('ok')
+  })
+
+  it('the code-only budget shrinks as codes pile up: misses × outstanding codes stay bounded', async () => {
+    const ctx = await makeContext()
+    // An attacker has resets requested for 100 accounts: 100 codes outstanding.
+    const codes = await Promise.all(Array.from({ length: 100 }, (_, i) => create(ctx, `victim${i}@example.com`, 'reset')))
+    const taken = new Set(codes)
+    const wrong = Array.from({ length: 1_000_000 }, (_, i) => String(i).padStart(6, '0')).filter(c => !taken.has(c)).slice(0, 10)
+    const results = []
+    for (const guess of wrong) results.push((await verify(ctx, guess, { action: 'reset', budget: 25 })).status)
+    // 25 misses against 10 codes = 2 misses against 100.
+    expect(results).toEqual(['invalid', 'invalid', ...Array.from({ length: 8 }, () => 'budget_exhausted')])
+    // The login action has its own budget, still whole.
+    expect((await verify(ctx, wrong[0]!, { budget: 25 })).status).toBe('invalid')
+  })
+
+  it('a code-only budget of 0 refuses code-only verification, not identified verification', async () => {
+    const ctx = await makeContext()
+    const { code, flow } = await issueCode(ctx)
+    expect(await verify(ctx, code, { budget: 0 })).toEqual({ status: 'invalid' })
+    expect((await verify(ctx, code, { flow, budget: 0 })).status).toBe('ok')
+  })
+
+  it('failures of one email are counted across its codes; a match gives its unit back', async () => {
+    const ctx = await makeContext()
+    const first = await issueCode(ctx)
+    expect((await verify(ctx, otherCode(first.code), { email: EMAIL, emailFailures: 3 })).status).toBe('invalid')
+    expect((await verify(ctx, otherCode(first.code, 2), { flow: first.flow, emailFailures: 3 })).status).toBe('invalid')
+    // A new code does not reset this count (it does reset the per-code attempts).
+    const second = await issueCode(ctx)
+    expect((await verify(ctx, otherCode(second.code), { email: EMAIL, emailFailures: 3 })).status).toBe('invalid')
+    const refused = await verify(ctx, second.code, { email: EMAIL, emailFailures: 3 })
+    expect(refused.status).toBe('budget_exhausted')
+    // Another email, and another action of this one, are not affected; a success releases its unit.
+    const other = await issueCode(ctx, 'other@example.com')
+    expect((await verify(ctx, other.code, { flow: other.flow, emailFailures: 3 })).status).toBe('ok')
+    const reset = await issueCode(ctx, EMAIL, 'reset')
+    expect((await verify(ctx, reset.code, { action: 'reset', flow: reset.flow, emailFailures: 1 })).status).toBe('ok')
+    const again = await issueCode(ctx, EMAIL, 'reset')
+    expect((await verify(ctx, again.code, { action: 'reset', flow: again.flow, emailFailures: 1 })).status).toBe('ok')
   })
 
   it('code-only hits give their unit back; 50 concurrent misses never overdraw the budget', async () => {

@@ -4,7 +4,8 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from '
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { promises as fsPromises } from 'node:fs'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createStoreBackend } from '../../src/runtime/server/lib/store'
 import type { StoreBackend, StoreBackendOptions } from '../../src/runtime/server/lib/store'
 import { decodeEnvelope, encodeEnvelope } from '../../src/runtime/server/lib/store/envelope'
@@ -425,6 +426,29 @@ describe('fs setIfAbsent across processes', () => {
       expect((await readdir(join(base, 'claim'))).filter(name => name.endsWith('.tmp'))).toEqual([])
     }
     finally {
+      await rm(base, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('fs setIfAbsent without hard links', () => {
+  it('falls back to an exclusive create when link() is not supported, still one winner', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'svc-auth-nolink-'))
+    const link = vi.spyOn(fsPromises, 'link').mockRejectedValue(Object.assign(new Error('link not supported'), { code: 'EPERM' }))
+    try {
+      const backend = createFsBackend({ base })
+      const results = await Promise.all(range(N).map(i => backend.setIfAbsent('nolink:key', `v${i}`, 60_000)))
+      expect(results.filter(Boolean)).toHaveLength(1)
+      expect(await backend.get('nolink:key')).toMatch(/^v\d+$/)
+      await backend.set('nolink:stale', 'old', 1)
+      await sleep(5)
+      expect(await backend.setIfAbsent('nolink:stale', 'new', 60_000)).toBe(true)
+      expect(await backend.get('nolink:stale')).toBe('new')
+      expect(link).toHaveBeenCalled()
+      expect((await readdir(join(base, 'nolink'))).filter(name => name.endsWith('.tmp'))).toEqual([])
+    }
+    finally {
+      link.mockRestore()
       await rm(base, { recursive: true, force: true })
     }
   })

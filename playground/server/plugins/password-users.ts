@@ -20,8 +20,8 @@ export default defineNitroPlugin(() => {
     },
     password: {
       findUser: email => users.get(email) ?? null,
-      sendVerificationCode(email, code, action) {
-        console.info(`[playground] ${action} code for ${email}: ${code}  (link: /auth/password/${action}-verify?code=${code})`)
+      sendVerificationCode(email, code, action, { link }) {
+        console.info(`[playground] ${action} code for ${email}: ${code}  (link: ${link})`)
       },
     },
   })

@@ -92,7 +92,7 @@ export interface PasswordHandlers {
   findUser?: (email: string) => PasswordUser | null | undefined | Promise<PasswordUser | null | undefined>
   /**
    * Delivers a code (the spec's three arguments), with `details.link` a ready verify link.
-   * The email is in canonical form: lowercase, internationalised domains in Unicode (NFC).
+   * The email is in canonical form: lowercase, internationalised domains in ASCII (punycode).
    */
   sendVerificationCode?: (email: string, code: string, action: MagicCodeAction, details: VerificationCodeDetails) => void | Promise<void>
   validatePassword?: (password: string) => boolean | string[] | Promise<boolean | string[]>

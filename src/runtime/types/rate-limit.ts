@@ -22,6 +22,14 @@ export interface LoginRateLimitRule extends RateLimitRule {
   perEmailAndIp: number
 }
 
+/** Failed verifications per email and action. */
+export interface VerifyFailureBudget {
+  /** Failures allowed within `window` (0: no limit). */
+  perEmail: number
+  /** Length of the window in seconds. */
+  window: number
+}
+
 /** Global budget of code-only verification misses per action. */
 export interface CodeOnlyBudget {
   /** Misses allowed per action within `window` (0: code-only verification is off). */
@@ -68,13 +76,22 @@ export interface RateLimitOptions {
   verify: RateLimitRule
   /**
    * Verification by the code alone (`?code=` without `email` or `flow`): every such lookup that
-   * finds no code draws on one budget per action, shared by all clients. Once it is spent,
-   * code-only verification answers 429 until the window ends; links with `flow` or `email` keep
-   * working. With the defaults, an attacker with unlimited addresses has 600 guesses a day per
-   * action, so the chance to hit any of 10 outstanding codes in a day is below 0.6 %.
+   * finds no code draws on one budget per action, shared by all clients; with more than 10 codes
+   * of the action outstanding the budget shrinks in proportion. Once it is spent, code-only
+   * verification answers 429 until the window ends; links with `flow` or `email` keep working.
+   * With the defaults, an attacker with unlimited addresses hits any outstanding code in a day
+   * with a chance below 0.6 %, however many codes are outstanding. `misses: 0` refuses code-only
+   * verification (400).
    * @default { misses: 25, window: 3600 }
    */
   codeOnlyVerify: CodeOnlyBudget
+  /**
+   * Failed verifications of one email's codes of one action, across all its codes and links:
+   * beyond `perEmail` in `window`, verification for that email and action answers 429 (new codes
+   * reset the per-code attempt count, not this one).
+   * @default { perEmail: 10, window: 86400 }
+   */
+  verifyFailures: VerifyFailureBudget
   /**
    * POST /auth/password/reset-complete.
    * @default { perIp: 10, perEmail: 0, window: 900 }
@@ -88,4 +105,4 @@ export interface RateLimitOptions {
 }
 
 /** Names of the rules (the endpoints they apply to). */
-export type RateLimitRuleName = Exclude<keyof RateLimitOptions, 'enabled' | 'trustedProxies' | 'codeOnlyVerify'>
+export type RateLimitRuleName = Exclude<keyof RateLimitOptions, 'enabled' | 'trustedProxies' | 'codeOnlyVerify' | 'verifyFailures'>

@@ -2,6 +2,7 @@ import type { H3Event } from 'h3'
 import { getCookie, setCookie } from 'h3'
 import type { AuthContext } from './context'
 import { randomToken, safeEqual } from './crypto'
+import { RESET_SESSION_TTL } from './records/reset-session'
 
 /** HMAC purpose of the binding value kept in an authorization code record. */
 export const CODE_BINDING_PURPOSE = 'code-binding'
@@ -26,9 +27,11 @@ export function readCodeBinding(event: H3Event, ctx: AuthContext): string | unde
 }
 
 /**
- * Binds a code about to be handed to the browser of `event`: returns the browser's binding value
- * (the one its cookie holds already, so codes of several tabs stay valid together, or a new one)
- * and (re)sets the HttpOnly, SameSite=Lax cookie for the lifetime of a code.
+ * Binds a code (or a reset session) about to be handed to the browser of `event`: returns the
+ * browser's binding value (the one its cookie holds already, so codes of several tabs stay valid
+ * together, or a new one) and (re)sets the HttpOnly, SameSite=Lax cookie. It lives as long as
+ * the longer of a code and a reset session (5 minutes by default), so any code or reset session
+ * of this browser finds it.
  */
 export function bindCodeToBrowser(event: H3Event, ctx: AuthContext): string {
   const value = readCodeBinding(event, ctx) ?? randomToken(32)
@@ -37,9 +40,14 @@ export function bindCodeToBrowser(event: H3Event, ctx: AuthContext): string {
     secure: ctx.options.tokenRefresh.cookie.secure,
     sameSite: 'lax',
     path: '/',
-    maxAge: Math.max(1, Math.ceil(ctx.lifetimes.authCode)),
+    maxAge: Math.ceil(Math.max(ctx.lifetimes.authCode, RESET_SESSION_TTL)),
   })
   return value
+}
+
+/** HMAC of the binding of the browser of `event` (binding it first: see {@link bindCodeToBrowser}). */
+export function browserBindingOf(event: H3Event, ctx: AuthContext): string {
+  return ctx.store.hash(CODE_BINDING_PURPOSE, bindCodeToBrowser(event, ctx))
 }
 
 /** True when the browser of `event` presents the binding whose HMAC the code record holds. */

@@ -10,7 +10,8 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 /** Where h3's `readRawBody` looks for a body that was read already. */
 const RAW_BODY = Symbol.for('h3RawBody')
 
-type BodyCarrier = H3Event & { _requestBody?: unknown, web?: { request?: { body?: unknown } } }
+/** Where h3 finds a body that another runtime handed over (in memory or as a web stream). */
+interface BodyCarrier { _requestBody?: unknown, web?: { request?: { body?: unknown } } }
 type NodeRequest = IncomingMessage & { [RAW_BODY]?: Promise<Buffer>, rawBody?: unknown, body?: unknown }
 
 /** How long a client that keeps sending a refused body may go on after the answer. */
@@ -51,9 +52,18 @@ export async function limitRequestBody(event: H3Event, limit: number): Promise<v
   if (declared !== undefined && Number(declared) > limit) throw tooLarge(event, limit)
   const chunked = /\bchunked\b/i.test(String(req.headers['transfer-encoding'] ?? ''))
   if (!chunked && !(Number(declared) > 0)) return
-  const carrier = event as BodyCarrier
-  // A body that is already in memory (in-process requests) or was read before: nothing to stream.
-  if (carrier._requestBody !== undefined || carrier.web?.request?.body || RAW_BODY in req || req.rawBody !== undefined || req.body !== undefined) return
+  const carrier = event as unknown as BodyCarrier
+  if (RAW_BODY in req) return
+  // Runtimes other than a Node server hand the body over in memory or as a web stream.
+  for (const given of [carrier._requestBody, carrier.web?.request?.body, req.rawBody, req.body]) {
+    if (given === undefined || given === null) continue
+    if (isWebStream(given)) {
+      carrier._requestBody = await readWebStream(given, limit, () => tooLarge(event, limit))
+      return
+    }
+    if (sizeOf(given) > limit) throw tooLarge(event, limit)
+    return
+  }
   if (typeof req.on !== 'function') return
   const body = await new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = []
@@ -88,6 +98,34 @@ export async function limitRequestBody(event: H3Event, limit: number): Promise<v
   req[RAW_BODY] = Promise.resolve(body)
 }
 
+function isWebStream(value: unknown): value is ReadableStream<Uint8Array> {
+  return typeof (value as ReadableStream | null)?.getReader === 'function'
+}
+
+/** Bytes of a body held in memory (0 when it cannot tell: parsed objects are not raw bodies). */
+function sizeOf(value: unknown): number {
+  if (typeof value === 'string') return Buffer.byteLength(value)
+  if (value instanceof Uint8Array || value instanceof ArrayBuffer) return value.byteLength
+  return 0
+}
+
+/** Reads a web stream up to `limit` bytes; past it, cancels the stream and throws `tooLarge()`. */
+async function readWebStream(stream: ReadableStream<Uint8Array>, limit: number, tooLarge: () => Error): Promise<Buffer> {
+  const reader = stream.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) return Buffer.concat(chunks)
+    size += value.byteLength
+    if (size > limit) {
+      await reader.cancel().catch(() => {})
+      throw tooLarge()
+    }
+    chunks.push(value)
+  }
+}
+
 /** `host[:port]` without a default port, lowercase. */
 function normalizeHost(host: string): string {
   return host.trim().toLowerCase().replace(/:(80|443)$/, '')
@@ -105,15 +143,22 @@ function allowedOrigins(ctx: AuthContext): Set<string> {
   return set
 }
 
+/** Hosts on which browsers treat plain http as a secure context. */
+const LOOPBACK_HOST = /^(localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\])$/
+
 /**
  * True when `origin` is the app's own: the origin of `publicUrl` when it is set, else an origin
  * whose host is the request's `Host` (or `X-Forwarded-Host`). A browser cannot send another
- * site's request with this host, so the scheme is not compared when no public URL says it.
+ * site's request with this host. When cookies are `Secure`, the app is served over https, so an
+ * http origin (a page an attacker on the network could inject) is refused, except on loopback
+ * hosts in development.
  */
 function isOwnOrigin(event: H3Event, ctx: AuthContext, origin: string): boolean {
   const configured = ctx.options.publicUrl ? originOf(ctx.options.publicUrl) : undefined
   if (configured) return origin === configured
-  const host = normalizeHost(new URL(origin).host)
+  const url = new URL(origin)
+  if (url.protocol === 'http:' && ctx.options.tokenRefresh.cookie.secure && !LOOPBACK_HOST.test(url.hostname)) return false
+  const host = normalizeHost(url.host)
   const headers = event.node.req.headers
   const forwarded = typeof headers['x-forwarded-host'] === 'string' ? headers['x-forwarded-host'].split(',')[0] : undefined
   return [headers.host, forwarded].some(h => typeof h === 'string' && h !== '' && normalizeHost(h) === host)

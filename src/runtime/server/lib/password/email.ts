@@ -11,10 +11,11 @@ export const MAX_EMAIL_LENGTH = 254
  * The canonical form of an address, or undefined when it is not a valid email. Every address is
  * compared and handed to the host in this one form:
  * - trimmed, NFC-normalised, lowercase;
- * - the domain processed by UTS #46 (as browsers do: `BÜCHER.de`, `bücher.de` and
- *   `xn--bcher-kva.de` are one domain) and written in Unicode (`user@bücher.de`).
- * The local part must be ASCII (as `z.email()` checks it); the ASCII form of the whole address
- * must fit in 254 characters.
+ * - the domain processed by UTS #46 (as browsers do) and written in its ASCII form:
+ *   `user@BÜCHER.de`, `user@bücher.de` and `user@xn--bcher-kva.de` are all `user@xn--bcher-kva.de`.
+ *   ASCII is what every address accepted before internationalised domains already was, so no
+ *   stored address changes form; show the Unicode form with `node:url`'s `domainToUnicode`.
+ * The local part must be ASCII (as `z.email()` checks it); the address fits in 254 characters.
  */
 export function normalizeEmail(value: string): string | undefined {
   const email = value.trim().normalize('NFC').toLowerCase()
@@ -25,9 +26,8 @@ export function normalizeEmail(value: string): string | undefined {
   if (!isHostName(ascii) || `${local}@${ascii}`.length > MAX_EMAIL_LENGTH) return undefined
   // The local part by zod's rules (on a neutral domain: zod's TLD rule knows no `xn--` TLDs).
   if (!EMAIL.safeParse(`${local}@example.com`).success) return undefined
-  const unicode = domainToUnicode(ascii)
-  if (unicode.split('.').some(label => label.startsWith('-') || label.endsWith('-'))) return undefined
-  return `${local}@${unicode}`
+  if (domainToUnicode(ascii).split('.').some(label => label.startsWith('-') || label.endsWith('-'))) return undefined
+  return `${local}@${ascii}`
 }
 
 /**

@@ -9,6 +9,7 @@ import { enforceRateLimit, reserveLoginFailure, retryAfterOf, tooMany } from '..
 import { createMagicCode, discardMagicCode, verifyMagicCode, type MagicCodeRecord } from '../records/magic-code'
 import { revokeUserSessions } from '../records/refresh-token'
 import { consumeResetSession, createResetSession, readResetSession } from '../records/reset-session'
+import { browserBindingOf, matchesCodeBinding } from '../code-binding'
 import { refuseCrossOrigin } from '../request-guards'
 import { describeIssues, readBodyWith } from '../validation'
 import { MAX_EMAIL_LENGTH, requireEmail } from './email'
@@ -116,11 +117,13 @@ async function verifyCode<TData>(ctx: AuthContext, event: H3Event, runtime: Pass
   const invalid = () => authError(400, 'invalid_verification_code', 'Invalid or expired code')
   if (!CODE_PATTERN.test(code)) throw invalid()
   const limits = ctx.options.rateLimit
-  const budget = limits?.enabled ? { max: limits.codeOnlyVerify.misses, windowSeconds: limits.codeOnlyVerify.window } : undefined
-  const result = await verifyMagicCode<TData>(ctx, { action, code, email, flow, maxAttempts: runtime.options.magicCodeMaxAttempts, ttlSeconds: runtime.options.magicCodeTTL, codeOnlyBudget: budget })
+  const on = limits?.enabled === true
+  const codeOnlyBudget = on ? { max: limits.codeOnlyVerify.misses, windowSeconds: limits.codeOnlyVerify.window } : undefined
+  const emailFailureBudget = on && limits.verifyFailures.perEmail > 0 ? { max: limits.verifyFailures.perEmail, windowSeconds: limits.verifyFailures.window } : undefined
+  const result = await verifyMagicCode<TData>(ctx, { action, code, email, flow, maxAttempts: runtime.options.magicCodeMaxAttempts, ttlSeconds: runtime.options.magicCodeTTL, codeOnlyBudget, emailFailureBudget })
   if (result.status === 'budget_exhausted') {
-    ctx.logger.security('code_only_budget_exhausted', { action })
-    throw tooMany(await retryAfterOf(ctx, result.budgetKey, budget?.windowSeconds ?? 1))
+    ctx.logger.security('verification_budget_exhausted', { action })
+    throw tooMany(await retryAfterOf(ctx, result.budgetKey, 1))
   }
   if (result.status === 'too_many_attempts') {
     ctx.logger.security('verification_attempts_exceeded', { action })
@@ -206,10 +209,18 @@ export async function login(ctx: AuthContext, event: H3Event) {
   const body = await readBodyWith(event, credentialsBody)
   const email = requireEmail(body.email)
   const failure = await reserveLoginFailure(ctx, event, email)
-  const user = await handlers.findUser(email)
-  // An unknown email, a wrong password and one too long to check all cost the same bcrypt work
-  // and get the same answer.
-  const valid = await checkPassword(runtime, handlers, body.password, user?.hashedPassword ?? null)
+  let valid: boolean
+  try {
+    const user = await handlers.findUser(email)
+    // An unknown email, a wrong password and one too long to check all cost the same bcrypt work
+    // and get the same answer.
+    valid = await checkPassword(runtime, handlers, body.password, user?.hashedPassword ?? null)
+  }
+  catch (error) {
+    // A failing lookup (the host's database) is not the user's failed login.
+    await failure.release()
+    throw error
+  }
   if (!valid) {
     ctx.logger.security('password_login_failed', {})
     throw authError(400, 'invalid_credentials', 'Invalid email or password')
@@ -264,7 +275,9 @@ export async function resetVerify(ctx: AuthContext, event: H3Event) {
   if (event.method === 'POST') refuseCrossOrigin(event, ctx)
   const runtime = usePasswordRuntime(ctx)
   const record = await verifyCode(ctx, event, runtime, 'reset')
-  const sessionId = await createResetSession(ctx, { email: record.email })
+  // The reset session is bound to this browser like an authorization code: a link to the reset
+  // page that leaks (history, Referer, a shared screen) cannot set the password elsewhere.
+  const sessionId = await createResetSession(ctx, { email: record.email, binding: browserBindingOf(event, ctx) })
   const location = `${runtime.options.resetPasswordPath}?session=${encodeURIComponent(sessionId)}`
   return answerRedirect(event, location, { sessionId })
 }
@@ -288,6 +301,12 @@ function subjectsOf(user: { sub?: unknown, id?: unknown }, email: string, persis
   return subjects
 }
 
+/** Subjects that persisting revealed beyond those known before (an id the handler returned). */
+function newSubjects(user: { sub?: unknown, id?: unknown }, email: string, persisted: Record<string, unknown> | undefined): string[] {
+  const before = new Set(subjectsOf(user, email))
+  return subjectsOf(user, email, persisted).filter(subject => !before.has(subject))
+}
+
 /** POST reset-complete: `{ sessionId, newPassword }`; persists the hash, revokes every session. */
 export async function resetComplete(ctx: AuthContext, event: H3Event) {
   refuseCrossOrigin(event, ctx)
@@ -296,16 +315,26 @@ export async function resetComplete(ctx: AuthContext, event: H3Event) {
   await enforceRateLimit(ctx, event, 'resetComplete')
   const body = await readBodyWith(event, resetCompleteBody)
   const invalid = () => authError(400, 'invalid_reset_session', 'Invalid or expired reset session')
-  // Checked without consuming, so that a password refused by the policy can be corrected.
-  if (!(await readResetSession(ctx, body.sessionId))) throw invalid()
+  // Checked without consuming, so that a password refused by the policy can be corrected; in
+  // another browser it is burnt.
+  const pending = await readResetSession(ctx, body.sessionId)
+  if (!pending) throw invalid()
+  if (pending.binding !== undefined && !matchesCodeBinding(event, ctx, pending.binding)) {
+    await consumeResetSession(ctx, body.sessionId)
+    ctx.logger.security('reset_session_binding_mismatch', {})
+    throw invalid()
+  }
   const newPassword = await requirePolicy(runtime, handlers, body.newPassword)
   const hashedPassword = await runtime.hasher.hash(newPassword)
   const session = await consumeResetSession(ctx, body.sessionId)
   if (!session) throw invalid()
   const user = await handlers.findUser(session.email)
   if (!user) throw invalid()
+  // Sessions are revoked before the new password is stored: if anything fails in between, every
+  // session has ended (safe), never a new password with a thief's session still alive.
+  let revoked = await revokeSessions(ctx, subjectsOf(user, session.email))
   const persisted = await persistPasswordUser(event, { ...user, email: session.email, hashedPassword })
-  const revoked = await revokeSessions(ctx, subjectsOf(user, session.email, persisted))
+  revoked += await revokeSessions(ctx, newSubjects(user, session.email, persisted))
   ctx.logger.security('password_reset', { revokedSessions: revoked })
   return { success: true as const }
 }
@@ -330,8 +359,11 @@ export async function change(ctx: AuthContext, event: H3Event, claims: AuthClaim
     throw authError(400, 'current_password_incorrect', 'Current password is incorrect')
   }
   const hashedPassword = await runtime.hasher.hash(newPassword)
+  // The other sessions end before the new password is stored (see resetComplete).
+  const keep = { subject: claims.sub, sid: claims.sid }
+  let revoked = await revokeSessions(ctx, [claims.sub, ...subjectsOf(user, email)], keep)
   const persisted = await persistPasswordUser(event, { ...user, email, hashedPassword })
-  const revoked = await revokeSessions(ctx, [claims.sub, ...subjectsOf(user, email, persisted)], { subject: claims.sub, sid: claims.sid })
+  revoked += await revokeSessions(ctx, newSubjects(user, email, persisted), keep)
   ctx.logger.security('password_changed', { revokedSessions: revoked })
   return { success: true as const }
 }

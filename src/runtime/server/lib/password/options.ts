@@ -91,5 +91,11 @@ export function validateRateLimitOptions(options: RateLimitOptions): string[] {
     if (!isInteger(budget.misses, 0)) errors.push('svcAuth.rateLimit.codeOnlyVerify.misses must be a whole number, 0 (code-only verification off) or more.')
     if (!isInteger(budget.window, 1)) errors.push('svcAuth.rateLimit.codeOnlyVerify.window must be a whole number of seconds, 1 or more.')
   }
+  const failures = options.verifyFailures
+  if (!failures || typeof failures !== 'object') errors.push('svcAuth.rateLimit.verifyFailures must be an object { perEmail, window }.')
+  else {
+    if (!isInteger(failures.perEmail, 0)) errors.push('svcAuth.rateLimit.verifyFailures.perEmail must be a whole number, 0 (no limit) or more.')
+    if (!isInteger(failures.window, 1)) errors.push('svcAuth.rateLimit.verifyFailures.window must be a whole number of seconds, 1 or more.')
+  }
   return errors
 }

@@ -1,7 +1,7 @@
 import type { H3Event } from 'h3'
 import { z } from 'zod'
 import type { AuthUser } from '../../../types/auth'
-import { bindCodeToBrowser, CODE_BINDING_PURPOSE } from '../code-binding'
+import { browserBindingOf } from '../code-binding'
 import type { AuthContext } from '../context'
 import { randomToken } from '../crypto'
 import { claimsSchema, timestamp, userSchema } from './schema'
@@ -48,7 +48,7 @@ const NS = 'code'
  */
 export async function createAuthCode(ctx: AuthContext, event: H3Event, input: AuthCodeInput, options: AuthCodeOptions = {}): Promise<string> {
   const code = randomToken(32)
-  const binding = options.bindToBrowser === false ? undefined : ctx.store.hash(CODE_BINDING_PURPOSE, bindCodeToBrowser(event, ctx))
+  const binding = options.bindToBrowser === false ? undefined : browserBindingOf(event, ctx)
   const record: AuthCodeRecord = { ...input, user: storableUser(input.user), issuedAt: Date.now(), ...(binding ? { binding } : {}) }
   await ctx.store.write(ctx.store.key(NS, code), record, ctx.lifetimes.authCode)
   return code

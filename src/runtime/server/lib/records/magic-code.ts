@@ -11,9 +11,10 @@ const magicCodeRecord = z.object({
   id: z.string().min(1),
   email: z.string().min(1),
   action: z.enum(ACTIONS),
-  /** HMAC of the code: the code itself is never stored. */
-  codeHash: z.string().min(1),
-  /** Key of the by-code index entry, so a replacement can remove it. */
+  /**
+   * Key of the by-code index entry: an HMAC of action and code (the code itself is never
+   * stored), compared with the key of a presented code, and removed when the code is replaced.
+   */
   indexKey: z.string().min(1),
   /** Key of the by-flow index entry. */
   flowKey: z.string().min(1),
@@ -31,7 +32,7 @@ export type MagicCodeResult<TData> =
   | { status: 'ok', record: MagicCodeRecord<TData> }
   | { status: 'invalid' }
   | { status: 'too_many_attempts' }
-  /** Code-only verification is paused: its global miss budget (counter `budgetKey`) is spent. */
+  /** A budget is spent: code-only verification of the action, or failures of the email (counter `budgetKey`). */
   | { status: 'budget_exhausted', budgetKey: string }
 
 export interface IssuedMagicCode {
@@ -45,6 +46,14 @@ const BY_CODE = 'magic-code'
 const BY_FLOW = 'magic-flow'
 const ATTEMPTS = 'magic-attempts'
 const CODE_ONLY_MISSES = 'magic-misses'
+const ISSUED = 'magic-issued'
+const EMAIL_FAILURES = 'magic-failed'
+
+/**
+ * The number of outstanding codes the code-only budget is sized for: with more codes alive, a
+ * code-only guess is more likely to hit one, so fewer misses are allowed (see {@link emailOfCode}).
+ */
+const REFERENCE_OUTSTANDING = 10
 
 const pendingKey = (ctx: AuthContext, action: MagicCodeAction, email: string) => ctx.store.key(PENDING, `${action}:${email}`)
 const codeKey = (ctx: AuthContext, action: MagicCodeAction, code: string) => ctx.store.key(BY_CODE, `${action}:${code}`)
@@ -64,10 +73,11 @@ export async function createMagicCode<TData extends Record<string, unknown>>(ctx
     const indexKey = codeKey(ctx, input.action, code)
     if (!(await ctx.store.writeIfAbsent(indexKey, { email: input.email }, input.ttlSeconds))) continue
     const id = randomToken(16)
-    const record: MagicCodeRecord<TData> = { id, email: input.email, action: input.action, codeHash: indexKey, indexKey, flowKey: flowKey(ctx, input.action, id), data: input.data, createdAt: Date.now() }
+    const record: MagicCodeRecord<TData> = { id, email: input.email, action: input.action, indexKey, flowKey: flowKey(ctx, input.action, id), data: input.data, createdAt: Date.now() }
     await Promise.all([
       ctx.store.write(record.flowKey, { email: input.email }, input.ttlSeconds),
       ctx.store.write(key, record, input.ttlSeconds),
+      noteIssued(ctx, input.action, input.ttlSeconds),
     ])
     return { code, flow: id }
   }
@@ -88,7 +98,7 @@ export async function discardMagicCode(ctx: AuthContext, action: MagicCodeAction
   const indexKey = codeKey(ctx, action, options.code)
   await ctx.store.remove(indexKey)
   const pending = await ctx.store.read(key, magicCodeRecord)
-  if (pending && safeEqual(pending.codeHash, indexKey)) await Promise.all([ctx.store.remove(key), ctx.store.remove(pending.flowKey)])
+  if (pending && safeEqual(pending.indexKey, indexKey)) await Promise.all([ctx.store.remove(key), ctx.store.remove(pending.flowKey)])
 }
 
 export interface VerifyMagicCodeInput {
@@ -101,23 +111,52 @@ export interface VerifyMagicCodeInput {
   maxAttempts: number
   ttlSeconds: number
   /**
-   * Global budget of code-only lookups that find nothing, per action (`max` per `windowSeconds`).
-   * Absent: unlimited.
+   * Global budget of code-only lookups that find nothing, per action: `max` misses per
+   * `windowSeconds` while at most 10 codes of the action are outstanding, proportionally fewer
+   * beyond. `max` 0: code-only verification is refused. Absent: unlimited.
    */
   codeOnlyBudget?: { max: number, windowSeconds: number }
+  /**
+   * Failed verifications of one email's codes of the action, whatever code or link they came
+   * through (`max` per `windowSeconds`). Absent: unlimited.
+   */
+  emailFailureBudget?: { max: number, windowSeconds: number }
 }
 
 const missKeyOf = (ctx: AuthContext, action: MagicCodeAction) => ctx.store.key(CODE_ONLY_MISSES, action)
 
-/** Finds the email of a code-only lookup, drawing on the action's miss budget. */
+/** Counter of the codes of `action` issued in window `index` (windows as long as a code lives). */
+const issuedKey = (ctx: AuthContext, action: MagicCodeAction, index: number) => ctx.store.key(ISSUED, `${action}:${index}`)
+const windowIndex = (ttlSeconds: number, now = Date.now()) => Math.floor(now / (ttlSeconds * 1000))
+
+async function noteIssued(ctx: AuthContext, action: MagicCodeAction, ttlSeconds: number): Promise<void> {
+  await ctx.store.incr(issuedKey(ctx, action, windowIndex(ttlSeconds)), ttlSeconds * 2)
+}
+
+/**
+ * An upper bound of the codes of `action` alive now: those issued in the current and the previous
+ * window (a code lives one window length).
+ */
+async function outstandingCodes(ctx: AuthContext, action: MagicCodeAction, ttlSeconds: number): Promise<number> {
+  const index = windowIndex(ttlSeconds)
+  const [current, previous] = await Promise.all([ctx.store.count(issuedKey(ctx, action, index)), ctx.store.count(issuedKey(ctx, action, index - 1))])
+  return current + previous
+}
+
+/**
+ * Finds the email of a code-only lookup, drawing on the action's miss budget. A unit is reserved
+ * first, so that concurrent guesses can never overdraw the budget; a hit gives it back. The
+ * budget shrinks as codes pile up: a guess hits one of N outstanding codes with probability
+ * N/10⁶, so misses × max(N, 10) is kept at or below max × 10, and the expected hits stay those of
+ * `max` misses against 10 codes however many codes an attacker makes others request.
+ */
 async function emailOfCode(ctx: AuthContext, input: VerifyMagicCodeInput): Promise<string | 'budget_exhausted' | null> {
   const budget = input.codeOnlyBudget
   const missKey = missKeyOf(ctx, input.action)
-  // Reserve a unit first, so that concurrent guesses can never overdraw the budget; a hit gives
-  // it back.
   if (budget) {
-    if (budget.max <= 0) return 'budget_exhausted'
-    if ((await ctx.store.incr(missKey, budget.windowSeconds)) > budget.max) return 'budget_exhausted'
+    if (budget.max <= 0) return null
+    const [misses, outstanding] = await Promise.all([ctx.store.incr(missKey, budget.windowSeconds), outstandingCodes(ctx, input.action, input.ttlSeconds)])
+    if (misses * Math.max(REFERENCE_OUTSTANDING, outstanding) > budget.max * REFERENCE_OUTSTANDING) return 'budget_exhausted'
   }
   const index = await ctx.store.read(codeKey(ctx, input.action, input.code), emailIndex)
   if (index && budget) await ctx.store.incr(missKey, budget.windowSeconds, -1)
@@ -144,9 +183,17 @@ export async function verifyMagicCode<TData = Record<string, unknown>>(ctx: Auth
   if (!pending) return { status: 'invalid' }
   const attempts = await ctx.store.incr(ctx.store.key(ATTEMPTS, pending.id), input.ttlSeconds)
   if (attempts > input.maxAttempts) return { status: 'too_many_attempts' }
-  if (!safeEqual(codeKey(ctx, input.action, input.code), pending.codeHash)) {
+  // A failure of this email is reserved before the comparison and given back on a match.
+  const failures = input.emailFailureBudget
+  const failureKey = ctx.store.key(EMAIL_FAILURES, `${input.action}:${email}`)
+  if (failures && (await ctx.store.incr(failureKey, failures.windowSeconds)) > failures.max) {
+    await ctx.store.incr(failureKey, failures.windowSeconds, -1)
+    return { status: 'budget_exhausted', budgetKey: failureKey }
+  }
+  if (!safeEqual(codeKey(ctx, input.action, input.code), pending.indexKey)) {
     return attempts >= input.maxAttempts ? { status: 'too_many_attempts' } : { status: 'invalid' }
   }
+  if (failures) await ctx.store.incr(failureKey, failures.windowSeconds, -1)
   const taken = await ctx.store.take(key, magicCodeRecord)
   if (!taken || taken.id !== pending.id) return { status: 'invalid' }
   await Promise.all([ctx.store.remove(taken.indexKey), ctx.store.remove(taken.flowKey)])

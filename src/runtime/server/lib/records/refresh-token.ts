@@ -44,8 +44,6 @@ type RotationMarker = z.output<typeof rotationMarker>
 
 const familyRevoked = z.number()
 
-const userIndexEntry = z.object({ family: z.string(), at: timestamp })
-
 const TOKEN = 'rt'
 const ROTATED = 'rotated'
 const REVOKED_FAMILY = 'family-revoked'
@@ -171,24 +169,39 @@ async function followRotation(ctx: AuthContext, token: string): Promise<RefreshR
     const live = await readRefreshToken(ctx, successor)
     if (live) return { status: 'ok', record: live.record, token: successor }
     const next = await ctx.store.read(markerKey(ctx, successor), rotationMarker)
-    if (!next) {
-      // Claimed but never stored (the server stopped between the two writes): restore it.
-      if (await isFamilyRevoked(ctx, marker.family)) return { status: 'invalid' }
-      await storeToken(ctx, successor, marker.record)
-      return { status: 'ok', record: marker.record, token: successor }
-    }
+    if (!next) return restoreSuccessor(ctx, successor, marker.record)
     current = successor
     marker = next
   }
+  ctx.logger.warn(`A refresh token was rotated more than ${MAX_CHAIN} times within the grace period; the old token is refused`)
   return { status: 'invalid' }
 }
 
-/** Marks a family revoked: none of its tokens refreshes any more. */
+/**
+ * A successor that was claimed but never stored (the server stopped between the claim and the
+ * write, or a logout took it): stored again from its marker, with what is left of its lifetime,
+ * unless its session has been revoked. The revocation is checked again after the write, so a
+ * logout that runs meanwhile (it revokes before it deletes) is never undone.
+ */
+async function restoreSuccessor(ctx: AuthContext, successor: string, record: RefreshTokenRecord): Promise<RefreshResult> {
+  if (await isFamilyRevoked(ctx, record.family)) return { status: 'invalid' }
+  const left = (record.issuedAt + ctx.lifetimes.refresh * 1000 - Date.now()) / 1000
+  if (left <= 0) return { status: 'invalid' }
+  await storeToken(ctx, successor, record, left)
+  if (await isFamilyRevoked(ctx, record.family)) {
+    await Promise.all([ctx.store.remove(tokenKey(ctx, successor)), ctx.store.remove(`${userIndexPrefix(ctx, record.userId)}${record.family}`)])
+    return { status: 'invalid' }
+  }
+  return { status: 'ok', record, token: successor }
+}
+
+/**
+ * Marks a family revoked: none of its tokens refreshes any more. The mark is written before the
+ * user's index entry goes, so the session is never unlisted while still live.
+ */
 export async function revokeFamily(ctx: AuthContext, family: string, userId: string): Promise<void> {
-  await Promise.all([
-    ctx.store.write(ctx.store.key(REVOKED_FAMILY, family), Date.now(), ctx.lifetimes.refresh),
-    ctx.store.remove(`${userIndexPrefix(ctx, userId)}${family}`),
-  ])
+  await ctx.store.write(ctx.store.key(REVOKED_FAMILY, family), Date.now(), ctx.lifetimes.refresh)
+  await ctx.store.remove(`${userIndexPrefix(ctx, userId)}${family}`)
 }
 
 /**
@@ -197,10 +210,13 @@ export async function revokeFamily(ctx: AuthContext, family: string, userId: str
  * family). Unknown tokens are ignored. Returns the family and user of the revoked session.
  */
 export async function revokeRefreshToken(ctx: AuthContext, token: string): Promise<{ family: string, userId: string } | null> {
-  const record = await ctx.store.take(tokenKey(ctx, token), refreshTokenRecord)
-  const owner = record ?? await ctx.store.read(markerKey(ctx, token), rotationMarker)
+  const key = tokenKey(ctx, token)
+  const owner = await ctx.store.read(key, refreshTokenRecord) ?? await ctx.store.read(markerKey(ctx, token), rotationMarker)
   if (!owner) return null
+  // Revoked first, deleted after: a concurrent retry that restores a token of the session sees
+  // the revocation (see restoreSuccessor).
   await revokeFamily(ctx, owner.family, owner.userId)
+  await ctx.store.remove(key)
   return { family: owner.family, userId: owner.userId }
 }
 
@@ -220,6 +236,3 @@ export async function revokeUserSessions(ctx: AuthContext, userId: string, optio
   await Promise.all(families.map(family => revokeFamily(ctx, family, userId)))
   return families.length
 }
-
-/** Schema of a user index entry (exported for the store contract tests). */
-export const refreshRecordSchemas = { token: refreshTokenRecord, marker: rotationMarker, userIndexEntry }

@@ -6,6 +6,8 @@ import { timestamp } from './schema'
 const resetSessionRecord = z.object({
   email: z.string().min(1),
   userId: z.string().optional(),
+  /** HMAC of the binding of the browser that verified the code (see code-binding). */
+  binding: z.string().optional(),
   createdAt: timestamp,
 })
 

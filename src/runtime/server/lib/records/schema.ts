@@ -20,4 +20,4 @@ export const impersonationContextSchema = z.custom<ImpersonationContext>(value =
   && typeof (value as ImpersonationContext).impersonatedAt === 'string')
 
 /** Epoch milliseconds. */
-export const timestamp = z.number().finite()
+export const timestamp = z.number()

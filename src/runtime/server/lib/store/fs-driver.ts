@@ -101,25 +101,31 @@ async function writeAtomic(path: string, data: string | Uint8Array): Promise<voi
   }
 }
 
+/** Errors of link() on filesystems without hard links (SMB/CIFS, some network and FUSE mounts). */
+const NO_HARD_LINKS = ['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']
+
 /**
  * Write `data` to a temp file, fsync it, then link() it to `path`: link fails with EEXIST when the
  * target exists, so of concurrent creations (also in other processes on the same filesystem)
- * exactly one succeeds, and the winner's file is complete the moment it appears.
+ * exactly one succeeds, and the winner's file is complete the moment it appears. On a filesystem
+ * without hard links, the target is created with O_EXCL instead (just as exclusive; a reader may
+ * then see it before its content, which reads as an invalid, hence absent, entry).
  */
 async function createExclusive(path: string, data: string | Uint8Array): Promise<boolean> {
   await fsp.mkdir(dirname(path), { recursive: true, mode: 0o700 })
   const temp = tempPathFor(path)
   try {
-    const handle = await fsp.open(temp, 'wx', 0o600)
-    try {
-      await handle.writeFile(data)
-      await handle.sync()
-    }
-    finally {
-      await handle.close()
-    }
+    await writeSynced(temp, data)
     try {
       await fsp.link(temp, path)
+      return true
+    }
+    catch (error) {
+      if (hasCode(error, 'EEXIST')) return false
+      if (!hasCode(error, ...NO_HARD_LINKS)) throw error
+    }
+    try {
+      await writeSynced(path, data)
       return true
     }
     catch (error) {
@@ -129,6 +135,18 @@ async function createExclusive(path: string, data: string | Uint8Array): Promise
   }
   finally {
     await fsp.rm(temp, { force: true })
+  }
+}
+
+/** Create `path` (O_EXCL), write `data` and fsync it. */
+async function writeSynced(path: string, data: string | Uint8Array): Promise<void> {
+  const handle = await fsp.open(path, 'wx', 0o600)
+  try {
+    await handle.writeFile(data)
+    await handle.sync()
+  }
+  finally {
+    await handle.close()
   }
 }
 
@@ -151,7 +169,15 @@ async function withFileLock<T>(path: string, busy: T, fn: () => Promise<T>): Pro
       if (!hasCode(error, 'EEXIST')) throw error
       const info = await fsp.stat(lock).catch(() => null)
       if (info && Date.now() - info.mtimeMs < STALE_LOCK_MS) return busy
-      await fsp.rm(lock, { force: true })
+      // A stale lock is moved out of the way with rename(): of processes breaking it at once,
+      // one succeeds, and none can remove a fresh lock that another process took meanwhile.
+      try {
+        await fsp.rename(lock, tempPathFor(lock))
+      }
+      catch (renameError) {
+        if (!hasCode(renameError, 'ENOENT')) throw renameError
+        return busy
+      }
     }
   }
   if (!handle) return busy
