@@ -1,9 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs'
-import { request } from 'node:http'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createKeyHasher } from '../../src/runtime/server/lib/crypto'
-import { bearer, codeCookieOf, cookie, issueCode, json, login, setCookieValue, startServer, type TestServer, tokenRequest } from './server'
+import { bearer, codeCookieOf, cookie, issueCode, json, login, rawPost, setCookieValue, startServer, type TestServer, tokenRequest } from './server'
 
 const FIXTURE_SECRET = 'fixture-secret-0123456789-abcdefghijklmnop'
 let server: TestServer
@@ -91,41 +90,6 @@ describe('logout ends the whole session, whatever cookie of it is presented', ()
   })
 })
 
-/** A raw POST: declared length, or a chunked stream written with backpressure until an answer comes. */
-function rawPost(path: string, options: { headers?: Record<string, string>, declaredLength?: number, chunkedBytes?: number }): Promise<{ status: number, body: string, sent: number }> {
-  const url = new URL(server.url)
-  return new Promise((resolve, reject) => {
-    let sent = 0
-    let answered = false
-    const headers: Record<string, string | number> = { 'content-type': 'application/json', ...options.headers }
-    if (options.declaredLength !== undefined) headers['content-length'] = options.declaredLength
-    const req = request({ host: url.hostname, port: url.port, path, method: 'POST', headers }, (res) => {
-      answered = true
-      const chunks: Buffer[] = []
-      res.on('data', c => chunks.push(c))
-      res.on('end', () => {
-        resolve({ status: res.statusCode!, body: Buffer.concat(chunks).toString('utf8'), sent })
-        req.destroy()
-      })
-    })
-    req.on('error', (error) => {
-      if (!answered) reject(error)
-    })
-    const chunk = Buffer.alloc(64 * 1024, 'a')
-    const total = options.chunkedBytes ?? 1024
-    const pump = () => {
-      while (!answered && sent < total) {
-        sent += chunk.length
-        if (!req.write(chunk)) {
-          req.once('drain', pump)
-          return
-        }
-      }
-    }
-    pump()
-  })
-}
-
 /** Resident memory of a process in MB (Linux). */
 function rssMb(pid: number): number {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find(l => l.startsWith('VmRSS:'))!
@@ -136,7 +100,7 @@ describe('request bodies are limited (security.maxBodySize, 16 KB)', () => {
   const endpoints = ['/auth/token', '/auth/refresh', '/auth/logout', '/auth/unimpersonate', '/auth/impersonate']
 
   it.each(endpoints)('%s refuses a declared Content-Length over the limit at once with 413', async (path) => {
-    const res = await rawPost(path, { declaredLength: 100 * 1024 * 1024 })
+    const res = await rawPost(server, path, { declaredLength: 100 * 1024 * 1024 })
     expect(res.status).toBe(413)
     expect(JSON.parse(res.body)).toEqual({ statusCode: 413, message: 'Request body is larger than 16384 bytes', error: 'payload_too_large' })
     expect(res.sent).toBeLessThan(1024 * 1024)
@@ -144,7 +108,7 @@ describe('request bodies are limited (security.maxBodySize, 16 KB)', () => {
 
   it('a chunked body is read only up to the limit: 413, and the server does not buffer the rest', async () => {
     const before = rssMb(server.process.pid!)
-    const res = await rawPost('/auth/logout', { chunkedBytes: 64 * 1024 * 1024 })
+    const res = await rawPost(server, '/auth/logout', { chunkedBytes: 64 * 1024 * 1024 })
     expect(res.status).toBe(413)
     expect(JSON.parse(res.body)).toMatchObject({ error: 'payload_too_large' })
     expect(res.sent).toBeLessThan(32 * 1024 * 1024)

@@ -1,6 +1,5 @@
-import { request } from 'node:http'
 import { afterAll, describe, expect, it } from 'vitest'
-import { bearer, codeCookieOf, startServer, type TestServer } from './server'
+import { bearer, codeCookieOf, rawPost, startServer, type TestServer } from './server'
 import { callbackCode, exchange, loginUser, nextCode, otherCode, PASSWORD, post, registerUser, sentCodes, uniqueEmail } from './password-helpers'
 
 const servers: TestServer[] = []
@@ -117,50 +116,16 @@ describe('passwords', () => {
 })
 
 describe('request bodies', () => {
-  /** POST a chunked body of `total` bytes with backpressure, until the server answers. */
-  const chunkedPost = (server: TestServer, path: string, total: number) => new Promise<{ status: number, body: string, sent: number }>((resolve, reject) => {
-    const url = new URL(server.url)
-    let sent = 0
-    let answered = false
-    const req = request({ host: url.hostname, port: url.port, path, method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
-      answered = true
-      const chunks: Buffer[] = []
-      res.on('data', c => chunks.push(c))
-      res.on('end', () => {
-        resolve({ status: res.statusCode!, body: Buffer.concat(chunks).toString(), sent })
-        req.destroy()
-      })
-    })
-    req.on('error', error => answered || reject(error))
-    const chunk = Buffer.from(`{"email":"${'a'.repeat(64 * 1024)}`)
-    const pump = () => {
-      while (!answered && sent < total) {
-        sent += chunk.length
-        if (!req.write(chunk)) return void req.once('drain', pump)
-      }
-    }
-    pump()
-  })
-
   it('a 100 MB body to reset-request is refused with 413 before it is read, declared or chunked', async () => {
     const server = await start()
-    const declared = await new Promise<number>((resolve, reject) => {
-      const url = new URL(server.url)
-      const req = request({ host: url.hostname, port: url.port, path: '/auth/password/reset-request', method: 'POST', headers: { 'content-type': 'application/json', 'content-length': 100 * 1024 * 1024 } }, (res) => {
-        res.resume()
-        resolve(res.statusCode!)
-        req.destroy()
-      })
-      req.on('error', reject)
-      req.write('{"email":"')
-    })
-    expect(declared).toBe(413)
-    const chunked = await chunkedPost(server, '/auth/password/reset-request', 100 * 1024 * 1024)
+    const declared = await rawPost(server, '/auth/password/reset-request', { declaredLength: 100 * 1024 * 1024 })
+    expect(declared.status).toBe(413)
+    const chunked = await rawPost(server, '/auth/password/reset-request', { chunkedBytes: 100 * 1024 * 1024 })
     expect(chunked.status).toBe(413)
     expect(JSON.parse(chunked.body)).toEqual({ statusCode: 413, message: 'Request body is larger than 16384 bytes', error: 'payload_too_large' })
     expect(chunked.sent).toBeLessThan(50 * 1024 * 1024)
     for (const path of ['/auth/password/login', '/auth/password/register', '/auth/password/login-verify', '/auth/password/reset-complete']) {
-      expect((await chunkedPost(server, path, 1024 * 1024)).status, path).toBe(413)
+      expect((await rawPost(server, path, { chunkedBytes: 1024 * 1024 })).status, path).toBe(413)
     }
   })
 })

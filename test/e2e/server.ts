@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { request } from 'node:http'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -151,3 +152,42 @@ export async function login(server: Pick<TestServer, 'fetch'>, user?: Record<str
 
 export const bearer = (token: string): RequestInit => ({ headers: { authorization: `Bearer ${token}` } })
 export const cookie = (value: string, name = 'svc-refresh'): RequestInit => ({ method: 'POST', headers: { cookie: `${name}=${value}` } })
+
+/**
+ * A raw POST that can lie about its size: `declaredLength` sets Content-Length, and the body (64 KB
+ * chunks, chunked unless a length is declared) is written with backpressure until `chunkedBytes`
+ * (default 1 KB) are sent or the server answers. `sent` tells how much went out before the answer.
+ */
+export function rawPost(server: Pick<TestServer, 'url'>, path: string, options: { headers?: Record<string, string>, declaredLength?: number, chunkedBytes?: number }): Promise<{ status: number, body: string, sent: number }> {
+  const url = new URL(server.url)
+  return new Promise((resolve, reject) => {
+    let sent = 0
+    let answered = false
+    const headers: Record<string, string | number> = { 'content-type': 'application/json', ...options.headers }
+    if (options.declaredLength !== undefined) headers['content-length'] = options.declaredLength
+    const req = request({ host: url.hostname, port: url.port, path, method: 'POST', headers }, (res) => {
+      answered = true
+      const chunks: Buffer[] = []
+      res.on('data', c => chunks.push(c))
+      res.on('end', () => {
+        resolve({ status: res.statusCode!, body: Buffer.concat(chunks).toString('utf8'), sent })
+        req.destroy()
+      })
+    })
+    req.on('error', (error) => {
+      if (!answered) reject(error)
+    })
+    const chunk = Buffer.alloc(64 * 1024, 'a')
+    const total = options.chunkedBytes ?? 1024
+    const pump = () => {
+      while (!answered && sent < total) {
+        sent += chunk.length
+        if (!req.write(chunk)) {
+          req.once('drain', pump)
+          return
+        }
+      }
+    }
+    pump()
+  })
+}

@@ -1,18 +1,7 @@
 import type { H3Event } from 'h3'
-import { afterAll, describe, expect, it } from 'vitest'
-import { resolveOptions } from '../../src/build/options'
-import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/context'
+import { describe, expect, it } from 'vitest'
 import { clientAddress, createProxyMatcher, enforceRateLimit, hitRateLimit, isTrustedProxyEntry, normalizeAddress, rateLimitSubject, requestAddress, reserveLoginFailure } from '../../src/runtime/server/lib/rate-limit'
-import type { ModuleOptionsInput } from '../../src/runtime/types/options'
-
-const contexts: AuthContext[] = []
-afterAll(() => Promise.all(contexts.map(c => c.dispose())))
-
-async function context(input: ModuleOptionsInput = {}): Promise<AuthContext> {
-  const ctx = await createAuthContext(resolveOptions({ token: { secret: 'rate-limit-unit-secret-0123456789-abcdefgh' }, tokenRefresh: { storage: { driver: 'memory' } }, logging: { level: 'silent' }, ...input }, true))
-  contexts.push(ctx)
-  return ctx
-}
+import { unitContext as context } from './helpers/context'
 
 /** The parts of an h3 event the limiter reads. */
 function fakeEvent(remoteAddress: string, forwardedFor?: string): H3Event {

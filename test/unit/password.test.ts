@@ -1,17 +1,17 @@
 import bcryptjs from 'bcryptjs'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { resolveOptions } from '../../src/build/options'
 import { passwordRoutePath, PASSWORD_ROUTES } from '../../src/build/password'
-import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/context'
+import type { AuthContext } from '../../src/runtime/server/lib/context'
 import { normalizeEmail, requireEmail } from '../../src/runtime/server/lib/password/email'
-import { normalizePassword, passwordBytes, passwordForms } from '../../src/runtime/server/lib/password/policy'
 import { automaticHashConcurrency, createPasswordHasher, createSemaphore } from '../../src/runtime/server/lib/password/hashing'
 import { passwordSubject } from '../../src/runtime/server/lib/password/handlers'
 import { PASSWORD_DEFAULTS, isPasswordEnabled, resolvePasswordOptions, validatePasswordOptions, validateRateLimitOptions } from '../../src/runtime/server/lib/password/options'
-import { checkPasswordPolicy, commonPasswords, isCommonPassword, MAX_PASSWORD_BYTES, policyMessage } from '../../src/runtime/server/lib/password/policy'
+import { checkPasswordPolicy, commonPasswords, isCommonPassword, MAX_PASSWORD_BYTES, normalizePassword, passwordBytes, passwordForms, policyMessage } from '../../src/runtime/server/lib/password/policy'
 import { createMagicCode, discardMagicCode, verifyMagicCode } from '../../src/runtime/server/lib/records/magic-code'
 import type { PasswordHandlers } from '../../src/runtime/types/auth'
 import type { PasswordProviderOptions } from '../../src/runtime/types/password'
+import { unitContext } from './helpers/context'
 
 const policy = PASSWORD_DEFAULTS.passwordPolicy
 
@@ -291,13 +291,7 @@ describe('hashing', () => {
 })
 
 describe('magic codes: discarding one code', () => {
-  const contexts: AuthContext[] = []
-  afterAll(() => Promise.all(contexts.map(c => c.dispose())))
-  const context = async () => {
-    const ctx = await createAuthContext(resolveOptions({ token: { secret: 'password-unit-secret-0123456789-abcdefgh' }, tokenRefresh: { storage: { driver: 'memory' } }, logging: { level: 'silent' } }, true))
-    contexts.push(ctx)
-    return ctx
-  }
+  const context = () => unitContext()
   const verify = (ctx: AuthContext, code: string, email?: string) => verifyMagicCode(ctx, { action: 'register', code, email, maxAttempts: 5, ttlSeconds: 60 })
 
   it('removes that code only, not a newer one that replaced it', async () => {

@@ -287,13 +287,19 @@ describe.each([
     expect(late).toEqual(third)
   })
 
-  it('a rotation claimed but never stored (a crash in between) is completed by a retry in the grace period', async () => {
-    const ctx = await makeContext({ encryption })
+  /** Rotates a new token, then loses the successor's record, as a crash after the claim would. */
+  async function rotateAndLoseSuccessor(ctx: AuthContext) {
     const { token, record } = await issue(ctx)
     const first = await useRefreshToken(ctx, token)
     const successor = (first as { token: string }).token
-    // Lose every write of the rotation but the claim: the successor's record and its index entry.
     await ctx.store.remove(ctx.store.key('rt', successor))
+    return { token, record, successor }
+  }
+
+  it('a rotation claimed but never stored (a crash in between) is completed by a retry in the grace period', async () => {
+    const ctx = await makeContext({ encryption })
+    // Lose every write of the rotation but the claim: the successor's record and its index entry.
+    const { token, record, successor } = await rotateAndLoseSuccessor(ctx)
     expect(await readRefreshToken(ctx, successor)).toBeNull()
     await ctx.store.remove(`${ctx.store.key('user', 'u1')}:${record.family}`)
     expect(await listUserSessions(ctx, 'u1')).toEqual([])
@@ -309,10 +315,7 @@ describe.each([
 
   it('a logout that runs while a retry restores the successor is never undone', async () => {
     const ctx = await makeContext({ encryption })
-    const { token, record } = await issue(ctx)
-    const first = await useRefreshToken(ctx, token)
-    const successor = (first as { token: string }).token
-    await ctx.store.remove(ctx.store.key('rt', successor))
+    const { token, record, successor } = await rotateAndLoseSuccessor(ctx)
     // The logout of the session lands right after the retry has written the successor back.
     const write = ctx.store.write.bind(ctx.store)
     ctx.store.write = async (key, value, ttl) => {

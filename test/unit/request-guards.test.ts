@@ -1,18 +1,7 @@
-import { afterAll, describe, expect, it } from 'vitest'
-import { resolveOptions } from '../../src/build/options'
-import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/context'
+import { describe, expect, it } from 'vitest'
 import { limitRequestBody, refuseCrossOrigin } from '../../src/runtime/server/lib/request-guards'
-import type { ModuleOptionsInput } from '../../src/runtime/types/options'
+import { unitContext as context } from './helpers/context'
 import { fakeEvent } from './helpers/event'
-
-const contexts: AuthContext[] = []
-afterAll(() => Promise.all(contexts.map(c => c.dispose())))
-
-async function context(input: ModuleOptionsInput = {}): Promise<AuthContext> {
-  const ctx = await createAuthContext(resolveOptions({ token: { secret: 'request-guards-unit-secret-0123456789-abcd' }, tokenRefresh: { storage: { driver: 'memory' } }, logging: { level: 'silent' }, ...input }, true))
-  contexts.push(ctx)
-  return ctx
-}
 
 const refused = (fn: () => void) => {
   try {

@@ -21,6 +21,28 @@ const N = 50
 const sleep = (ms: number): Promise<void> => new Promise(resolve => setTimeout(resolve, ms))
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i + 1)
 
+/**
+ * Forks `count` copies of a helper script (./helpers/<script>) with `args`, waits until each
+ * reports ready, starts them all at one shared moment and resolves their final reports.
+ */
+async function raceProcesses<Done>(script: string, args: string[], count = 4): Promise<Done[]> {
+  const helper = fileURLToPath(new URL(`./helpers/${script}`, import.meta.url))
+  const children = range(count).map(() => fork(helper, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }))
+  await Promise.all(children.map(child => new Promise<void>((resolve, reject) => {
+    child.once('message', () => resolve())
+    child.once('error', reject)
+  })))
+  const done = children.map(child => new Promise<Done>((resolve, reject) => {
+    child.once('message', message => resolve(message as Done))
+    child.once('exit', (code) => {
+      if (code !== 0) reject(new Error(`child exited with ${code}`))
+    })
+  }))
+  const startAt = Date.now() + 100
+  for (const child of children) child.send({ startAt })
+  return Promise.all(done)
+}
+
 function options(driver: StorageDriverName, base = ''): StoreBackendOptions {
   return { driver, base, ...REDIS }
 }
@@ -369,24 +391,7 @@ describe('fs backend files', () => {
   it('take is atomic across processes', async () => {
     const keys = range(20).map(i => `race:key${i}`)
     for (const key of keys) await fs().set(key, `value-of-${key}`, 60_000)
-    const helper = fileURLToPath(new URL('./helpers/take-race.mjs', import.meta.url))
-
-    interface Done { type: 'done', pid: number, taken: [string, string][] }
-    const children = range(4).map(() => fork(helper, [base, ...keys], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }))
-    const ready = children.map(child => new Promise<void>((resolve, reject) => {
-      child.once('message', () => resolve())
-      child.once('error', reject)
-    }))
-    await Promise.all(ready)
-    const done = children.map(child => new Promise<Done>((resolve, reject) => {
-      child.once('message', message => resolve(message as Done))
-      child.once('exit', (code) => {
-        if (code !== 0) reject(new Error(`child exited with ${code}`))
-      })
-    }))
-    const startAt = Date.now() + 100
-    for (const child of children) child.send({ startAt })
-    const reports = await Promise.all(done)
+    const reports = await raceProcesses<{ type: 'done', pid: number, taken: [string, string][] }>('take-race.mjs', [base, ...keys])
 
     const taken = reports.flatMap(report => report.taken)
     expect(taken.map(([key]) => key).sort()).toEqual([...keys].sort())
@@ -404,22 +409,7 @@ describe('fs setIfAbsent across processes', () => {
       // Half of the keys hold an expired entry, which a claim must replace.
       for (const key of keys.slice(0, 10)) await backend.set(key, 'stale', 1)
       await sleep(5)
-      const helper = fileURLToPath(new URL('./helpers/claim-race.mjs', import.meta.url))
-      interface Done { type: 'done', pid: number, won: string[] }
-      const children = range(4).map(() => fork(helper, [base, ...keys], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }))
-      await Promise.all(children.map(child => new Promise<void>((resolve, reject) => {
-        child.once('message', () => resolve())
-        child.once('error', reject)
-      })))
-      const done = children.map(child => new Promise<Done>((resolve, reject) => {
-        child.once('message', message => resolve(message as Done))
-        child.once('exit', (code) => {
-          if (code !== 0) reject(new Error(`child exited with ${code}`))
-        })
-      }))
-      const startAt = Date.now() + 100
-      for (const child of children) child.send({ startAt })
-      const reports = await Promise.all(done)
+      const reports = await raceProcesses<{ type: 'done', pid: number, won: string[] }>('claim-race.mjs', [base, ...keys])
       const won = reports.flatMap(report => report.won.map(key => [key, report.pid] as const))
       expect(won.map(([key]) => key).sort()).toEqual([...keys].sort())
       for (const [key, pid] of won) expect(await backend.get(key)).toBe(`claimed-by-${pid}`)

@@ -163,12 +163,34 @@ export async function enforceRateLimit(ctx: AuthContext, event: H3Event, name: R
   }
 }
 
-/** A failure reserved by {@link reserveLoginFailure}: give it back when the attempt succeeds. */
+/** Units reserved by {@link reserveUnits}: give them back when what they stood for did not happen. */
 export interface ReservedFailure {
   release(): Promise<void>
 }
 
 const NO_RESERVATION: ReservedFailure = { release: async () => {} }
+
+export type Reservation =
+  | { granted: true, release: () => Promise<void> }
+  /** `key`: the counter whose limit is reached. */
+  | { granted: false, key: string }
+
+/**
+ * Takes one unit from each counter at once (atomic increments, so concurrent callers can never
+ * overdraw a limit). If any counter would go past its `max`, every unit is given back and nothing
+ * is granted; otherwise the caller gives them back with `release()` when the event they stand
+ * for (a failure, a miss) did not happen.
+ */
+export async function reserveUnits(ctx: AuthContext, counters: ReadonlyArray<{ key: string, max: number }>, windowSeconds: number): Promise<Reservation> {
+  const counts = await Promise.all(counters.map(c => ctx.store.incr(c.key, windowSeconds)))
+  const release = async () => {
+    await Promise.all(counters.map(c => ctx.store.incr(c.key, windowSeconds, -1)))
+  }
+  const exceeded = counters.find((c, i) => counts[i]! > c.max)
+  if (!exceeded) return { granted: true, release }
+  await release()
+  return { granted: false, key: exceeded.key }
+}
 
 /**
  * Counts a password login as failed before the password is checked (so concurrent guesses can
@@ -186,15 +208,8 @@ export async function reserveLoginFailure(ctx: AuthContext, event: H3Event, emai
   if (rule.perEmailAndIp > 0) counters.push({ key: ctx.store.key(NS, `login-failed:${email}:${rateLimitSubject(requestAddress(event, options))}`), max: rule.perEmailAndIp })
   if (rule.perEmail > 0) counters.push({ key: ctx.store.key(NS, `login-failed:${email}`), max: rule.perEmail })
   if (!counters.length) return NO_RESERVATION
-  const counts = await Promise.all(counters.map(c => ctx.store.incr(c.key, rule.window)))
-  const release = async () => {
-    await Promise.all(counters.map(c => ctx.store.incr(c.key, rule.window, -1)))
-  }
-  const exceeded = counters.findIndex((c, i) => counts[i]! > c.max)
-  if (exceeded >= 0) {
-    await release()
-    ctx.logger.security('rate_limited', { rule: 'login', key: exceeded === 0 && rule.perEmailAndIp > 0 ? 'email+ip' : 'email' })
-    throw tooMany(await retryAfterOf(ctx, counters[exceeded]!.key, rule.window))
-  }
-  return { release }
+  const reserved = await reserveUnits(ctx, counters, rule.window)
+  if (reserved.granted) return reserved
+  ctx.logger.security('rate_limited', { rule: 'login', key: reserved.key === counters[0]!.key && rule.perEmailAndIp > 0 ? 'email+ip' : 'email' })
+  throw tooMany(await retryAfterOf(ctx, reserved.key, rule.window))
 }

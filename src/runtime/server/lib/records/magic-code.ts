@@ -2,6 +2,7 @@ import { z } from 'zod'
 import type { MagicCodeAction } from '../../../types/auth'
 import type { AuthContext } from '../context'
 import { randomDigits, randomToken, safeEqual } from '../crypto'
+import { reserveUnits } from '../rate-limit'
 import { jsonObject, timestamp } from './schema'
 
 const ACTIONS = ['register', 'login', 'reset'] as const satisfies readonly MagicCodeAction[]
@@ -152,14 +153,18 @@ async function outstandingCodes(ctx: AuthContext, action: MagicCodeAction, ttlSe
  */
 async function emailOfCode(ctx: AuthContext, input: VerifyMagicCodeInput): Promise<string | 'budget_exhausted' | null> {
   const budget = input.codeOnlyBudget
-  const missKey = missKeyOf(ctx, input.action)
+  let miss: { release: () => Promise<void> } | undefined
   if (budget) {
     if (budget.max <= 0) return null
-    const [misses, outstanding] = await Promise.all([ctx.store.incr(missKey, budget.windowSeconds), outstandingCodes(ctx, input.action, input.ttlSeconds)])
-    if (misses * Math.max(REFERENCE_OUTSTANDING, outstanding) > budget.max * REFERENCE_OUTSTANDING) return 'budget_exhausted'
+    const outstanding = await outstandingCodes(ctx, input.action, input.ttlSeconds)
+    // misses × max(N, 10) ≤ max × 10, in whole misses.
+    const allowed = Math.floor(budget.max * REFERENCE_OUTSTANDING / Math.max(REFERENCE_OUTSTANDING, outstanding))
+    const reserved = await reserveUnits(ctx, [{ key: missKeyOf(ctx, input.action), max: allowed }], budget.windowSeconds)
+    if (!reserved.granted) return 'budget_exhausted'
+    miss = reserved
   }
   const index = await ctx.store.read(codeKey(ctx, input.action, input.code), emailIndex)
-  if (index && budget) await ctx.store.incr(missKey, budget.windowSeconds, -1)
+  if (index) await miss?.release()
   return index?.email ?? null
 }
 
@@ -185,15 +190,16 @@ export async function verifyMagicCode<TData = Record<string, unknown>>(ctx: Auth
   if (attempts > input.maxAttempts) return { status: 'too_many_attempts' }
   // A failure of this email is reserved before the comparison and given back on a match.
   const failures = input.emailFailureBudget
-  const failureKey = ctx.store.key(EMAIL_FAILURES, `${input.action}:${email}`)
-  if (failures && (await ctx.store.incr(failureKey, failures.windowSeconds)) > failures.max) {
-    await ctx.store.incr(failureKey, failures.windowSeconds, -1)
-    return { status: 'budget_exhausted', budgetKey: failureKey }
+  let failure: { release: () => Promise<void> } | undefined
+  if (failures) {
+    const reserved = await reserveUnits(ctx, [{ key: ctx.store.key(EMAIL_FAILURES, `${input.action}:${email}`), max: failures.max }], failures.windowSeconds)
+    if (!reserved.granted) return { status: 'budget_exhausted', budgetKey: reserved.key }
+    failure = reserved
   }
   if (!safeEqual(codeKey(ctx, input.action, input.code), pending.indexKey)) {
     return attempts >= input.maxAttempts ? { status: 'too_many_attempts' } : { status: 'invalid' }
   }
-  if (failures) await ctx.store.incr(failureKey, failures.windowSeconds, -1)
+  await failure?.release()
   const taken = await ctx.store.take(key, magicCodeRecord)
   if (!taken || taken.id !== pending.id) return { status: 'invalid' }
   await Promise.all([ctx.store.remove(taken.indexKey), ctx.store.remove(taken.flowKey)])

@@ -180,11 +180,10 @@ async function followRotation(ctx: AuthContext, token: string): Promise<RefreshR
 /**
  * A successor that was claimed but never stored (the server stopped between the claim and the
  * write, or a logout took it): stored again from its marker, with what is left of its lifetime,
- * unless its session has been revoked. The revocation is checked again after the write, so a
- * logout that runs meanwhile (it revokes before it deletes) is never undone.
+ * unless its session has been revoked. The revocation is checked after the write, so a logout
+ * that runs meanwhile (it revokes before it deletes) is never undone.
  */
 async function restoreSuccessor(ctx: AuthContext, successor: string, record: RefreshTokenRecord): Promise<RefreshResult> {
-  if (await isFamilyRevoked(ctx, record.family)) return { status: 'invalid' }
   const left = (record.issuedAt + ctx.lifetimes.refresh * 1000 - Date.now()) / 1000
   if (left <= 0) return { status: 'invalid' }
   await storeToken(ctx, successor, record, left)

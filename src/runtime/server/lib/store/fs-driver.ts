@@ -80,19 +80,24 @@ async function readText(path: string): Promise<string | null> {
   }
 }
 
+/** Create `path` (O_EXCL), write `data` and fsync it. */
+async function writeSynced(path: string, data: string | Uint8Array): Promise<void> {
+  const handle = await fsp.open(path, 'wx', 0o600)
+  try {
+    await handle.writeFile(data)
+    await handle.sync()
+  }
+  finally {
+    await handle.close()
+  }
+}
+
 /** Write to a temp file in the target directory, fsync it, then rename it over the target. */
 async function writeAtomic(path: string, data: string | Uint8Array): Promise<void> {
   await fsp.mkdir(dirname(path), { recursive: true, mode: 0o700 })
   const temp = tempPathFor(path)
   try {
-    const handle = await fsp.open(temp, 'wx', 0o600)
-    try {
-      await handle.writeFile(data)
-      await handle.sync()
-    }
-    finally {
-      await handle.close()
-    }
+    await writeSynced(temp, data)
     await fsp.rename(temp, path)
   }
   catch (error) {
@@ -138,17 +143,6 @@ async function createExclusive(path: string, data: string | Uint8Array): Promise
   }
 }
 
-/** Create `path` (O_EXCL), write `data` and fsync it. */
-async function writeSynced(path: string, data: string | Uint8Array): Promise<void> {
-  const handle = await fsp.open(path, 'wx', 0o600)
-  try {
-    await handle.writeFile(data)
-    await handle.sync()
-  }
-  finally {
-    await handle.close()
-  }
-}
 
 /** A lock older than this was left by a process that died holding it. */
 const STALE_LOCK_MS = 10_000
