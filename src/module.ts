@@ -43,6 +43,9 @@ export default defineNuxtModule<ModuleOptionsInput>({
       { name: 'requireAuthUser', from: resolver.resolve('./runtime/server/utils/user') },
       { name: 'defineAuthHandlers', from: resolver.resolve('./runtime/server/lib/handlers') },
       { name: 'createAuthorizationCode', from: resolver.resolve('./runtime/server/utils/login') },
+      { name: 'listUserSessions', from: resolver.resolve('./runtime/server/utils/sessions') },
+      { name: 'revokeUserSession', from: resolver.resolve('./runtime/server/utils/sessions') },
+      { name: 'revokeUserSessions', from: resolver.resolve('./runtime/server/utils/sessions') },
     ])
     addImports([
       { name: 'useAuthFetch', from: resolver.resolve('./runtime/app/composables/useAuthFetch') },

@@ -6,12 +6,14 @@ export const defaultOptions = {
   providers: {},
   token: {
     secret: '',
+    previousSecrets: [],
     expiresIn: '1h',
     algorithm: 'HS256',
     issuer: 'svc',
     audience: '',
     privateKey: '',
     keyId: 'svc-auth',
+    previousKeys: [],
   },
   tokenRefresh: {
     enabled: true,
@@ -35,10 +37,18 @@ export const defaultOptions = {
       port: 6379,
       password: '',
       db: 0,
+      tls: false,
+      tlsCa: '',
+      tlsServername: '',
+      sentinels: [],
+      sentinelName: 'mymaster',
+      sentinelPassword: '',
+      cluster: [],
     },
     encryption: {
       enabled: false,
       key: '',
+      previousKeys: [],
       algorithm: 'aes-256-gcm',
     },
   },
@@ -69,6 +79,7 @@ export const defaultOptions = {
     jwksPath: '/.well-known/jwks.json',
     impersonatePath: '/auth/impersonate',
     unimpersonatePath: '/auth/unimpersonate',
+    sessionsPath: '/auth/sessions',
   },
   logging: {
     level: 'info',
@@ -94,6 +105,9 @@ export const defaultOptions = {
   security: {
     maxBodySize: 16384,
     allowedOrigins: [],
+  },
+  sessions: {
+    revokeAccessTokens: true,
   },
   publicUrl: '',
   enableSSR: true,

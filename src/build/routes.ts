@@ -2,7 +2,7 @@ import type { ModuleOptions } from '../runtime/types/options'
 
 export interface ServerRoute {
   route: string
-  method: 'get' | 'post'
+  method: 'get' | 'post' | 'delete'
   handler: string
 }
 
@@ -17,6 +17,9 @@ export function serverRoutes(options: ModuleOptions): ServerRoute[] {
     { route: e.jwksPath, method: 'get', handler: 'jwks.get' },
     { route: e.impersonatePath, method: 'post', handler: 'impersonate.post' },
     { route: e.unimpersonatePath, method: 'post', handler: 'unimpersonate.post' },
+    { route: e.sessionsPath, method: 'get', handler: 'sessions/list.get' },
+    { route: `${e.sessionsPath.replace(/\/$/, '')}/revoke-others`, method: 'post', handler: 'sessions/revoke-others.post' },
+    { route: `${e.sessionsPath.replace(/\/$/, '')}/:id`, method: 'delete', handler: 'sessions/revoke.delete' },
   ]
   const seen = new Map<string, string>()
   for (const r of routes) {

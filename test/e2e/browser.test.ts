@@ -287,6 +287,39 @@ describe('login and session in a real browser', () => {
   })
 })
 
+describe('sessions in two browsers', () => {
+  it('one browser lists both sessions and ends the other; the other one\'s next request fails', async () => {
+    const laptop = await openTab()
+    const phone = await openTab()
+    await login(laptop)
+    await login(phone)
+    await goto(laptop, '/sessions')
+    await laptop.page.waitForFunction(() => document.querySelectorAll('[data-testid="session-row"]').length >= 2)
+    const rows = testId(laptop.page, 'session-row')
+    expect(await rows.count()).toBeGreaterThanOrEqual(2)
+    expect(await laptop.page.locator('[data-testid="session-row"][data-current="true"]').count()).toBe(1)
+    expect(await laptop.page.locator('[data-current="true"] [data-testid="session-client"]').textContent()).toMatch(/Chrome on Linux/)
+
+    // End every other session of alice (the phone's among them) from the laptop.
+    await testId(laptop.page, 'end-others').click()
+    await laptop.page.waitForFunction(() => document.querySelector('[data-testid="session-status"]')?.textContent?.startsWith('ended others:'))
+    expect(Number((await textOf(laptop.page, 'session-status')).split(': ')[1])).toBeGreaterThanOrEqual(1)
+    await laptop.page.waitForFunction(() => document.querySelectorAll('[data-testid="session-row"]').length === 1)
+
+    // The phone's next request: its access token is refused, its refresh fails, it is signed out.
+    const before = phone.requests.length
+    await testId(phone.page, 'load-one').click()
+    await phone.page.waitForURL(url => url.searchParams.get('error') === 'token_refresh_failed')
+    expect(phone.requests.slice(before).map(r => `${r.method} ${r.path.split('?')[0]}`).slice(0, 2)).toEqual(['GET /api/protected/hello', 'POST /auth/refresh'])
+
+    // Ending the laptop's own session logs the laptop out.
+    await laptop.page.locator('[data-current="true"] [data-testid="session-end"]').click()
+    await laptop.page.waitForFunction(() => document.querySelector('[data-testid="session-logged-in"]')?.textContent === 'no')
+    const res = await fetch(`${laptop.base}/auth/refresh`, { method: 'POST', headers: { cookie: (await laptop.context.cookies()).map(c => `${c.name}=${c.value}`).join('; ') } })
+    expect(res.status).toBe(401)
+  })
+})
+
 describe('client middleware', () => {
   it('sends logged-out visitors to the login page, on the server and in the browser, and honours publicRoutes and auth: false', async () => {
     const tab = await openTab()
@@ -427,9 +460,11 @@ describe('tokens stay in memory', () => {
   it('no access token in localStorage, sessionStorage, document.cookie, the page source or the SSR payload', async () => {
     const tab = await openTab()
     await login(tab)
+    // Listening before the reload: the start-up refresh may answer before the reload resolves.
+    const refreshed = tab.page.waitForResponse(r => r.url().endsWith('/auth/refresh'))
     const response = await tab.page.reload()
     const html = await response!.text()
-    await tab.page.waitForResponse(r => r.url().endsWith('/auth/refresh'))
+    await refreshed
     await tab.page.waitForSelector('html[data-hydrated]')
     await testId(tab.page, 'load-one').click()
     await testId(tab.page, 'results').filter({ hasText: 'alice' }).waitFor()

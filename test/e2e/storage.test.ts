@@ -1,24 +1,15 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Redis } from 'ioredis'
-import { afterAll, describe, expect, it } from 'vitest'
-import { cookie, issueCode, json, login, setCookieValue, startServer, type TestServer, tokenRequest } from './server'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { deleteRedisKeys, startRedisCluster } from '../support/redis-servers'
+import { bearer, cookie, issueCode, json, login, setCookieValue, startServer, type TestServer, tokenRequest } from './server'
 
 const REDIS_URL = 'redis://127.0.0.1:6379'
 const prefix = `svc-e2e-${process.pid}-${Date.now()}:`
 const redisEnv = { NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'redis', NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_URL: REDIS_URL, NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_PREFIX: prefix }
 
-afterAll(async () => {
-  const redis = new Redis(REDIS_URL)
-  let cursor = '0'
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
-    if (keys.length) await redis.del(...keys)
-    cursor = next
-  } while (cursor !== '0')
-  await redis.quit()
-})
+afterAll(() => deleteRedisKeys(prefix, REDIS_URL))
 
 async function withServers<T>(envs: Array<Record<string, string>>, fn: (servers: TestServer[]) => Promise<T>): Promise<T> {
   const servers = await Promise.all(envs.map(env => startServer(env)))
@@ -72,15 +63,32 @@ describe.each(drivers)('single use with the %s driver', (_name, env) => {
   })
 })
 
+const clusterPrefix = `svc-e2e-cluster-${process.pid}-${Date.now()}:`
+
+/** The two-process tests run on a shared fs directory, one Redis, and a Redis Cluster. */
 describe.each([
-  ['fs', (dir: string) => ({ NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'fs', NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_BASE: dir })],
-  ['redis', () => redisEnv],
-] as const)('two server processes on one %s store rotate a cookie once', (_name, envOf) => {
-  const shared = mkdtempSync(join(tmpdir(), 'svc-auth-shared-'))
-  afterAll(() => rmSync(shared, { recursive: true, force: true }))
+  ['an fs directory', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-auth-shared-'))
+    return { env: { NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'fs', NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_BASE: dir }, stop: async () => rmSync(dir, { recursive: true, force: true }) }
+  }],
+  ['one Redis', async () => ({ env: redisEnv, stop: async () => {} })],
+  ['a Redis Cluster', async () => {
+    const cluster = await startRedisCluster(3)
+    const env = { NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'redis', NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_CLUSTER: JSON.stringify(cluster.nodes), NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_PREFIX: clusterPrefix }
+    return { env, stop: () => cluster.stop() }
+  }],
+] as const)('two server processes sharing %s behave as one', (_name, setup) => {
+  let shared: Record<string, string> = {}
+  let stop: (() => Promise<void>) | undefined
+  beforeAll(async () => {
+    const started = await setup()
+    shared = started.env
+    stop = started.stop
+  }, 90_000)
+  afterAll(() => stop?.(), 30_000)
 
   it('no grace period: of 50 concurrent refreshes split over both, exactly one 200', async () => {
-    const env = { ...envOf(shared), NUXT_SVC_AUTH_TOKEN_REFRESH_REUSE_GRACE_PERIOD: '0' }
+    const env = { ...shared, NUXT_SVC_AUTH_TOKEN_REFRESH_REUSE_GRACE_PERIOD: '0' }
     await withServers([env, env], async ([a, b]) => {
       const session = await login(a!)
       const results = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 ? a! : b!).fetch('/auth/refresh', cookie(session.refreshCookie!))))
@@ -90,36 +98,41 @@ describe.each([
   })
 
   it('with a grace period: every answer carries the same successor', async () => {
-    const env = envOf(shared)
-    await withServers([env, env], async ([a, b]) => {
+    await withServers([shared, shared], async ([a, b]) => {
       const session = await login(a!)
       const results = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 ? a! : b!).fetch('/auth/refresh', cookie(session.refreshCookie!))))
       expect(results.every(r => r.status === 200)).toBe(true)
       expect(new Set(results.map(r => setCookieValue(r, 'svc-refresh'))).size).toBe(1)
     })
   })
-})
 
-describe('two server processes sharing Redis behave as one', () => {
   it('a code issued by one is exchanged once across both', async () => {
-    await withServers([redisEnv, redisEnv], async ([a, b]) => {
+    await withServers([shared, shared], async ([a, b]) => {
       const code = await issueCode(a!)
       const results = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 ? a! : b!).fetch('/auth/token', tokenRequest(code))))
       expect(results.filter(r => r.status === 200)).toHaveLength(1)
     })
   })
 
-  it('logout on one makes refresh fail on the other; rotation on one is seen by the other', async () => {
-    await withServers([redisEnv, redisEnv], async ([a, b]) => {
+  it('logout on one makes refresh fail and the access token refused on the other; rotation on one is seen by the other', async () => {
+    await withServers([shared, shared], async ([a, b]) => {
       const session = await login(a!)
       const refreshed = await b!.fetch('/auth/refresh', cookie(session.refreshCookie!))
       expect(refreshed.status).toBe(200)
       const next = setCookieValue(refreshed, 'svc-refresh')!
       expect((await a!.fetch('/auth/refresh', cookie(next))).status).toBe(200)
       const other = await login(b!)
+      expect((await a!.fetch('/api/user/me', bearer(other.token))).status).toBe(200)
       expect((await a!.fetch('/auth/logout', cookie(other.refreshCookie!))).status).toBe(200)
+      const since = Date.now()
       const res = await b!.fetch('/auth/refresh', cookie(other.refreshCookie!))
       expect(res.status).toBe(401)
+      for (;;) {
+        const me = await b!.fetch('/api/user/me', bearer(other.token))
+        if (me.status === 401) break
+        expect(Date.now() - since).toBeLessThan(1000)
+        await new Promise(resolve => setTimeout(resolve, 20))
+      }
     })
   })
 })

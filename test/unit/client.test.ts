@@ -82,6 +82,15 @@ describe('URL rules', () => {
     expect(isAuthEndpoint('/refresh', endpoints, '/auth')).toBe(true)
   })
 
+  it('treats the session endpoints as ordinary APIs (a 401 there refreshes and retries)', () => {
+    const withSessions = { ...endpoints, sessionsPath: '/auth/sessions' }
+    for (const path of ['/auth/sessions', '/auth/sessions/abc', '/auth/sessions/revoke-others']) {
+      expect(isAuthEndpoint(path, withSessions), path).toBe(false)
+    }
+    expect(isAuthEndpoint('/auth/sessionsx', withSessions)).toBe(true)
+    expect(isAuthEndpoint('/auth/refresh', withSessions)).toBe(true)
+  })
+
   it('builds the refresh failure URL of rule 6', () => {
     expect(refreshErrorUrl('/')).toBe('/?error=token_refresh_failed&error_description=Your%20session%20has%20expired.%20Please%20log%20in%20again.')
     expect(refreshErrorUrl('/login?tab=2', 'a&b')).toBe('/login?tab=2&error=token_refresh_failed&error_description=a%26b')

@@ -34,12 +34,14 @@ describe('resolveOptions', () => {
     const o = resolveOptions(undefined, true)
     expect(o.token).toEqual({
       secret: '',
+      previousSecrets: [],
       expiresIn: '1h',
       algorithm: 'HS256',
       issuer: 'svc',
       audience: '',
       privateKey: '',
       keyId: 'svc-auth',
+      previousKeys: [],
     })
     expect(o.tokenRefresh.enabled).toBe(true)
     expect(o.tokenRefresh.automaticRefresh).toBe(true)
@@ -58,7 +60,7 @@ describe('resolveOptions', () => {
     expect(o.tokenRefresh.storage.base).toBe('./.data/refresh-tokens')
     expect(o.tokenRefresh.storage.url).toBe('')
     expect(o.tokenRefresh.storage.password).toBe('')
-    expect(o.tokenRefresh.encryption).toEqual({ enabled: false, key: '', algorithm: 'aes-256-gcm' })
+    expect(o.tokenRefresh.encryption).toEqual({ enabled: false, key: '', previousKeys: [], algorithm: 'aes-256-gcm' })
     expect(o.authCode).toEqual({ expiresIn: 60, cookieName: 'svc-code' })
     expect(o.security).toEqual({ maxBodySize: 16384, allowedOrigins: [] })
     expect(o.publicUrl).toBe('')
@@ -75,7 +77,9 @@ describe('resolveOptions', () => {
       jwksPath: '/.well-known/jwks.json',
       impersonatePath: '/auth/impersonate',
       unimpersonatePath: '/auth/unimpersonate',
+      sessionsPath: '/auth/sessions',
     })
+    expect(o.sessions).toEqual({ revokeAccessTokens: true })
     expect(o.logging).toEqual({ level: 'info', security: false })
     expect(o.impersonation).toEqual({ enabled: false, tokenExpiration: 900, originalUserLookupClaim: 'sub' })
     expect(o.enableSSR).toBe(true)
@@ -266,12 +270,36 @@ describe('validateOptions and checkOptions', () => {
     expect(validateOptions(valid(o => (o.token.secret = '東'.repeat(11)))).errors).toEqual([])
   })
 
+  it('previous keys: lists of 32-byte secrets and encryption keys, RS256 keys as { keyId?, key }', () => {
+    expect(validateOptions(valid(o => (o.token.previousSecrets = ['p'.repeat(32)]))).errors).toEqual([])
+    expect(validateOptions(valid(o => (o.token.previousSecrets = ['short']))).errors.join('\n')).toMatch(/token\.previousSecrets: every secret must be at least 32 bytes/)
+    expect(validateOptions(valid(o => (o.tokenRefresh.encryption.previousKeys = ['k'.repeat(31)]))).errors.join('\n')).toMatch(/encryption\.previousKeys: every key must be at least 32 characters/)
+    expect(validateOptions(valid(o => (o.token.previousKeys = [{ keyId: 'a', key: 'PEM' }]))).errors).toEqual([])
+    expect(validateOptions(valid(o => ((o.token as unknown as { previousKeys: unknown }).previousKeys = ['PEM']))).errors.join('\n')).toMatch(/token\.previousKeys must be an array of \{ keyId\?: string, key: string \(PEM\) \}/)
+  })
+
+  it('redis topology: sentinels or cluster, not both; nodes as { host, port }; db 0 with a cluster', () => {
+    const nodes = [{ host: '127.0.0.1', port: 7000 }]
+    expect(validateOptions(valid(o => (o.tokenRefresh.storage.cluster = nodes))).errors).toEqual([])
+    expect(validateOptions(valid(o => (o.tokenRefresh.storage.sentinels = nodes))).errors).toEqual([])
+    expect(validateOptions(valid((o) => {
+      o.tokenRefresh.storage.cluster = nodes
+      o.tokenRefresh.storage.sentinels = nodes
+    })).errors.join('\n')).toMatch(/either sentinels .* or cluster .*, not both/)
+    expect(validateOptions(valid((o) => {
+      o.tokenRefresh.storage.cluster = nodes
+      o.tokenRefresh.storage.db = 2
+    })).errors.join('\n')).toMatch(/db must be 0 with a Redis Cluster/)
+    expect(validateOptions(valid(o => ((o.tokenRefresh.storage as unknown as { cluster: unknown }).cluster = ['127.0.0.1:7000']))).errors.join('\n')).toMatch(/storage\.cluster must be an array of \{ host, port \}/)
+    expect(validateOptions(valid(o => ((o.tokenRefresh.storage as unknown as { tls: unknown }).tls = 'yes'))).errors.join('\n')).toMatch(/storage\.tls must be true or false/)
+  })
+
   it('an encryption key under 32 characters is an error when encryption is on', () => {
-    const options = valid(o => (o.tokenRefresh.encryption = { enabled: true, key: 'k'.repeat(31), algorithm: 'aes-256-gcm' }))
+    const options = valid(o => (o.tokenRefresh.encryption = { enabled: true, previousKeys: [], key: 'k'.repeat(31), algorithm: 'aes-256-gcm' }))
     expect(() => checkOptions(options, PROD)).toThrow(/svcAuth\.tokenRefresh\.encryption\.key must be at least 32 characters long/)
     const missing = valid(o => (o.tokenRefresh.encryption.enabled = true))
     expect(() => checkOptions(missing, PROD)).toThrow(/encryption\.key must be at least 32 characters/)
-    expect(validateOptions(valid(o => (o.tokenRefresh.encryption = { enabled: true, key: 'k'.repeat(32), algorithm: 'aes-256-gcm' }))).errors).toEqual([])
+    expect(validateOptions(valid(o => (o.tokenRefresh.encryption = { enabled: true, previousKeys: [], key: 'k'.repeat(32), algorithm: 'aes-256-gcm' }))).errors).toEqual([])
     // A short key is fine while encryption is off.
     expect(validateOptions(valid(o => (o.tokenRefresh.encryption.key = 'short'))).errors).toEqual([])
   })
@@ -433,7 +461,7 @@ describe('validateOptions and checkOptions', () => {
   it('several mistakes are all listed in one error, one per line', () => {
     const options = resolveOptions({
       token: { secret: 'short', algorithm: 'RS256', expiresIn: 'soon' },
-      tokenRefresh: { cookie: { sameSite: 'none', secure: false }, encryption: { enabled: true, key: 'tiny' } },
+      tokenRefresh: { cookie: { sameSite: 'none', secure: false }, encryption: { enabled: true, previousKeys: [], key: 'tiny' } },
       redirect: { success: '//evil.example' },
       endpoints: { refreshPath: 'auth/refresh' },
       clientMiddleware: { enabled: true, loggedOutRedirectTo: '/' },
@@ -481,12 +509,15 @@ describe('serverRoutes', () => {
       { route: '/.well-known/jwks.json', method: 'get', handler: 'jwks.get' },
       { route: '/auth/impersonate', method: 'post', handler: 'impersonate.post' },
       { route: '/auth/unimpersonate', method: 'post', handler: 'unimpersonate.post' },
+      { route: '/auth/sessions', method: 'get', handler: 'sessions/list.get' },
+      { route: '/auth/sessions/revoke-others', method: 'post', handler: 'sessions/revoke-others.post' },
+      { route: '/auth/sessions/:id', method: 'delete', handler: 'sessions/revoke.delete' },
     ])
   })
 
   it('uses the configured paths', () => {
     const routes = serverRoutes(resolveOptions({
-      endpoints: { tokenPath: '/api/session/token', refreshPath: '/api/session/refresh', logoutPath: '/api/session/logout', userInfoPath: '/api/me', jwksPath: '/keys.json', impersonatePath: '/api/admin/as', unimpersonatePath: '/api/admin/back' },
+      endpoints: { tokenPath: '/api/session/token', refreshPath: '/api/session/refresh', logoutPath: '/api/session/logout', userInfoPath: '/api/me', jwksPath: '/keys.json', impersonatePath: '/api/admin/as', unimpersonatePath: '/api/admin/back', sessionsPath: '/api/me/sessions/' },
     }, true))
     expect(Object.fromEntries(routes.map(r => [r.handler, `${r.method} ${r.route}`]))).toEqual({
       'token.post': 'post /api/session/token',
@@ -496,6 +527,9 @@ describe('serverRoutes', () => {
       'jwks.get': 'get /keys.json',
       'impersonate.post': 'post /api/admin/as',
       'unimpersonate.post': 'post /api/admin/back',
+      'sessions/list.get': 'get /api/me/sessions/',
+      'sessions/revoke-others.post': 'post /api/me/sessions/revoke-others',
+      'sessions/revoke.delete': 'delete /api/me/sessions/:id',
     })
   })
 

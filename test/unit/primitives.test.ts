@@ -6,7 +6,7 @@ import { createError, createEvent } from 'h3'
 import { createKeyHasher, createSealer, deriveKey, plainSealer, randomDigits, randomToken, safeEqual } from '../../src/runtime/server/lib/crypto'
 import { authError, sendAuthError, toErrorBody } from '../../src/runtime/server/lib/errors'
 import { createLogger } from '../../src/runtime/server/lib/logger'
-import { parseBearer, resolveAuthRule } from '../../src/runtime/server/lib/route-rules'
+import { bearerCandidate, parseBearer, resolveAuthRule } from '../../src/runtime/server/lib/route-rules'
 import type { LogLevel } from '../../src/runtime/types/options'
 
 const SECRET = 'primitives-secret-0123456789-abcdefghijkl'
@@ -90,6 +90,12 @@ describe('parseBearer', () => {
 
   it.each([undefined, null, ''])('%j → undefined', (header) => {
     expect(parseBearer(header)).toBeUndefined()
+  })
+
+  it('bearerCandidate takes the text after the scheme unchecked (cache lookups only); parseBearer checks it', () => {
+    expect(bearerCandidate('bearer \t abc def \t')).toBe('abc def')
+    expect(parseBearer('bearer \t abc def \t')).toBeUndefined()
+    for (const header of ['Bearer', 'Bearer    ', 'Bearerabc', 'Basic abc', undefined]) expect(bearerCandidate(header)).toBeUndefined()
   })
 })
 

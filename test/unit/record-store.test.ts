@@ -12,7 +12,7 @@ describe('record store expiry sweeping', () => {
   it('sweeps expired records lazily, at most every 10 minutes, after a write', async () => {
     const backend = createMemoryBackend()
     const sweep = vi.spyOn(backend, 'sweep')
-    const store = createRecordStore(backend, 'refresh:', createKeyHasher('s'.repeat(40)), plainSealer)
+    const store = createRecordStore(backend, 'refresh:', [createKeyHasher('s'.repeat(40))], plainSealer)
     vi.useFakeTimers({ now: Date.now(), toFake: ['Date'] })
 
     await store.write(store.key('code', 'a'), { v: 1 }, 1)
@@ -23,7 +23,7 @@ describe('record store expiry sweeping', () => {
     expect(sweep).toHaveBeenCalledTimes(1)
     await sweep.mock.results[0]!.value
     // The expired record is gone from the backend, not merely hidden on read.
-    expect(await backend.keys('refresh:')).toEqual([store.key('code', 'b')])
+    expect(await backend.keys('refresh:')).toEqual([store.key('code', 'b').current])
 
     await store.write(store.key('code', 'c'), { v: 3 }, 60)
     expect(sweep).toHaveBeenCalledTimes(1)
@@ -33,7 +33,7 @@ describe('record store expiry sweeping', () => {
     const backend = createMemoryBackend()
     vi.spyOn(backend, 'sweep').mockRejectedValue(new Error('disk gone'))
     const errors: unknown[] = []
-    const store = createRecordStore(backend, 'refresh:', createKeyHasher('s'.repeat(40)), plainSealer, { onSweepError: e => errors.push(e) })
+    const store = createRecordStore(backend, 'refresh:', [createKeyHasher('s'.repeat(40))], plainSealer, { onSweepError: e => errors.push(e) })
     vi.useFakeTimers({ now: Date.now() + 11 * 60 * 1000, toFake: ['Date'] })
     await expect(store.write(store.key('code', 'x'), { v: 1 }, 60)).resolves.toBeUndefined()
     await new Promise(r => setImmediate(r))
@@ -47,12 +47,12 @@ describe('records that do not match their schema', () => {
   it('are treated as absent and reported by namespace, never by key', async () => {
     const backend = createMemoryBackend()
     const reports: Array<[string, string]> = []
-    const store = createRecordStore(backend, 'refresh:', createKeyHasher('s'.repeat(40)), plainSealer, { onInvalid: (ns, reason) => reports.push([ns, reason]) })
+    const store = createRecordStore(backend, 'refresh:', [createKeyHasher('s'.repeat(40))], plainSealer, { onInvalid: (ns, reason) => reports.push([ns, reason]) })
     const key = store.key('rt', 'token')
     for (const raw of ['{not json', '"a string"', '[1,2]', '{"family":42,"at":1}', '{"family":"f"}', 'null']) {
-      await backend.set(key, raw, 60_000)
+      await backend.set(key.current, raw, 60_000)
       expect(await store.read(key, schema), raw).toBeNull()
-      await backend.set(key, raw, 60_000)
+      await backend.set(key.current, raw, 60_000)
       expect(await store.take(key, schema), raw).toBeNull()
     }
     expect(reports).toHaveLength(12)
@@ -66,8 +66,8 @@ describe('records that do not match their schema', () => {
   it('a sealed record under another key is reported as undecryptable', async () => {
     const backend = createMemoryBackend()
     const reports: string[] = []
-    const writer = createRecordStore(backend, 'refresh:', createKeyHasher('s'.repeat(40)), createSealer('k'.repeat(32)))
-    const reader = createRecordStore(backend, 'refresh:', createKeyHasher('s'.repeat(40)), createSealer('x'.repeat(32)), { onInvalid: (_, reason) => reports.push(reason) })
+    const writer = createRecordStore(backend, 'refresh:', [createKeyHasher('s'.repeat(40))], createSealer('k'.repeat(32)))
+    const reader = createRecordStore(backend, 'refresh:', [createKeyHasher('s'.repeat(40))], createSealer('x'.repeat(32)), { onInvalid: (_, reason) => reports.push(reason) })
     const key = writer.key('rt', 'token')
     await writer.write(key, { family: 'f', at: 1 }, 60)
     expect(await reader.read(key, schema)).toBeNull()
@@ -77,7 +77,7 @@ describe('records that do not match their schema', () => {
 
 describe('counters', () => {
   it('add a step, give units back, and never create a counter by giving back', async () => {
-    const store = createRecordStore(createMemoryBackend(), 'refresh:', createKeyHasher('s'.repeat(40)), plainSealer)
+    const store = createRecordStore(createMemoryBackend(), 'refresh:', [createKeyHasher('s'.repeat(40))], plainSealer)
     const key = store.key('rate', 'x')
     expect(await store.incr(key, 60, -1)).toBe(0)
     expect(await store.count(key)).toBe(0)

@@ -7,13 +7,13 @@ import { consumeAuthCode, createAuthCode } from '../../src/runtime/server/lib/re
 import { createMagicCode, discardMagicCode, verifyMagicCode } from '../../src/runtime/server/lib/records/magic-code'
 import {
   issueRefreshToken,
-  listUserSessions,
   readRefreshToken,
   revokeFamily,
   revokeRefreshToken,
-  revokeUserSessions,
   useRefreshToken,
 } from '../../src/runtime/server/lib/records/refresh-token'
+import { listSessionEntries, removeSessionEntry } from '../../src/runtime/server/lib/records/user-sessions'
+import { revokeSessions } from '../../src/runtime/server/lib/sessions'
 import type { RefreshResult } from '../../src/runtime/server/lib/records/refresh-token'
 import { RESET_SESSION_TTL, consumeResetSession, createResetSession, readResetSession } from '../../src/runtime/server/lib/records/reset-session'
 import { storableUser, subjectOf } from '../../src/runtime/server/lib/records/user'
@@ -44,6 +44,15 @@ async function makeContext({ encryption = false }: { encryption?: boolean } = {}
   const ctx = await createAuthContext(options, { dev: false })
   contexts.push(ctx)
   return ctx
+}
+
+/** Ids of the live sessions of a user, from the user's session map. */
+async function sessionIdsOf(ctx: AuthContext, userId: string): Promise<string[]> {
+  return (await listSessionEntries(ctx, userId)).map(entry => entry.id)
+}
+
+function revokeAllSessionsOf(ctx: AuthContext, userId: string, options: { except?: string } = {}): Promise<number> {
+  return revokeSessions(ctx, userId, 'host', options)
 }
 
 /** Every live key and its stored (raw) value. */
@@ -241,7 +250,7 @@ describe.each([
     const found = await readRefreshToken(ctx, token)
     expect(found?.record).toEqual(record)
     expect(await readRefreshToken(ctx, 'unknown')).toBeNull()
-    expect(await listUserSessions(ctx, 'u1')).toEqual([record.family])
+    expect(await sessionIdsOf(ctx, 'u1')).toEqual([record.family])
   })
 
   it('use rotates: a new token of the same family', async () => {
@@ -257,7 +266,7 @@ describe.each([
     expect(result.record.claims).toEqual({ role: 'user' })
     expect(result.record.provider).toBe('password')
     expect((await readRefreshToken(ctx, result.token!))?.record.family).toBe(record.family)
-    expect(await listUserSessions(ctx, 'u1')).toEqual([record.family])
+    expect(await sessionIdsOf(ctx, 'u1')).toEqual([record.family])
     // The new token rotates in turn.
     const next = await useRefreshToken(ctx, result.token!)
     expect(next.status === 'ok' && next.token !== undefined && next.token !== result.token).toBe(true)
@@ -301,12 +310,12 @@ describe.each([
     // Lose every write of the rotation but the claim: the successor's record and its index entry.
     const { token, record, successor } = await rotateAndLoseSuccessor(ctx)
     expect(await readRefreshToken(ctx, successor)).toBeNull()
-    await ctx.store.remove(`${ctx.store.key('user', 'u1')}:${record.family}`)
-    expect(await listUserSessions(ctx, 'u1')).toEqual([])
+    await removeSessionEntry(ctx, 'u1', record.family)
+    expect(await sessionIdsOf(ctx, 'u1')).toEqual([])
     const retry = await useRefreshToken(ctx, token)
     expect(retry.status === 'ok' && retry.token).toBe(successor)
     expect((await readRefreshToken(ctx, successor))?.record.family).toBe(record.family)
-    expect(await listUserSessions(ctx, 'u1')).toEqual([record.family])
+    expect(await sessionIdsOf(ctx, 'u1')).toEqual([record.family])
     // Restored with what was left of its lifetime, not a fresh one.
     expect(await ctx.store.ttl(ctx.store.key('rt', successor))).toBeLessThanOrEqual(ctx.lifetimes.refresh)
     const next = await useRefreshToken(ctx, successor)
@@ -320,7 +329,7 @@ describe.each([
     const write = ctx.store.write.bind(ctx.store)
     ctx.store.write = async (key, value, ttl) => {
       await write(key, value, ttl)
-      if (key === ctx.store.key('rt', successor)) await revokeFamily(ctx, record.family, 'u1')
+      if (key.current === ctx.store.key('rt', successor).current) await revokeFamily(ctx, record.family, 'u1', 'logout')
     }
     try {
       expect(await useRefreshToken(ctx, token)).toEqual({ status: 'invalid' })
@@ -328,15 +337,15 @@ describe.each([
     finally {
       ctx.store.write = write
     }
-    expect(await ctx.store.backend.get(ctx.store.key('rt', successor))).toBeNull()
-    expect(await listUserSessions(ctx, 'u1')).toEqual([])
+    expect(await ctx.store.backend.get(ctx.store.key('rt', successor).current)).toBeNull()
+    expect(await sessionIdsOf(ctx, 'u1')).toEqual([])
   })
 
   it('a rotation marker older than the grace period means reuse, even when the old record survived (crash mid-rotation)', async () => {
     const ctx = await makeContext({ encryption })
     ctx.options.tokenRefresh.reuseGracePeriod = 1
     const { token, record } = await issue(ctx)
-    const tokenKey = ctx.store.key('rt', token)
+    const tokenKey = ctx.store.key('rt', token).current
     const stored = await ctx.store.backend.get(tokenKey)
     const first = await useRefreshToken(ctx, token)
     expect(first.status).toBe('ok')
@@ -357,7 +366,7 @@ describe.each([
     expect(await useRefreshToken(ctx, token)).toEqual({ status: 'reused', family: record.family, userId: 'u1' })
     expect(await useRefreshToken(ctx, newest)).toEqual({ status: 'invalid' })
     expect(await readRefreshToken(ctx, newest)).toBeNull()
-    expect(await listUserSessions(ctx, 'u1')).toEqual([])
+    expect(await sessionIdsOf(ctx, 'u1')).toEqual([])
     // A second replay is just invalid (the family is already revoked).
     expect(await useRefreshToken(ctx, token)).toEqual({ status: 'invalid' })
   })
@@ -385,7 +394,7 @@ describe.each([
     expect(newest).toMatch(/^[\w-]{43}$/)
     for (const r of results) expect(r.status === 'ok' && r.record.family).toBe(record.family)
     expect(await readRefreshToken(ctx, newest)).not.toBeNull()
-    expect(await listUserSessions(ctx, 'u1')).toEqual([record.family])
+    expect(await sessionIdsOf(ctx, 'u1')).toEqual([record.family])
   })
 
   it('with a grace period of 0, of 50 concurrent uses exactly one succeeds', async () => {
@@ -404,7 +413,7 @@ describe.each([
     const revoked = await revokeRefreshToken(ctx, token)
     expect(revoked?.family).toBe(record.family)
     expect(await useRefreshToken(ctx, token)).toEqual({ status: 'invalid' })
-    expect(await listUserSessions(ctx, 'u1')).toEqual([])
+    expect(await sessionIdsOf(ctx, 'u1')).toEqual([])
     expect(await revokeRefreshToken(ctx, token)).toBeNull()
     expect(await revokeRefreshToken(ctx, 'unknown')).toBeNull()
   })
@@ -416,7 +425,7 @@ describe.each([
     const newest = rotated.status === 'ok' ? rotated.token! : ''
     expect(await revokeRefreshToken(ctx, token)).toEqual({ family: record.family, userId: 'u1' })
     expect(await useRefreshToken(ctx, newest)).toEqual({ status: 'invalid' })
-    expect(await listUserSessions(ctx, 'u1')).toEqual([])
+    expect(await sessionIdsOf(ctx, 'u1')).toEqual([])
   })
 
   it('revoking a token rotated twice since (long after the grace period) still ends the session', async () => {
@@ -433,46 +442,46 @@ describe.each([
     const ctx = await makeContext({ encryption })
     const a = await issue(ctx)
     const b = await issueRefreshToken(ctx, { family: a.record.family, user: user('u1'), userId: 'u1', claims: {} })
-    await revokeFamily(ctx, a.record.family, 'u1')
+    await revokeFamily(ctx, a.record.family, 'u1', 'logout')
     expect(await useRefreshToken(ctx, a.token)).toEqual({ status: 'invalid' })
     expect(await useRefreshToken(ctx, b.token)).toEqual({ status: 'invalid' })
   })
 
-  it('revokeUserSessions revokes every family of that user and no other user\'s', async () => {
+  it('revokeAllSessionsOf revokes every family of that user and no other user\'s', async () => {
     const ctx = await makeContext({ encryption })
     const mine = await Promise.all([issue(ctx, 'alice'), issue(ctx, 'alice'), issue(ctx, 'alice')])
     const other = await issue(ctx, 'bob')
-    expect((await listUserSessions(ctx, 'alice')).sort()).toEqual(mine.map(s => s.record.family).sort())
-    expect(await revokeUserSessions(ctx, 'alice')).toBe(3)
+    expect((await sessionIdsOf(ctx, 'alice')).sort()).toEqual(mine.map(s => s.record.family).sort())
+    expect(await revokeAllSessionsOf(ctx, 'alice')).toBe(3)
     for (const s of mine) expect(await useRefreshToken(ctx, s.token)).toEqual({ status: 'invalid' })
-    expect(await listUserSessions(ctx, 'alice')).toEqual([])
-    expect(await listUserSessions(ctx, 'bob')).toEqual([other.record.family])
+    expect(await sessionIdsOf(ctx, 'alice')).toEqual([])
+    expect(await sessionIdsOf(ctx, 'bob')).toEqual([other.record.family])
     const bob = await useRefreshToken(ctx, other.token)
     expect(bob.status === 'ok' && bob.token !== undefined).toBe(true)
-    expect(await revokeUserSessions(ctx, 'nobody')).toBe(0)
+    expect(await revokeAllSessionsOf(ctx, 'nobody')).toBe(0)
   })
 
-  it('revokeUserSessions with except keeps that family', async () => {
+  it('revokeAllSessionsOf with except keeps that family', async () => {
     const ctx = await makeContext({ encryption })
     const [keep, drop1, drop2] = await Promise.all([issue(ctx, 'alice'), issue(ctx, 'alice'), issue(ctx, 'alice')])
-    expect(await revokeUserSessions(ctx, 'alice', { except: keep!.record.family })).toBe(2)
-    expect(await listUserSessions(ctx, 'alice')).toEqual([keep!.record.family])
+    expect(await revokeAllSessionsOf(ctx, 'alice', { except: keep!.record.family })).toBe(2)
+    expect(await sessionIdsOf(ctx, 'alice')).toEqual([keep!.record.family])
     expect(await useRefreshToken(ctx, drop1!.token)).toEqual({ status: 'invalid' })
     expect(await useRefreshToken(ctx, drop2!.token)).toEqual({ status: 'invalid' })
     const kept = await useRefreshToken(ctx, keep!.token)
     expect(kept.status === 'ok' && kept.token !== undefined).toBe(true)
   })
 
-  it('listUserSessions lists the live families of one user', async () => {
+  it('sessionIdsOf lists the live families of one user', async () => {
     const ctx = await makeContext({ encryption })
-    expect(await listUserSessions(ctx, 'alice')).toEqual([])
+    expect(await sessionIdsOf(ctx, 'alice')).toEqual([])
     const a = await issue(ctx, 'alice')
     const b = await issue(ctx, 'alice')
     await issue(ctx, 'alice-2')
     await issue(ctx, 'bob')
-    expect((await listUserSessions(ctx, 'alice')).sort()).toEqual([a.record.family, b.record.family].sort())
+    expect((await sessionIdsOf(ctx, 'alice')).sort()).toEqual([a.record.family, b.record.family].sort())
     await revokeRefreshToken(ctx, a.token)
-    expect(await listUserSessions(ctx, 'alice')).toEqual([b.record.family])
+    expect(await sessionIdsOf(ctx, 'alice')).toEqual([b.record.family])
   })
 
   it('an impersonated session is refreshed without rotation', async () => {

@@ -284,6 +284,66 @@ function contract(driver: StorageDriverName): void {
         await b.dispose()
       }
     })
+
+    it('maps: entries with their own expiry under one key, listed without a scan, deleted one by one', async () => {
+      const b = await harness.backend()
+      const map = k('map:user1')
+      expect(await b.mapEntries(map)).toEqual([])
+      await b.mapSet(map, 'fam-a', 'A', 60_000)
+      await b.mapSet(map, 'fam_b', 'B', 100)
+      await b.mapSet(map, 'fam-a', 'A2', 60_000)
+      const before = await b.mapEntries(map)
+      expect(before.map(e => [e.field, e.value])).toEqual([['fam-a', 'A2'], ['fam_b', 'B']])
+      expect(before[0]!.expiresAt).toBeGreaterThan(Date.now() + 50_000)
+      await sleep(150)
+      // The short entry expired; the map lives on with its longest entry.
+      expect((await b.mapEntries(map)).map(e => e.field)).toEqual(['fam-a'])
+      await b.mapDelete(map, 'fam-a')
+      await b.mapDelete(map, 'fam-a')
+      expect(await b.mapEntries(map)).toEqual([])
+      await expect(b.mapSet(map, 'a:b', 'x', 1000)).rejects.toThrow(TypeError)
+      await expect(b.mapSet(map, '', 'x', 1000)).rejects.toThrow(TypeError)
+    })
+
+    it('an entry written again while a listing drops it as expired is kept', async () => {
+      const b = await harness.backend()
+      const map = k('map:again')
+      await b.mapSet(map, 'other', 'live', 60_000)
+      await b.mapSet(map, 'fam', 'old', 50)
+      await sleep(80)
+      // The listing reads the expired entry first; the new write lands before the listing drops it.
+      const [listed] = await Promise.all([b.mapEntries(map), b.mapSet(map, 'fam', 'new', 60_000)])
+      expect(listed.map(e => e.value)).not.toContain('old')
+      expect((await b.mapEntries(map)).map(e => [e.field, e.value])).toEqual([['fam', 'new'], ['other', 'live']])
+    })
+
+    it('50 concurrent map writes to one map all land', async () => {
+      const b = await harness.backend()
+      const map = k('map:many')
+      await Promise.all(range(50).map(i => b.mapSet(map, `f${i}`, String(i), 60_000)))
+      expect((await b.mapEntries(map)).length).toBe(50)
+      await Promise.all(range(50).map(i => b.mapDelete(map, `f${i}`)))
+    })
+
+    it('subscribe: resyncs once it is live; a published message reaches subscribers of other connections', async () => {
+      const b = await harness.backend()
+      const other = await harness.fresh()
+      const received: string[] = []
+      let resyncs = 0
+      const stop = await other.subscribe(k('chan'), message => received.push(message), () => resyncs++)
+      try {
+        expect(resyncs).toBe(1)
+        await b.publish(k('chan'), 'hello')
+        await b.publish(k('other-chan'), 'not for us')
+        await sleep(200)
+        // Only Redis is shared between connections; memory and fs have no one else to tell.
+        expect(received).toEqual(driver === 'redis' ? ['hello'] : [])
+      }
+      finally {
+        await stop()
+        await other.dispose()
+      }
+    })
   })
 }
 

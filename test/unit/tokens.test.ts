@@ -3,12 +3,14 @@ import { beforeAll, describe, expect, it, vi } from 'vitest'
 import {
   SignJWT,
   base64url,
+  calculateJwkThumbprint,
   createLocalJWKSet,
   decodeJwt,
   decodeProtectedHeader,
   exportPKCS8,
   exportSPKI,
   generateKeyPair,
+  importPKCS8,
   jwtVerify,
 } from 'jose'
 import type { JWTHeaderParameters } from 'jose'
@@ -587,9 +589,105 @@ describe('verified-token cache', () => {
   it('never caches a refused token', async () => {
     const service = await createTokenService(hsOptions())
     const { token } = await service.sign({ sub: 'x' })
-    const forged = `${token.slice(0, -2)}AA`
+    // A character in the middle of the signature: every bit of it counts (the last one carries padding bits).
+    const at = token.length - 10
+    const forged = `${token.slice(0, at)}${token[at] === 'A' ? 'B' : 'A'}${token.slice(at + 1)}`
     expect(await service.verify(forged)).toBeNull()
     expect(await service.verify(forged)).toBeNull()
     expect(await service.verify(token)).not.toBeNull()
+  })
+
+  it('answers only the very token it verified: another payload under a cached signature is verified, and refused', async () => {
+    const service = await createTokenService(hsOptions())
+    const { token } = await service.sign({ sub: 'alice' })
+    expect(await service.verify(token)).toMatchObject({ sub: 'alice' })
+    expect(service.verifyCached(token)).toMatchObject({ sub: 'alice' })
+    const [header, payload, signature] = token.split('.') as [string, string, string]
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString())
+    const forged = `${header}.${Buffer.from(JSON.stringify({ ...claims, sub: 'admin' })).toString('base64url')}.${signature}`
+    expect(service.verifyCached(forged)).toBeUndefined()
+    expect(await service.verify(forged)).toBeNull()
+    expect(service.verifyCached(token)).toMatchObject({ sub: 'alice' })
+  })
+})
+
+describe('HS256 secret rotation', () => {
+  const OLD = 'old-secret-0123456789-abcdefghijklmnopqrs'
+  const NEW = 'new-secret-0123456789-abcdefghijklmnopqrs'
+
+  it('tokens signed with a previous secret verify until it is removed; new tokens use the new secret', async () => {
+    const before = await createTokenService(hsOptions({ secret: OLD }))
+    const { token: old } = await before.sign({ sub: 'u1' })
+    const rotated = await createTokenService(hsOptions({ secret: NEW, previousSecrets: [OLD] }))
+    expect((await rotated.verify(old))?.sub).toBe('u1')
+    const { token: fresh } = await rotated.sign({ sub: 'u2' })
+    expect((await (await createTokenService(hsOptions({ secret: NEW }))).verify(fresh))?.sub).toBe('u2')
+    expect(await before.verify(fresh)).toBeNull()
+    const done = await createTokenService(hsOptions({ secret: NEW }))
+    expect(await done.verify(old)).toBeNull()
+  })
+
+  it('a previous secret never lifts another check (expiry, audience) and must be 32 bytes', async () => {
+    const before = await createTokenService(hsOptions({ secret: OLD, audience: 'other' }))
+    const { token } = await before.sign({ sub: 'u1' })
+    const rotated = await createTokenService(hsOptions({ secret: NEW, previousSecrets: [OLD] }))
+    expect(await rotated.verify(token)).toBeNull()
+    await expect(createTokenService(hsOptions({ secret: NEW, previousSecrets: ['short'] }))).rejects.toThrow(/token.previousSecrets must be at least 32 bytes/)
+  })
+})
+
+describe('RS256 key rotation', () => {
+  let next: { privatePem: string, publicPem: string }
+  beforeAll(async () => {
+    const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true })
+    next = { privatePem: await exportPKCS8(privateKey), publicPem: await exportSPKI(publicKey) }
+  })
+  const rsOptions = (overrides: Partial<TokenServiceOptions>) => hsOptions({ algorithm: 'RS256', ...overrides })
+
+  it('the current key signs; tokens of a previous key verify by their kid until it is removed', async () => {
+    const { token: old } = await rs.sign({ sub: 'u1' })
+    const rotated = await createTokenService(rsOptions({ privateKey: next.privatePem, keyId: 'key-2', previousKeys: [{ keyId: 'key-1', key: rsaPublicPem }] }))
+    expect((await rotated.verify(old))?.sub).toBe('u1')
+    const { token: fresh } = await rotated.sign({ sub: 'u2' })
+    expect(decodeProtectedHeader(fresh).kid).toBe('key-2')
+    expect(await rs.verify(fresh)).toBeNull()
+    const done = await createTokenService(rsOptions({ privateKey: next.privatePem, keyId: 'key-2' }))
+    expect(await done.verify(old)).toBeNull()
+    expect((await done.verify(fresh))?.sub).toBe('u2')
+  })
+
+  it('publishes every configured public key, each with its kid and nothing private', async () => {
+    const service = await createTokenService(rsOptions({ privateKey: next.privatePem, keyId: 'key-2', previousKeys: [{ keyId: 'key-1', key: rsaPrivatePem }] }))
+    const keys = service.jwks()!.keys
+    expect(keys.map(k => k.kid)).toEqual(['key-2', 'key-1'])
+    for (const key of keys) expect(Object.keys(key).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use'])
+    const { token } = await service.sign({ sub: 'u1' })
+    const { payload } = await jwtVerify(token, createLocalJWKSet(service.jwks()!), { issuer: 'svc', audience: '' })
+    expect(payload.sub).toBe('u1')
+  })
+
+  it('a kid selects only among configured keys: unknown kids, a kid naming another key, no kid for an old key', async () => {
+    const service = await createTokenService(rsOptions({ privateKey: next.privatePem, keyId: 'key-2', previousKeys: [{ keyId: 'key-1', key: rsaPublicPem }] }))
+    const signWith = (pem: string, kid: string | undefined) => importPKCS8(pem, 'RS256').then(key =>
+      new SignJWT({ sub: 'x', iss: 'svc', aud: '' }).setProtectedHeader({ alg: 'RS256', typ: ACCESS_TOKEN_TYP, ...(kid ? { kid } : {}) }).setIssuedAt().setExpirationTime('5m').sign(key))
+    // Signed with key 1 but claiming to be key 2: checked with key 2, refused.
+    expect(await service.verify(await signWith(rsaPrivatePem, 'key-2'))).toBeNull()
+    expect(await service.verify(await signWith(rsaPrivatePem, 'elsewhere'))).toBeNull()
+    // Without kid only the current key verifies.
+    expect(await service.verify(await signWith(rsaPrivatePem, undefined))).toBeNull()
+    expect((await service.verify(await signWith(next.privatePem, undefined)))?.sub).toBe('x')
+    // An unconfigured key with a configured kid.
+    const { privateKey: stranger } = await generateKeyPair('RS256', { extractable: true })
+    expect(await service.verify(await signWith(await exportPKCS8(stranger), 'key-1'))).toBeNull()
+  })
+
+  it('a key id used twice, or a previous key that is not an RSA PEM, is a configuration error; an empty keyId is the thumbprint', async () => {
+    await expect(createTokenService(rsOptions({ privateKey: next.privatePem, keyId: 'same', previousKeys: [{ keyId: 'same', key: rsaPublicPem }] }))).rejects.toThrow(/key id "same" is used by two keys/)
+    await expect(createTokenService(rsOptions({ privateKey: next.privatePem, previousKeys: [{ keyId: 'k', key: 'not a pem' }] }))).rejects.toThrow(/previousKeys\[0\]\.key is not a PEM RSA key/)
+    const service = await createTokenService(rsOptions({ privateKey: next.privatePem, keyId: '', previousKeys: [{ key: rsaPublicPem }] }))
+    const [current, previous] = service.jwks()!.keys
+    expect(current!.kid).toBe(await calculateJwkThumbprint({ kty: current!.kty!, n: current!.n!, e: current!.e! }))
+    expect(previous!.kid).toMatch(/^[\w-]{43}$/)
+    expect(decodeProtectedHeader((await service.sign({ sub: 'u' })).token).kid).toBe(current!.kid)
   })
 })

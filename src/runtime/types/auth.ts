@@ -161,6 +161,52 @@ export interface ImpersonateEndPayload {
   timestamp: Date
 }
 
+/**
+ * Why a session ended:
+ * - `logout`: POST /auth/logout with a token of the session.
+ * - `refresh_token_reused`: a rotated refresh token came back after the grace period (theft).
+ * - `password_reset` / `password_change`: every session of the user, or every other one.
+ * - `impersonation`: a session replaced by an impersonation, an impersonation that ended or was
+ *   rolled back.
+ * - `user`: the user ended it (`DELETE /auth/sessions/:id`, `POST /auth/sessions/revoke-others`).
+ * - `host`: the host's code (`revokeUserSession`, `revokeUserSessions`), e.g. an admin page.
+ */
+export type SessionRevocationReason = 'logout' | 'refresh_token_reused' | 'password_reset' | 'password_change' | 'impersonation' | 'user' | 'host'
+
+/** Payload of `svc:session:revoked`. */
+export interface SessionRevokedPayload {
+  /** The session's id: the `sid` claim of its access tokens. */
+  sessionId: string
+  /** `sub` of the session's user. */
+  userId: string
+  reason: SessionRevocationReason
+}
+
+/** Coarse description of the client that started a session. Nothing secret. */
+export interface AuthSessionClient {
+  /** Browser and system family, e.g. `Firefox on Linux` (no versions). */
+  userAgent?: string
+  /** Network prefix of the client's address: `/24` for IPv4, `/48` for IPv6. */
+  address?: string
+}
+
+/** One session (login) of a user, as `GET /auth/sessions` lists it. */
+export interface AuthSession {
+  /** Session id (the `sid` claim of its access tokens). */
+  id: string
+  /** True for the session of the access token that asked. */
+  current: boolean
+  /** When the user logged in (ISO 8601). */
+  createdAt: string
+  /** When the session last refreshed its tokens (ISO 8601). */
+  lastUsedAt: string
+  /** Login provider (`google`, `password`, ...). */
+  provider?: string
+  client: AuthSessionClient
+  /** Only in the host's lists (`listUserSessions`): `sub` of the user impersonating. */
+  impersonatedBy?: string
+}
+
 /** Nitro runtime hooks emitted by the module. */
 export interface SvcAuthHooks {
   'svc:userInfo': (payload: UserInfoPayload) => void | Promise<void>
@@ -169,6 +215,8 @@ export interface SvcAuthHooks {
   'svc:impersonate:fetchTarget': (payload: ImpersonateFetchTargetPayload) => void | Promise<void>
   'svc:impersonate:start': (payload: ImpersonateStartPayload) => void | Promise<void>
   'svc:impersonate:end': (payload: ImpersonateEndPayload) => void | Promise<void>
+  /** A session ended (every cause, see {@link SessionRevocationReason}); errors are logged only. */
+  'svc:session:revoked': (payload: SessionRevokedPayload) => void | Promise<void>
 }
 
 /** Value of the `auth` key in route rules. */

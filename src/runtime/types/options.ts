@@ -25,6 +25,14 @@ export interface TokenOptions {
    */
   secret: string
   /**
+   * Previous server secrets, newest first: they still verify HS256 access tokens and still find
+   * the records stored under their HMAC keys until those expire, while everything new is signed
+   * and stored with `secret`. Remove one once the refresh lifetime has passed since it was
+   * replaced (see the key rotation runbook in docs/deploying.md).
+   * @default []
+   */
+  previousSecrets: string[]
+  /**
    * Access token lifetime (seconds or a duration string).
    * @default '1h'
    */
@@ -51,10 +59,29 @@ export interface TokenOptions {
    */
   privateKey: string
   /**
-   * RS256 only: `kid` header written into tokens and the JWKS. Never used to select a key.
+   * RS256 only: `kid` of `privateKey`, written into tokens and the JWKS. A token's `kid` selects
+   * among the configured keys only (this one and `previousKeys`), never a key from elsewhere.
+   * Empty: the RFC 7638 thumbprint of the public key.
    * @default 'svc-auth'
    */
   keyId: string
+  /**
+   * RS256 only: keys that verify tokens but never sign, each `{ keyId?, key }` with `key` a PEM
+   * (PKCS#8 private or SPKI public key; only the public half is used) and `keyId` its `kid`
+   * (default: the RFC 7638 thumbprint). All are published in the JWKS. Holds the previous key
+   * after a rotation, and may hold the next one before it starts signing, so that verifiers that
+   * cache the JWKS know it in time (see the key rotation runbook in docs/deploying.md).
+   * @default []
+   */
+  previousKeys: RsaVerificationKey[]
+}
+
+/** A key of `token.previousKeys`. */
+export interface RsaVerificationKey {
+  /** `kid` of the key; default: its RFC 7638 thumbprint. */
+  keyId?: string
+  /** PEM: PKCS#8 private key or SPKI public key (`-----BEGIN PUBLIC KEY-----`). */
+  key: string
 }
 
 export interface RefreshCookieOptions {
@@ -99,8 +126,56 @@ export interface RefreshStorageOptions {
   port: number
   /** redis driver: password. @default '' */
   password: string
-  /** redis driver: database index. @default 0 */
+  /** redis driver: database index (a cluster has only 0). @default 0 */
   db: number
+  /**
+   * redis driver: TLS for `host`/`port`, Sentinel (the sentinels and the master) and Cluster
+   * (every node) connections; a `rediss://` URL turns it on by itself. The server certificate is
+   * always checked, against the system's CAs or `tlsCa`.
+   * @default false
+   */
+  tls: boolean
+  /**
+   * redis driver: PEM of the CA that signed the Redis server's certificate, for servers with a
+   * private CA (with `tls: true` or a `rediss://` URL). Literal `\n` sequences are read as line
+   * breaks, so that the PEM fits in one environment variable.
+   * @default ''
+   */
+  tlsCa: string
+  /**
+   * redis driver: host name the server certificates are checked against (TLS SNI), instead of
+   * the address connected to. For servers reached by IP address, e.g. the master a sentinel
+   * names or the nodes a cluster announces, whose certificate carries a DNS name. Applies to
+   * every TLS connection.
+   * @default ''
+   */
+  tlsServername: string
+  /**
+   * redis driver, Sentinel: the sentinels to ask for the current master (`password` and `db`
+   * are the master's, `tls` applies to both). When set, `host` and `port` are not used; setting
+   * `url` or `cluster` too is a configuration error. From the environment: a JSON array
+   * (`'[{"host":"sentinel-1","port":26379}]'`).
+   * @default []
+   */
+  sentinels: RedisNode[]
+  /** redis driver, Sentinel: name of the master group the sentinels watch. @default 'mymaster' */
+  sentinelName: string
+  /** redis driver, Sentinel: password of the sentinels, when they require one. @default '' */
+  sentinelPassword: string
+  /**
+   * redis driver, Cluster: some nodes of the cluster (the others are discovered). When set,
+   * `host` and `port` are not used; `password` and `tls` apply to every node; setting `url`,
+   * `sentinels` or a `db` other than 0 too is a configuration error. From the environment: a JSON
+   * array (`'[{"host":"redis-0","port":6379}]'`).
+   * @default []
+   */
+  cluster: RedisNode[]
+}
+
+/** A Redis server (Sentinel or Cluster node). */
+export interface RedisNode {
+  host: string
+  port: number
 }
 
 export interface RefreshEncryptionOptions {
@@ -114,6 +189,13 @@ export interface RefreshEncryptionOptions {
    * @default ''
    */
   key: string
+  /**
+   * Previous encryption keys: records sealed with them stay readable until they expire, while
+   * everything new is sealed with `key`. Remove one once the refresh lifetime has passed since
+   * it was replaced (see the key rotation runbook in docs/deploying.md).
+   * @default []
+   */
+  previousKeys: string[]
   /** @default 'aes-256-gcm' */
   algorithm: 'aes-256-gcm'
 }
@@ -202,6 +284,12 @@ export interface EndpointOptions {
   impersonatePath: string
   /** End impersonating. @default '/auth/unimpersonate' */
   unimpersonatePath: string
+  /**
+   * The caller's sessions: `GET` lists them, `DELETE <path>/:id` ends one,
+   * `POST <path>/revoke-others` ends all but the caller's.
+   * @default '/auth/sessions'
+   */
+  sessionsPath: string
 }
 
 export interface LoggingOptions {
@@ -218,6 +306,21 @@ export interface ImpersonationOptions {
   tokenExpiration: number
   /** Claim of the requester used to look them up again when impersonation ends. @default 'sub' */
   originalUserLookupClaim: string
+}
+
+export interface SessionOptions {
+  /**
+   * Access tokens die with their session: once a session is revoked (logout, refresh token
+   * reuse, password reset or change, the end of an impersonation, the session endpoints), its
+   * access tokens are refused (401 `session_revoked`) by route protection, `requireAuthUser` and
+   * the user info endpoint: at once on the process that revoked it, and on every other process
+   * that shares the store within milliseconds on Redis (pub/sub) or about a second on fs (each
+   * process reloads the revoked sessions every second). The check is a lookup in an in-process
+   * set (no store access per request). Off: access tokens are purely stateless and stay valid
+   * until they expire. See docs/sessions.md for the guarantee and its limits.
+   * @default true
+   */
+  revokeAccessTokens: boolean
 }
 
 export interface SecurityOptions {
@@ -253,6 +356,8 @@ export interface ModuleOptions {
   rateLimit: RateLimitOptions
   /** Request size limit and allowed origins of the module's endpoints. */
   security: SecurityOptions
+  /** Sessions: revocation of access tokens. */
+  sessions: SessionOptions
   /**
    * The app's public URL (`https://app.example.com`). When set, it is the app's own origin for
    * the origin check, the base of absolute URLs the module builds (OAuth `redirect_uri`, the mock

@@ -2,9 +2,10 @@ import type { NuxtApp } from '#app'
 import type { ComputedRef } from 'vue'
 import { computed } from 'vue'
 import { navigateTo, useNuxtApp, useRuntimeConfig } from '#imports'
-import type { AuthClaims, OriginalUser } from '../../types/auth'
+import type { AuthClaims, AuthSession, OriginalUser } from '../../types/auth'
 import { statusOf } from '../lib/auth-fetch'
-import { originalUserOf } from '../lib/claims'
+import { getAuthFetch } from './useAuthFetch'
+import { decodeTokenClaims, originalUserOf } from '../lib/claims'
 import { joinBase, loginUrl, safeRedirect, withQuery, type LoginUrlOptions } from '../lib/paths'
 import { authRuntime, clearSession, pendingRefresh, publicAuthConfig, refreshSession, sessionState, setAccessToken, tokenState } from '../state'
 
@@ -44,6 +45,19 @@ export interface UseAuthReturn {
    * when logged out. For other clients (websockets, GraphQL); never store it anywhere.
    */
   getAccessToken(): Promise<string | null>
+  /**
+   * GET /auth/sessions: the user's sessions (logins), most recently used first, with
+   * `current: true` on this one. Refreshes and retries once on a 401, like `useAuthFetch`.
+   */
+  listSessions(): Promise<AuthSession[]>
+  /**
+   * DELETE /auth/sessions/:id: ends one of the user's sessions; the browser holding it is logged
+   * out at its next request. Ending the current session logs this app out (as `logout()` does,
+   * without the redirect).
+   */
+  revokeSession(id: string): Promise<void>
+  /** POST /auth/sessions/revoke-others: ends every other session of the user; resolves how many. */
+  revokeOtherSessions(): Promise<number>
 }
 
 function firstString(value: unknown): string | undefined {
@@ -158,6 +172,24 @@ export function useAuth(): UseAuthReturn {
     setAccessToken(nuxtApp, await postWithToken(nuxtApp, config.endpoints.unimpersonatePath))
   }
 
+  const sessionsPath = config.endpoints.sessionsPath.replace(/\/$/, '')
+
+  async function listSessions(): Promise<AuthSession[]> {
+    const answer = await getAuthFetch(nuxtApp)<{ sessions?: AuthSession[] }>(config.endpoints.sessionsPath)
+    return Array.isArray(answer?.sessions) ? answer.sessions : []
+  }
+
+  async function revokeSession(id: string): Promise<void> {
+    const current = decodeTokenClaims(tokenState(nuxtApp).value)?.sid === id
+    await getAuthFetch(nuxtApp)(`${sessionsPath}/${encodeURIComponent(id)}`, { method: 'DELETE' })
+    if (current) clearSession(nuxtApp)
+  }
+
+  async function revokeOtherSessions(): Promise<number> {
+    const answer = await getAuthFetch(nuxtApp)<{ revoked?: number }>(`${sessionsPath}/revoke-others`, { method: 'POST' })
+    return typeof answer?.revoked === 'number' ? answer.revoked : 0
+  }
+
   return {
     user,
     isLoggedIn: computed(() => !!session.value.user),
@@ -172,5 +204,8 @@ export function useAuth(): UseAuthReturn {
     unimpersonate,
     handleCallback: query => exchangeCode(nuxtApp, query),
     getAccessToken: () => currentToken(nuxtApp),
+    listSessions,
+    revokeSession,
+    revokeOtherSessions,
   }
 }

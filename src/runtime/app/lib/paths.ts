@@ -83,10 +83,12 @@ function isUnder(path: string, prefix: string): boolean {
 /**
  * True for the module's own authentication endpoints (everything under `authPath` and
  * `loginPath`, and the token, refresh, logout, callback and impersonation paths). The fetch helper
- * never refreshes or retries for them (rule 5). The user info path is an ordinary API.
+ * never refreshes or retries for them (rule 5). The user info path and the session endpoints
+ * (bearer-authenticated APIs) are ordinary APIs.
  */
 export function isAuthEndpoint(request: string, endpoints: Partial<EndpointOptions>, baseURL?: string): boolean {
   const path = normalizePath(baseURL ? joinBase(baseURL, request) : request)
+  if (typeof endpoints.sessionsPath === 'string' && isUnder(path, endpoints.sessionsPath)) return false
   const exact = [endpoints.tokenPath, endpoints.refreshPath, endpoints.logoutPath, endpoints.callbackPath, endpoints.impersonatePath, endpoints.unimpersonatePath]
   if (exact.some(p => typeof p === 'string' && normalizePath(p) === path)) return true
   return [endpoints.authPath, endpoints.loginPath].some(p => typeof p === 'string' && p !== '/' && isUnder(path, p))

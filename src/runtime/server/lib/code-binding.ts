@@ -50,8 +50,11 @@ export function browserBindingOf(event: H3Event, ctx: AuthContext): string {
   return ctx.store.hash(CODE_BINDING_PURPOSE, bindCodeToBrowser(event, ctx))
 }
 
-/** True when the browser of `event` presents the binding whose HMAC the code record holds. */
+/**
+ * True when the browser of `event` presents the binding whose HMAC the code record holds (under
+ * the current or a previous server secret: a code issued just before a rotation still works).
+ */
 export function matchesCodeBinding(event: H3Event, ctx: AuthContext, expected: string): boolean {
   const presented = readCodeBinding(event, ctx)
-  return presented !== undefined && safeEqual(ctx.store.hash(CODE_BINDING_PURPOSE, presented), expected)
+  return presented !== undefined && ctx.store.hashes(CODE_BINDING_PURPOSE, presented).some(hash => safeEqual(hash, expected))
 }

@@ -1,10 +1,12 @@
 import type { SvcAuthHooks } from '../../types/auth'
-import type { ModuleOptions } from '../../types/options'
+import type { ModuleOptions, StorageDriverName } from '../../types/options'
 import { createKeyHasher, createSealer, plainSealer } from './crypto'
 import { parseDuration } from './duration'
 import { createLogger, type Logger } from './logger'
 import { createStoreBackend } from './store'
 import { createRecordStore, type RecordStore } from './store/record-store'
+import { createRevocationList, type RevocationList } from './revocation'
+import { stringList } from './string-list'
 import { createTokenService, type TokenService } from './tokens'
 import { formatValidationErrors, validateOptions } from './validate'
 
@@ -19,6 +21,8 @@ export interface AuthContext {
   callHook: HookCaller
   /** Parsed lifetimes in seconds. */
   lifetimes: { access: number, ssr: number, authCode: number, refresh: number, impersonation: number }
+  /** Revoked sessions whose access tokens are refused; undefined when `sessions.revokeAccessTokens` is off. */
+  revocations: RevocationList | undefined
   dispose(): Promise<void>
 }
 
@@ -36,11 +40,34 @@ export async function createAuthContext(options: ModuleOptions, { dev = false, c
   const tokens = await createTokenService(options.token, logger, dev)
   const storage = options.tokenRefresh.storage
   const backend = await createStoreBackend(storage)
-  const sealer = options.tokenRefresh.encryption.enabled ? createSealer(options.tokenRefresh.encryption.key) : plainSealer
-  const store = createRecordStore(backend, storage.prefix, createKeyHasher(options.token.secret), sealer, {
+  const encryption = options.tokenRefresh.encryption
+  const sealer = encryption.enabled ? createSealer(encryption.key, stringList(encryption.previousKeys)) : plainSealer
+  const hashers = [options.token.secret, ...stringList(options.token.previousSecrets)].map(createKeyHasher)
+  const store = createRecordStore(backend, storage.prefix, hashers, sealer, {
     onSweepError: error => logger.warn('Sweeping expired records failed', error),
     onInvalid: (namespace, reason) => logger.warn(`Ignoring a stored ${namespace} record (${reason.replace('_', ' ')}): treated as absent`),
   })
+  const lifetimes = {
+    access: parseDuration(options.token.expiresIn),
+    ssr: parseDuration(options.tokenRefresh.ssrTokenExpiry),
+    authCode: options.authCode.expiresIn,
+    refresh: options.tokenRefresh.cookie.maxAge,
+    impersonation: options.impersonation.tokenExpiration,
+  }
+  let revocations: RevocationList | undefined
+  if (options.sessions.revokeAccessTokens) {
+    try {
+      revocations = await createRevocationList(store, {
+        ttlSeconds: Math.max(lifetimes.access, lifetimes.ssr, lifetimes.impersonation) + REVOCATION_MARGIN_SECONDS,
+        pollMs: REVOCATION_POLL_MS[backend.driver],
+        logger,
+      })
+    }
+    catch (error) {
+      await backend.dispose()
+      throw error
+    }
+  }
 
   return {
     options,
@@ -49,13 +76,25 @@ export async function createAuthContext(options: ModuleOptions, { dev = false, c
     logger,
     dev,
     callHook,
-    lifetimes: {
-      access: parseDuration(options.token.expiresIn),
-      ssr: parseDuration(options.tokenRefresh.ssrTokenExpiry),
-      authCode: options.authCode.expiresIn,
-      refresh: options.tokenRefresh.cookie.maxAge,
-      impersonation: options.impersonation.tokenExpiration,
+    lifetimes,
+    revocations,
+    async dispose() {
+      await revocations?.dispose()
+      await backend.dispose()
     },
-    dispose: () => backend.dispose(),
   }
 }
+
+/**
+ * How much longer than the longest access token a revoked session id is kept: the clock tolerance
+ * of verification (5 s), and a token minted by a refresh that was already under way when its
+ * session was revoked (its lifetime starts a little after the revocation).
+ */
+const REVOCATION_MARGIN_SECONDS = 60
+
+/**
+ * How often each process reloads the revoked sessions besides the broadcasts: Redis broadcasts
+ * (this is a safety net), processes sharing an fs directory have no broadcasts, memory is
+ * one process.
+ */
+const REVOCATION_POLL_MS: Record<StorageDriverName, number> = { redis: 10_000, fs: 1_000, memory: 0 }

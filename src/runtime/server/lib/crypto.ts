@@ -54,8 +54,13 @@ export interface Sealer {
   open(sealed: string): string | null
 }
 
-export function createSealer(key: string): Sealer {
+/**
+ * @param key Seals and opens.
+ * @param previousKeys Still open values sealed before a key rotation (tried after `key`).
+ */
+export function createSealer(key: string, previousKeys: readonly string[] = []): Sealer {
   const aesKey = deriveKey(key, 'nuxt-svc-auth:record-encryption')
+  const openers = previousKeys.map(previous => createSealer(previous))
   return {
     seal(plaintext) {
       const iv = randomBytes(12)
@@ -72,6 +77,10 @@ export function createSealer(key: string): Sealer {
         return Buffer.concat([decipher.update(Buffer.from(parts[3]!, 'base64url')), decipher.final()]).toString('utf8')
       }
       catch {
+        for (const opener of openers) {
+          const plain = opener.open(sealed)
+          if (plain !== null) return plain
+        }
         return null
       }
     },

@@ -11,6 +11,7 @@ export type AuthErrorCode =
   | 'refresh_token_reused'
   | 'impersonated_session'
   | 'unauthorized'
+  | 'session_revoked'
   | 'forbidden'
   | 'cross_origin_request'
   | 'not_found'

@@ -2,6 +2,7 @@ import { BlockList, isIP } from 'node:net'
 import type { H3Event } from 'h3'
 import type { RateLimitOptions, RateLimitRuleName } from '../../types/rate-limit'
 import type { AuthContext } from './context'
+import type { RecordKey } from './store/record-store'
 import { authError } from './errors'
 
 const NS = 'rate'
@@ -128,7 +129,7 @@ export async function hitRateLimit(ctx: AuthContext, id: string, max: number, wi
 }
 
 /** Whole seconds (at least 1) until the window of a counter ends. */
-export async function retryAfterOf(ctx: AuthContext, key: string, windowSeconds: number): Promise<number> {
+export async function retryAfterOf(ctx: AuthContext, key: RecordKey, windowSeconds: number): Promise<number> {
   const ttl = await ctx.store.ttl(key)
   return Math.max(1, Math.ceil(ttl ?? windowSeconds))
 }
@@ -173,7 +174,7 @@ const NO_RESERVATION: ReservedFailure = { release: async () => {} }
 export type Reservation =
   | { granted: true, release: () => Promise<void> }
   /** `key`: the counter whose limit is reached. */
-  | { granted: false, key: string }
+  | { granted: false, key: RecordKey }
 
 /**
  * Takes one unit from each counter at once (atomic increments, so concurrent callers can never
@@ -181,7 +182,7 @@ export type Reservation =
  * is granted; otherwise the caller gives them back with `release()` when the event they stand
  * for (a failure, a miss) did not happen.
  */
-export async function reserveUnits(ctx: AuthContext, counters: ReadonlyArray<{ key: string, max: number }>, windowSeconds: number): Promise<Reservation> {
+export async function reserveUnits(ctx: AuthContext, counters: ReadonlyArray<{ key: RecordKey, max: number }>, windowSeconds: number): Promise<Reservation> {
   const counts = await Promise.all(counters.map(c => ctx.store.incr(c.key, windowSeconds)))
   const release = async () => {
     await Promise.all(counters.map(c => ctx.store.incr(c.key, windowSeconds, -1)))
@@ -204,7 +205,7 @@ export async function reserveLoginFailure(ctx: AuthContext, event: H3Event, emai
   const options = ctx.options.rateLimit
   if (!options?.enabled) return NO_RESERVATION
   const rule = options.login
-  const counters: Array<{ key: string, max: number }> = []
+  const counters: Array<{ key: RecordKey, max: number }> = []
   if (rule.perEmailAndIp > 0) counters.push({ key: ctx.store.key(NS, `login-failed:${email}:${rateLimitSubject(requestAddress(event, options))}`), max: rule.perEmailAndIp })
   if (rule.perEmail > 0) counters.push({ key: ctx.store.key(NS, `login-failed:${email}`), max: rule.perEmail })
   if (!counters.length) return NO_RESERVATION

@@ -15,9 +15,25 @@ export function resolveAuthRule(value: AuthRouteRule | unknown): ResolvedAuthRul
   return undefined
 }
 
-/** The token of an `Authorization: Bearer <token>` header, or undefined. */
+/** RFC 6750 `b64token`. */
+const TOKEN68 = /^[\w\-.~+/]+=*$/
+
+/**
+ * The text after the `Bearer` scheme of an `Authorization` header, spaces and tabs around it
+ * removed, not checked further (cheap: for looking up tokens verified before), or undefined.
+ */
+export function bearerCandidate(header: string | undefined | null): string | undefined {
+  if (!header || header.length < 8 || header.slice(0, 6).toLowerCase() !== 'bearer') return undefined
+  if (header[6] !== ' ' && header[6] !== '\t') return undefined
+  let start = 7
+  let end = header.length
+  while (start < end && (header[start] === ' ' || header[start] === '\t')) start++
+  while (end > start && (header[end - 1] === ' ' || header[end - 1] === '\t')) end--
+  return start < end ? header.slice(start, end) : undefined
+}
+
+/** The token of an `Authorization: Bearer <token>` header (RFC 6750), or undefined. */
 export function parseBearer(header: string | undefined | null): string | undefined {
-  if (!header) return undefined
-  const match = /^Bearer[ \t]+([\w\-.~+/]+=*)[ \t]*$/i.exec(header)
-  return match?.[1]
+  const token = bearerCandidate(header)
+  return token !== undefined && TOKEN68.test(token) ? token : undefined
 }

@@ -1,9 +1,10 @@
 import { createPublicKey, randomUUID } from 'node:crypto'
-import { SignJWT, decodeProtectedHeader, importJWK, importPKCS8, jwtVerify } from 'jose'
+import { SignJWT, calculateJwkThumbprint, decodeProtectedHeader, errors, importJWK, importPKCS8, jwtVerify } from 'jose'
 import type { CryptoKey, JWK, JWTHeaderParameters, JWTPayload, JWTVerifyOptions } from 'jose'
 import type { AuthClaims } from '../../types/auth'
-import type { Duration, TokenAlgorithm, TokenOptions } from '../../types/options'
+import type { Duration, RsaVerificationKey, TokenAlgorithm, TokenOptions } from '../../types/options'
 import { parseDuration } from './duration'
+import { stringList } from './string-list'
 
 /** `typ` header of access tokens (RFC 9068). Verification refuses every other `typ`. */
 export const ACCESS_TOKEN_TYP = 'at+jwt'
@@ -31,7 +32,7 @@ const SUPPORTED_ALGORITHMS: readonly TokenAlgorithm[] = ['HS256', 'RS256']
 export type TokenServiceOptions = Pick<
   TokenOptions,
   'secret' | 'algorithm' | 'issuer' | 'audience' | 'expiresIn' | 'privateKey' | 'keyId'
->
+> & Partial<Pick<TokenOptions, 'previousSecrets' | 'previousKeys'>>
 
 export interface TokenServiceLogger {
   warn(msg: string): void
@@ -74,19 +75,28 @@ export interface TokenService {
 interface KeyMaterial {
   signingKey: CryptoKey
   verificationKey: CryptoKey
+  /** Keys that still verify but never sign (previous HS256 secrets), tried after `verificationKey`. */
+  previousKeys: CryptoKey[]
+  /** RS256: every configured public key by its `kid` (current and previous). */
+  byKid: Map<string, CryptoKey>
   keyId?: string
   jwks: JsonWebKeySet | null
 }
 
-async function importHs256Key(secret: string): Promise<KeyMaterial> {
+async function importHmacKey(secret: string, name: string): Promise<CryptoKey> {
   const bytes = new TextEncoder().encode(secret ?? '')
   if (bytes.byteLength < MIN_HS256_SECRET_BYTES) {
     throw new Error(
-      `svc-auth: token.secret must be at least ${MIN_HS256_SECRET_BYTES} bytes for HS256 (got ${bytes.byteLength})`,
+      `svc-auth: ${name} must be at least ${MIN_HS256_SECRET_BYTES} bytes for HS256 (got ${bytes.byteLength})`,
     )
   }
-  const key = await crypto.subtle.importKey('raw', bytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify'])
-  return { signingKey: key, verificationKey: key, jwks: null }
+  return crypto.subtle.importKey('raw', bytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify'])
+}
+
+async function importHs256Keys(secret: string, previousSecrets: readonly string[]): Promise<KeyMaterial> {
+  const key = await importHmacKey(secret, 'token.secret')
+  const previousKeys = await Promise.all(previousSecrets.map(previous => importHmacKey(previous, 'token.previousSecrets')))
+  return { signingKey: key, verificationKey: key, previousKeys, byKid: new Map(), jwks: null }
 }
 
 /** PEM from an environment variable often arrives with literal `\n`; a PEM never holds a backslash. */
@@ -112,34 +122,62 @@ async function importRs256PrivateKey(pem: string): Promise<CryptoKey> {
   return key
 }
 
-/** Public half of the private key as a JWK holding only `kty`, `n` and `e`. */
+/** Public half of a PEM key (private or public) as a JWK holding only `kty`, `n` and `e`. */
 function derivePublicJwk(pem: string): JWK {
   const { kty, n, e } = createPublicKey(pem).export({ format: 'jwk' })
   return { kty, n, e }
 }
 
-async function importRs256Keys(privateKey: string, keyId: string): Promise<KeyMaterial> {
+async function importPublicJwk(jwk: JWK, name: string): Promise<CryptoKey> {
+  const key = await importJWK(jwk, 'RS256')
+  if (key instanceof Uint8Array) throw new TypeError(`svc-auth: unexpected symmetric key derived from ${name}`)
+  return key
+}
+
+/** A verification-only key of `token.previousKeys`: its public JWK (with `kid`) and CryptoKey. */
+async function importRs256VerificationKey(entry: RsaVerificationKey, index: number): Promise<{ jwk: JWK, key: CryptoKey }> {
+  const name = `token.previousKeys[${index}]`
+  let publicJwk: JWK
+  try {
+    publicJwk = derivePublicJwk(normalizePem(entry?.key ?? ''))
+  }
+  catch (cause) {
+    throw new Error(`svc-auth: ${name}.key is not a PEM RSA key (PKCS#8 private or SPKI public)`, { cause })
+  }
+  if (publicJwk.kty !== 'RSA' || Buffer.from(publicJwk.n ?? '', 'base64url').byteLength * 8 < MIN_RSA_MODULUS_BITS) {
+    throw new Error(`svc-auth: ${name}.key must be an RSA key of at least ${MIN_RSA_MODULUS_BITS} bits`)
+  }
+  const kid = entry.keyId || await calculateJwkThumbprint(publicJwk)
+  return { jwk: { ...publicJwk, kid, alg: 'RS256', use: 'sig' }, key: await importPublicJwk(publicJwk, name) }
+}
+
+async function importRs256Keys(privateKey: string, keyId: string, previous: readonly RsaVerificationKey[]): Promise<KeyMaterial> {
   if (typeof privateKey !== 'string' || privateKey.trim() === '') {
     throw new Error('svc-auth: token.algorithm RS256 requires token.privateKey (a PKCS#8 PEM RSA private key)')
   }
   const pem = normalizePem(privateKey)
   const signingKey = await importRs256PrivateKey(pem)
   const publicJwk = derivePublicJwk(pem)
-  const verificationKey = await importJWK(publicJwk, 'RS256')
-  if (verificationKey instanceof Uint8Array) {
-    throw new TypeError('svc-auth: unexpected symmetric key derived from token.privateKey')
+  const verificationKey = await importPublicJwk(publicJwk, 'token.privateKey')
+  const kid = keyId || await calculateJwkThumbprint(publicJwk)
+  const jwks: JWK[] = [{ ...publicJwk, kid, alg: 'RS256', use: 'sig' }]
+  const byKid = new Map<string, CryptoKey>([[kid, verificationKey]])
+  const others = await Promise.all(previous.map(importRs256VerificationKey))
+  for (const other of others) {
+    const otherKid = other.jwk.kid as string
+    if (byKid.has(otherKid)) throw new Error(`svc-auth: token key id "${otherKid}" is used by two keys (token.keyId and token.previousKeys must be unique)`)
+    byKid.set(otherKid, other.key)
+    jwks.push(other.jwk)
   }
-  const kid = keyId || undefined
-  const jwk: JWK = { ...publicJwk, ...(kid ? { kid } : {}), alg: 'RS256', use: 'sig' }
-  return { signingKey, verificationKey, keyId: kid, jwks: { keys: [jwk] } }
+  return { signingKey, verificationKey, previousKeys: [], byKid, keyId: kid, jwks: { keys: jwks } }
 }
 
 function importKeys(options: TokenServiceOptions): Promise<KeyMaterial> {
   switch (options.algorithm) {
     case 'HS256':
-      return importHs256Key(options.secret)
+      return importHs256Keys(options.secret, stringList(options.previousSecrets))
     case 'RS256':
-      return importRs256Keys(options.privateKey, options.keyId)
+      return importRs256Keys(options.privateKey, options.keyId, Array.isArray(options.previousKeys) ? options.previousKeys : [])
     default:
       throw new Error(
         `svc-auth: unsupported token.algorithm "${String(options.algorithm)}" (supported: ${SUPPORTED_ALGORITHMS.join(', ')})`,
@@ -187,19 +225,27 @@ function deepFreeze<T>(value: T): T {
  * the clock; only tokens that passed every check are stored, so a cache hit can never accept a
  * token that full verification would refuse. Returned claims are copies (nested values frozen).
  */
+/**
+ * Tokens verified before, by their signature: looking up a header's fresh string by its whole text
+ * would hash all of it on every request, its signature is a seventh of it. A hit must be the very
+ * same token (compared in full); a forgery that reuses a signature is a miss and is verified.
+ */
 function createVerifiedCache() {
-  const entries = new Map<string, AuthClaims>()
+  const entries = new Map<string, { token: string, claims: AuthClaims }>()
+  const signatureOf = (token: string) => token.slice(token.lastIndexOf('.') + 1)
   return {
     get(token: string): AuthClaims | undefined {
-      const claims = entries.get(token)
-      if (!claims) {
+      const signature = signatureOf(token)
+      const entry = entries.get(signature)
+      if (!entry || entry.token !== token) {
         return undefined
       }
+      const { claims } = entry
       const now = Math.floor(Date.now() / 1000)
       const expired = typeof claims.exp !== 'number' || now > claims.exp + CLOCK_TOLERANCE_SECONDS
       const early = typeof claims.nbf === 'number' && now + CLOCK_TOLERANCE_SECONDS < claims.nbf
       if (expired || early) {
-        entries.delete(token)
+        entries.delete(signature)
         return undefined
       }
       return { ...claims }
@@ -212,7 +258,7 @@ function createVerifiedCache() {
         const oldest = entries.keys().next().value
         if (oldest !== undefined) entries.delete(oldest)
       }
-      entries.set(token, deepFreeze({ ...claims }))
+      entries.set(signatureOf(token), { token, claims: deepFreeze({ ...claims }) })
     },
   }
 }
@@ -224,13 +270,16 @@ function copyJwks(jwks: JsonWebKeySet): JsonWebKeySet {
 /**
  * Create the access token service. Keys are imported once, here.
  *
- * - HS256 signs and verifies with `secret` (at least 32 bytes of UTF-8).
- * - RS256 signs with `privateKey` (PKCS#8 PEM, RSA ≥ 2048 bits) and verifies with the public key
- *   derived from it, which `jwks()` publishes with `kid: keyId`.
+ * - HS256 signs and verifies with `secret` (at least 32 bytes of UTF-8); each of
+ *   `previousSecrets` still verifies (key rotation).
+ * - RS256 signs with `privateKey` (PKCS#8 PEM, RSA ≥ 2048 bits) under `kid: keyId` (default: the
+ *   key's thumbprint); a token is verified with the configured key its `kid` names (`privateKey`'s
+ *   public half or one of `previousKeys`), a token without `kid` with the current key. `jwks()`
+ *   publishes every configured public key.
  *
- * Verification only ever uses the locally configured key: the algorithm is pinned, and `kid`,
- * `jku`, `x5u` and `jwk` headers never select a key (tokens with `jku`, `x5u`, `jwk` or `crit`
- * headers are refused outright).
+ * Verification only ever uses the locally configured keys: the algorithm is pinned, `kid` only
+ * chooses among the configured keys, and `jku`, `x5u` and `jwk` headers never provide one (tokens
+ * with `jku`, `x5u`, `jwk` or `crit` headers are refused outright).
  *
  * @param options Token options of the module.
  * @param logger Receives the dev warning about large payloads.
@@ -294,6 +343,36 @@ export async function createTokenService(
 
   const verified = createVerifiedCache()
 
+  /**
+   * The keys a token may be checked with. RS256: the configured key its `kid` names (none for an
+   * unknown `kid`), or the current key for a token without `kid`. HS256: the current secret,
+   * then the previous ones.
+   */
+  function candidateKeys(token: string): CryptoKey[] {
+    if (algorithm !== 'RS256') return [keys.verificationKey, ...keys.previousKeys]
+    const { kid } = decodeProtectedHeader(token)
+    if (kid === undefined) return [keys.verificationKey]
+    const key = typeof kid === 'string' ? keys.byKid.get(kid) : undefined
+    return key ? [key] : []
+  }
+
+  /**
+   * Payload of a token whose signature one of the configured keys checks (the current key first,
+   * then the previous ones, never a key named by the token), or null.
+   */
+  async function verifyWithKeys(token: string): Promise<JWTPayload | null> {
+    for (const key of candidateKeys(token)) {
+      try {
+        return (await jwtVerify(token, key, verifyOptions)).payload
+      }
+      catch (error) {
+        // Only a signature mismatch is worth trying the next key for.
+        if (!(error instanceof errors.JWSSignatureVerificationFailed)) return null
+      }
+    }
+    return null
+  }
+
   async function verify(token: string): Promise<AuthClaims | null> {
     if (typeof token !== 'string' || token === '') {
       return null
@@ -306,8 +385,8 @@ export async function createTokenService(
       if (hasForbiddenHeader(token)) {
         return null
       }
-      const { payload } = await jwtVerify(token, keys.verificationKey, verifyOptions)
-      if (!hasSubject(payload)) {
+      const payload = await verifyWithKeys(token)
+      if (!payload || !hasSubject(payload)) {
         return null
       }
       verified.set(token, payload)

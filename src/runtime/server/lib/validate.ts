@@ -1,6 +1,7 @@
 import type { ModuleOptions } from '../../types/options'
 import { parseDuration } from './duration'
 import { originOf } from './origin'
+import { stringList } from './string-list'
 
 export interface ValidationResult {
   errors: string[]
@@ -64,6 +65,12 @@ export function validateOptions(options: ModuleOptions, { secretRequired = true 
   else if (typeof token.secret !== 'string' || Buffer.byteLength(token.secret, 'utf8') < 32) {
     errors.push('svcAuth.token.secret must be at least 32 bytes long.')
   }
+  if (!isStringList(token.previousSecrets)) errors.push('svcAuth.token.previousSecrets must be an array of secrets.')
+  else if (stringList(token.previousSecrets).some(p => Buffer.byteLength(p, 'utf8') < 32)) errors.push('svcAuth.token.previousSecrets: every secret must be at least 32 bytes long.')
+  const rsaPreviousKeys: unknown = token.previousKeys ?? []
+  if (!Array.isArray(rsaPreviousKeys) || rsaPreviousKeys.some(k => !k || typeof k !== 'object' || typeof (k as { key?: unknown }).key !== 'string' || !['string', 'undefined'].includes(typeof (k as { keyId?: unknown }).keyId))) {
+    errors.push('svcAuth.token.previousKeys must be an array of { keyId?: string, key: string (PEM) }.')
+  }
   if (token.algorithm === 'RS256' && !token.privateKey) {
     errors.push('svcAuth.token.privateKey (PKCS#8 PEM) is required with algorithm RS256.')
   }
@@ -73,8 +80,13 @@ export function validateOptions(options: ModuleOptions, { secretRequired = true 
   if (!DRIVERS.includes(refresh.storage.driver)) {
     errors.push(`svcAuth.tokenRefresh.storage.driver must be one of ${DRIVERS.join(', ')} (got ${JSON.stringify(refresh.storage.driver)}).`)
   }
+  checkRedisTopology(refresh.storage, errors)
   if (refresh.encryption.enabled && (typeof refresh.encryption.key !== 'string' || refresh.encryption.key.length < 32)) {
     errors.push('svcAuth.tokenRefresh.encryption.key must be at least 32 characters long when encryption is enabled.')
+  }
+  if (!isStringList(refresh.encryption.previousKeys)) errors.push('svcAuth.tokenRefresh.encryption.previousKeys must be an array of keys.')
+  else if (stringList(refresh.encryption.previousKeys).some(k => k.length < 32)) {
+    errors.push('svcAuth.tokenRefresh.encryption.previousKeys: every key must be at least 32 characters long.')
   }
   if (refresh.encryption.algorithm !== 'aes-256-gcm') {
     errors.push(`svcAuth.tokenRefresh.encryption.algorithm must be 'aes-256-gcm' (got ${JSON.stringify(refresh.encryption.algorithm)}).`)
@@ -130,6 +142,9 @@ export function validateOptions(options: ModuleOptions, { secretRequired = true 
   if (typeof options.authCode.cookieName !== 'string' || !/^[\w!#$%&'*+.^`|~-]+$/.test(options.authCode.cookieName)) {
     errors.push(`svcAuth.authCode.cookieName must be a cookie name (letters, digits, - and _) (got ${JSON.stringify(options.authCode.cookieName)}).`)
   }
+  if (typeof options.sessions?.revokeAccessTokens !== 'boolean') {
+    errors.push(`svcAuth.sessions.revokeAccessTokens must be true or false (got ${JSON.stringify(options.sessions?.revokeAccessTokens)}).`)
+  }
   if (!LOG_LEVELS.includes(options.logging.level)) {
     errors.push(`svcAuth.logging.level must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(options.logging.level)}).`)
   }
@@ -141,4 +156,45 @@ export function validateOptions(options: ModuleOptions, { secretRequired = true 
 /** Error thrown for invalid options, with every problem on its own line. */
 export function formatValidationErrors(errors: string[]): string {
   return `[nuxt-svc-auth] Invalid configuration:\n${errors.map(e => `  - ${e}`).join('\n')}`
+}
+
+/** Absent, one string (an environment override) or an array of strings. */
+function isStringList(value: unknown): boolean {
+  return value === undefined || typeof value === 'string' || (Array.isArray(value) && value.every(item => typeof item === 'string'))
+}
+
+/** A list of `{ host, port }` Redis nodes. */
+function isNodeList(value: unknown): value is Array<{ host: string, port: number }> {
+  return Array.isArray(value) && value.every(n => n && typeof n === 'object' && typeof n.host === 'string' && n.host !== '' && Number.isInteger(n.port) && n.port > 0 && n.port < 65536)
+}
+
+/** One of single server, Sentinel or Cluster, with well-formed nodes. */
+function checkRedisTopology(storage: ModuleOptions['tokenRefresh']['storage'], errors: string[]): void {
+  const { sentinels = [], cluster = [] } = storage
+  for (const [name, nodes] of [['sentinels', sentinels], ['cluster', cluster]] as const) {
+    if (!isNodeList(nodes)) errors.push(`svcAuth.tokenRefresh.storage.${name} must be an array of { host, port } (got ${JSON.stringify(nodes)}).`)
+  }
+  if (Array.isArray(sentinels) && Array.isArray(cluster) && sentinels.length && cluster.length) {
+    errors.push('svcAuth.tokenRefresh.storage: set either sentinels (Redis Sentinel) or cluster (Redis Cluster), not both.')
+  }
+  for (const [name, nodes] of [['sentinels', sentinels], ['cluster', cluster]] as const) {
+    if (Array.isArray(nodes) && nodes.length && storage.url) {
+      errors.push(`svcAuth.tokenRefresh.storage: url (one Redis server) and ${name} (Redis ${name === 'cluster' ? 'Cluster' : 'Sentinel'}) are both set: keep one of them.`)
+    }
+  }
+  // Not the passwords: their values are never printed, and a numeric one read from the environment is a number.
+  for (const name of ['url', 'tlsCa', 'tlsServername'] as const) {
+    if (storage[name] !== undefined && typeof storage[name] !== 'string') {
+      errors.push(`svcAuth.tokenRefresh.storage.${name} must be a string (got ${JSON.stringify(storage[name])}).`)
+    }
+  }
+  if (Array.isArray(sentinels) && sentinels.length && !storage.sentinelName) {
+    errors.push('svcAuth.tokenRefresh.storage.sentinelName (the master group name the sentinels watch) must not be empty with sentinels.')
+  }
+  if (Array.isArray(cluster) && cluster.length && storage.db) {
+    errors.push(`svcAuth.tokenRefresh.storage.db must be 0 with a Redis Cluster (got ${JSON.stringify(storage.db)}).`)
+  }
+  if (storage.tls !== undefined && typeof storage.tls !== 'boolean') {
+    errors.push(`svcAuth.tokenRefresh.storage.tls must be true or false (got ${JSON.stringify(storage.tls)}).`)
+  }
 }

@@ -1,7 +1,8 @@
 /**
  * Server middleware of every request.
  * - Resolves the `auth` route rule once per request: `true | 'required' | 'protected'` answer 401
- *   `{ statusCode, message, error: 'unauthorized' }` without a valid bearer token.
+ *   `{ statusCode, message, error: 'unauthorized' }` without a valid bearer token
+ *   (`error: 'session_revoked'` for a token whose session has ended).
  * - Verifies a bearer token when one is sent and fills `event.context.user` (and
  *   `event.context.originalUser` while impersonating). The refresh cookie never authenticates here.
  * - With `enableSSR`, a page request that carries a live refresh cookie gets a short-lived access
@@ -10,12 +11,12 @@
 import { defineEventHandler, getRequestHeader, type H3Event } from 'h3'
 import { getRouteRules } from 'nitropack/runtime'
 import type { AuthContext } from '../lib/context'
-import { sendAuthError, authError } from '../lib/errors'
+import { sendAuthError } from '../lib/errors'
 import { readRefreshToken } from '../lib/records/refresh-token'
 import { resolveAuthRule } from '../lib/route-rules'
 import { mintSessionToken, readRefreshCookie, resolveGlobalClaims } from '../lib/session'
 import { peekAuthContext, useAuthContext } from '../utils/context'
-import { authenticate } from '../utils/user'
+import { authenticate, authenticationError } from '../lib/authenticate'
 
 /** A GET for an HTML page (not an asset, API or module endpoint), worth an SSR token. */
 function isPageRequest(event: H3Event, ctx: AuthContext): boolean {
@@ -46,7 +47,7 @@ export default defineEventHandler(async (event) => {
     const hasBearer = !!event.node.req.headers.authorization
     if (hasBearer || rule === 'required') {
       const user = await authenticate(event, ctx)
-      if (!user && rule === 'required') throw authError(401, 'unauthorized', 'Authentication required')
+      if (!user && rule === 'required') throw authenticationError(event)
     }
     if (ctx.options.enableSSR && isPageRequest(event, ctx)) {
       // A storage failure renders the page logged out instead of failing it.

@@ -6,7 +6,7 @@
  * runs before the token leaves the server: if it fails, the impersonation is rolled back and no
  * token is issued, so no impersonation ever escapes the audit trail.
  * 200 `{ accessToken }` + a refresh cookie of the impersonated session (it cannot be refreshed)
- * 400 bad_request · 401 unauthorized · 403 impersonation_chain (already impersonating)
+ * 400 bad_request · 401 unauthorized · 401 session_revoked · 403 impersonation_chain (already impersonating)
  * 403 forbidden (canImpersonate false) · 404 not_found (feature disabled, or target not found)
  * other statuses raised by the check hook or fetchTarget pass through (e.g. 400, 403, 429)
  */
@@ -19,9 +19,10 @@ import { customClaimsOf, identityOf, impersonationContext, requestOrigin } from 
 import { removeImpersonation, saveImpersonation } from '../lib/records/impersonation'
 import { issueRefreshToken, readRefreshToken, revokeFamily } from '../lib/records/refresh-token'
 import { readRefreshCookie, setRefreshCookie } from '../lib/session'
+import { describeClient } from '../lib/sessions'
 import { readBodyWith } from '../lib/validation'
 import { defineAuthRoute } from '../utils/context'
-import { authenticate } from '../utils/user'
+import { authenticate, authenticationError } from '../lib/authenticate'
 
 const schema = z.object({
   targetUserId: z.string().trim().min(1).max(256),
@@ -32,7 +33,7 @@ export default defineAuthRoute(async (event, ctx) => {
   const settings = ctx.options.impersonation
   if (!settings.enabled) throw authError(404, 'not_found', 'Impersonation is disabled')
   const requester = await authenticate(event, ctx)
-  if (!requester) throw authError(401, 'unauthorized', 'Missing or invalid access token')
+  if (!requester) throw authenticationError(event, 'Missing or invalid access token')
   if (requester.impersonation) throw authError(403, 'impersonation_chain', 'Already impersonating: end the current impersonation first')
   const { targetUserId, reason: rawReason } = await readBodyWith(event, schema)
   const reason = rawReason || undefined
@@ -54,7 +55,7 @@ export default defineAuthRoute(async (event, ctx) => {
   const targetClaims = customClaimsOf(target)
   const ttl = ctx.lifetimes.impersonation
   const family = `imp_${randomToken(16)}`
-  const session = await issueRefreshToken(ctx, { family, user: { ...target, ...identity }, userId: identity.sub, claims: targetClaims, provider: identity.provider, impersonation: context, ttlSeconds: ttl })
+  const session = await issueRefreshToken(ctx, { family, user: { ...target, ...identity }, userId: identity.sub, claims: targetClaims, provider: identity.provider, impersonation: context, client: describeClient(event, ctx), ttlSeconds: ttl })
   await saveImpersonation(ctx, { family, context, requester, targetSub: identity.sub, startedAt: now.getTime(), expiresAt: now.getTime() + ttl * 1000 })
   const payload = buildAccessClaims(identity, identity.provider, targetClaims, { sid: family, impersonation: context })
   const { token, payload: targetUser } = await ctx.tokens.sign(payload, { expiresIn: ttl })
@@ -63,7 +64,7 @@ export default defineAuthRoute(async (event, ctx) => {
     await ctx.callHook('svc:impersonate:start', { requester, targetUser, reason, event, ip, userAgent, timestamp: now })
   }
   catch (error) {
-    await revokeFamily(ctx, family, identity.sub)
+    await revokeFamily(ctx, family, identity.sub, 'impersonation')
     await removeImpersonation(ctx, family)
     throw error
   }
@@ -72,7 +73,7 @@ export default defineAuthRoute(async (event, ctx) => {
   // is POST /auth/unimpersonate, which starts a fresh session for the requester.
   const previous = readRefreshCookie(event, ctx)
   const found = previous ? await readRefreshToken(ctx, previous) : null
-  if (found && found.record.userId === requester.sub) await revokeFamily(ctx, found.record.family, found.record.userId)
+  if (found && found.record.userId === requester.sub) await revokeFamily(ctx, found.record.family, found.record.userId, 'impersonation')
   setRefreshCookie(event, ctx, session.token, ttl)
   ctx.logger.security('impersonation_started', { requester: requester.sub, target: identity.sub, ip })
   return { accessToken: token }

@@ -1,14 +1,13 @@
 /**
  * GET /api/user/me (endpoints.userInfoPath)
  * Header `Authorization: Bearer <access token>`. 200: the token's claims.
- * 401 unauthorized (missing, invalid or expired token)
+ * 401 unauthorized (missing, invalid or expired token) · 401 session_revoked (its session ended)
  */
-import { authError } from '../lib/errors'
 import { defineAuthRoute } from '../utils/context'
-import { authenticate } from '../utils/user'
+import { authenticate, authenticationError } from '../lib/authenticate'
 
 export default defineAuthRoute(async (event, ctx) => {
   const user = await authenticate(event, ctx)
-  if (!user) throw authError(401, 'unauthorized', 'Missing or invalid access token')
+  if (!user) throw authenticationError(event, 'Missing or invalid access token')
   return user
 })

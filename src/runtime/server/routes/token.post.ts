@@ -16,6 +16,7 @@ import { issueRefreshToken } from '../lib/records/refresh-token'
 import { subjectOf } from '../lib/records/user'
 import { refuseCrossOrigin } from '../lib/request-guards'
 import { mintSessionToken, setRefreshCookie } from '../lib/session'
+import { describeClient } from '../lib/sessions'
 import { readBodyWith } from '../lib/validation'
 import { defineAuthRoute } from '../utils/context'
 import { randomToken } from '../lib/crypto'
@@ -38,7 +39,7 @@ export default defineAuthRoute(async (event, ctx) => {
   }
   const session = { user: record.user, userId, provider: record.provider, family: randomToken(16), impersonation: undefined }
   if (ctx.options.tokenRefresh.enabled) {
-    const issued = await issueRefreshToken(ctx, { ...session, claims: record.claims })
+    const issued = await issueRefreshToken(ctx, { ...session, claims: record.claims, client: describeClient(event, ctx) })
     session.family = issued.record.family
     setRefreshCookie(event, ctx, issued.token)
   }

@@ -19,14 +19,15 @@ import { saveImpersonation, takeImpersonation } from '../lib/records/impersonati
 import { issueRefreshToken, readRefreshToken, revokeFamily } from '../lib/records/refresh-token'
 import { refuseCrossOrigin } from '../lib/request-guards'
 import { readRefreshCookie, setRefreshCookie } from '../lib/session'
+import { describeClient } from '../lib/sessions'
 import { defineAuthRoute } from '../utils/context'
-import { authenticate } from '../utils/user'
+import { authenticate, authenticationError } from '../lib/authenticate'
 
 export default defineAuthRoute(async (event, ctx) => {
   refuseCrossOrigin(event, ctx)
   if (!ctx.options.impersonation.enabled) throw authError(404, 'not_found', 'Impersonation is disabled')
   const impersonated = await authenticate(event, ctx)
-  if (!impersonated) throw authError(401, 'unauthorized', 'Missing, invalid or expired access token')
+  if (!impersonated) throw authenticationError(event, 'Missing, invalid or expired access token')
   const context = impersonated.impersonation
   if (!context || typeof impersonated.sid !== 'string') throw authError(400, 'not_impersonating', 'Not currently impersonating')
 
@@ -46,7 +47,7 @@ export default defineAuthRoute(async (event, ctx) => {
     if (!original || !identity?.sub) throw authError(404, 'not_found', 'Original user not found')
 
     const claims = { ...customClaimsOf(original), ...(record.context.originalClaims ?? {}) }
-    const fresh = await issueRefreshToken(ctx, { user: { ...original, ...identity }, userId: identity.sub, claims, provider: identity.provider })
+    const fresh = await issueRefreshToken(ctx, { user: { ...original, ...identity }, userId: identity.sub, claims, provider: identity.provider, client: describeClient(event, ctx) })
     const payload = buildAccessClaims(identity, identity.provider, claims, { sid: fresh.record.family })
     const { token, payload: restoredUser } = await ctx.tokens.sign(payload)
     const { ip, userAgent } = requestOrigin(event, ctx)
@@ -54,10 +55,10 @@ export default defineAuthRoute(async (event, ctx) => {
       await ctx.callHook('svc:impersonate:end', { restoredUser, impersonatedUser: impersonated, event, ip, userAgent, timestamp: new Date() })
     }
     catch (error) {
-      await revokeFamily(ctx, fresh.record.family, identity.sub)
+      await revokeFamily(ctx, fresh.record.family, identity.sub, 'impersonation')
       throw error
     }
-    await revokeFamily(ctx, session.record.family, session.record.userId)
+    await revokeFamily(ctx, session.record.family, session.record.userId, 'impersonation')
     setRefreshCookie(event, ctx, fresh.token)
     ctx.logger.security('impersonation_ended', { requester: identity.sub, target: impersonated.sub, ip })
     return { accessToken: token }

@@ -3,11 +3,12 @@ import { getQuery, getRequestHeader, sendRedirect } from 'h3'
 import { z } from 'zod'
 import type { AuthClaims, AuthUser, MagicCodeAction, ProviderTokens } from '../../../types/auth'
 import type { AuthContext } from '../context'
+import { authenticationError } from '../authenticate'
 import { authError, authErrorCode } from '../errors'
 import { completeLogin, type ProviderClaims } from '../login'
 import { enforceRateLimit, reserveLoginFailure, retryAfterOf, tooMany } from '../rate-limit'
 import { createMagicCode, discardMagicCode, verifyMagicCode, type MagicCodeRecord } from '../records/magic-code'
-import { revokeUserSessions } from '../records/refresh-token'
+import { revokeSessions } from '../sessions'
 import { consumeResetSession, createResetSession, readResetSession } from '../records/reset-session'
 import { browserBindingOf, matchesCodeBinding } from '../code-binding'
 import { refuseCrossOrigin } from '../request-guards'
@@ -283,10 +284,10 @@ export async function resetVerify(ctx: AuthContext, event: H3Event) {
 }
 
 /** Revokes every session of the user's subjects (all but `except`). */
-async function revokeSessions(ctx: AuthContext, subjects: Iterable<string>, except?: { subject: string, sid?: string }): Promise<number> {
+async function revokeSubjectSessions(ctx: AuthContext, subjects: Iterable<string>, reason: 'password_reset' | 'password_change', except?: { subject: string, sid?: string }): Promise<number> {
   let revoked = 0
   for (const subject of new Set(subjects)) {
-    revoked += await revokeUserSessions(ctx, subject, except && except.subject === subject && except.sid ? { except: except.sid } : {})
+    revoked += await revokeSessions(ctx, subject, reason, except && except.subject === subject && except.sid ? { except: except.sid } : {})
   }
   return revoked
 }
@@ -332,9 +333,9 @@ export async function resetComplete(ctx: AuthContext, event: H3Event) {
   if (!user) throw invalid()
   // Sessions are revoked before the new password is stored: if anything fails in between, every
   // session has ended (safe), never a new password with a thief's session still alive.
-  let revoked = await revokeSessions(ctx, subjectsOf(user, session.email))
+  let revoked = await revokeSubjectSessions(ctx, subjectsOf(user, session.email), 'password_reset')
   const persisted = await persistPasswordUser(event, { ...user, email: session.email, hashedPassword })
-  revoked += await revokeSessions(ctx, newSubjects(user, session.email, persisted))
+  revoked += await revokeSubjectSessions(ctx, newSubjects(user, session.email, persisted), 'password_reset')
   ctx.logger.security('password_reset', { revokedSessions: revoked })
   return { success: true as const }
 }
@@ -342,7 +343,7 @@ export async function resetComplete(ctx: AuthContext, event: H3Event) {
 /** POST change (bearer): `{ currentPassword, newPassword }`; keeps the current session only. */
 export async function change(ctx: AuthContext, event: H3Event, claims: AuthClaims | undefined) {
   refuseCrossOrigin(event, ctx)
-  if (!claims) throw authError(401, 'unauthorized', 'Authentication required')
+  if (!claims) throw authenticationError(event)
   if (claims.impersonation) throw authError(403, 'impersonated_session', 'Impersonated sessions cannot change the password')
   const runtime = usePasswordRuntime(ctx)
   const handlers = passwordHandlers()
@@ -361,9 +362,9 @@ export async function change(ctx: AuthContext, event: H3Event, claims: AuthClaim
   const hashedPassword = await runtime.hasher.hash(newPassword)
   // The other sessions end before the new password is stored (see resetComplete).
   const keep = { subject: claims.sub, sid: claims.sid }
-  let revoked = await revokeSessions(ctx, [claims.sub, ...subjectsOf(user, email)], keep)
+  let revoked = await revokeSubjectSessions(ctx, [claims.sub, ...subjectsOf(user, email)], 'password_change', keep)
   const persisted = await persistPasswordUser(event, { ...user, email, hashedPassword })
-  revoked += await revokeSessions(ctx, newSubjects(user, email, persisted), keep)
+  revoked += await revokeSubjectSessions(ctx, newSubjects(user, email, persisted), 'password_change', keep)
   ctx.logger.security('password_changed', { revokedSessions: revoked })
   return { success: true as const }
 }

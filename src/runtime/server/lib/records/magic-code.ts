@@ -1,7 +1,8 @@
 import { z } from 'zod'
 import type { MagicCodeAction } from '../../../types/auth'
 import type { AuthContext } from '../context'
-import { randomDigits, randomToken, safeEqual } from '../crypto'
+import { randomDigits, randomToken } from '../crypto'
+import type { RecordKey } from '../store/record-store'
 import { reserveUnits } from '../rate-limit'
 import { jsonObject, timestamp } from './schema'
 
@@ -34,7 +35,7 @@ export type MagicCodeResult<TData> =
   | { status: 'invalid' }
   | { status: 'too_many_attempts' }
   /** A budget is spent: code-only verification of the action, or failures of the email (counter `budgetKey`). */
-  | { status: 'budget_exhausted', budgetKey: string }
+  | { status: 'budget_exhausted', budgetKey: RecordKey }
 
 export interface IssuedMagicCode {
   code: string
@@ -68,15 +69,16 @@ const flowKey = (ctx: AuthContext, action: MagicCodeAction, flow: string) => ctx
 export async function createMagicCode<TData extends Record<string, unknown>>(ctx: AuthContext, input: { email: string, action: MagicCodeAction, data: TData, ttlSeconds: number }): Promise<IssuedMagicCode> {
   const key = pendingKey(ctx, input.action, input.email)
   const previous = await ctx.store.read(key, magicCodeRecord)
-  if (previous) await Promise.all([ctx.store.remove(previous.indexKey), ctx.store.remove(previous.flowKey)])
+  if (previous) await Promise.all([ctx.store.remove(ctx.store.at(previous.indexKey)), ctx.store.remove(ctx.store.at(previous.flowKey))])
   for (let i = 0; i < 10; i++) {
     const code = randomDigits(6)
     const indexKey = codeKey(ctx, input.action, code)
     if (!(await ctx.store.writeIfAbsent(indexKey, { email: input.email }, input.ttlSeconds))) continue
     const id = randomToken(16)
-    const record: MagicCodeRecord<TData> = { id, email: input.email, action: input.action, indexKey, flowKey: flowKey(ctx, input.action, id), data: input.data, createdAt: Date.now() }
+    const flow = flowKey(ctx, input.action, id)
+    const record: MagicCodeRecord<TData> = { id, email: input.email, action: input.action, indexKey: indexKey.current, flowKey: flow.current, data: input.data, createdAt: Date.now() }
     await Promise.all([
-      ctx.store.write(record.flowKey, { email: input.email }, input.ttlSeconds),
+      ctx.store.write(flow, { email: input.email }, input.ttlSeconds),
       ctx.store.write(key, record, input.ttlSeconds),
       noteIssued(ctx, input.action, input.ttlSeconds),
     ])
@@ -93,13 +95,13 @@ export async function discardMagicCode(ctx: AuthContext, action: MagicCodeAction
   const key = pendingKey(ctx, action, email)
   if (options.code === undefined) {
     const record = await ctx.store.take(key, magicCodeRecord)
-    if (record) await Promise.all([ctx.store.remove(record.indexKey), ctx.store.remove(record.flowKey)])
+    if (record) await Promise.all([ctx.store.remove(ctx.store.at(record.indexKey)), ctx.store.remove(ctx.store.at(record.flowKey))])
     return
   }
   const indexKey = codeKey(ctx, action, options.code)
   await ctx.store.remove(indexKey)
   const pending = await ctx.store.read(key, magicCodeRecord)
-  if (pending && safeEqual(pending.indexKey, indexKey)) await Promise.all([ctx.store.remove(key), ctx.store.remove(pending.flowKey)])
+  if (pending && ctx.store.matches(indexKey, pending.indexKey)) await Promise.all([ctx.store.remove(key), ctx.store.remove(ctx.store.at(pending.flowKey))])
 }
 
 export interface VerifyMagicCodeInput {
@@ -196,12 +198,12 @@ export async function verifyMagicCode<TData = Record<string, unknown>>(ctx: Auth
     if (!reserved.granted) return { status: 'budget_exhausted', budgetKey: reserved.key }
     failure = reserved
   }
-  if (!safeEqual(codeKey(ctx, input.action, input.code), pending.indexKey)) {
+  if (!ctx.store.matches(codeKey(ctx, input.action, input.code), pending.indexKey)) {
     return attempts >= input.maxAttempts ? { status: 'too_many_attempts' } : { status: 'invalid' }
   }
   await failure?.release()
   const taken = await ctx.store.take(key, magicCodeRecord)
   if (!taken || taken.id !== pending.id) return { status: 'invalid' }
-  await Promise.all([ctx.store.remove(taken.indexKey), ctx.store.remove(taken.flowKey)])
+  await Promise.all([ctx.store.remove(ctx.store.at(taken.indexKey)), ctx.store.remove(ctx.store.at(taken.flowKey))])
   return { status: 'ok', record: taken as MagicCodeRecord<TData> }
 }

@@ -1,9 +1,11 @@
 import { z } from 'zod'
-import type { AuthUser, CustomClaims, ImpersonationContext } from '../../../types/auth'
+import type { AuthUser, CustomClaims, ImpersonationContext, SessionRevocationReason } from '../../../types/auth'
 import type { AuthContext } from '../context'
 import { createSealer, randomToken } from '../crypto'
+import type { RecordKey } from '../store/record-store'
 import { claimsSchema, impersonationContextSchema, timestamp, userSchema } from './schema'
 import { storableUser } from './user'
+import { putSessionEntry, removeSessionEntry, sessionClientSchema, type SessionClient } from './user-sessions'
 
 const refreshTokenRecord = z.object({
   family: z.string().min(1),
@@ -13,7 +15,12 @@ const refreshTokenRecord = z.object({
   provider: z.string().optional(),
   /** Set for impersonated sessions, which cannot be refreshed. */
   impersonation: impersonationContextSchema.optional(),
+  /** When this token was issued (login, or the rotation that made it). */
   issuedAt: timestamp,
+  /** When the session (family) started. */
+  createdAt: timestamp,
+  /** Coarse description of the client that started the session (see `describeClient`). */
+  client: sessionClientSchema.optional(),
 })
 
 /**
@@ -47,7 +54,6 @@ const familyRevoked = z.number()
 const TOKEN = 'rt'
 const ROTATED = 'rotated'
 const REVOKED_FAMILY = 'family-revoked'
-const USER_INDEX = 'user'
 /** HMAC purpose of the key that seals a successor token in its rotation marker. */
 const SUCCESSOR_PURPOSE = 'refresh-successor'
 /** Rotations followed from a token within its grace period to the session's newest token. */
@@ -60,18 +66,15 @@ export type RefreshResult =
   | { status: 'ok', record: RefreshTokenRecord, token: string | undefined }
 
 export interface ReadRefreshToken {
-  key: string
+  key: RecordKey
   record: RefreshTokenRecord
 }
 
 const tokenKey = (ctx: AuthContext, token: string) => ctx.store.key(TOKEN, token)
 const markerKey = (ctx: AuthContext, token: string) => ctx.store.key(ROTATED, token)
 
-function userIndexPrefix(ctx: AuthContext, userId: string): string {
-  return `${ctx.store.key(USER_INDEX, userId)}:`
-}
-
-async function isFamilyRevoked(ctx: AuthContext, family: string): Promise<boolean> {
+/** True when the session (family) has been revoked (logout, reuse, a password reset, ...). */
+export async function isFamilyRevoked(ctx: AuthContext, family: string): Promise<boolean> {
   return (await ctx.store.read(ctx.store.key(REVOKED_FAMILY, family), familyRevoked)) !== null
 }
 
@@ -83,21 +86,31 @@ function sealSuccessor(ctx: AuthContext, token: string, successor: string): stri
   return createSealer(ctx.store.hash(SUCCESSOR_PURPOSE, token)).seal(successor)
 }
 
+/** Opens a sealed successor (with the HMAC key of the time it was sealed: current or previous). */
 function openSuccessor(ctx: AuthContext, token: string, sealed: string): string | null {
-  return createSealer(ctx.store.hash(SUCCESSOR_PURPOSE, token)).open(sealed)
+  const [current, ...previous] = ctx.store.hashes(SUCCESSOR_PURPOSE, token) as [string, ...string[]]
+  return createSealer(current, previous).open(sealed)
 }
 
-/** Writes a token's record and the user's index entry of its family. */
+/**
+ * Writes a token's record and, first, the session's entry in its user's session map (so a live
+ * token is never missing from the map).
+ */
 async function storeToken(ctx: AuthContext, token: string, record: RefreshTokenRecord, ttl: number = ctx.lifetimes.refresh): Promise<void> {
-  await Promise.all([
-    ctx.store.write(tokenKey(ctx, token), record, ttl),
-    ctx.store.write(`${userIndexPrefix(ctx, record.userId)}${record.family}`, { family: record.family, at: record.issuedAt }, ttl),
-  ])
+  await putSessionEntry(ctx, record.userId, record.family, {
+    createdAt: record.createdAt,
+    lastUsedAt: record.issuedAt,
+    provider: record.provider,
+    client: record.client,
+    impersonatedBy: record.impersonation?.originalUserSub,
+  }, ttl)
+  await ctx.store.write(tokenKey(ctx, token), record, ttl)
 }
 
 /** Stores a new refresh token (new family unless one is given) and returns it. */
-export async function issueRefreshToken(ctx: AuthContext, input: { family?: string, user: AuthUser, userId: string, claims: CustomClaims, provider?: string, impersonation?: ImpersonationContext, ttlSeconds?: number }): Promise<{ token: string, record: RefreshTokenRecord }> {
+export async function issueRefreshToken(ctx: AuthContext, input: { family?: string, user: AuthUser, userId: string, claims: CustomClaims, provider?: string, impersonation?: ImpersonationContext, client?: SessionClient, ttlSeconds?: number }): Promise<{ token: string, record: RefreshTokenRecord }> {
   const token = randomToken(32)
+  const now = Date.now()
   const record: RefreshTokenRecord = {
     family: input.family ?? randomToken(16),
     userId: input.userId,
@@ -105,9 +118,15 @@ export async function issueRefreshToken(ctx: AuthContext, input: { family?: stri
     claims: input.claims,
     provider: input.provider,
     impersonation: input.impersonation,
-    issuedAt: Date.now(),
+    issuedAt: now,
+    createdAt: now,
+    client: input.client,
   }
-  await storeToken(ctx, token, record, input.ttlSeconds ?? ctx.lifetimes.refresh)
+  await storeToken(ctx, token, record, input.ttlSeconds ?? ctx.lifetimes.refresh).catch(async (error: unknown) => {
+    // A new session whose token could not be stored does not exist: it is not listed either.
+    await removeSessionEntry(ctx, record.userId, record.family).catch(() => {})
+    throw error
+  })
   return { token, record }
 }
 
@@ -159,7 +178,7 @@ async function followRotation(ctx: AuthContext, token: string): Promise<RefreshR
   if (await isFamilyRevoked(ctx, marker.family)) return { status: 'invalid' }
   const grace = ctx.options.tokenRefresh.reuseGracePeriod * 1000
   if (!(grace > 0 && elapsed <= grace)) {
-    await revokeFamily(ctx, marker.family, marker.userId)
+    await revokeFamily(ctx, marker.family, marker.userId, 'refresh_token_reused')
     return { status: 'reused', family: marker.family, userId: marker.userId }
   }
   let current = token
@@ -188,19 +207,29 @@ async function restoreSuccessor(ctx: AuthContext, successor: string, record: Ref
   if (left <= 0) return { status: 'invalid' }
   await storeToken(ctx, successor, record, left)
   if (await isFamilyRevoked(ctx, record.family)) {
-    await Promise.all([ctx.store.remove(tokenKey(ctx, successor)), ctx.store.remove(`${userIndexPrefix(ctx, record.userId)}${record.family}`)])
+    await Promise.all([ctx.store.remove(tokenKey(ctx, successor)), removeSessionEntry(ctx, record.userId, record.family)])
     return { status: 'invalid' }
   }
   return { status: 'ok', record, token: successor }
 }
 
 /**
- * Marks a family revoked: none of its tokens refreshes any more. The mark is written before the
- * user's index entry goes, so the session is never unlisted while still live.
+ * Ends a session (token family): none of its refresh tokens refreshes any more and, unless
+ * `sessions.revokeAccessTokens` is off, its access tokens are refused on every process within
+ * moments. Then `svc:session:revoked` runs (its failure is logged, never undoes the revocation).
+ *
+ * Order: the access tokens first (stored and broadcast), then the session's mark, then the user's
+ * map entry. A failure part-way leaves the session listed and live for a retry to end it
+ * completely; once marked, the session counts as ended and a retry does not come back to it.
  */
-export async function revokeFamily(ctx: AuthContext, family: string, userId: string): Promise<void> {
+export async function revokeFamily(ctx: AuthContext, family: string, userId: string, reason: SessionRevocationReason): Promise<void> {
+  await ctx.revocations?.revoke(family)
   await ctx.store.write(ctx.store.key(REVOKED_FAMILY, family), Date.now(), ctx.lifetimes.refresh)
-  await ctx.store.remove(`${userIndexPrefix(ctx, userId)}${family}`)
+  await removeSessionEntry(ctx, userId, family)
+  ctx.logger.security('session_revoked', { family, reason })
+  await ctx.callHook('svc:session:revoked', { sessionId: family, userId, reason }).catch((error: unknown) => {
+    ctx.logger.error('The svc:session:revoked hook failed (the session is revoked)', error)
+  })
 }
 
 /**
@@ -214,24 +243,8 @@ export async function revokeRefreshToken(ctx: AuthContext, token: string): Promi
   if (!owner) return null
   // Revoked first, deleted after: a concurrent retry that restores a token of the session sees
   // the revocation (see restoreSuccessor).
-  await revokeFamily(ctx, owner.family, owner.userId)
+  await revokeFamily(ctx, owner.family, owner.userId, 'logout')
   await ctx.store.remove(key)
   return { family: owner.family, userId: owner.userId }
 }
 
-/** Families (sessions) of a user that are still live. */
-export async function listUserSessions(ctx: AuthContext, userId: string): Promise<string[]> {
-  const prefix = userIndexPrefix(ctx, userId)
-  const keys = await ctx.store.backend.keys(prefix)
-  return keys.map(k => k.slice(prefix.length)).filter(Boolean)
-}
-
-/**
- * Revokes every session of a user (password reset), or every one but `except` (password change
- * keeps the current session). Returns how many were revoked.
- */
-export async function revokeUserSessions(ctx: AuthContext, userId: string, options: { except?: string } = {}): Promise<number> {
-  const families = (await listUserSessions(ctx, userId)).filter(f => f !== options.except)
-  await Promise.all(families.map(family => revokeFamily(ctx, family, userId)))
-  return families.length
-}

@@ -1,7 +1,7 @@
 import { hasDotSegment, normalizeKey } from 'unstorage'
 import type { Storage } from 'unstorage'
 import { createKeyedLock } from './lock'
-import type { StoreBackend } from './types'
+import { assertMapField, type MapEntry, type StoreBackend } from './types'
 
 /** Stored form of an entry for drivers without native TTL: expiry time (epoch ms) and value. */
 export interface Envelope {
@@ -144,7 +144,12 @@ export function createEnvelopeBackend(options: EnvelopeBackendOptions): StoreBac
     return lock.run(key, fn)
   }
 
-  return {
+  const fieldKey = (key: string, field: string): string => {
+    assertMapField(field)
+    return `${key}:${field}`
+  }
+
+  const backend: StoreBackend = {
     driver: options.driver,
 
     async get(key) {
@@ -214,6 +219,30 @@ export function createEnvelopeBackend(options: EnvelopeBackendOptions): StoreBac
       return live.sort()
     },
 
+    mapSet: async (key, field, value, ttlMs) => backend.set(fieldKey(key, field), value, ttlMs),
+
+    async mapEntries(key) {
+      assertStorageKey(key)
+      const prefix = `${key}:`
+      const now = Date.now()
+      const entries: MapEntry[] = []
+      const candidates = (await storage.getKeys(prefix)).filter(k => k.startsWith(prefix) && !k.slice(prefix.length).includes(':'))
+      await forEachLimit(candidates, IO_CONCURRENCY, async (k) => {
+        const envelope = await readLive(k, now)
+        if (envelope) entries.push({ field: k.slice(prefix.length), value: envelope.v, expiresAt: envelope.e })
+      })
+      return entries.sort((a, b) => (a.field < b.field ? -1 : a.field > b.field ? 1 : 0))
+    },
+
+    mapDelete: async (key, field) => backend.del(fieldKey(key, field)),
+
+    publish: () => Promise.resolve(),
+
+    async subscribe(_channel, _onMessage, onResync) {
+      onResync()
+      return () => Promise.resolve()
+    },
+
     async sweep() {
       let removed = 0
       const keys = await storage.getKeys()
@@ -232,4 +261,5 @@ export function createEnvelopeBackend(options: EnvelopeBackendOptions): StoreBac
       await storage.dispose()
     },
   }
+  return backend
 }

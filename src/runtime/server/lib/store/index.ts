@@ -7,7 +7,7 @@ import type { StoreBackend } from './types'
 export type { StoreBackend } from './types'
 
 /** Storage settings read by {@link createStoreBackend} (the refresh storage options minus the prefix). */
-export type StoreBackendOptions = Pick<RefreshStorageOptions, 'driver' | 'base' | 'url' | 'host' | 'port' | 'password' | 'db'>
+export type StoreBackendOptions = Pick<RefreshStorageOptions, 'driver' | 'base' | 'url' | 'host' | 'port' | 'password' | 'db'> & Partial<Pick<RefreshStorageOptions, 'tls' | 'tlsCa' | 'tlsServername' | 'sentinels' | 'sentinelName' | 'sentinelPassword' | 'cluster'>>
 
 const DRIVERS: readonly StorageDriverName[] = ['fs', 'memory', 'redis']
 
@@ -26,6 +26,13 @@ export async function createStoreBackend(options: StoreBackendOptions): Promise<
         port: options.port,
         password: options.password,
         db: options.db,
+        tls: options.tls,
+        tlsCa: options.tlsCa,
+        tlsServername: options.tlsServername,
+        sentinels: options.sentinels,
+        sentinelName: options.sentinelName,
+        sentinelPassword: options.sentinelPassword,
+        cluster: options.cluster,
       })
     default:
       throw new Error(`Unknown storage driver ${JSON.stringify(driver)}: expected one of ${DRIVERS.join(', ')}`)

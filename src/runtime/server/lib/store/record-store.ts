@@ -1,5 +1,5 @@
 import type { z } from 'zod'
-import type { KeyHasher, Sealer } from '../crypto'
+import { safeEqual, type KeyHasher, type Sealer } from '../crypto'
 import type { StoreBackend } from './types'
 
 /** How often (at most) a process sweeps expired records of drivers without native TTL. */
@@ -9,31 +9,61 @@ const SWEEP_INTERVAL_MS = 10 * 60 * 1000
 export type RecordSchema<T> = z.ZodType<T>
 
 /**
+ * Where a record lives: `current` is its key under the current HMAC key; `previous` are its keys
+ * under the previous ones (`token.previousSecrets`), where records written before a rotation
+ * still are. Reads fall back to them, writes go to `current`, removals clear all.
+ */
+export interface RecordKey {
+  readonly current: string
+  readonly previous: readonly string[]
+}
+
+/**
  * Typed JSON records over the backend. Keys are `<prefix><namespace>:<hmac(id)>`, so storage never
  * holds a raw token or code; values are sealed (aes-256-gcm) when `sealer` encrypts.
  *
  * Every read is checked against the record's schema: a value that does not decrypt, is not JSON
  * or has the wrong shape (corruption, tampering, a record of another version) is reported through
  * `onInvalid` and treated as absent, so no endpoint fails on it.
+ *
+ * Rotation: with several HMAC keys (current first), a record is looked up under each in turn, so
+ * records written before a rotation stay reachable until they expire.
  */
 export interface RecordStore {
   readonly backend: StoreBackend
-  key(namespace: string, id: string): string
-  /** Keyed hash (HMAC) of a value for one purpose, e.g. a binding secret kept in a record. */
+  key(namespace: string, id: string): RecordKey
+  /** The record at a key kept inside another record (`key.current` stored earlier). */
+  at(storedKey: string): RecordKey
+  /** True when `storedKey` (kept inside a record) is `key` under the current or a previous HMAC key. */
+  matches(key: RecordKey, storedKey: string): boolean
+  /** Key of a structure the store has one of (no id to hide), e.g. the revoked-session map. */
+  namedKey(namespace: string): RecordKey
+  /** Keyed hash (HMAC) of a value for one purpose, under the current key. */
   hash(purpose: string, value: string): string
-  /** Prefix of every key of one namespace (for listing). */
-  namespacePrefix(namespace: string): string
-  read<T>(key: string, schema: RecordSchema<T>): Promise<T | null>
-  write<T>(key: string, value: T, ttlSeconds: number): Promise<void>
-  writeIfAbsent<T>(key: string, value: T, ttlSeconds: number): Promise<boolean>
-  take<T>(key: string, schema: RecordSchema<T>): Promise<T | null>
+  /** The same hash under the current and every previous key (to match values stored before a rotation). */
+  hashes(purpose: string, value: string): string[]
+  read<T>(key: RecordKey, schema: RecordSchema<T>): Promise<T | null>
+  write<T>(key: RecordKey, value: T, ttlSeconds: number): Promise<void>
+  /** Writes unless a live record exists (under the current key or, checked first, a previous one). */
+  writeIfAbsent<T>(key: RecordKey, value: T, ttlSeconds: number): Promise<boolean>
+  take<T>(key: RecordKey, schema: RecordSchema<T>): Promise<T | null>
   /** Atomic counter: adds `by` (default 1) and returns the new value; see {@link StoreBackend.incr}. */
-  incr(key: string, ttlSeconds: number, by?: number): Promise<number>
+  incr(key: RecordKey, ttlSeconds: number, by?: number): Promise<number>
   /** Current value of a counter (0 when absent). */
-  count(key: string): Promise<number>
+  count(key: RecordKey): Promise<number>
   /** Seconds left before a live record expires, or null when there is none. */
-  ttl(key: string): Promise<number | null>
-  remove(key: string): Promise<void>
+  ttl(key: RecordKey): Promise<number | null>
+  remove(key: RecordKey): Promise<void>
+  /** Writes one entry of a map (see {@link StoreBackend.mapSet}); the value is sealed like a record. */
+  mapSet<T>(key: RecordKey, field: string, value: T, ttlSeconds: number): Promise<void>
+  /** Live entries of a map whose values match the schema (others are ignored like invalid records). */
+  mapEntries<T>(key: RecordKey, schema: RecordSchema<T>): Promise<Array<{ field: string, value: T, expiresAt: number }>>
+  /** Removes an entry from the map under every key of `key`. */
+  mapDelete(key: RecordKey, field: string): Promise<void>
+  /** See {@link StoreBackend.publish}; the channel is prefixed like the keys. */
+  publish(channel: string, message: string): Promise<void>
+  /** See {@link StoreBackend.subscribe}; the channel is prefixed like the keys. */
+  subscribe(channel: string, onMessage: (message: string) => void, onResync: () => void, onError?: (error: Error) => void): Promise<() => Promise<void>>
 }
 
 /** Why a stored value was ignored. */
@@ -45,7 +75,12 @@ export interface RecordStoreOptions {
   onInvalid?: (namespace: string, reason: InvalidRecordReason) => void
 }
 
-export function createRecordStore(backend: StoreBackend, prefix: string, hasher: KeyHasher, sealer: Sealer, options: RecordStoreOptions = {}): RecordStore {
+/**
+ * @param hashers HMAC keys of the storage keys, current first, then previous ones (rotation).
+ */
+export function createRecordStore(backend: StoreBackend, prefix: string, hashers: readonly KeyHasher[], sealer: Sealer, options: RecordStoreOptions = {}): RecordStore {
+  if (hashers.length === 0) throw new Error('createRecordStore needs at least one key hasher')
+  const [hasher, ...previousHashers] = hashers as [KeyHasher, ...KeyHasher[]]
   let lastSweep = Date.now()
   const namespaceOf = (key: string): string => {
     const rest = key.startsWith(prefix) ? key.slice(prefix.length) : key
@@ -77,32 +112,86 @@ export function createRecordStore(backend: StoreBackend, prefix: string, hasher:
   }
   const ms = (seconds: number) => Math.max(1, Math.round(seconds * 1000))
 
-  return {
+  const allKeys = (key: RecordKey): string[] => [key.current, ...key.previous]
+  /** The first live raw value under the keys of `key`. */
+  const readRaw = async (key: RecordKey, get: (k: string) => Promise<string | null>): Promise<{ raw: string, at: string } | null> => {
+    for (const k of allKeys(key)) {
+      const raw = await get(k)
+      if (raw !== null) return { raw, at: k }
+    }
+    return null
+  }
+
+  const store: RecordStore = {
     backend,
-    key: (namespace, id) => `${prefix}${namespace}:${hasher.hash(namespace, id)}`,
+    key: (namespace, id) => ({
+      current: `${prefix}${namespace}:${hasher.hash(namespace, id)}`,
+      previous: previousHashers.map(h => `${prefix}${namespace}:${h.hash(namespace, id)}`),
+    }),
+    at: storedKey => ({ current: storedKey, previous: [] }),
+    matches: (key, storedKey) => allKeys(key).some(k => safeEqual(k, storedKey)),
+    namedKey: namespace => ({ current: `${prefix}${namespace}`, previous: [] }),
     hash: (purpose, value) => hasher.hash(purpose, value),
-    namespacePrefix: namespace => `${prefix}${namespace}:`,
-    read: async (key, schema) => decode(key, await backend.get(key), schema),
+    hashes: (purpose, value) => hashers.map(h => h.hash(purpose, value)),
+    async read(key, schema) {
+      const found = await readRaw(key, k => backend.get(k))
+      return found ? decode(found.at, found.raw, schema) : null
+    },
     async write(key, value, ttlSeconds) {
-      await backend.set(key, encode(value), ms(ttlSeconds))
+      await backend.set(key.current, encode(value), ms(ttlSeconds))
       maybeSweep()
     },
     async writeIfAbsent(key, value, ttlSeconds) {
-      const written = await backend.setIfAbsent(key, encode(value), ms(ttlSeconds))
+      for (const k of key.previous) {
+        if (await backend.get(k) !== null) return false
+      }
+      const written = await backend.setIfAbsent(key.current, encode(value), ms(ttlSeconds))
       maybeSweep()
       return written
     },
-    take: async (key, schema) => decode(key, await backend.take(key), schema),
-    incr: (key, ttlSeconds, by = 1) => backend.incr(key, ms(ttlSeconds), by),
+    async take(key, schema) {
+      const found = await readRaw(key, k => backend.take(k))
+      return found ? decode(found.at, found.raw, schema) : null
+    },
+    incr: (key, ttlSeconds, by = 1) => backend.incr(key.current, ms(ttlSeconds), by),
     async count(key) {
-      const raw = await backend.get(key)
+      const raw = await backend.get(key.current)
       const n = raw === null ? 0 : Number(raw)
       return Number.isSafeInteger(n) ? n : 0
     },
     async ttl(key) {
-      const left = await backend.ttl(key)
-      return left === null ? null : left / 1000
+      for (const k of allKeys(key)) {
+        const left = await backend.ttl(k)
+        if (left !== null) return left / 1000
+      }
+      return null
     },
-    remove: key => backend.del(key),
+    async remove(key) {
+      await Promise.all(allKeys(key).map(k => backend.del(k)))
+    },
+    async mapSet(key, field, value, ttlSeconds) {
+      await backend.mapSet(key.current, field, encode(value), ms(ttlSeconds))
+    },
+    async mapEntries<T>(key: RecordKey, schema: RecordSchema<T>) {
+      const lists = await Promise.all(allKeys(key).map(async k => ({ k, entries: await backend.mapEntries(k) })))
+      const seen = new Set<string>()
+      const out: Array<{ field: string, value: T, expiresAt: number }> = []
+      for (const { k, entries } of lists) {
+        for (const entry of entries) {
+          if (seen.has(entry.field)) continue
+          const value = decode(k, entry.value, schema)
+          if (value === null) continue
+          seen.add(entry.field)
+          out.push({ field: entry.field, value, expiresAt: entry.expiresAt })
+        }
+      }
+      return out
+    },
+    async mapDelete(key, field) {
+      await Promise.all(allKeys(key).map(k => backend.mapDelete(k, field)))
+    },
+    publish: (channel, message) => backend.publish(`${prefix}${channel}`, message),
+    subscribe: (channel, onMessage, onResync, onError) => backend.subscribe(`${prefix}${channel}`, onMessage, onResync, onError),
   }
+  return store
 }

@@ -34,8 +34,46 @@ export interface StoreBackend {
   del(key: string): Promise<void>
   /** Keys of live entries that start with `prefix`. */
   keys(prefix: string): Promise<string[]>
+  /**
+   * Maps: entries (`field` → value), each with its own expiry, under one key. Redis keeps a map
+   * in one hash (single-key commands, so it is safe on a cluster; the hash lives as long as its
+   * longest entry); fs and memory keep one entry per field below `key:`. Reading a map costs
+   * O(its entries), never a scan of the store. `field` is 1–128 characters of `[A-Za-z0-9_-]`.
+   */
+  mapSet(key: string, field: string, value: string, ttlMs: number): Promise<void>
+  /** Live entries of a map (expired ones are dropped on the way). */
+  mapEntries(key: string): Promise<MapEntry[]>
+  mapDelete(key: string, field: string): Promise<void>
+  /**
+   * Broadcast `message` to every process subscribed to `channel` (Redis pub/sub). Drivers that
+   * are not shared between processes have no one else to tell: a no-op.
+   */
+  publish(channel: string, message: string): Promise<void>
+  /**
+   * Receive the messages of `channel`. `onResync` runs once the subscription is live and again
+   * after every reconnection (messages sent meanwhile are lost: reload the state they carry).
+   * `onError` hears of the first error of each loss of the connection. Resolves with a function
+   * that ends the subscription.
+   */
+  subscribe(channel: string, onMessage: (message: string) => void, onResync: () => void, onError?: (error: Error) => void): Promise<() => Promise<void>>
   /** Remove expired entries (no-op where the driver expires entries itself). Returns how many. */
   sweep(): Promise<number>
   /** Close connections. */
   dispose(): Promise<void>
+}
+
+/** A live entry of a map ({@link StoreBackend.mapEntries}). */
+export interface MapEntry {
+  field: string
+  value: string
+  /** Expiry time (epoch ms). */
+  expiresAt: number
+}
+
+/** What a map field may be: 1–128 characters of `[A-Za-z0-9_-]`. */
+export const MAP_FIELD = /^[\w-]{1,128}$/
+
+/** Throws a TypeError for a map field outside {@link MAP_FIELD}. */
+export function assertMapField(field: string): void {
+  if (typeof field !== 'string' || !MAP_FIELD.test(field)) throw new TypeError(`Invalid map field ${JSON.stringify(field)}`)
 }

@@ -10,6 +10,6 @@
  */
 import { change } from '../../lib/password/flows'
 import { defineAuthRoute } from '../../utils/context'
-import { authenticate } from '../../utils/user'
+import { authenticate } from '../../lib/authenticate'
 
 export default defineAuthRoute(async (event, ctx) => change(ctx, event, await authenticate(event, ctx)))

@@ -1,0 +1,36 @@
+import { z } from 'zod'
+import type { RecordStore } from '../store/record-store'
+
+/**
+ * The sessions revoked lately: one map (`sid` → when), each entry kept as long as an access
+ * token of the session can live. Every process loads it when it starts or reconnects and then
+ * follows the broadcasts on {@link REVOKED_CHANNEL}, so checking a token needs no store access.
+ */
+export const REVOKED_SESSIONS = 'revoked-sessions'
+
+/** Channel of the revocation broadcasts (message: `<sid>|<expiry ms>`). */
+export const REVOKED_CHANNEL = 'session-revoked'
+
+const revokedAt = z.number()
+
+/** Records that `sid` is revoked for `ttlSeconds` and tells every process. */
+export async function storeRevokedSession(store: RecordStore, sid: string, ttlSeconds: number): Promise<number> {
+  const expiresAt = Date.now() + ttlSeconds * 1000
+  await store.mapSet(store.namedKey(REVOKED_SESSIONS), sid, Date.now(), ttlSeconds)
+  await store.publish(REVOKED_CHANNEL, `${sid}|${expiresAt}`)
+  return expiresAt
+}
+
+/** Every session revoked and still within its access tokens' lifetime, with its expiry. */
+export async function loadRevokedSessions(store: RecordStore): Promise<Array<{ sid: string, expiresAt: number }>> {
+  const entries = await store.mapEntries(store.namedKey(REVOKED_SESSIONS), revokedAt)
+  return entries.map(entry => ({ sid: entry.field, expiresAt: entry.expiresAt }))
+}
+
+/** Parses a broadcast message; null when malformed. */
+export function parseRevokedMessage(message: string): { sid: string, expiresAt: number } | null {
+  const bar = message.lastIndexOf('|')
+  const sid = message.slice(0, bar)
+  const expiresAt = Number(message.slice(bar + 1))
+  return bar > 0 && Number.isFinite(expiresAt) ? { sid, expiresAt } : null
+}

@@ -1,0 +1,24 @@
+/**
+ * DELETE /auth/sessions/:id (endpoints.sessionsPath + '/:id')
+ * Header `Authorization: Bearer <access token>`. Ends one of the caller's sessions (the current
+ * one too: that is a logout of this client): its refresh token stops working and its access
+ * tokens are refused from now on. `svc:session:revoked` runs with reason `user`.
+ * 200 `{ success: true }`
+ * 401 unauthorized · 401 session_revoked · 403 impersonated_session · 404 not_found (no such
+ * session of the caller, also for another user's session id; or token refresh disabled)
+ */
+import { getRouterParam } from 'h3'
+import { authError } from '../../lib/errors'
+import { sessionIdSchema } from '../../lib/records/user-sessions'
+import { revokeSession, requireSessionOwner } from '../../lib/sessions'
+import { defineAuthRoute } from '../../utils/context'
+
+export default defineAuthRoute(async (event, ctx) => {
+  const owner = await requireSessionOwner(event, ctx)
+  const id = sessionIdSchema.safeParse(getRouterParam(event, 'id', { decode: true }))
+  if (!id.success || !(await revokeSession(ctx, owner.sub, id.data, 'user', { own: true }))) {
+    throw authError(404, 'not_found', 'No such session')
+  }
+  ctx.logger.security('session_revoked_by_user', { user: owner.sub })
+  return { success: true as const }
+})
