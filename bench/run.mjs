@@ -450,7 +450,7 @@ async function benchUserRevocation(opts) {
           if (run > 0) times.push(elapsed)
         }
         times.sort((a, b) => a - b)
-        results.push({ label, dbsize, sessionsPerUser, p50: times[Math.floor(times.length / 2)], p95: times[Math.min(times.length - 1, Math.floor(times.length * 0.95))], runs: times.length })
+        results.push({ label, dbsize, sessionsPerUser, p50: percentile(times, 0.5), p95: percentile(times, 0.95), runs: times.length })
       }
       finally {
         agent.destroy()
@@ -460,8 +460,7 @@ async function benchUserRevocation(opts) {
   }
   finally {
     redis.client.disconnect()
-    process.kill(redis.child.pid, 'SIGTERM')
-    await redis.child.exited
+    await stopServerProcess(redis.child)
   }
   return results
 }

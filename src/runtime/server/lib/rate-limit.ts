@@ -70,7 +70,7 @@ export function clientAddress(remoteAddress: string | undefined, forwardedFor: s
 }
 
 /** The eight 16-bit groups of a valid IPv6 address (zone id dropped, IPv4 tail converted). */
-function ipv6Groups(address: string): number[] {
+export function ipv6Groups(address: string): number[] {
   let text = address.split('%')[0]!
   const v4 = /(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text)
   if (v4) {

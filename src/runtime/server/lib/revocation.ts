@@ -93,8 +93,9 @@ export async function createRevocationList(store: RecordStore, options: Revocati
     },
     size: () => revoked.size,
     async revoke(sid) {
-      add(sid, Date.now() + options.ttlSeconds * 1000)
-      add(sid, await storeRevokedSession(store, sid, options.ttlSeconds))
+      const expiresAt = Date.now() + options.ttlSeconds * 1000
+      add(sid, expiresAt)
+      await storeRevokedSession(store, sid, expiresAt)
     },
     async dispose() {
       clearInterval(timer)

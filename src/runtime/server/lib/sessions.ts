@@ -5,7 +5,7 @@ import type { AuthClaims, AuthSession, SessionRevocationReason } from '../../typ
 import { authenticate, authenticationError } from './authenticate'
 import type { AuthContext } from './context'
 import { authError } from './errors'
-import { requestAddress } from './rate-limit'
+import { ipv6Groups, normalizeAddress, requestAddress } from './rate-limit'
 import { isFamilyRevoked, revokeFamily } from './records/refresh-token'
 import { listSessionEntries, removeSessionEntry, type SessionClient, type SessionEntry } from './records/user-sessions'
 
@@ -41,23 +41,12 @@ export function userAgentFamily(userAgent: string): string | undefined {
 
 /** Network prefix of an address: IPv4 `/24`, IPv6 `/48` (IPv4-mapped IPv6 as IPv4). */
 export function addressPrefix(address: string): string | undefined {
-  const plain = address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address
+  const plain = normalizeAddress(address)
   if (isIP(plain) === 4) return `${plain.split('.').slice(0, 3).join('.')}.0/24`
   if (isIP(plain) !== 6) return undefined
-  const groups = ipv6Groups(plain.replace(/%.*$/, ''))
+  const groups = [...ipv6Groups(plain).slice(0, 3), 0, 0, 0, 0, 0]
   // The WHATWG URL serializer writes IPv6 in its canonical text form (RFC 5952).
-  return `${new URL(`http://[${[...groups.slice(0, 3), 0, 0, 0, 0, 0].map(g => g.toString(16)).join(':')}]/`).hostname.slice(1, -1)}/48`
-}
-
-/** The eight 16-bit groups of an IPv6 address (`::` expanded, a trailing dotted IPv4 part as two groups). */
-function ipv6Groups(address: string): number[] {
-  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(address)
-  const text = dotted ? `${address.slice(0, dotted.index)}${((+dotted[1]! << 8) | +dotted[2]!).toString(16)}:${((+dotted[3]! << 8) | +dotted[4]!).toString(16)}` : address
-  const [head = '', tail = ''] = text.split('::')
-  const left = head ? head.split(':') : []
-  const right = tail ? tail.split(':') : []
-  const parts = text.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left
-  return parts.map(part => Number.parseInt(part || '0', 16))
+  return `${new URL(`http://[${groups.map(g => g.toString(16)).join(':')}]/`).hostname.slice(1, -1)}/48`
 }
 
 /** The coarse client description stored with a new session (see {@link SessionClient}). */
@@ -108,8 +97,13 @@ export async function listSessions(ctx: AuthContext, userId: string, options: { 
  * when it is an impersonation of the user).
  */
 export async function revokeSession(ctx: AuthContext, userId: string, sessionId: string, reason: SessionRevocationReason, options: { own?: boolean } = {}): Promise<boolean> {
-  const entry = (await liveEntries(ctx, userId)).find(e => e.id === sessionId)
+  const entry = (await listSessionEntries(ctx, userId)).find(e => e.id === sessionId)
   if (!entry || (options.own && entry.impersonatedBy)) return false
+  // Revoked already (an entry a racing refresh wrote back): gone, nothing to end.
+  if (await isFamilyRevoked(ctx, sessionId)) {
+    await removeSessionEntry(ctx, userId, sessionId)
+    return false
+  }
   await revokeFamily(ctx, sessionId, userId, reason)
   return true
 }

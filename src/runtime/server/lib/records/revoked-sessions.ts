@@ -13,12 +13,11 @@ export const REVOKED_CHANNEL = 'session-revoked'
 
 const revokedAt = z.number()
 
-/** Records that `sid` is revoked for `ttlSeconds` and tells every process. */
-export async function storeRevokedSession(store: RecordStore, sid: string, ttlSeconds: number): Promise<number> {
-  const expiresAt = Date.now() + ttlSeconds * 1000
-  await store.mapSet(store.namedKey(REVOKED_SESSIONS), sid, Date.now(), ttlSeconds)
+/** Records that `sid` is revoked until `expiresAt` (epoch ms) and tells every process. */
+export async function storeRevokedSession(store: RecordStore, sid: string, expiresAt: number): Promise<void> {
+  const now = Date.now()
+  await store.mapSet(store.namedKey(REVOKED_SESSIONS), sid, now, (expiresAt - now) / 1000)
   await store.publish(REVOKED_CHANNEL, `${sid}|${expiresAt}`)
-  return expiresAt
 }
 
 /** Every session revoked and still within its access tokens' lifetime, with its expiry. */
