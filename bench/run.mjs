@@ -99,7 +99,9 @@ let aborting = false
 function killChildrenSync() {
   for (const child of children) {
     if (child.exitCode === null && child.signalCode === null) {
-      try { process.kill(child.pid, 'SIGKILL') }
+      try {
+        process.kill(child.pid, 'SIGKILL')
+      }
       catch { /* already gone */ }
     }
   }
@@ -216,7 +218,9 @@ async function stopServerProcess(child) {
   if (child.exitCode === null && child.signalCode === null) {
     process.kill(child.pid, 'SIGTERM')
     const timer = setTimeout(() => {
-      try { process.kill(child.pid, 'SIGKILL') }
+      try {
+        process.kill(child.pid, 'SIGKILL')
+      }
       catch { /* already gone */ }
     }, 5000)
     await child.exited
@@ -537,7 +541,9 @@ async function benchRefresh(driver, opts) {
         latencies.push(performance.now() - t0)
         const cookie = refreshCookieOf(res)
         let token
-        try { token = JSON.parse(res.text).token }
+        try {
+          token = JSON.parse(res.text).token
+        }
         catch { /* reported below */ }
         if (res.status !== 200 || !cookie || !token) {
           failure ??= new Error(`${driver}: POST /auth/refresh answered ${res.status} (cookie ${cookie ? 'set' : 'missing'}) after ${session.refreshes} refreshes of that session: ${res.text.slice(0, 300)}`)

@@ -1,7 +1,10 @@
 export default defineNuxtConfig({
   modules: ['../src/module'],
-  compatibilityDate: '2025-07-01',
   devtools: { enabled: true },
+  routeRules: {
+    '/api/notes/**': { auth: true },
+  },
+  compatibilityDate: '2025-07-01',
   svcAuth: {
     // Development only: a real app reads the secret from NUXT_SVC_AUTH_TOKEN_SECRET.
     token: { secret: 'playground-development-secret-change-me-0123456789' },
@@ -31,8 +34,5 @@ export default defineNuxtConfig({
         ],
       },
     },
-  },
-  routeRules: {
-    '/api/notes/**': { auth: true },
   },
 })

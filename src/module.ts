@@ -1,11 +1,11 @@
 import { addImports, addServerHandler, addServerImports, addServerPlugin, addTypeTemplate, createResolver, defineNuxtModule, useLogger } from '@nuxt/kit'
-import { defu } from 'defu'
 import { checkOptions } from './build/checks'
-import { resolveOptions, toPublicConfig } from './build/options'
+import { resolveOptions } from './build/options'
 import { serverRoutes } from './build/routes'
 import { setupOAuth } from './build/oauth'
 import { setupClient } from './build/client'
 import { setupPassword } from './build/password'
+import { buildRuntimeConfig, writeRuntimeConfig } from './build/runtime-config'
 import type { SetupContext } from './build/setup-context'
 import { typeTemplate } from './build/type-template'
 import type { ModuleOptionsInput } from './runtime/types/options'
@@ -26,12 +26,10 @@ export default defineNuxtModule<ModuleOptionsInput>({
     const logger = useLogger('nuxt-svc-auth')
     const resolver = createResolver(import.meta.url)
     const options = resolveOptions(input, nuxt.options.ssr)
-    for (const warning of checkOptions(options, { dev: nuxt.options.dev, env: process.env })) logger.warn(warning)
+    for (const warning of checkOptions(options, { dev: nuxt.options.dev, env: process.env, baseURL: nuxt.options.app.baseURL })) logger.warn(warning)
 
     // Secrets stay in the private runtime config; the browser gets the public part only.
-    const runtimeConfig = nuxt.options.runtimeConfig as { svcAuth?: object, public: { svcAuth?: object } }
-    runtimeConfig.svcAuth = defu(runtimeConfig.svcAuth, options)
-    runtimeConfig.public.svcAuth = defu(runtimeConfig.public.svcAuth, toPublicConfig(options))
+    writeRuntimeConfig(nuxt.options.runtimeConfig, buildRuntimeConfig(options, { dev: nuxt.options.dev }))
 
     for (const route of serverRoutes(options)) {
       addServerHandler({ route: route.route, method: route.method, handler: resolver.resolve(`./runtime/server/routes/${route.handler}`) })

@@ -1,4 +1,5 @@
 import { defu } from 'defu'
+import { customProviders } from '../runtime/server/lib/oauth/providers'
 import type { ModuleOptions, ModuleOptionsInput, PublicAuthConfig } from '../runtime/types/options'
 
 /** Defaults of every option, as in the configuration table of the documentation. */
@@ -144,13 +145,13 @@ export function toPublicConfig(options: ModuleOptions): PublicAuthConfig {
   }
 }
 
-/** Names of the configured providers: the keys of `providers`, with `custom` entries by their name. */
+/** Names of the configured providers: the keys of `providers`, with `custom` entries by their name (either form). */
 export function providerNames(options: Pick<ModuleOptions, 'providers'>): string[] {
   const names: string[] = []
   for (const [key, value] of Object.entries(options.providers ?? {})) {
     if (value === undefined || value === null || value === false) continue
-    if (key === 'custom' && Array.isArray(value)) {
-      for (const entry of value) if (entry && typeof (entry as { name?: unknown }).name === 'string') names.push((entry as { name: string }).name)
+    if (key === 'custom') {
+      names.push(...customProviders(value).keys())
       continue
     }
     names.push(key)

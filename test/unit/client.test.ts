@@ -1,8 +1,11 @@
 import { describe, expect, it, vi } from 'vitest'
 import { routeAccess, authMetaOf, namedMiddlewareOf } from '../../src/runtime/app/lib/access'
 import { createAuthFetchCore, shareRefresh, statusOf, withBearer, type AuthFetchDeps, type AuthFetchOptions, type RefreshHolder, type RefreshOutcome } from '../../src/runtime/app/lib/auth-fetch'
-import { decodeTokenClaims, originalUserOf, userFromClaims, userFromToken } from '../../src/runtime/app/lib/claims'
-import { isAuthEndpoint, isPublicRoute, isSameOriginRequest, loginUrl, matchesRouteGlob, normalizePath, refreshErrorUrl, safeRedirect, stripBase, withQuery } from '../../src/runtime/app/lib/paths'
+import { decodeTokenClaims, userFromClaims, userFromToken } from '../../src/runtime/app/lib/claims'
+import { isAuthEndpoint, isPublicRoute, isSameOriginRequest, loginUrl, refreshErrorUrl, safeRedirect } from '../../src/runtime/app/lib/paths'
+import { originalUserOf } from '../../src/runtime/shared/impersonation'
+import { isPathUnder, matchesRouteGlob, normalizePath, stripBase, withQuery } from '../../src/runtime/shared/paths'
+import { accessTokenOf } from '../../src/runtime/shared/token-response'
 import { defaultOptions } from '../../src/build/options'
 
 const endpoints = defaultOptions.endpoints
@@ -184,7 +187,9 @@ describe('shared refresh', () => {
   it('shares one in-flight refresh between concurrent callers and frees the holder afterwards', async () => {
     const holder: RefreshHolder = { pending: null }
     let resolve!: (outcome: RefreshOutcome) => void
-    const refresh = vi.fn(() => new Promise<RefreshOutcome>((r) => { resolve = r }))
+    const refresh = vi.fn(() => new Promise<RefreshOutcome>((r) => {
+      resolve = r
+    }))
     const calls = Array.from({ length: 5 }, () => shareRefresh(holder, refresh))
     expect(refresh).toHaveBeenCalledTimes(1)
     resolve({ token: 'new' })
@@ -394,7 +399,26 @@ describe('callback page registration', () => {
 
   it('types the auth page meta', async () => {
     const { appTypeTemplate } = await import('../../src/build/type-template')
-    expect(appTypeTemplate()).toContain("auth?: boolean | 'guest'")
-    expect(appTypeTemplate()).toContain("declare module '#app'")
+    expect(appTypeTemplate()).toContain('auth?: boolean | \'guest\'')
+    expect(appTypeTemplate()).toContain('declare module \'#app\'')
+  })
+})
+
+describe('shared helpers', () => {
+  it('reads the access token of every token-issuing answer, accessToken first', () => {
+    expect(accessTokenOf({ token: 't', expiresIn: 60, accessToken: 't', tokenType: 'Bearer' })).toBe('t')
+    expect(accessTokenOf({ accessToken: 'new' })).toBe('new')
+    expect(accessTokenOf({ token: 'old-shape' })).toBe('old-shape')
+    expect(accessTokenOf({ token: 'a', accessToken: 'b' })).toBe('b')
+    expect(accessTokenOf({ accessToken: '', token: 'fallback' })).toBe('fallback')
+    for (const body of [null, undefined, 'token', 42, {}, { accessToken: 1 }, { token: '' }]) expect(accessTokenOf(body)).toBeNull()
+  })
+
+  it('matches path prefixes by whole segments', () => {
+    expect(isPathUnder('/auth', '/auth')).toBe(true)
+    expect(isPathUnder('/auth/google?x=1', '/auth/')).toBe(true)
+    expect(isPathUnder('/authors', '/auth')).toBe(false)
+    expect(isPathUnder('/api/x', '/')).toBe(true)
+    expect(isPathUnder('/', '/auth')).toBe(false)
   })
 })

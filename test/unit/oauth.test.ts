@@ -4,17 +4,12 @@ import { join } from 'node:path'
 import { calculatePKCECodeChallenge, generateRandomCodeVerifier } from 'oauth4webapi'
 import { afterAll, describe, expect, it } from 'vitest'
 import { defaultOptions } from '../../src/build/options'
-import { hostRouteExists, oauthRoutes, publicProviderNames, runtimeProviders } from '../../src/build/oauth'
+import { hostRouteExists, oauthRoutes } from '../../src/build/oauth'
 import { guardedFetch } from '../../src/runtime/server/lib/oauth/http'
-import { findMockUser, isMockEnabled, s256 } from '../../src/runtime/server/lib/oauth/mock'
-import {
-  mapGitHubProfile,
-  mapMockProfile,
-  mapOidcProfile,
-  mockUserClaims,
-  oauthProviderNames,
-  resolveProvider,
-} from '../../src/runtime/server/lib/oauth/providers'
+import { findMockUser, s256 } from '../../src/runtime/server/lib/oauth/mock'
+import { isMockEnabled, mapMockProfile, mockUserClaims } from '../../src/runtime/server/lib/oauth/mock-preset'
+import { mapCustomProfile, mapDiscordProfile, mapGitHubProfile, mapOidcProfile } from '../../src/runtime/server/lib/oauth/profiles'
+import { oauthProviderNames, providerOptionsOf, resolveProvider } from '../../src/runtime/server/lib/oauth/providers'
 import { isErrorCode, isSafeRedirect, sanitizeErrorText, withQueryParams } from '../../src/runtime/server/lib/oauth/redirect'
 import { isAllowedProviderUrl, validateProviders } from '../../src/runtime/server/lib/oauth/validate'
 import type { ProvidersOptions } from '../../src/runtime/types/providers'
@@ -58,7 +53,7 @@ describe('redirect helpers', () => {
 describe('provider presets', () => {
   it('google: OpenID Connect with built-in endpoints, or discovery when the issuer is overridden', () => {
     const google = resolveProvider('google', 'google', creds)
-    expect(google).toMatchObject({ openid: true, scopes: ['openid', 'email', 'profile'], profile: 'oidc', tokenEndpointAuthMethod: 'client_secret_basic', discoveryIssuer: undefined })
+    expect(google).toMatchObject({ openid: true, scopes: ['openid', 'email', 'profile'], tokenEndpointAuthMethod: 'client_secret_basic', discoveryIssuer: undefined, local: false })
     expect(google.endpoints).toMatchObject({ issuer: 'https://accounts.google.com', authorization_endpoint: 'https://accounts.google.com/o/oauth2/v2/auth', jwks_uri: 'https://www.googleapis.com/oauth2/v3/certs' })
     const local = resolveProvider('google', 'google', { ...creds, issuer: 'http://127.0.0.1:4000' })
     expect(local.discoveryIssuer).toBe('http://127.0.0.1:4000')
@@ -68,10 +63,36 @@ describe('provider presets', () => {
     expect(explicit.endpoints).toMatchObject({ issuer: 'https://idp.example', token_endpoint: 'https://idp.example/t', jwks_uri: 'https://idp.example/k' })
   })
 
-  it('github: OAuth 2.0 scopes, client_secret_post, API base override', () => {
+  it('github: OAuth 2.0 scopes, client_secret_post', () => {
     const github = resolveProvider('github', 'github', creds)
-    expect(github).toMatchObject({ openid: false, scopes: ['user:email', 'read:user'], profile: 'github', tokenEndpointAuthMethod: 'client_secret_post', apiUrl: 'https://api.github.com' })
-    expect(resolveProvider('github', 'github', { ...creds, apiUrl: 'https://ghe.example/api/v3/' }).apiUrl).toBe('https://ghe.example/api/v3')
+    expect(github).toMatchObject({ openid: false, scopes: ['user:email', 'read:user'], tokenEndpointAuthMethod: 'client_secret_post' })
+    expect(github.endpoints).toMatchObject({ authorization_endpoint: 'https://github.com/login/oauth/authorize', token_endpoint: 'https://github.com/login/oauth/access_token' })
+  })
+
+  it('keycloak: realm endpoints from baseUrl and realm, or discovery from the realm URL as issuer', () => {
+    const keycloak = resolveProvider('keycloak', 'keycloak', { ...creds, baseUrl: 'https://sso.example/', realm: 'main' })
+    expect(keycloak).toMatchObject({ openid: true, discoveryIssuer: undefined, tokenEndpointAuthMethod: 'client_secret_basic' })
+    expect(keycloak.endpoints).toMatchObject({
+      issuer: 'https://sso.example/realms/main',
+      authorization_endpoint: 'https://sso.example/realms/main/protocol/openid-connect/auth',
+      token_endpoint: 'https://sso.example/realms/main/protocol/openid-connect/token',
+      userinfo_endpoint: 'https://sso.example/realms/main/protocol/openid-connect/userinfo',
+      jwks_uri: 'https://sso.example/realms/main/protocol/openid-connect/certs',
+    })
+    expect(resolveProvider('keycloak', 'keycloak', { ...creds, issuer: 'https://sso.example/realms/main' })).toMatchObject({ discoveryIssuer: 'https://sso.example/realms/main', endpoints: { issuer: 'https://sso.example/realms/main' } })
+  })
+
+  it('gitlab: gitlab.com by default, a self-managed instance by baseUrl', () => {
+    expect(resolveProvider('gitlab', 'gitlab', creds).endpoints).toMatchObject({ issuer: 'https://gitlab.com', authorization_endpoint: 'https://gitlab.com/oauth/authorize', jwks_uri: 'https://gitlab.com/oauth/discovery/keys' })
+    const own = resolveProvider('gitlab', 'gitlab', { ...creds, baseUrl: 'https://git.example' })
+    expect(own).toMatchObject({ openid: true, scopes: ['openid', 'profile', 'email'] })
+    expect(own.endpoints).toMatchObject({ issuer: 'https://git.example', token_endpoint: 'https://git.example/oauth/token', userinfo_endpoint: 'https://git.example/oauth/userinfo' })
+  })
+
+  it('discord: OAuth 2.0 without OpenID Connect', () => {
+    const discord = resolveProvider('discord', 'discord', creds)
+    expect(discord).toMatchObject({ openid: false, scopes: ['identify', 'email'], tokenEndpointAuthMethod: 'client_secret_post' })
+    expect(discord.endpoints).toMatchObject({ authorization_endpoint: 'https://discord.com/oauth2/authorize', token_endpoint: 'https://discord.com/api/oauth2/token', userinfo_endpoint: 'https://discord.com/api/users/@me' })
   })
 
   it('auth0: endpoints of the tenant domain, audience as an authorization parameter', () => {
@@ -79,6 +100,8 @@ describe('provider presets', () => {
     expect(auth0.endpoints).toMatchObject({ issuer: 'https://acme.eu.auth0.com/', authorization_endpoint: 'https://acme.eu.auth0.com/authorize', token_endpoint: 'https://acme.eu.auth0.com/oauth/token', jwks_uri: 'https://acme.eu.auth0.com/.well-known/jwks.json' })
     expect(auth0.authorizationParams).toEqual({ audience: 'https://api.acme', prompt: 'login' })
     expect(auth0.tokenEndpointAuthMethod).toBe('client_secret_post')
+    const byIssuer = resolveProvider('auth0', 'auth0', { ...creds, issuer: 'https://login.acme.example/' })
+    expect(byIssuer).toMatchObject({ discoveryIssuer: 'https://login.acme.example/', endpoints: { issuer: 'https://login.acme.example/' } })
   })
 
   it('microsoft: tenant in the endpoints; multi-tenant issuer for common, organizations and consumers', () => {
@@ -106,7 +129,7 @@ describe('provider presets', () => {
 
   it('mock: local endpoints and default client', () => {
     const mock = resolveProvider('mock', 'mock', { mockUsers: [] })
-    expect(mock).toMatchObject({ clientId: 'mock-client', clientSecret: 'mock-secret', openid: false, profile: 'mock' })
+    expect(mock).toMatchObject({ clientId: 'mock-client', clientSecret: 'mock-secret', openid: false, local: true, forwardedQuery: { user: 'login_hint', mock_error: 'mock_error' } })
     expect(mock.endpoints).toMatchObject({ authorization_endpoint: '/mock/authorize', token_endpoint: '/mock/token', userinfo_endpoint: '/mock/userinfo' })
   })
 })
@@ -129,6 +152,20 @@ describe('profiles', () => {
     expect(mapGitHubProfile({ id: 7, login: 'o', email: 'OLD@x' }, emails)).toMatchObject({ email: 'old@x', emailVerified: true })
     // Without the email list (scope not granted) the public email is kept, not marked verified.
     expect(mapGitHubProfile({ id: 7, login: 'o', email: 'pub@x', name: 'N', avatar_url: 'https://a' }, undefined)).toMatchObject({ email: 'pub@x', emailVerified: false, name: 'N', picture: 'https://a' })
+  })
+
+  it('custom: OpenID Connect claims, `id` without `sub`, and what profileMapping names', () => {
+    expect(mapCustomProfile({ sub: 's', id: 'i', email: 'e@x', email_verified: true, name: 'N' })).toMatchObject({ sub: 's', email: 'e@x', emailVerified: true, name: 'N' })
+    expect(mapCustomProfile({ id: 42, username: 'u', email: 'e@x', verified: true, avatar_url: 'https://a' })).toMatchObject({ sub: '42', name: 'u', emailVerified: false, picture: 'https://a' })
+    const mapped = mapCustomProfile({ data: { uid: 'x1', display: 'X', mail: 'x@x', ok: 'true' } }, { sub: 'data.uid', name: ['data.nick', 'data.display'], email: 'data.mail', emailVerified: 'data.ok' })
+    expect(mapped).toMatchObject({ sub: 'x1', name: 'X', email: 'x@x', emailVerified: true })
+    expect(mapCustomProfile({ id: {}, constructor: 'c' }, { sub: ['id', 'constructor.name'] }).sub).toBeUndefined()
+  })
+
+  it('discord: sub from id, display name, email only when verified, avatar on the CDN', () => {
+    const user = { id: '80351110224678912', username: 'nelly', global_name: 'Nelly', email: 'n@x', verified: true, avatar: 'a_1234' }
+    expect(mapDiscordProfile(user)).toEqual({ sub: '80351110224678912', username: 'nelly', name: 'Nelly', email: 'n@x', emailVerified: true, picture: 'https://cdn.discordapp.com/avatars/80351110224678912/a_1234.gif' })
+    expect(mapDiscordProfile({ ...user, verified: false, global_name: null, avatar: '../x' })).toMatchObject({ name: 'nelly', email: undefined, emailVerified: false, picture: 'https://cdn.discordapp.com/embed/avatars/5.png' })
   })
 
   it('mock: the user as configured; extra keys are its claims', () => {
@@ -184,6 +221,21 @@ describe('validateProviders', () => {
       custom: [{ ...creds, name: 'acme', issuer: 'https://id.acme' }, { ...creds, name: 'plain_2', authorizationUrl: 'https://p/a', tokenUrl: 'https://p/t', userInfoUrl: 'https://p/u' }],
     }, endpoints, { secretsRequired: true })
     expect(result).toEqual({ errors: [], warnings: [] })
+    const more = validateProviders({
+      auth0: { ...creds, issuer: 'https://login.acme.example/' },
+      keycloak: { ...creds, baseUrl: 'https://sso.example', realm: 'main' },
+      gitlab: creds,
+      discord: creds,
+      custom: { acme: { ...creds, issuer: 'https://id.acme' }, chat: { ...creds, authorizationUrl: 'https://c/a', tokenUrl: 'https://c/t', userInfoUrl: 'https://c/u', profileMapping: { sub: 'id', name: ['global_name', 'username'] } } },
+    }, endpoints, { secretsRequired: true })
+    expect(more).toEqual({ errors: [], warnings: [] })
+  })
+
+  it('a custom provider may take the name of a built-in one that is not configured', () => {
+    const providers = { custom: { keycloak: { ...creds, issuer: 'https://sso.example/realms/main' } } }
+    expect(validateProviders(providers, endpoints).errors).toEqual([])
+    expect(providerOptionsOf(providers, 'keycloak')).toMatchObject({ type: 'custom', options: { issuer: 'https://sso.example/realms/main' } })
+    expect(validateProviders({ ...providers, keycloak: { ...creds, baseUrl: 'https://x', realm: 'r' } }, endpoints).errors).toEqual(['svcAuth.providers.custom.keycloak.name "keycloak" is reserved: svcAuth.providers.keycloak is configured.'])
   })
 
   it('requires client ids; a missing secret is a warning at build time and an error at runtime', () => {
@@ -209,7 +261,10 @@ describe('validateProviders', () => {
         { ...creds, name: 'noendpoints' },
         { ...creds, name: 'plainoidc', authorizationUrl: 'https://p/a', tokenUrl: 'https://p/t', userInfoUrl: 'https://p/u', scopes: ['openid'] },
         { ...creds, name: 'callback', issuer: 'https://x' },
+        { ...creds, name: 'mapped', issuer: 'https://x', profileMapping: { sub: '', nick: 'n' } },
       ],
+      keycloak: { ...creds, baseUrl: 'https://sso.example' },
+      discord: { ...creds, baseUrl: 'http://discord.example' },
     })
     const expected = [
       /auth0\.domain is required/,
@@ -226,6 +281,10 @@ describe('validateProviders', () => {
       /"noendpoints"\) needs an OpenID Connect issuer/,
       /"plainoidc"\) requests the openid scope/,
       /login route \/auth\/callback is the same as svcAuth\.endpoints\.callbackPath/,
+      /custom\[7\]\.profileMapping\.sub must name a profile field/,
+      /custom\[7\]\.profileMapping\.nick is not one of/,
+      /keycloak\.realm is required \(or set svcAuth\.providers\.keycloak\.issuer\)/,
+      /discord\.baseUrl must be an absolute https URL/,
     ]
     for (const pattern of expected) expect(errors.some(e => pattern.test(e)), String(pattern)).toBe(true)
     expect(errors).toHaveLength(expected.length)
@@ -291,18 +350,5 @@ describe('routes', () => {
     expect(hostRouteExists([a, b], '/auth/github')).toBe(false)
     writeFileSync(join(a, 'routes/auth/github.post.ts'), '')
     expect(hostRouteExists([a, b], '/auth/github')).toBe(false)
-  })
-
-  it('lists the mock provider for the browser only where it is served', () => {
-    const mock = { mockUsers: [] }
-    expect(publicProviderNames(['google', 'mock'], { providers: { mock } }, true)).toEqual(['google', 'mock'])
-    expect(publicProviderNames(['google', 'mock'], { providers: { mock } }, false)).toEqual(['google'])
-    expect(publicProviderNames(['google', 'mock'], { providers: { mock: { ...mock, enableInProduction: true } } }, false)).toEqual(['google', 'mock'])
-  })
-
-  it('puts the mock defaults and credential keys into the runtime config', () => {
-    const out = runtimeProviders({ google: { clientId: 'id' } as ProvidersOptions['google'], mock: { mockUsers: [] } })
-    expect(out.google).toEqual({ clientId: 'id', clientSecret: '' })
-    expect(out.mock).toEqual({ mockUsers: [], clientId: 'mock-client', clientSecret: 'mock-secret', defaultUser: 0, enableInProduction: false })
   })
 })

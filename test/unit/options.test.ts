@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { checkOptions } from '../../src/build/checks'
+import { checkOptions, cookiePathMatches, refreshCookiePathErrors } from '../../src/build/checks'
 import { defaultOptions, providerNames, resolveOptions, toPublicConfig } from '../../src/build/options'
 import { serverRoutes } from '../../src/build/routes'
 import { typeTemplate } from '../../src/build/type-template'
-import { formatValidationErrors, isRelativePath, validateOptions } from '../../src/runtime/server/lib/validate'
+import { formatValidationErrors, validateOptions } from '../../src/runtime/server/lib/validate'
+import { isRelativePath } from '../../src/runtime/shared/paths'
 import type { Duration, ModuleOptions, ModuleOptionsInput } from '../../src/runtime/types/options'
 
 const SECRET = 'options-test-secret-0123456789-abcdefghij'
@@ -496,6 +497,81 @@ describe('validateOptions and checkOptions', () => {
     expect(errors).toEqual([])
     expect(warnings.some(w => w.includes('cookie.secure is false'))).toBe(true)
     expect(warnings.some(w => w.includes('driver is \'memory\''))).toBe(true)
+  })
+})
+
+describe('refresh cookie path (start-up check)', () => {
+  const withPath = (path: string, edit?: (o: ModuleOptions) => void) => valid((o) => {
+    o.tokenRefresh.cookie.path = path
+    edit?.(o)
+  })
+
+  it('path-matches as RFC 6265 §5.1.4 says', () => {
+    const cases: Array<[cookiePath: string, requestPath: string, sent: boolean]> = [
+      ['/', '/auth/refresh', true],
+      ['/auth', '/auth', true], // equal
+      ['/auth', '/auth/refresh', true], // followed by '/'
+      ['/auth/', '/auth/refresh', true], // ends with '/'
+      ['/auth', '/authors', false], // not at a segment boundary
+      ['/auth/', '/auth', false],
+      ['/auth/refresh', '/auth', false],
+      ['/Auth', '/auth/refresh', false], // case-sensitive
+    ]
+    for (const [cookiePath, requestPath, sent] of cases) expect(cookiePathMatches(cookiePath, requestPath), `${cookiePath} ${requestPath}`).toBe(sent)
+  })
+
+  it('accepts the default path, and a narrower one without SSR when it covers every endpoint', () => {
+    expect(refreshCookiePathErrors(valid())).toEqual([])
+    expect(checkOptions(valid(), PROD)).toEqual([])
+    expect(refreshCookiePathErrors(withPath('/auth', o => (o.enableSSR = false)))).toEqual([])
+    expect(refreshCookiePathErrors(withPath('/auth/', o => (o.enableSSR = false)))).toEqual([])
+  })
+
+  it('refuses a path that leaves out the refresh, token or logout endpoint, naming the option and them', () => {
+    const options = withPath('/auth/refresh', o => (o.enableSSR = false))
+    const message = thrownMessage(() => checkOptions(options, PROD))
+    expect(message).toContain('[nuxt-svc-auth] Invalid configuration')
+    expect(message).toContain('svcAuth.tokenRefresh.cookie.path \'/auth/refresh\' does not cover \'/auth/token\', \'/auth/logout\'')
+    expect(message).not.toContain('pages')
+    // Whole segments only: `/au` is not a parent of `/auth/...`.
+    expect(refreshCookiePathErrors(withPath('/au', o => (o.enableSSR = false)))[0]).toContain('\'/auth/token\', \'/auth/refresh\', \'/auth/logout\'')
+    // Moved endpoints count where they are.
+    const moved = withPath('/auth', (o) => {
+      o.enableSSR = false
+      o.endpoints.logoutPath = '/session/logout'
+    })
+    expect(refreshCookiePathErrors(moved)).toEqual([expect.stringContaining('does not cover \'/session/logout\':')])
+  })
+
+  it('with enableSSR needs the pages too: the app\'s base URL', () => {
+    const [error] = refreshCookiePathErrors(withPath('/auth'))
+    expect(error).toContain('does not cover \'/\':')
+    expect(error).toContain('enableSSR')
+    expect(() => checkOptions(withPath('/auth'), DEV)).toThrow(/tokenRefresh\.cookie\.path '\/auth' does not cover '\/'/)
+    // Under a base URL every endpoint and page is under it; the cookie may be scoped to it.
+    expect(refreshCookiePathErrors(withPath('/app'), '/app/')).toEqual([])
+    expect(refreshCookiePathErrors(withPath('/app/'), '/app/')).toEqual([])
+    expect(checkOptions(withPath('/app'), { ...PROD, baseURL: '/app/' })).toEqual([])
+    expect(refreshCookiePathErrors(withPath('/app/auth'), '/app/')).toEqual([expect.stringContaining('does not cover \'/app/\':')])
+    expect(refreshCookiePathErrors(withPath('/'), '/app/')).toEqual([])
+    expect(refreshCookiePathErrors(withPath('/other'), '/app/')[0]).toContain('\'/app/auth/token\', \'/app/auth/refresh\', \'/app/auth/logout\', \'/app/\'')
+  })
+
+  it('with impersonation on needs the impersonation endpoints (ending one reads the cookie)', () => {
+    const options = withPath('/auth/session', (o) => {
+      o.enableSSR = false
+      o.impersonation.enabled = true
+      o.endpoints = { ...o.endpoints, tokenPath: '/auth/session/token', refreshPath: '/auth/session/refresh', logoutPath: '/auth/session/logout' }
+    })
+    expect(refreshCookiePathErrors(options)).toEqual([expect.stringContaining('does not cover \'/auth/impersonate\', \'/auth/unimpersonate\':')])
+    options.impersonation.enabled = false
+    expect(refreshCookiePathErrors(options)).toEqual([])
+  })
+
+  it('refuses a path that is not absolute', () => {
+    expect(refreshCookiePathErrors(withPath('auth'))).toEqual(['svcAuth.tokenRefresh.cookie.path must be an absolute path such as \'/\' (got "auth").'])
+    expect(refreshCookiePathErrors(withPath(''))[0]).toContain('must be an absolute path')
+    expect(refreshCookiePathErrors(withPath('/; Domain=evil.test'))[0]).toContain('must be an absolute path')
   })
 })
 

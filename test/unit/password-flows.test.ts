@@ -6,7 +6,8 @@ import { resolveOptions } from '../../src/build/options'
 import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/context'
 import { sendAuthError } from '../../src/runtime/server/lib/errors'
 import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
-import * as flows from '../../src/runtime/server/lib/password/flows'
+import * as signIn from '../../src/runtime/server/lib/password/flows'
+import * as newPassword from '../../src/runtime/server/lib/password/new-password'
 import { RESET_SESSION_TTL } from '../../src/runtime/server/lib/records/reset-session'
 import { usePasswordRuntime } from '../../src/runtime/server/lib/password/runtime'
 import type { PasswordUser, VerificationCodeDetails } from '../../src/runtime/types/auth'
@@ -46,6 +47,7 @@ beforeAll(async () => {
       return sendAuthError(event, error)
     }
   })
+  const flows = { ...signIn, ...newPassword }
   for (const [path, flow] of Object.entries({
     'register': flows.register,
     'register-verify': flows.registerVerify,

@@ -1,7 +1,9 @@
 import type { H3Event } from 'h3'
 import { describe, expect, it } from 'vitest'
-import { clientAddress, createProxyMatcher, enforceRateLimit, hitRateLimit, isTrustedProxyEntry, normalizeAddress, rateLimitSubject, requestAddress, reserveLoginFailure } from '../../src/runtime/server/lib/rate-limit'
-import { unitContext as context } from './helpers/context'
+import { clientAddress, createProxyMatcher, enforceRateLimit, isTrustedProxyEntry, normalizeAddress, rateLimitSubject, requestAddress, reserveLoginFailure } from '../../src/runtime/server/lib/rate-limit'
+import { hitRateLimit } from '../../src/runtime/server/lib/records/rate-counter'
+import { RECORD_TYPES } from '../../src/runtime/server/lib/records/record-types'
+import { unitContext as context, rawBackend } from './helpers/context'
 
 /** The parts of an h3 event the limiter reads. */
 function fakeEvent(remoteAddress: string, forwardedFor?: string): H3Event {
@@ -72,7 +74,8 @@ describe('counters', () => {
   it('keep no address or email in storage keys', async () => {
     const ctx = await context()
     await hitRateLimit(ctx, 'login:email:alice@example.com', 3, 60)
-    const keys = await ctx.store.backend.keys('')
+    expect(await rawBackend(ctx).keys('')).toHaveLength(1)
+    const keys = await ctx.store.list(RECORD_TYPES.rateCounter)
     expect(keys).toHaveLength(1)
     expect(keys[0]).toMatch(/^refresh:rate:[0-9a-f]{64}$/)
   })
@@ -105,7 +108,7 @@ describe('enforceRateLimit', () => {
   it('does nothing when disabled', async () => {
     const ctx = await context({ rateLimit: { enabled: false, login: rule(1, 1) } })
     for (let i = 0; i < 5; i++) await enforceRateLimit(ctx, fakeEvent('203.0.113.11'), 'login', { email: 'eve@example.com' })
-    expect(await ctx.store.backend.keys('')).toEqual([])
+    expect(await rawBackend(ctx).keys('')).toEqual([])
   })
 })
 

@@ -260,10 +260,10 @@ describe('safeEqual', () => {
 
 describe('errors', () => {
   it('authError keeps status, message, code and headers', () => {
-    const { body, headers } = toErrorBody(authError(429, 'rate_limited', 'Too many attempts', { 'retry-after': '30' }))
+    const { body, headers } = toErrorBody(authError('rate_limited', 'Too many attempts', { 'retry-after': '30' }))
     expect(body).toEqual({ statusCode: 429, message: 'Too many attempts', error: 'rate_limited' })
     expect(headers).toEqual({ 'retry-after': '30' })
-    expect(toErrorBody(authError(401, 'invalid_code', 'Invalid or expired code'))).toEqual({
+    expect(toErrorBody(authError('invalid_code', 'Invalid or expired code'))).toEqual({
       body: { statusCode: 401, message: 'Invalid or expired code', error: 'invalid_code' },
       headers: {},
     })
@@ -299,14 +299,14 @@ describe('errors', () => {
     const wrapped = createError(new Error('db password xyz'))
     expect(toErrorBody(wrapped).body).toEqual({ statusCode: 500, message: 'Internal server error', error: 'internal_error' })
     // A 5xx raised on purpose through authError keeps its message.
-    expect(toErrorBody(authError(503, 'unavailable', 'Try later')).body).toEqual({ statusCode: 503, message: 'Try later', error: 'unavailable' })
+    expect(toErrorBody(authError('send_failed', 'Try later')).body).toEqual({ statusCode: 500, message: 'Try later', error: 'send_failed' })
   })
 
   it('sendAuthError writes status and headers on the event', () => {
     const req = new IncomingMessage(new Socket())
     const res = new ServerResponse(req)
     const event = createEvent(req, res)
-    const body = sendAuthError(event, authError(429, 'rate_limited', 'Slow down', { 'retry-after': '12' }))
+    const body = sendAuthError(event, authError('rate_limited', 'Slow down', { 'retry-after': '12' }))
     expect(body).toEqual({ statusCode: 429, message: 'Slow down', error: 'rate_limited' })
     expect(res.statusCode).toBe(429)
     expect(res.getHeader('content-type')).toBe('application/json')

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { z } from 'zod'
 import { createKeyHasher, createSealer, plainSealer } from '../../src/runtime/server/lib/crypto'
 import { createMemoryBackend } from '../../src/runtime/server/lib/store/memory'
+import { RECORD_TYPES } from '../../src/runtime/server/lib/records/record-types'
 import { createRecordStore } from '../../src/runtime/server/lib/store/record-store'
 
 afterEach(() => {
@@ -91,5 +92,53 @@ describe('counters', () => {
     expect(ttl).toBeLessThanOrEqual(60)
     await expect(store.incr(key, 60, 0)).rejects.toThrow(RangeError)
     await expect(store.incr(key, 60, 1.5)).rejects.toThrow(RangeError)
+  })
+})
+
+describe('record types', () => {
+  it('are the only namespaces a key can have', () => {
+    const store = createRecordStore(createMemoryBackend(), 'refresh:', [createKeyHasher('s'.repeat(40))], plainSealer)
+    // @ts-expect-error: a namespace outside RECORD_TYPES does not typecheck
+    expect(store.key('not-a-record-type', 'x').current).toMatch(/^refresh:not-a-record-type:/)
+    // @ts-expect-error: nor does a named structure outside the list
+    expect(store.namedKey('elsewhere').current).toBe('refresh:elsewhere')
+    expect(store.key(RECORD_TYPES.authCode, 'x').current).toMatch(/^refresh:code:[0-9a-f]{64}$/)
+    expect(store.namedKey(RECORD_TYPES.revokedSessions).current).toBe('refresh:revoked-sessions')
+  })
+
+  it('name the record type of an invalid map entry stored under a named key', async () => {
+    const backend = createMemoryBackend()
+    const reports: string[] = []
+    const store = createRecordStore(backend, 'refresh:', [createKeyHasher('s'.repeat(40))], plainSealer, { onInvalid: ns => reports.push(ns) })
+    const key = store.namedKey(RECORD_TYPES.revokedSessions)
+    await backend.mapSet(key.current, 'sid', '{bad', 60_000)
+    expect(await store.mapEntries(key, z.number())).toEqual([])
+    expect(reports).toEqual(['revoked-sessions'])
+  })
+})
+
+describe('list', () => {
+  it('gives the live entries of one record type only, sorted', async () => {
+    vi.useFakeTimers({ now: Date.now(), toFake: ['Date'] })
+    const store = createRecordStore(createMemoryBackend(), 'refresh:', [createKeyHasher('s'.repeat(40))], plainSealer)
+    const a = store.key(RECORD_TYPES.magicPending, 'a')
+    const b = store.key(RECORD_TYPES.magicPending, 'b')
+    await store.write(a, { v: 1 }, 60)
+    await store.write(b, { v: 2 }, 60)
+    await store.write(store.key(RECORD_TYPES.magicPending, 'gone'), { v: 3 }, 1)
+    // Namespaces that start like it are other record types.
+    await store.write(store.key(RECORD_TYPES.magicByCode, 'a'), { v: 4 }, 60)
+    await store.incr(store.key(RECORD_TYPES.magicAttempts, 'a'), 60)
+    await store.mapSet(store.namedKey(RECORD_TYPES.revokedSessions), 'sid', 1, 60)
+    vi.setSystemTime(Date.now() + 2000)
+
+    expect(await store.list(RECORD_TYPES.magicPending)).toEqual([a.current, b.current].sort())
+    expect(await store.list(RECORD_TYPES.magicByCode)).toHaveLength(1)
+    expect(await store.list(RECORD_TYPES.magicAttempts)).toHaveLength(1)
+    expect(await store.list(RECORD_TYPES.revokedSessions)).toEqual(['refresh:revoked-sessions:sid'])
+    expect(await store.list(RECORD_TYPES.authCode)).toEqual([])
+    const [first] = await store.list(RECORD_TYPES.magicPending)
+    expect(await store.read(store.at(first!), z.object({ v: z.number() }))).not.toBeNull()
+    expect(await store.ttl(store.at(first!))).toBeGreaterThan(50)
   })
 })

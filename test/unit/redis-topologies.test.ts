@@ -3,10 +3,10 @@ import { Redis, type RedisOptions } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { resolveOptions, toPublicConfig } from '../../src/build/options'
 import { createAuthContext } from '../../src/runtime/server/lib/context'
-import { issueRefreshToken, readRefreshToken, revokeRefreshToken, useRefreshToken } from '../../src/runtime/server/lib/records/refresh-token'
+import { issueRefreshToken, readRefreshToken, revokeRefreshToken, rotateRefreshToken } from '../../src/runtime/server/lib/records/refresh-token'
 import { listSessions, revokeSessions } from '../../src/runtime/server/lib/sessions'
 import { createStoreBackend, type StoreBackendOptions } from '../../src/runtime/server/lib/store'
-import { connectionOptions } from '../../src/runtime/server/lib/store/redis'
+import { connectionOptions } from '../../src/runtime/server/lib/store/redis-connection'
 import type { StoreBackend } from '../../src/runtime/server/lib/store/types'
 import { validateOptions } from '../../src/runtime/server/lib/validate'
 import type { ModuleOptions, RedisNode, RefreshStorageOptions } from '../../src/runtime/types/options'
@@ -277,7 +277,7 @@ describe.each(topologies)('$name', (topology) => {
       expect((await listSessions(b, 'alice')).length).toBe(3)
       const [first, second, third] = sessions as [typeof sessions[0], typeof sessions[0], typeof sessions[0]]
       // 50 concurrent refreshes of one token split over both: exactly one wins.
-      const uses = await Promise.all(range(50).map(i => useRefreshToken(i % 2 ? a : b, first.token)))
+      const uses = await Promise.all(range(50).map(i => rotateRefreshToken(i % 2 ? a : b, first.token)))
       expect(count(uses, u => u.status === 'ok')).toBe(1)
       await revokeRefreshToken(a, second.token)
       for (let i = 0; i < 50 && !b.revocations!.isRevoked(second.record.family); i++) await sleep(20)

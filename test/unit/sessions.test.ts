@@ -5,8 +5,9 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 import { resolveOptions } from '../../src/build/options'
 import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/context'
-import { issueRefreshToken, readRefreshToken, revokeRefreshToken, useRefreshToken } from '../../src/runtime/server/lib/records/refresh-token'
-import { loadRevokedSessions, REVOKED_SESSIONS } from '../../src/runtime/server/lib/records/revoked-sessions'
+import { issueRefreshToken, readRefreshToken, revokeRefreshToken, rotateRefreshToken } from '../../src/runtime/server/lib/records/refresh-token'
+import { RECORD_TYPES } from '../../src/runtime/server/lib/records/record-types'
+import { loadRevokedSessions } from '../../src/runtime/server/lib/records/revoked-sessions'
 import { createRevocationList } from '../../src/runtime/server/lib/revocation'
 import { listSessionEntries } from '../../src/runtime/server/lib/records/user-sessions'
 import { addressPrefix, describeClient, listSessions, revokeSession, revokeSessions, userAgentFamily } from '../../src/runtime/server/lib/sessions'
@@ -86,7 +87,7 @@ describe('session list', () => {
     const second = await login(ctx, 'alice')
     await login(ctx, 'bob')
     await sleep(5)
-    const rotated = await useRefreshToken(ctx, first.token)
+    const rotated = await rotateRefreshToken(ctx, first.token)
     expect(rotated.status).toBe('ok')
 
     const sessions = await listSessions(ctx, 'alice', { currentSid: second.record.family, own: true })
@@ -128,7 +129,7 @@ describe('session list', () => {
     expect(await readRefreshToken(ctx, bob.token)).not.toBeNull()
     expect(await revokeSession(ctx, 'alice', a.record.family, 'user', { own: true })).toBe(true)
     expect(await revokeSession(ctx, 'alice', a.record.family, 'user', { own: true })).toBe(false)
-    expect(await useRefreshToken(ctx, a.token)).toEqual({ status: 'invalid' })
+    expect(await rotateRefreshToken(ctx, a.token)).toEqual({ status: 'invalid' })
     expect(await readRefreshToken(ctx, b.token)).not.toBeNull()
     expect((await listSessions(ctx, 'alice')).map(s => s.id)).toEqual([b.record.family])
   })
@@ -162,7 +163,7 @@ describe('session list', () => {
       expect(await revokeSession(ctx, 'alice', s.record.family, 'user', { own: true })).toBe(true)
       return claim(...args)
     }
-    const raced = await useRefreshToken(ctx, s.token)
+    const raced = await rotateRefreshToken(ctx, s.token)
     expect(raced.status).toBe('ok')
     // The rotation wrote the session's map entry back; the session is still not listed, and the
     // entry is gone once listed.
@@ -195,8 +196,8 @@ describe('access tokens die with their session', () => {
       expect(revocations.isRevoked(out.record.family)).toBe(true)
 
       const stolen = await login(ctx, 'alice')
-      await useRefreshToken(ctx, stolen.token)
-      expect(await useRefreshToken(ctx, stolen.token)).toMatchObject({ status: 'reused' })
+      await rotateRefreshToken(ctx, stolen.token)
+      expect(await rotateRefreshToken(ctx, stolen.token)).toMatchObject({ status: 'reused' })
       expect(revocations.isRevoked(stolen.record.family)).toBe(true)
 
       const mine = await login(ctx, 'alice')
@@ -317,7 +318,7 @@ describe('a process that missed a broadcast', () => {
     const ctx = await createAuthContext(resolveOptions(input, true))
     try {
       // A revocation stored while this process was not listening: no broadcast reaches it.
-      await ctx.store.mapSet(ctx.store.namedKey(REVOKED_SESSIONS), 'missed-session', Date.now(), 60)
+      await ctx.store.mapSet(ctx.store.namedKey(RECORD_TYPES.revokedSessions), 'missed-session', Date.now(), 60)
       await sleep(100)
       expect(ctx.revocations!.isRevoked('missed-session')).toBe(false)
       // Its subscriber connection drops; ioredis reconnects, and the list is loaded again.
@@ -352,7 +353,7 @@ describe('the in-process revoked set', () => {
     const list = await createRevocationList(store, { ttlSeconds: 60, pollMs: 10, logger: { warn: () => {} } })
     try {
       // Stored meanwhile (by another process): a reload asked for during a slow one still sees it.
-      await ctx.store.mapSet(ctx.store.namedKey(REVOKED_SESSIONS), 'late-session', Date.now(), 60)
+      await ctx.store.mapSet(ctx.store.namedKey(RECORD_TYPES.revokedSessions), 'late-session', Date.now(), 60)
       // Polls every 10 ms, each reload takes 100 ms: without the queue they would overlap.
       const deadline = Date.now() + 10_000
       while ((reloads < 4 || !list.isRevoked('late-session')) && Date.now() < deadline) await sleep(20)
@@ -403,7 +404,7 @@ describe('key rotation of the store', () => {
       expect((await readRefreshToken(after, old.token))?.record.family).toBe(old.record.family)
       expect((await listSessions(after, 'alice')).map(s => s.id)).toEqual([old.record.family])
       // Rotating the old token writes its successor under the new keys only.
-      const rotated = await useRefreshToken(after, old.token)
+      const rotated = await rotateRefreshToken(after, old.token)
       expect(rotated.status).toBe('ok')
       const successor = (rotated as { token: string }).token
       const onlyNew = await make({ secret: SECRET_B }, { enabled: true, key: KEY_B })
@@ -417,7 +418,7 @@ describe('key rotation of the store', () => {
         await onlyNew.dispose()
       }
       // Within the grace period the old token still finds the same successor (sealed under the new key).
-      const again = await useRefreshToken(after, old.token)
+      const again = await rotateRefreshToken(after, old.token)
       expect(again.status === 'ok' && again.token).toBe(successor)
     }
     finally {

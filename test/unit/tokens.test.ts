@@ -471,7 +471,7 @@ describe('sanitizeCustomClaims', () => {
       big: 10n,
       sym: Symbol('s'),
       map: new Map(),
-      sparse: new Array<number>(2),
+      sparse: Array.from({ length: 2 }),
       keep: 'ok',
     }
     expect(sanitizeCustomClaims(input, onDrop)).toEqual({ keep: 'ok' })

@@ -12,7 +12,9 @@ import type { PublicAuthConfig } from '../types/options'
 import { routeAccess, type RouteAccess } from './lib/access'
 import { shareRefresh, statusOf, type RefreshHolder, type RefreshOutcome } from './lib/auth-fetch'
 import { userFromToken } from './lib/claims'
-import { refreshErrorUrl, withQuery, isRelativePath, normalizePath } from './lib/paths'
+import { refreshErrorUrl } from './lib/paths'
+import { isRelativePath, normalizePath, withQuery } from '../shared/paths'
+import { accessTokenOf } from '../shared/token-response'
 
 /** Key of the in-memory access token (browser only: never set on the server, so never in the payload). */
 export const ACCESS_TOKEN_STATE = 'svc-auth:access-token'
@@ -116,8 +118,7 @@ function messageOf(error: unknown): string {
 async function requestRefresh(nuxtApp: NuxtApp, defer: boolean): Promise<RefreshOutcome> {
   const { endpoints } = publicAuthConfig(nuxtApp)
   try {
-    const body = await $fetch<{ token?: unknown, accessToken?: unknown }>(endpoints.refreshPath, { method: 'POST', credentials: 'include', retry: 0 })
-    const token = typeof body?.token === 'string' ? body.token : typeof body?.accessToken === 'string' ? body.accessToken : null
+    const token = accessTokenOf(await $fetch<unknown>(endpoints.refreshPath, { method: 'POST', credentials: 'include', retry: 0 }))
     if (!token || !userFromToken(token)) throw new Error('The refresh answer holds no access token')
     setAccessToken(nuxtApp, token, defer)
     return { token }

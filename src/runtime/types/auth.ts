@@ -1,18 +1,23 @@
-import type { H3Event } from 'h3'
-
 /** A JSON value allowed inside a custom claim (objects one level deep). */
 export type JsonPrimitive = string | number | boolean | null
 export type ClaimValue = JsonPrimitive | JsonPrimitive[] | Record<string, JsonPrimitive | JsonPrimitive[]>
 export type CustomClaims = Record<string, ClaimValue>
 
+/** The `impersonation` claim of an impersonated access token. */
 export interface ImpersonationContext {
+  /** `sub` of the requester (the user impersonating). */
   originalUserSub: string
+  /** The requester's `impersonation.originalUserLookupClaim` claim: how `fetchTarget` finds them again. */
   originalUserLookupId: string
+  /** The requester's email, when their token had one. */
   originalUserEmail?: string
+  /** The requester's name, when their token had one. */
   originalUserName?: string
-  /** ISO 8601 */
+  /** When the impersonation began (ISO 8601). */
   impersonatedAt: string
+  /** The reason given at POST /auth/impersonate. */
   reason?: string
+  /** The requester's custom claims, restored when the impersonation ends. */
   originalClaims?: CustomClaims
 }
 
@@ -57,131 +62,6 @@ export interface ProviderTokens {
   expires_in?: number
 }
 
-export interface UserInfoPayload {
-  user: AuthUser
-  tokens: ProviderTokens
-  provider: string
-  event: H3Event
-}
-
-export interface PasswordUser {
-  id?: string
-  email: string
-  hashedPassword: string
-  [key: string]: unknown
-}
-
-export type MagicCodeAction = 'register' | 'login' | 'reset'
-
-/** Fourth argument of `sendVerificationCode`: what a message needs besides the code. */
-export interface VerificationCodeDetails {
-  /**
-   * Ready verify link `<authPath>/password/<action>-verify?code=<code>&flow=<flow>`, absolute on
-   * `publicUrl` when it is set, else a relative path (the request's Host header is never used).
-   * Prefer it to a link with the code alone: it is checked against this code's own attempt
-   * count, while code-only links draw on a small global budget.
-   */
-  link: string
-  /** Identifies this pending code (not secret on its own, and not the email). */
-  flow: string
-  /** When the code expires. */
-  expiresAt: Date
-}
-
-export interface PasswordHandlers {
-  findUser?: (email: string) => PasswordUser | null | undefined | Promise<PasswordUser | null | undefined>
-  /**
-   * Delivers a code (the spec's three arguments), with `details.link` a ready verify link.
-   * The email is in canonical form: lowercase, internationalised domains in ASCII (punycode).
-   */
-  sendVerificationCode?: (email: string, code: string, action: MagicCodeAction, details: VerificationCodeDetails) => void | Promise<void>
-  validatePassword?: (password: string) => boolean | string[] | Promise<boolean | string[]>
-  hashPassword?: (password: string) => string | Promise<string>
-  verifyPassword?: (password: string, hash: string) => boolean | Promise<boolean>
-  /** Alternative name of `sendVerificationCode`. */
-  onMagicCodeGenerated?: PasswordHandlers['sendVerificationCode']
-  /** Alternative name of `findUser`. */
-  onUserLookup?: PasswordHandlers['findUser']
-  /** Alternative persistence handler (email, hashedPassword). */
-  onUserPersist?: (email: string, hashedPassword: string) => unknown | Promise<unknown>
-  /** Custom claims of password logins (applied over the static `customClaims` option). */
-  customClaims?: (user: AuthUser, tokens: ProviderTokens) => Record<string, unknown> | void | undefined | Promise<Record<string, unknown> | void | undefined>
-}
-
-export interface ImpersonationHandlers {
-  fetchTarget?: (targetId: string, event: H3Event) => AuthClaims | Record<string, unknown> | null | undefined | Promise<AuthClaims | Record<string, unknown> | null | undefined>
-  canImpersonate?: (requester: AuthClaims, targetId: string, event: H3Event) => boolean | Promise<boolean>
-}
-
-export interface UserPersistContext {
-  provider: string
-  event: H3Event
-}
-
-/** Host handlers, registered with `defineAuthHandlers` from a Nitro plugin. */
-export interface AuthHandlers {
-  onUserInfo?: (payload: UserInfoPayload) => AuthUser | void | undefined | Promise<AuthUser | void | undefined>
-  onUserPersist?: (user: AuthUser, context: UserPersistContext) => Record<string, unknown> | void | undefined | Promise<Record<string, unknown> | void | undefined>
-  customClaims?: (user: AuthUser) => Record<string, unknown> | void | undefined | Promise<Record<string, unknown> | void | undefined>
-  password?: PasswordHandlers
-  impersonation?: ImpersonationHandlers
-}
-
-export interface ImpersonateCheckPayload {
-  requester: AuthClaims
-  targetUserId: string
-  reason?: string
-  event: H3Event
-  ip: string
-  userAgent: string
-}
-
-export interface ImpersonateFetchTargetPayload {
-  requester: AuthClaims
-  targetUserId: string
-  event: H3Event
-}
-
-export interface ImpersonateStartPayload {
-  requester: AuthClaims
-  targetUser: AuthClaims
-  reason?: string
-  event: H3Event
-  ip: string
-  userAgent: string
-  timestamp: Date
-}
-
-export interface ImpersonateEndPayload {
-  restoredUser: AuthClaims
-  impersonatedUser: AuthClaims
-  event: H3Event
-  ip: string
-  userAgent: string
-  timestamp: Date
-}
-
-/**
- * Why a session ended:
- * - `logout`: POST /auth/logout with a token of the session.
- * - `refresh_token_reused`: a rotated refresh token came back after the grace period (theft).
- * - `password_reset` / `password_change`: every session of the user, or every other one.
- * - `impersonation`: a session replaced by an impersonation, an impersonation that ended or was
- *   rolled back.
- * - `user`: the user ended it (`DELETE /auth/sessions/:id`, `POST /auth/sessions/revoke-others`).
- * - `host`: the host's code (`revokeUserSession`, `revokeUserSessions`), e.g. an admin page.
- */
-export type SessionRevocationReason = 'logout' | 'refresh_token_reused' | 'password_reset' | 'password_change' | 'impersonation' | 'user' | 'host'
-
-/** Payload of `svc:session:revoked`. */
-export interface SessionRevokedPayload {
-  /** The session's id: the `sid` claim of its access tokens. */
-  sessionId: string
-  /** `sub` of the session's user. */
-  userId: string
-  reason: SessionRevocationReason
-}
-
 /** Coarse description of the client that started a session. Nothing secret. */
 export interface AuthSessionClient {
   /** Browser and system family, e.g. `Firefox on Linux` (no versions). */
@@ -207,17 +87,8 @@ export interface AuthSession {
   impersonatedBy?: string
 }
 
-/** Nitro runtime hooks emitted by the module. */
-export interface SvcAuthHooks {
-  'svc:userInfo': (payload: UserInfoPayload) => void | Promise<void>
-  'svc:success': (payload: UserInfoPayload) => void | Promise<void>
-  'svc:impersonate:check': (payload: ImpersonateCheckPayload) => void | Promise<void>
-  'svc:impersonate:fetchTarget': (payload: ImpersonateFetchTargetPayload) => void | Promise<void>
-  'svc:impersonate:start': (payload: ImpersonateStartPayload) => void | Promise<void>
-  'svc:impersonate:end': (payload: ImpersonateEndPayload) => void | Promise<void>
-  /** A session ended (every cause, see {@link SessionRevocationReason}); errors are logged only. */
-  'svc:session:revoked': (payload: SessionRevokedPayload) => void | Promise<void>
-}
-
 /** Value of the `auth` key in route rules. */
 export type AuthRouteRule = boolean | 'required' | 'protected' | 'public' | 'skip'
+
+export type * from './handlers'
+export type * from './hooks'

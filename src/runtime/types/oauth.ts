@@ -1,28 +1,21 @@
 import type { H3Event } from 'h3'
 import type { AuthUser, ProviderTokens, UserInfoPayload } from './auth'
-import type {
-  Auth0ProviderOptions,
-  CustomProviderOptions,
-  GitHubProviderOptions,
-  GoogleProviderOptions,
-  MicrosoftProviderOptions,
-  MockProviderOptions,
-} from './providers'
+import type { BuiltInOAuthProvider, CustomProviderOptions, MockProviderOptions, OAuthProviderOptionsOf } from './providers'
 
 /**
  * Stable `error` codes of a failed provider login (query of the redirect to `redirect.error`).
  * An error the provider itself reports (`access_denied`, `invalid_scope`, …) is passed through.
  */
-export type OAuthLoginErrorCode =
-  | 'invalid_request'
-  | 'invalid_state'
-  | 'token_exchange_failed'
-  | 'invalid_id_token'
-  | 'userinfo_failed'
-  | 'login_failed'
-  | 'provider_unavailable'
-  | 'server_error'
-  | (string & {})
+export type OAuthLoginErrorCode
+  = | 'invalid_request'
+    | 'invalid_state'
+    | 'token_exchange_failed'
+    | 'invalid_id_token'
+    | 'userinfo_failed'
+    | 'login_failed'
+    | 'provider_unavailable'
+    | 'server_error'
+    | (string & {})
 
 /** Payload of a provider handler's `onError`. */
 export interface OAuthErrorPayload {
@@ -59,10 +52,13 @@ export interface OAuthEventHandlerOptions<TConfig> {
   onError?: (payload: OAuthErrorPayload) => void | Promise<void>
 }
 
-export type GoogleEventHandlerOptions = OAuthEventHandlerOptions<GoogleProviderOptions>
-export type GitHubEventHandlerOptions = OAuthEventHandlerOptions<GitHubProviderOptions>
-export type Auth0EventHandlerOptions = OAuthEventHandlerOptions<Auth0ProviderOptions>
-export type MicrosoftEventHandlerOptions = OAuthEventHandlerOptions<MicrosoftProviderOptions>
+/** Options of the `defineOAuth<Label>EventHandler` of a built-in provider, e.g. `OAuthPresetEventHandlerOptions<'keycloak'>`. */
+export type OAuthPresetEventHandlerOptions<K extends BuiltInOAuthProvider> = OAuthEventHandlerOptions<OAuthProviderOptionsOf<K>>
+
+export type GoogleEventHandlerOptions = OAuthPresetEventHandlerOptions<'google'>
+export type GitHubEventHandlerOptions = OAuthPresetEventHandlerOptions<'github'>
+export type Auth0EventHandlerOptions = OAuthPresetEventHandlerOptions<'auth0'>
+export type MicrosoftEventHandlerOptions = OAuthPresetEventHandlerOptions<'microsoft'>
 export type MockEventHandlerOptions = OAuthEventHandlerOptions<MockProviderOptions>
 
 /** Options of `defineOAuthEventHandler` for a custom provider. */

@@ -1,9 +1,25 @@
 /**
  * Provider options (`svcAuth.providers`). Client secrets live in the private runtime config only
  * and can be given at runtime, e.g. `NUXT_SVC_AUTH_PROVIDERS_GOOGLE_CLIENT_SECRET`.
+ *
+ * The built-in OAuth providers are the entries of the preset table
+ * (`runtime/server/lib/oauth/presets.ts`): their names and option types derive from it.
  */
 
+// The built-in providers' names and option types derive from the preset table (type-only imports).
+import type { OAUTH_PRESETS } from '../server/lib/oauth/presets'
+import type { OAuthPreset } from '../server/lib/oauth/preset'
 import type { PasswordProviderOptions } from './password'
+
+export type {
+  Auth0ProviderOptions,
+  DiscordProviderOptions,
+  GitHubProviderOptions,
+  GitLabProviderOptions,
+  GoogleProviderOptions,
+  KeycloakProviderOptions,
+  MicrosoftProviderOptions,
+} from '../server/lib/oauth/presets'
 
 /** How the client authenticates at the token endpoint. */
 export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post'
@@ -28,7 +44,9 @@ export interface OAuthProviderOptions {
   /**
    * OpenID Connect issuer. When set, the endpoints not given explicitly below are discovered from
    * `<issuer>/.well-known/openid-configuration` (replacing the built-in ones), and the id_token `iss`
-   * must equal it.
+   * must equal it. This points a built-in provider at another server (a self-hosted instance, a
+   * regional tenant, a local test server); provider-specific location options (`domain`,
+   * `baseUrl`, `realm`, `tenant`) are then not needed.
    * @default the provider's own issuer
    */
   issuer?: string
@@ -48,45 +66,50 @@ export interface OAuthProviderOptions {
   redirectUrl?: string
   /**
    * Client authentication at the token endpoint.
-   * @default provider default (`client_secret_post` for GitHub and Auth0, else `client_secret_basic`)
+   * @default provider default (`client_secret_post` for GitHub, Auth0 and Discord, else `client_secret_basic`)
    */
   tokenEndpointAuthMethod?: TokenEndpointAuthMethod
 }
 
-/** Google (OpenID Connect). */
-export interface GoogleProviderOptions extends OAuthProviderOptions {}
+/** One or more profile fields, tried in order; `a.b` reads a nested field. */
+export type ProfileField = string | string[]
 
-/** GitHub (OAuth 2.0; the primary verified email is fetched when the profile hides it). */
-export interface GitHubProviderOptions extends OAuthProviderOptions {
-  /**
-   * Base URL of the REST API (`/user`, `/user/emails`); GitHub Enterprise Server uses `https://host/api/v3`.
-   * @default 'https://api.github.com'
-   */
-  apiUrl?: string
+/**
+ * How the provider's profile (its userinfo answer, with the id_token claims over it for OpenID
+ * Connect) becomes the login user. Each key names the profile field(s) to read; the profile's
+ * other fields are kept on the user as they are.
+ */
+export interface ProfileMapping {
+  /** The user id; a number becomes a string. @default ['sub', 'id'] */
+  sub?: ProfileField
+  /** @default 'email' */
+  email?: ProfileField
+  /** A field that is `true` (or `'true'`) when the email is verified. @default 'email_verified' */
+  emailVerified?: ProfileField
+  /** @default 'name', else given + family name, else ['preferred_username', 'username', 'login'] */
+  name?: ProfileField
+  /** @default ['picture', 'avatar_url'] */
+  picture?: ProfileField
 }
 
-/** Auth0 (OpenID Connect on a tenant domain). */
-export interface Auth0ProviderOptions extends OAuthProviderOptions {
-  /** Tenant domain such as `my-tenant.eu.auth0.com`. Required. */
-  domain: string
-  /** API identifier sent as the `audience` authorization parameter. @default '' */
-  audience?: string
-}
-
-/** Microsoft Entra ID (OpenID Connect, v2.0 endpoints). */
-export interface MicrosoftProviderOptions extends OAuthProviderOptions {
-  /**
-   * Tenant id or domain, or `common`, `organizations`, `consumers` (multi-tenant: the id_token
-   * issuer must then match the token's own `tid`).
-   * @default 'common'
-   */
-  tenant?: string
-}
-
-/** A provider of your own: `issuer` (discovery) or explicit `authorizationUrl`, `tokenUrl`, `userInfoUrl`. */
+/**
+ * A provider of your own: `issuer` (OpenID Connect discovery) or explicit `authorizationUrl`,
+ * `tokenUrl` and `userInfoUrl` (plain OAuth 2.0, e.g. a profile such as `{ id, username, email }`).
+ */
 export interface CustomProviderOptions extends OAuthProviderOptions {
   /** Unique name; the login URL is `<loginPath>/<name>`. Letters, digits, `-` and `_`. Required. */
   name: string
+  /**
+   * Which profile fields give the user's id, email, name and picture.
+   * @default OpenID Connect claims, `id` as the id when there is no `sub`
+   */
+  profileMapping?: ProfileMapping
+}
+
+/** A custom provider in the record form `custom: { <name>: { … } }`: the key is its name. */
+export interface NamedCustomProviderOptions extends Omit<CustomProviderOptions, 'name'> {
+  /** The key already names the provider; when given, it must equal the key. @default the key */
+  name?: string
 }
 
 /** A user of the mock provider. Keys beyond sub, email, name and picture become custom claims. */
@@ -116,23 +139,28 @@ export interface MockProviderOptions {
   enableInProduction?: boolean
 }
 
+type PresetTable = typeof OAUTH_PRESETS
+
+/** Names of the built-in OAuth providers: the keys of the preset table. */
+export type BuiltInOAuthProvider = keyof PresetTable
+
+/** The options of a built-in provider, e.g. `OAuthProviderOptionsOf<'keycloak'>`. */
+export type OAuthProviderOptionsOf<K extends BuiltInOAuthProvider> = PresetTable[K] extends OAuthPreset<infer O> ? O : never
+
+/** One optional key per built-in provider (documented on its preset entry). */
+export type BuiltInProvidersOptions = { [K in keyof PresetTable]?: OAuthProviderOptionsOf<K> }
+
 /** Login providers keyed by name. */
-export interface ProvidersOptions {
-  /** Google. */
-  google?: GoogleProviderOptions
-  /** GitHub. */
-  github?: GitHubProviderOptions
-  /** Auth0. */
-  auth0?: Auth0ProviderOptions
-  /** Microsoft Entra ID. */
-  microsoft?: MicrosoftProviderOptions
+export interface ProvidersOptions extends BuiltInProvidersOptions {
   /** Development mock provider. */
   mock?: MockProviderOptions
-  /** Providers of your own, each with a unique `name`. @default [] */
-  custom?: CustomProviderOptions[]
+  /**
+   * Providers of your own: keyed by name (`{ acme: { … } }`, each key overridable from the
+   * environment as `NUXT_SVC_AUTH_PROVIDERS_CUSTOM_ACME_CLIENT_SECRET`), or an array of entries
+   * with a unique `name`.
+   * @default {}
+   */
+  custom?: Record<string, NamedCustomProviderOptions> | CustomProviderOptions[]
   /** Email and password login with emailed 6-digit codes (enabled when set, even to `{}`). */
   password?: PasswordProviderOptions
 }
-
-/** Names of the built-in OAuth providers. */
-export type BuiltInOAuthProvider = 'google' | 'github' | 'auth0' | 'microsoft'

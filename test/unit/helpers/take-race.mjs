@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { createJiti } from 'jiti'
 
 const jiti = createJiti(import.meta.url)
-const { takeFile } = await jiti.import('../../../src/runtime/server/lib/store/fs-driver.ts')
+const { takeFile } = await jiti.import('../../../src/runtime/server/lib/store/fs-exclusive.ts')
 
 const [base, ...keys] = process.argv.slice(2)
 

@@ -5,8 +5,11 @@ import { navigateTo, useNuxtApp, useRuntimeConfig } from '#imports'
 import type { AuthClaims, AuthSession, OriginalUser } from '../../types/auth'
 import { statusOf } from '../lib/auth-fetch'
 import { getAuthFetch } from './useAuthFetch'
-import { decodeTokenClaims, originalUserOf } from '../lib/claims'
-import { joinBase, loginUrl, safeRedirect, withQuery, type LoginUrlOptions } from '../lib/paths'
+import { decodeTokenClaims } from '../lib/claims'
+import { originalUserOf } from '../../shared/impersonation'
+import { accessTokenOf } from '../../shared/token-response'
+import { loginUrl, safeRedirect, type LoginUrlOptions } from '../lib/paths'
+import { joinBase, withQuery } from '../../shared/paths'
 import { authRuntime, clearSession, pendingRefresh, publicAuthConfig, refreshSession, sessionState, setAccessToken, tokenState } from '../state'
 
 export type { LoginUrlOptions as LoginOptions } from '../lib/paths'
@@ -84,9 +87,8 @@ async function currentToken(nuxtApp: NuxtApp): Promise<string | null> {
 }
 
 function tokenOf(body: unknown): string {
-  const { token, accessToken } = (body ?? {}) as { token?: unknown, accessToken?: unknown }
-  const value = typeof accessToken === 'string' ? accessToken : token
-  if (typeof value !== 'string' || !value) throw new Error('The answer holds no access token')
+  const value = accessTokenOf(body)
+  if (!value) throw new Error('The answer holds no access token')
   return value
 }
 

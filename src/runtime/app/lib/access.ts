@@ -1,5 +1,6 @@
 import type { ClientMiddlewareOptions } from '../../types/options'
-import { isPublicRoute, normalizePath } from './paths'
+import { isPublicRoute } from './paths'
+import { normalizePath } from '../../shared/paths'
 
 /** What a page asks for: `protected` (logged-in users), `guest` (logged-out users) or `open`. */
 export type RouteAccess = 'protected' | 'guest' | 'open'

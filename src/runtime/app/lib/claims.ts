@@ -1,5 +1,5 @@
 import { decodeJwt } from 'jose'
-import type { AuthClaims, OriginalUser } from '../../types/auth'
+import type { AuthClaims } from '../../types/auth'
 
 /** Claims kept out of `useAuth().user`: identifiers of the token and session, not of the user. */
 const HIDDEN_CLAIMS: ReadonlySet<string> = new Set(['jti', 'sid'])
@@ -33,15 +33,4 @@ export function userFromClaims(claims: AuthClaims | null): AuthClaims | null {
 /** The user of an access token (see `userFromClaims`), or null. */
 export function userFromToken(token: unknown): AuthClaims | null {
   return userFromClaims(decodeTokenClaims(token))
-}
-
-/** While impersonating, the requester (from the `impersonation` claim); else null. */
-export function originalUserOf(user: AuthClaims | null | undefined): OriginalUser | null {
-  const context = user?.impersonation
-  if (!context || typeof context.originalUserSub !== 'string') return null
-  return {
-    sub: context.originalUserSub,
-    ...(context.originalUserEmail ? { email: context.originalUserEmail } : {}),
-    ...(context.originalUserName ? { name: context.originalUserName } : {}),
-  }
 }

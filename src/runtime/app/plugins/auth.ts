@@ -11,12 +11,12 @@
  * - Provides `$authFetch` (the same helper as `useAuthFetch()`).
  */
 import type { NuxtApp } from '#app'
-import { setResponseHeader } from 'h3'
 import { defineNuxtPlugin, navigateTo, useNuxtApp, useRouter } from '#imports'
 import type { PublicAuthConfig } from '../../types/options'
 import { getAuthFetch } from '../composables/useAuthFetch'
 import { userFromToken } from '../lib/claims'
-import { isPublicRoute, normalizePath, stripBase } from '../lib/paths'
+import { isPublicRoute } from '../lib/paths'
+import { normalizePath, stripBase } from '../../shared/paths'
 import { accessOf, inApp, loginRedirect, publicAuthConfig, refreshSession, sessionState, tokenState } from '../state'
 
 function hydrateFromServer(nuxtApp: NuxtApp, config: PublicAuthConfig): void {
@@ -25,8 +25,8 @@ function hydrateFromServer(nuxtApp: NuxtApp, config: PublicAuthConfig): void {
   const user = userFromToken(event?.context.ssrAccessToken)
   sessionState(nuxtApp).value = { user, checked: true, pending: false }
   if (user && event) {
-    setResponseHeader(event, 'cache-control', 'private, no-store')
-    setResponseHeader(event, 'vary', 'cookie')
+    event.node.res.setHeader('cache-control', 'private, no-store')
+    event.node.res.setHeader('vary', 'cookie')
   }
 }
 

@@ -1,5 +1,6 @@
 import type { H3Error, H3Event } from 'h3'
-import type { AuthClaims, OriginalUser } from '../../types/auth'
+import type { AuthClaims } from '../../types/auth'
+import { originalUserOf } from '../../shared/impersonation'
 import type { AuthContext } from './context'
 import { authError } from './errors'
 import { bearerCandidate, parseBearer } from './route-rules'
@@ -8,12 +9,6 @@ const CHECKED = Symbol.for('svc-auth:checked')
 const REVOKED = Symbol.for('svc-auth:session-revoked')
 
 type AuthEventContext = H3Event['context'] & { [CHECKED]?: Promise<AuthClaims | undefined>, [REVOKED]?: true }
-
-function originalUserOf(claims: AuthClaims): OriginalUser | undefined {
-  const imp = claims.impersonation
-  if (!imp || typeof imp.originalUserSub !== 'string') return undefined
-  return { sub: imp.originalUserSub, email: imp.originalUserEmail, name: imp.originalUserName }
-}
 
 /**
  * Verifies the request's bearer token once per request and fills `event.context.user` (and
@@ -52,6 +47,6 @@ function accept(event: H3Event, ctx: AuthContext, claims: AuthClaims): AuthClaim
  * token was valid but its session has ended, else `unauthorized` with `message`.
  */
 export function authenticationError(event: H3Event, message = 'Authentication required'): H3Error {
-  if ((event.context as AuthEventContext)[REVOKED]) return authError(401, 'session_revoked', 'The session of this access token has ended')
-  return authError(401, 'unauthorized', message)
+  if ((event.context as AuthEventContext)[REVOKED]) return authError('session_revoked')
+  return authError('unauthorized', message)
 }

@@ -1,4 +1,5 @@
 import type { ClaimValue, CustomClaims, JsonPrimitive } from '../../types/auth'
+import { subjectOf, type SubjectSource } from './subject'
 
 /** Claims that custom claims may never set: the token service and the session own them. */
 export const RESERVED_CLAIMS = ['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti', 'typ', 'sid', 'impersonation'] as const
@@ -146,18 +147,19 @@ function assignIfString(target: Record<string, unknown>, key: string, value: unk
  *
  * Custom claims come first; reserved and identity keys among them (`sub`, `email`, `name`,
  * `picture`, `provider`, `sid`, `impersonation`, ...) are ignored. Then the identity claims are
- * written from the user: `sub` (`user.sub`, else `user.id`), `email`, `name` and `picture` (only
- * when they are strings), `provider`, and the session extras `sid` and `impersonation`.
+ * written from the user: `sub` ({@link subjectOf}: `user.sub`, else `user.id`), `email`, `name`
+ * and `picture` (only when they are strings), `provider`, and the session extras `sid` and
+ * `impersonation`.
  *
- * @throws Error when the user has neither a non-empty `sub` nor a non-empty `id`.
+ * @throws Error when the user names no subject.
  */
 export function buildAccessClaims(
-  user: { sub?: string, id?: string, email?: string, name?: string, picture?: string },
+  user: SubjectSource & { email?: string, name?: string, picture?: string },
   provider: string | undefined,
   custom: CustomClaims,
   extra?: { sid?: string, impersonation?: unknown },
 ): Record<string, unknown> {
-  const sub = nonEmptyString(user.sub) ?? nonEmptyString(user.id)
+  const sub = subjectOf(user)
   if (sub === undefined) {
     throw new Error('Cannot build access token claims: the user has no "sub" or "id"')
   }

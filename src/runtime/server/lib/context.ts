@@ -3,7 +3,7 @@ import type { ModuleOptions, StorageDriverName } from '../../types/options'
 import { createKeyHasher, createSealer, plainSealer } from './crypto'
 import { parseDuration } from './duration'
 import { createLogger, type Logger } from './logger'
-import { createStoreBackend } from './store'
+import { createStoreBackend, type StoreBackend } from './store'
 import { createRecordStore, type RecordStore } from './store/record-store'
 import { createRevocationList, type RevocationList } from './revocation'
 import { stringList } from './string-list'
@@ -30,8 +30,21 @@ export type HookCaller = <K extends keyof SvcAuthHooks>(name: K, payload: Parame
 
 const noHooks: HookCaller = async () => {}
 
+/** How {@link createAuthContext} runs, besides the module options. */
+export interface AuthContextSetup {
+  /** Development mode (the mock provider, dev-only warnings). @default false */
+  dev?: boolean
+  /** Emits the `svc:*` runtime hooks. @default a no-op */
+  callHook?: HookCaller
+  /**
+   * The storage under the record store, instead of one of `tokenRefresh.storage.driver` (tests
+   * that look at what is stored). The context disposes it. @default the configured driver's
+   */
+  backend?: StoreBackend
+}
+
 /** Validates the options (throwing one clear error listing every problem) and builds the context. */
-export async function createAuthContext(options: ModuleOptions, { dev = false, callHook = noHooks }: { dev?: boolean, callHook?: HookCaller } = {}): Promise<AuthContext> {
+export async function createAuthContext(options: ModuleOptions, { dev = false, callHook = noHooks, backend: given }: AuthContextSetup = {}): Promise<AuthContext> {
   const { errors, warnings } = validateOptions(options)
   if (errors.length) throw new Error(formatValidationErrors(errors))
   const logger = createLogger(options.logging.level, options.logging.security)
@@ -39,7 +52,7 @@ export async function createAuthContext(options: ModuleOptions, { dev = false, c
 
   const tokens = await createTokenService(options.token, logger, dev)
   const storage = options.tokenRefresh.storage
-  const backend = await createStoreBackend(storage)
+  const backend = given ?? await createStoreBackend(storage)
   const encryption = options.tokenRefresh.encryption
   const sealer = encryption.enabled ? createSealer(encryption.key, stringList(encryption.previousKeys)) : plainSealer
   const hashers = [options.token.secret, ...stringList(options.token.previousSecrets)].map(createKeyHasher)

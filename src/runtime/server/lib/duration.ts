@@ -25,7 +25,7 @@ const SECONDS_PER_UNIT: Readonly<Record<string, number>> = {
 }
 
 /** Number (integer or decimal), optional unit, optional whitespace around and between them. */
-const DURATION_PATTERN = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*([a-z]+)?\s*$/i
+const DURATION_PATTERN = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(?:([a-z]+)\s*)?$/i
 
 function invalidDuration(value: unknown): Error {
   return new Error(

@@ -1,48 +1,89 @@
-import type { H3Event } from 'h3'
-import { createError, isError, setResponseHeader, setResponseStatus, type H3Error } from 'h3'
+import { createError, isError, setResponseHeader, setResponseStatus, type H3Error, type H3Event } from 'h3'
 import type { Logger } from './logger'
 
+/** Status and default message of an error code. */
+export interface AuthErrorSpec {
+  status: number
+  message: string
+}
+
+/**
+ * Every error code the module answers with (the `error` field of every error body), with its
+ * status and default message. The error table of docs/decisions.md is checked against it.
+ */
+export const ERRORS = {
+  bad_request: { status: 400, message: 'Bad request' },
+  invalid_email: { status: 400, message: 'Invalid email format' },
+  password_policy: { status: 400, message: 'The password does not meet the password policy' },
+  user_exists: { status: 400, message: 'User already exists' },
+  invalid_credentials: { status: 400, message: 'Invalid email or password' },
+  invalid_verification_code: { status: 400, message: 'Invalid or expired code' },
+  too_many_attempts: { status: 400, message: 'Maximum attempts exceeded' },
+  invalid_reset_session: { status: 400, message: 'Invalid or expired reset session' },
+  current_password_incorrect: { status: 400, message: 'Current password is incorrect' },
+  no_password_account: { status: 400, message: 'This account has no password' },
+  not_impersonating: { status: 400, message: 'Not currently impersonating' },
+  invalid_request: { status: 400, message: 'Invalid request' },
+  invalid_grant: { status: 400, message: 'The code is invalid, expired or was issued for another client or redirect_uri' },
+  unsupported_grant_type: { status: 400, message: 'Only authorization_code is supported' },
+  invalid_code: { status: 401, message: 'Invalid or expired authorization code' },
+  code_binding_mismatch: { status: 401, message: 'This authorization code was issued to another browser' },
+  invalid_refresh_token: { status: 401, message: 'Invalid or expired refresh token' },
+  refresh_token_reused: { status: 401, message: 'Refresh token was already used; the session has been revoked' },
+  unauthorized: { status: 401, message: 'Authentication required' },
+  session_revoked: { status: 401, message: 'The session of this access token has ended' },
+  impersonation_ended: { status: 401, message: 'The impersonation has already ended' },
+  invalid_client: { status: 401, message: 'Client authentication failed' },
+  invalid_token: { status: 401, message: 'Invalid or expired access token' },
+  impersonated_session: { status: 403, message: 'Not allowed in an impersonated session' },
+  cross_origin_request: { status: 403, message: 'Cross-origin requests are not allowed' },
+  forbidden: { status: 403, message: 'Forbidden' },
+  impersonation_chain: { status: 403, message: 'Already impersonating: end the current impersonation first' },
+  impersonation_session_mismatch: { status: 403, message: 'This impersonation was not started in this browser' },
+  not_found: { status: 404, message: 'Not found' },
+  payload_too_large: { status: 413, message: 'Request body is too large' },
+  rate_limited: { status: 429, message: 'Too many requests, try again later' },
+  internal_error: { status: 500, message: 'Internal server error' },
+  send_failed: { status: 500, message: 'Failed to send code' },
+} as const satisfies Record<string, AuthErrorSpec>
+
 /** Stable machine-readable codes carried in the `error` field of every error body. */
-export type AuthErrorCode =
-  | 'bad_request'
-  | 'invalid_code'
-  | 'code_binding_mismatch'
-  | 'invalid_refresh_token'
-  | 'refresh_token_reused'
-  | 'impersonated_session'
-  | 'unauthorized'
-  | 'session_revoked'
-  | 'forbidden'
-  | 'cross_origin_request'
-  | 'not_found'
-  | 'payload_too_large'
-  | 'rate_limited'
-  | 'internal_error'
+export type AuthErrorCode = keyof typeof ERRORS
+
+/** True for a code of {@link ERRORS}. */
+export function isAuthErrorCode(value: unknown): value is AuthErrorCode {
+  return typeof value === 'string' && Object.hasOwn(ERRORS, value)
+}
 
 /** Body of every error answer: `{ statusCode, message, error }`. */
 export interface AuthErrorBody {
   statusCode: number
   message: string
-  error: string
-}
-
-/**
- * Raise an error with a stable code: `throw authError(401, 'invalid_code', 'Invalid or expired code')`.
- * It is an h3 error, so it also answers correctly when thrown from a host's own handler.
- */
-export function authError(statusCode: number, code: AuthErrorCode | string, message: string, headers: Record<string, string> = {}): H3Error<AuthErrorData> {
-  return createError<AuthErrorData>({ statusCode, statusMessage: message, message, data: { code, headers } })
+  error: AuthErrorCode
 }
 
 export interface AuthErrorData {
-  code: string
+  code: AuthErrorCode
   headers?: Record<string, string>
 }
 
-/** The stable code of an error raised with `authError` (or any h3 error carrying one). */
-export function authErrorCode(error: unknown): string | undefined {
-  const code = isError(error) ? (error.data as Partial<AuthErrorData> | undefined)?.code : undefined
-  return typeof code === 'string' ? code : undefined
+/**
+ * Raise an error with a stable code, its status taken from {@link ERRORS}:
+ * `throw authError('invalid_code')`, or with a message of its own,
+ * `throw authError('bad_request', 'email is required')`. It is an h3 error, so it also answers
+ * correctly when thrown from a host's own handler.
+ * @param code The stable code; it sets the status.
+ * @param message What the client reads. @default the code's message in {@link ERRORS}
+ * @param headers Response headers to send with it (e.g. `retry-after`). @default {}
+ */
+export function authError(code: AuthErrorCode, message: string = ERRORS[code].message, headers: Record<string, string> = {}): H3Error<AuthErrorData> {
+  return createError<AuthErrorData>({ statusCode: ERRORS[code].status, statusMessage: message, message, data: { code, headers } })
+}
+
+/** The stable code of an error raised with `authError` (or any h3 error carrying one of {@link ERRORS}). */
+export function authErrorCode(error: unknown): AuthErrorCode | undefined {
+  const code = isError(error) ? (error.data as { code?: unknown } | undefined)?.code : undefined
+  return isAuthErrorCode(code) ? code : undefined
 }
 
 const GENERIC_CODES: Record<number, AuthErrorCode> = {
@@ -69,7 +110,7 @@ export function toErrorBody(error: unknown, logger?: Pick<Logger, 'error'>): { b
     return { body: { statusCode: error.statusCode, message, error: code }, headers }
   }
   logger?.error('Unexpected error', error)
-  return { body: { statusCode: 500, message: 'Internal server error', error: 'internal_error' }, headers: {} }
+  return { body: { statusCode: 500, message: ERRORS.internal_error.message, error: 'internal_error' }, headers: {} }
 }
 
 /** Writes an error answer on the event and returns its body (for `return` from a handler). */

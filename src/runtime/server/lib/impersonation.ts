@@ -1,12 +1,29 @@
 import type { H3Event } from 'h3'
 import { getRequestHeader } from 'h3'
 import type { AuthClaims, CustomClaims, ImpersonationContext } from '../../types/auth'
-import { RESERVED_CLAIMS, sanitizeCustomClaims } from './claims'
+import { authenticate, authenticationError } from './authenticate'
+import { buildAccessClaims, RESERVED_CLAIMS, sanitizeCustomClaims } from './claims'
 import type { AuthContext } from './context'
+import { randomToken } from './crypto'
+import { authError } from './errors'
+import { getAuthHandlers } from './handlers'
 import { requestAddress } from './rate-limit'
+import { removeImpersonation, saveImpersonation, takeImpersonation } from './records/impersonation'
+import { issueRefreshToken, readRefreshToken, revokeFamily } from './records/refresh-token'
+import { readRefreshCookie, setRefreshCookie } from './session'
+import { describeClient } from './sessions'
+import { asSubject, subjectOf } from './subject'
 
 /** Claims that describe identity or the token itself, not custom data. */
 const STANDARD_CLAIMS = new Set<string>([...RESERVED_CLAIMS, 'email', 'name', 'picture', 'provider'])
+
+/** What a caller asks for at POST /auth/impersonate. */
+export interface ImpersonationRequest {
+  /** Id or email of the user to impersonate, as `impersonation.fetchTarget` understands it. */
+  targetUserId: string
+  /** Why, for the audit trail (empty: none). */
+  reason?: string
+}
 
 /** The custom claims of a token (everything but identity and token claims). */
 export function customClaimsOf(claims: Record<string, unknown>): CustomClaims {
@@ -17,19 +34,20 @@ export function customClaimsOf(claims: Record<string, unknown>): CustomClaims {
   return sanitizeCustomClaims(custom)
 }
 
-/** Identity of a claims object (`sub`, `email`, `name`, `picture`, `provider`) when they are strings. */
+/**
+ * Identity of a user object: `sub` as {@link subjectOf} decides it, and `email`, `name`,
+ * `picture` and `provider` when they are non-empty strings.
+ */
 export function identityOf(claims: Record<string, unknown>): { sub?: string, email?: string, name?: string, picture?: string, provider?: string } {
   const pick = (key: string) => (typeof claims[key] === 'string' && claims[key] ? claims[key] as string : undefined)
-  const sub = typeof claims.sub === 'number' ? String(claims.sub) : pick('sub')
-  return { sub, email: pick('email'), name: pick('name'), picture: pick('picture'), provider: pick('provider') }
+  return { sub: subjectOf(claims), email: pick('email'), name: pick('name'), picture: pick('picture'), provider: pick('provider') }
 }
 
 /** The `impersonation` claim of a token issued for `requester`. */
 export function impersonationContext(requester: AuthClaims, lookupClaim: string, reason: string | undefined, now: Date): ImpersonationContext {
-  const lookup = requester[lookupClaim]
   return {
     originalUserSub: requester.sub,
-    originalUserLookupId: typeof lookup === 'string' || typeof lookup === 'number' ? String(lookup) : requester.sub,
+    originalUserLookupId: asSubject(requester[lookupClaim]) ?? requester.sub,
     ...(typeof requester.email === 'string' ? { originalUserEmail: requester.email } : {}),
     ...(typeof requester.name === 'string' ? { originalUserName: requester.name } : {}),
     impersonatedAt: now.toISOString(),
@@ -46,5 +64,129 @@ export function requestOrigin(event: H3Event, ctx: AuthContext): { ip: string, u
   return {
     ip: requestAddress(event, ctx.options.rateLimit),
     userAgent: getRequestHeader(event, 'user-agent') ?? '',
+  }
+}
+
+function requireEnabled(ctx: AuthContext): void {
+  if (!ctx.options.impersonation.enabled) throw authError('not_found', 'Impersonation is disabled')
+}
+
+/** A user by id through the host's `impersonation.fetchTarget`, with its identity; 404 when none. */
+async function fetchUser(event: H3Event, id: string, notFound: string) {
+  const fetchTarget = getAuthHandlers().impersonation?.fetchTarget
+  if (!fetchTarget) throw new Error('impersonation.fetchTarget is not registered (defineAuthHandlers)')
+  const user = await fetchTarget(id, event)
+  const identity = user ? identityOf(user) : undefined
+  if (!user || !identity?.sub) throw authError('not_found', notFound)
+  return { user, identity: { ...identity, sub: identity.sub } }
+}
+
+/**
+ * The caller of POST /auth/impersonate: 404 `not_found` when impersonation is disabled, 401 without
+ * a valid bearer token, 403 `impersonation_chain` while it is impersonating already.
+ */
+export async function impersonationRequester(ctx: AuthContext, event: H3Event): Promise<AuthClaims> {
+  requireEnabled(ctx)
+  const requester = await authenticate(event, ctx)
+  if (!requester) throw authenticationError(event, 'Missing or invalid access token')
+  if (requester.impersonation) throw authError('impersonation_chain')
+  return requester
+}
+
+/**
+ * Starts impersonating: `svc:impersonate:check` hook → `canImpersonate` (403 `forbidden` when
+ * false) → `svc:impersonate:fetchTarget` hook → `fetchTarget` (404 without a user) → the
+ * impersonated session and its record → `svc:impersonate:start` hook → the requester's session in
+ * this browser ends and the impersonated session's cookie replaces it. The start hook runs
+ * before the token leaves the server: if it fails, the impersonation is rolled back and nothing is
+ * handed out, so no impersonation escapes the audit trail.
+ */
+export async function startImpersonation(ctx: AuthContext, event: H3Event, requester: AuthClaims, request: ImpersonationRequest): Promise<{ accessToken: string }> {
+  const { targetUserId } = request
+  const reason = request.reason || undefined
+  const { ip, userAgent } = requestOrigin(event, ctx)
+  const canImpersonate = getAuthHandlers().impersonation?.canImpersonate
+
+  await ctx.callHook('svc:impersonate:check', { requester, targetUserId, reason, event, ip, userAgent })
+  if (canImpersonate && !(await canImpersonate(requester, targetUserId, event))) {
+    throw authError('forbidden', 'You are not allowed to impersonate this user')
+  }
+  await ctx.callHook('svc:impersonate:fetchTarget', { requester, targetUserId, event })
+  const { user: target, identity } = await fetchUser(event, targetUserId, 'Target user not found')
+
+  const now = new Date()
+  const context = impersonationContext(requester, ctx.options.impersonation.originalUserLookupClaim, reason, now)
+  const claims = customClaimsOf(target)
+  const ttl = ctx.lifetimes.impersonation
+  const family = `imp_${randomToken(16)}`
+  const session = await issueRefreshToken(ctx, { family, user: { ...target, ...identity }, userId: identity.sub, claims, provider: identity.provider, impersonation: context, client: describeClient(event, ctx), ttlSeconds: ttl })
+  await saveImpersonation(ctx, { family, context, requester, targetSub: identity.sub, startedAt: now.getTime(), expiresAt: now.getTime() + ttl * 1000 })
+  const payload = buildAccessClaims(identity, identity.provider, claims, { sid: family, impersonation: context })
+  const { token, payload: targetUser } = await ctx.tokens.sign(payload, { expiresIn: ttl })
+
+  try {
+    await ctx.callHook('svc:impersonate:start', { requester, targetUser, reason, event, ip, userAgent, timestamp: now })
+  }
+  catch (error) {
+    await revokeFamily(ctx, family, identity.sub, 'impersonation')
+    await removeImpersonation(ctx, family)
+    throw error
+  }
+
+  // The requester's own session in this browser is replaced by the impersonated one; the way back
+  // is POST /auth/unimpersonate, which starts a fresh session for the requester.
+  const previous = readRefreshCookie(event, ctx)
+  const found = previous ? await readRefreshToken(ctx, previous) : null
+  if (found && found.record.userId === requester.sub) await revokeFamily(ctx, found.record.family, found.record.userId, 'impersonation')
+  setRefreshCookie(event, ctx, session.token, ttl)
+  ctx.logger.security('impersonation_started', { requester: requester.sub, target: identity.sub, ip })
+  return { accessToken: token }
+}
+
+/**
+ * Ends the impersonation of the request's bearer token (POST /auth/unimpersonate). The refresh
+ * cookie of the impersonated session must come with it (403 `impersonation_session_mismatch`
+ * otherwise); the impersonation record is taken atomically (401 `impersonation_ended` when it is
+ * gone), the requester is looked up again (`fetchTarget(originalUserLookupId)`, 404 when gone) and
+ * restored with the custom claims the impersonation began with, and `svc:impersonate:end` runs
+ * before anything is handed out. If anything fails, the impersonation stays as it was.
+ */
+export async function endImpersonation(ctx: AuthContext, event: H3Event): Promise<{ accessToken: string }> {
+  requireEnabled(ctx)
+  const impersonated = await authenticate(event, ctx)
+  if (!impersonated) throw authenticationError(event, 'Missing, invalid or expired access token')
+  if (!impersonated.impersonation || typeof impersonated.sid !== 'string') throw authError('not_impersonating')
+
+  const cookie = readRefreshCookie(event, ctx)
+  const session = cookie ? await readRefreshToken(ctx, cookie) : null
+  if (!session || !session.record.impersonation || session.record.family !== impersonated.sid) {
+    throw authError('impersonation_session_mismatch')
+  }
+  const record = await takeImpersonation(ctx, impersonated.sid)
+  if (!record) throw authError('impersonation_ended')
+
+  try {
+    const { user: original, identity } = await fetchUser(event, record.context.originalUserLookupId, 'Original user not found')
+    const claims = { ...customClaimsOf(original), ...(record.context.originalClaims ?? {}) }
+    const fresh = await issueRefreshToken(ctx, { user: { ...original, ...identity }, userId: identity.sub, claims, provider: identity.provider, client: describeClient(event, ctx) })
+    const payload = buildAccessClaims(identity, identity.provider, claims, { sid: fresh.record.family })
+    const { token, payload: restoredUser } = await ctx.tokens.sign(payload)
+    const { ip, userAgent } = requestOrigin(event, ctx)
+    try {
+      await ctx.callHook('svc:impersonate:end', { restoredUser, impersonatedUser: impersonated, event, ip, userAgent, timestamp: new Date() })
+    }
+    catch (error) {
+      await revokeFamily(ctx, fresh.record.family, identity.sub, 'impersonation')
+      throw error
+    }
+    await revokeFamily(ctx, session.record.family, session.record.userId, 'impersonation')
+    setRefreshCookie(event, ctx, fresh.token)
+    ctx.logger.security('impersonation_ended', { requester: identity.sub, target: impersonated.sub, ip })
+    return { accessToken: token }
+  }
+  catch (error) {
+    // Nothing was handed out: the impersonation stays as it was and can be ended again.
+    await saveImpersonation(ctx, record)
+    throw error
   }
 }

@@ -3,7 +3,7 @@ import type { AuthUser, CustomClaims, ProviderTokens, UserInfoPayload } from '..
 import type { AuthContext } from './context'
 import { getAuthHandlers } from './handlers'
 import { createAuthCode } from './records/auth-code'
-import { subjectOf } from './records/user'
+import { subjectOf } from './subject'
 import { resolveGlobalClaims } from './session'
 
 /** Static claims, or a callback of the user and the provider tokens. */
@@ -66,7 +66,7 @@ export async function completeLogin(ctx: AuthContext, input: CompleteLoginInput)
   if (global.onUserPersist) {
     const persisted = await global.onUserPersist(user, { provider, event })
     if (persisted && typeof persisted === 'object') {
-      const persistedId = subjectOf({ id: persisted.id as string | undefined, sub: persisted.sub as string | undefined })
+      const persistedId = subjectOf(persisted, { persisted: true })
       user = { ...user, ...persisted }
       if (persistedId) user.sub = persistedId
     }

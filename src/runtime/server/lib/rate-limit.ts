@@ -4,8 +4,7 @@ import type { RateLimitOptions, RateLimitRuleName } from '../../types/rate-limit
 import type { AuthContext } from './context'
 import type { RecordKey } from './store/record-store'
 import { authError } from './errors'
-
-const NS = 'rate'
+import { hitRateLimit, rateCounterKey, reserveUnits, retryAfterOf } from './records/rate-counter'
 
 /** An IPv4-mapped IPv6 address (`::ffff:1.2.3.4`) as plain IPv4; other values unchanged. */
 export function normalizeAddress(address: string): string {
@@ -108,35 +107,9 @@ export function requestAddress(event: H3Event, options: Pick<RateLimitOptions, '
   return clientAddress(req.socket?.remoteAddress, req.headers['x-forwarded-for'], matcher)
 }
 
-export interface RateLimitHit {
-  allowed: boolean
-  /** Requests counted in the current window, this one included. */
-  count: number
-  /** Seconds until the window ends (when refused). */
-  retryAfter: number
-}
-
-/**
- * Counts one request of `id` in a fixed window of `windowSeconds` that starts with the window's
- * first request (an atomic increment in the module's storage, so it holds across instances on
- * Redis). Past `max`, the request is refused until the window ends.
- */
-export async function hitRateLimit(ctx: AuthContext, id: string, max: number, windowSeconds: number): Promise<RateLimitHit> {
-  const key = ctx.store.key(NS, id)
-  const count = await ctx.store.incr(key, windowSeconds)
-  if (count <= max) return { allowed: true, count, retryAfter: 0 }
-  return { allowed: false, count, retryAfter: await retryAfterOf(ctx, key, windowSeconds) }
-}
-
-/** Whole seconds (at least 1) until the window of a counter ends. */
-export async function retryAfterOf(ctx: AuthContext, key: RecordKey, windowSeconds: number): Promise<number> {
-  const ttl = await ctx.store.ttl(key)
-  return Math.max(1, Math.ceil(ttl ?? windowSeconds))
-}
-
 /** 429 `rate_limited` with `Retry-After`. */
 export function tooMany(retryAfter: number) {
-  return authError(429, 'rate_limited', 'Too many requests, try again later', { 'retry-after': String(retryAfter) })
+  return authError('rate_limited', undefined, { 'retry-after': String(retryAfter) })
 }
 
 /**
@@ -171,28 +144,6 @@ export interface ReservedFailure {
 
 const NO_RESERVATION: ReservedFailure = { release: async () => {} }
 
-export type Reservation =
-  | { granted: true, release: () => Promise<void> }
-  /** `key`: the counter whose limit is reached. */
-  | { granted: false, key: RecordKey }
-
-/**
- * Takes one unit from each counter at once (atomic increments, so concurrent callers can never
- * overdraw a limit). If any counter would go past its `max`, every unit is given back and nothing
- * is granted; otherwise the caller gives them back with `release()` when the event they stand
- * for (a failure, a miss) did not happen.
- */
-export async function reserveUnits(ctx: AuthContext, counters: ReadonlyArray<{ key: RecordKey, max: number }>, windowSeconds: number): Promise<Reservation> {
-  const counts = await Promise.all(counters.map(c => ctx.store.incr(c.key, windowSeconds)))
-  const release = async () => {
-    await Promise.all(counters.map(c => ctx.store.incr(c.key, windowSeconds, -1)))
-  }
-  const exceeded = counters.find((c, i) => counts[i]! > c.max)
-  if (!exceeded) return { granted: true, release }
-  await release()
-  return { granted: false, key: exceeded.key }
-}
-
 /**
  * Counts a password login as failed before the password is checked (so concurrent guesses can
  * never overdraw a limit), per email and client address (`login.perEmailAndIp`) and per email
@@ -206,8 +157,8 @@ export async function reserveLoginFailure(ctx: AuthContext, event: H3Event, emai
   if (!options?.enabled) return NO_RESERVATION
   const rule = options.login
   const counters: Array<{ key: RecordKey, max: number }> = []
-  if (rule.perEmailAndIp > 0) counters.push({ key: ctx.store.key(NS, `login-failed:${email}:${rateLimitSubject(requestAddress(event, options))}`), max: rule.perEmailAndIp })
-  if (rule.perEmail > 0) counters.push({ key: ctx.store.key(NS, `login-failed:${email}`), max: rule.perEmail })
+  if (rule.perEmailAndIp > 0) counters.push({ key: rateCounterKey(ctx, `login-failed:${email}:${rateLimitSubject(requestAddress(event, options))}`), max: rule.perEmailAndIp })
+  if (rule.perEmail > 0) counters.push({ key: rateCounterKey(ctx, `login-failed:${email}`), max: rule.perEmail })
   if (!counters.length) return NO_RESERVATION
   const reserved = await reserveUnits(ctx, counters, rule.window)
   if (reserved.granted) return reserved

@@ -34,7 +34,7 @@ function tooLarge(event: H3Event, limit: number) {
       req.once('end', () => clearTimeout(timer))
     })
   }
-  return authError(413, 'payload_too_large', `Request body is larger than ${limit} bytes`)
+  return authError('payload_too_large', `Request body is larger than ${limit} bytes`)
 }
 
 const discard = (): void => {}
@@ -144,7 +144,7 @@ function allowedOrigins(ctx: AuthContext): Set<string> {
 }
 
 /** Hosts on which browsers treat plain http as a secure context. */
-const LOOPBACK_HOST = /^(localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\])$/
+const LOOPBACK_HOST = /^(?:localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\])$/
 
 /**
  * True when `origin` is the app's own: the origin of `publicUrl` when it is set, else an origin
@@ -182,6 +182,6 @@ export function refuseCrossOrigin(event: H3Event, ctx: AuthContext): void {
     : site !== 'cross-site' && site !== 'same-site'
   if (!trusted) {
     ctx.logger.security('cross_origin_refused', { path: event.path.split('?')[0], origin: claimed ?? site })
-    throw authError(403, 'cross_origin_request', 'Cross-origin requests are not allowed')
+    throw authError('cross_origin_request')
   }
 }

@@ -15,7 +15,7 @@ const BROWSERS: ReadonlyArray<[RegExp, string]> = [
   [/\bSamsungBrowser\//, 'Samsung Internet'],
   [/\b(?:Firefox|FxiOS)\//, 'Firefox'],
   [/\b(?:Chrome|CriOS|Chromium|HeadlessChrome)\//, 'Chrome'],
-  [/\bVersion\/[\d.]+.*\bSafari\//, 'Safari'],
+  [/\bVersion\/[\d.].*\bSafari\//, 'Safari'],
 ]
 
 const SYSTEMS: ReadonlyArray<[RegExp, string]> = [
@@ -126,9 +126,9 @@ export async function revokeSessions(ctx: AuthContext, userId: string, reason: S
  * user's sessions.
  */
 export async function requireSessionOwner(event: H3Event, ctx: AuthContext): Promise<AuthClaims & { sid?: string }> {
-  if (!ctx.options.tokenRefresh.enabled) throw authError(404, 'not_found', 'Sessions need token refresh')
+  if (!ctx.options.tokenRefresh.enabled) throw authError('not_found', 'Sessions need token refresh')
   const claims = await authenticate(event, ctx)
   if (!claims) throw authenticationError(event, 'Missing or invalid access token')
-  if (claims.impersonation) throw authError(403, 'impersonated_session', 'Impersonated sessions cannot manage the user\'s sessions')
+  if (claims.impersonation) throw authError('impersonated_session', 'Impersonated sessions cannot manage the user\'s sessions')
   return { ...claims, sid: typeof claims.sid === 'string' ? claims.sid : undefined }
 }

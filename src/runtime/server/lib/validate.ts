@@ -2,6 +2,7 @@ import type { ModuleOptions } from '../../types/options'
 import { parseDuration } from './duration'
 import { originOf } from './origin'
 import { stringList } from './string-list'
+import { isRelativePath } from '../../shared/paths'
 
 export interface ValidationResult {
   errors: string[]
@@ -12,27 +13,6 @@ const ALGORITHMS = ['HS256', 'RS256']
 const DRIVERS = ['fs', 'redis', 'memory']
 const SAME_SITE = ['lax', 'strict', 'none']
 const LOG_LEVELS = ['silent', 'error', 'warn', 'info', 'debug']
-
-/**
- * True for a same-origin relative path such as `/dashboard?tab=1`: one leading slash, no scheme,
- * no protocol-relative `//host` or `/\host`, no control characters (also after one decoding).
- */
-export function isRelativePath(value: unknown): value is string {
-  if (typeof value !== 'string' || !value.startsWith('/')) return false
-  let decoded = value
-  try {
-    decoded = decodeURIComponent(value)
-  }
-  catch {
-    return false
-  }
-  for (const candidate of [value, decoded]) {
-    if (/^\/[/\\]/.test(candidate)) return false
-    // eslint-disable-next-line no-control-regex
-    if (/[\u0000-\u001F\u007F]/.test(candidate)) return false
-  }
-  return true
-}
 
 function isPositiveNumber(value: unknown): boolean {
   return typeof value === 'number' && Number.isFinite(value) && value > 0

@@ -20,8 +20,8 @@ export async function readBodyWith<S extends z.ZodType>(event: H3Event, schema: 
     result = await readValidatedBody(event, (body: unknown) => schema.safeParse(body ?? {}))
   }
   catch {
-    throw authError(400, 'bad_request', 'Request body must be valid JSON')
+    throw authError('bad_request', 'Request body must be valid JSON')
   }
-  if (!result.success) throw authError(400, 'bad_request', describeIssues(result.error))
+  if (!result.success) throw authError('bad_request', describeIssues(result.error))
   return result.data
 }

@@ -7,26 +7,32 @@
  *   `event.context.originalUser` while impersonating). The refresh cookie never authenticates here.
  * - With `enableSSR`, a page request that carries a live refresh cookie gets a short-lived access
  *   token in `event.context.ssrAccessToken` (server only: never written into HTML or payload).
+ *   Requests to the module's own routes (login hops, callback page, password links, mock
+ *   provider, …) are not page requests: they never read the session or sign a token here.
  */
 import { defineEventHandler, getRequestHeader, type H3Event } from 'h3'
 import { getRouteRules } from 'nitropack/runtime'
 import type { AuthContext } from '../lib/context'
 import { sendAuthError } from '../lib/errors'
 import { readRefreshToken } from '../lib/records/refresh-token'
+import { isModuleRoute } from '../lib/module-routes'
 import { resolveAuthRule } from '../lib/route-rules'
 import { mintSessionToken, readRefreshCookie, resolveGlobalClaims } from '../lib/session'
 import { peekAuthContext, useAuthContext } from '../utils/context'
 import { authenticate, authenticationError } from '../lib/authenticate'
 
-/** A GET for an HTML page (not an asset, API or module endpoint), worth an SSR token. */
+/**
+ * A GET for an HTML page, worth an SSR token: not an asset, not an API route, and none of the
+ * routes the module answers on itself ({@link isModuleRoute}: whole paths, so `/authors` is a page
+ * while `/auth/google` is not).
+ */
 function isPageRequest(event: H3Event, ctx: AuthContext): boolean {
   if (event.method !== 'GET') return false
   const accept = getRequestHeader(event, 'accept') ?? ''
   if (!accept.includes('text/html')) return false
-  const path = event.path.split('?')[0] ?? '/'
+  const path = event.path
   if (path.startsWith('/_nuxt/') || path.startsWith('/api/') || path.startsWith('/__nuxt')) return false
-  const { callbackPath } = ctx.options.endpoints
-  return path !== callbackPath
+  return !isModuleRoute(ctx.options, path)
 }
 
 async function attachSsrToken(event: H3Event, ctx: AuthContext): Promise<void> {

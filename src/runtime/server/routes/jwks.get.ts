@@ -9,7 +9,7 @@ import { defineAuthRoute } from '../utils/context'
 
 export default defineAuthRoute(async (event, ctx) => {
   const jwks = ctx.tokens.jwks()
-  if (!jwks) throw authError(404, 'not_found', 'No public keys: tokens are signed with HS256')
+  if (!jwks) throw authError('not_found', 'No public keys: tokens are signed with HS256')
   setResponseHeader(event, 'cache-control', 'public, max-age=300')
   return jwks
 })

@@ -10,29 +10,29 @@
  * 403 impersonated_session · 403 cross_origin_request · 413 payload_too_large
  */
 import { authError } from '../lib/errors'
-import { useRefreshToken } from '../lib/records/refresh-token'
+import { rotateRefreshToken } from '../lib/records/refresh-token'
 import { refuseCrossOrigin } from '../lib/request-guards'
 import { clearRefreshCookie, mintSessionToken, readRefreshCookie, resolveGlobalClaims, setRefreshCookie } from '../lib/session'
 import { defineAuthRoute } from '../utils/context'
 
 export default defineAuthRoute(async (event, ctx) => {
   refuseCrossOrigin(event, ctx)
-  if (!ctx.options.tokenRefresh.enabled) throw authError(404, 'not_found', 'Token refresh is disabled')
+  if (!ctx.options.tokenRefresh.enabled) throw authError('not_found', 'Token refresh is disabled')
   const cookie = readRefreshCookie(event, ctx)
-  if (!cookie) throw authError(401, 'invalid_refresh_token', 'Missing refresh token')
+  if (!cookie) throw authError('invalid_refresh_token', 'Missing refresh token')
 
-  const result = await useRefreshToken(ctx, cookie, { rotate: record => !record.impersonation })
+  const result = await rotateRefreshToken(ctx, cookie, { rotate: record => !record.impersonation })
   if (result.status === 'reused') {
     ctx.logger.security('refresh_token_reuse', { family: result.family, ip: event.node.req.socket?.remoteAddress })
     clearRefreshCookie(event, ctx)
-    throw authError(401, 'refresh_token_reused', 'Refresh token was already used; the session has been revoked')
+    throw authError('refresh_token_reused')
   }
   if (result.status === 'invalid') {
     clearRefreshCookie(event, ctx)
-    throw authError(401, 'invalid_refresh_token', 'Invalid or expired refresh token')
+    throw authError('invalid_refresh_token')
   }
   if (result.record.impersonation) {
-    throw authError(403, 'impersonated_session', 'Impersonated sessions cannot be refreshed')
+    throw authError('impersonated_session', 'Impersonated sessions cannot be refreshed')
   }
   const claims = await resolveGlobalClaims(ctx, result.record.user, result.record.claims)
   const { token, expiresIn } = await mintSessionToken(ctx, result.record, claims)

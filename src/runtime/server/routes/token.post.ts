@@ -13,7 +13,7 @@ import { matchesCodeBinding } from '../lib/code-binding'
 import { authError } from '../lib/errors'
 import { consumeAuthCode } from '../lib/records/auth-code'
 import { issueRefreshToken } from '../lib/records/refresh-token'
-import { subjectOf } from '../lib/records/user'
+import { subjectOf } from '../lib/subject'
 import { refuseCrossOrigin } from '../lib/request-guards'
 import { mintSessionToken, setRefreshCookie } from '../lib/session'
 import { describeClient } from '../lib/sessions'
@@ -31,11 +31,11 @@ export default defineAuthRoute(async (event, ctx) => {
   const userId = record ? subjectOf(record.user) : undefined
   if (!record || !userId) {
     ctx.logger.security('auth_code_rejected', { ip: event.node.req.socket?.remoteAddress })
-    throw authError(401, 'invalid_code', 'Invalid or expired authorization code')
+    throw authError('invalid_code')
   }
   if (record.binding !== undefined && !matchesCodeBinding(event, ctx, record.binding)) {
     ctx.logger.security('auth_code_binding_mismatch', { provider: record.provider, ip: event.node.req.socket?.remoteAddress })
-    throw authError(401, 'code_binding_mismatch', 'This authorization code was issued to another browser')
+    throw authError('code_binding_mismatch')
   }
   const session = { user: record.user, userId, provider: record.provider, family: randomToken(16), impersonation: undefined }
   if (ctx.options.tokenRefresh.enabled) {

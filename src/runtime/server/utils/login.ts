@@ -2,7 +2,7 @@ import type { H3Event } from 'h3'
 import { isEvent } from 'h3'
 import type { AuthUser, CustomClaims } from '../../types/auth'
 import { createAuthCode } from '../lib/records/auth-code'
-import { subjectOf } from '../lib/records/user'
+import { subjectOf } from '../lib/subject'
 import { resolveGlobalClaims } from '../lib/session'
 import { useAuthContext } from './context'
 

@@ -1,45 +1,26 @@
 import type { H3Event } from 'h3'
 import { getQuery, getRequestURL, isError, sendRedirect } from 'h3'
 import * as oauth from 'oauth4webapi'
-import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose'
 import { z } from 'zod'
-import type { AuthUser, ProviderTokens } from '../../../types/auth'
 import type { OAuthErrorPayload, OAuthEventHandlerOptions } from '../../../types/oauth'
 import type { AuthContext } from '../context'
 import { safeEqual } from '../crypto'
 import { originOf } from '../origin'
-import { authError } from '../errors'
 import { completeLogin, type ProviderLoginHandlers } from '../login'
+import { saveOAuthState, takeOAuthState } from '../records/oauth-state'
 import { clearLoginCookies, LOGIN_TTL, readLoginCookies, setLoginCookies } from './cookies'
-import { authorizationServerOf, guardedFetch, httpOptions, jwksCacheOf, type ProviderFetch } from './http'
-import { isMockEnabled } from './mock'
-import {
-  mapGitHubProfile,
-  mapMockProfile,
-  mapOidcProfile,
-  mockUserClaims,
-  providerOptionsOf,
-  resolveProvider,
-  type GitHubEmail,
-  type ResolvedProvider,
-} from './providers'
+import { exchangeCode, fetchUser, OAuthLoginError } from './exchange'
+import { authorizationServerOf, guardedFetch, type ProviderFetch } from './http'
+import type { ResolvedProvider } from './preset'
+import { providerOf } from './providers'
 import { isErrorCode, isSafeRedirect, sanitizeErrorText, withQueryParams } from './redirect'
 
-const stateRecord = z.object({
-  provider: z.string(),
-  redirectUri: z.string(),
-  redirect: z.string().optional(),
-  createdAt: z.number(),
-})
-
-/** What a started login keeps server side (single use, keyed by its `state`). */
-type StateRecord = z.output<typeof stateRecord>
-
-const STATE_NS = 'oauth-state'
+export { OAuthLoginError } from './exchange'
 
 /**
- * Origin of the mock provider's endpoints when no public URL is configured: the server reaches
- * them in process (only the path is used), and the browser is sent to relative URLs.
+ * Origin of a provider served by this app (the mock provider) when no public URL is configured:
+ * the server reaches its endpoints in process (only the path is used), and the browser is sent to
+ * relative URLs.
  */
 const IN_PROCESS_ORIGIN = 'http://in-process.invalid'
 
@@ -50,20 +31,8 @@ export interface OAuthRequestOptions {
   handlers?: OAuthEventHandlerOptions<object>
   /** Fetch for requests to real providers (default: global fetch, guarded). */
   fetch?: ProviderFetch
-  /** Fetch for the mock provider's endpoints on the app itself (in Nitro: an in-process call). */
-  mockFetch?: ProviderFetch
-}
-
-/** A failed step of a login, with the code and text sent to the error page. */
-export class OAuthLoginError extends Error {
-  constructor(
-    readonly code: string,
-    readonly description: string,
-    readonly stage: OAuthErrorPayload['stage'],
-    readonly reason?: unknown,
-  ) {
-    super(description)
-  }
+  /** Fetch for the endpoints of a provider served by this app (in Nitro: an in-process call). */
+  localFetch?: ProviderFetch
 }
 
 const text = (max: number) => z.string().max(max).optional()
@@ -76,9 +45,10 @@ const querySchema = z.object({
   error_description: text(2048),
   iss: text(2048),
   redirect: text(4096),
-  user: text(320),
-  mock_error: text(64),
 })
+
+/** Longest value of a login-route query parameter passed on to the provider. */
+const MAX_FORWARDED = 320
 
 type LoginQuery = z.output<typeof querySchema>
 
@@ -89,16 +59,16 @@ type LoginQuery = z.output<typeof querySchema>
  */
 export async function handleOAuthRequest(event: H3Event, ctx: AuthContext, options: OAuthRequestOptions): Promise<void> {
   const { name, handlers = {} } = options
-  const provider = providerFor(ctx, name, handlers.config)
-  const fetchFn = provider.type === 'mock' && options.mockFetch ? options.mockFetch : guardedFetch(options.fetch)
+  const provider = providerOf(ctx, name, handlers.config)
+  const fetchFn = provider.local && options.localFetch ? options.localFetch : guardedFetch(options.fetch)
   const requestUrl = getRequestURL(event)
   const rawQuery = getQuery(event)
   const isCallback = ['code', 'state', 'error'].some(key => Object.hasOwn(rawQuery, key))
   try {
     const publicOrigin = ctx.options.publicUrl ? originOf(ctx.options.publicUrl) : undefined
-    // The mock provider never builds a URL from the request's Host header: without a public URL
-    // its browser-facing URLs are relative paths and its endpoints are called in process.
-    const relative = provider.type === 'mock' && !publicOrigin
+    // A provider served by this app never builds a URL from the request's Host header: without a
+    // public URL its browser-facing URLs are relative paths and its endpoints are called in process.
+    const relative = provider.local && !publicOrigin
     const origin = publicOrigin ?? (relative ? IN_PROCESS_ORIGIN : requestUrl.origin)
     const redirectUri = provider.redirectUrl ?? (relative ? requestUrl.pathname : `${origin}${requestUrl.pathname}`)
     const cookiePath = new URL(redirectUri, origin).pathname
@@ -108,7 +78,7 @@ export async function handleOAuthRequest(event: H3Event, ctx: AuthContext, optio
       throw new OAuthLoginError('invalid_request', 'The login request is malformed', isCallback ? 'provider' : 'start')
     }
     if (!isCallback) {
-      const location = await startLogin(event, ctx, provider, parsed.data, { redirectUri, cookiePath, origin, relative, fetchFn })
+      const location = await startLogin(event, ctx, provider, parsed.data, { redirectUri, cookiePath, origin, relative, fetchFn, forwarded: forwardedParams(provider, rawQuery) })
       return await sendRedirect(event, location, 302)
     }
     const code = await finishLogin(event, ctx, provider, parsed.data, { requestUrl, cookiePath, origin, fetchFn, handlers })
@@ -123,13 +93,16 @@ export async function handleOAuthRequest(event: H3Event, ctx: AuthContext, optio
   }
 }
 
-/** The resolved provider of a name, with a host route's `config` over the module options; 404 if absent. */
-function providerFor(ctx: AuthContext, name: string, override: object | undefined): ResolvedProvider {
-  const found = providerOptionsOf(ctx.options.providers, name)
-  if (!found && !override) throw authError(404, 'not_found', `Unknown login provider "${name}"`)
-  const type = found?.type ?? 'custom'
-  if (type === 'mock' && !isMockEnabled(ctx.options, ctx.dev)) throw authError(404, 'not_found', 'Not found')
-  return resolveProvider(name, type, { ...found?.options, ...override })
+/** The login-route query parameters the provider takes over (the mock's `user` and `mock_error`). */
+function forwardedParams(provider: ResolvedProvider, query: Record<string, unknown>): Record<string, string> {
+  const params: Record<string, string> = {}
+  for (const [from, to] of Object.entries(provider.forwardedQuery)) {
+    const value = query[from]
+    if (value === undefined) continue
+    if (typeof value !== 'string' || value.length > MAX_FORWARDED) throw new OAuthLoginError('invalid_request', 'The login request is malformed', 'start')
+    params[to] = value
+  }
+  return params
 }
 
 interface StartContext {
@@ -139,6 +112,8 @@ interface StartContext {
   /** Send the browser to a relative URL (the mock provider without a public URL). */
   relative: boolean
   fetchFn: ProviderFetch
+  /** Parameters of the login route passed on to the provider. */
+  forwarded: Record<string, string>
 }
 
 async function startLogin(event: H3Event, ctx: AuthContext, provider: ResolvedProvider, query: LoginQuery, start: StartContext): Promise<string> {
@@ -156,16 +131,11 @@ async function startLogin(event: H3Event, ctx: AuthContext, provider: ResolvedPr
   const state = oauth.generateRandomState()
   const verifier = oauth.generateRandomCodeVerifier()
   const nonce = provider.openid ? oauth.generateRandomNonce() : undefined
-  const record: StateRecord = { provider: provider.name, redirectUri: start.redirectUri, redirect, createdAt: Date.now() }
-  await ctx.store.write(ctx.store.key(STATE_NS, state), record, LOGIN_TTL)
+  await saveOAuthState(ctx, state, { provider: provider.name, redirectUri: start.redirectUri, redirect }, LOGIN_TTL)
   setLoginCookies(event, ctx, start.cookiePath, { state, verifier, nonce })
 
   const url = new URL(as.authorization_endpoint!)
-  const params: Record<string, string> = { ...provider.authorizationParams }
-  if (provider.type === 'mock') {
-    if (query.user) params.login_hint = query.user
-    if (query.mock_error) params.mock_error = query.mock_error
-  }
+  const params: Record<string, string> = { ...provider.authorizationParams, ...start.forwarded }
   Object.assign(params, {
     response_type: 'code',
     client_id: provider.clientId,
@@ -210,7 +180,7 @@ async function finishLogin(event: H3Event, ctx: AuthContext, provider: ResolvedP
   if (!query.state || !cookies.state || !safeEqual(query.state, cookies.state)) {
     throw new OAuthLoginError('invalid_state', 'The login session is missing or does not match: start the login again', 'state')
   }
-  const record = await ctx.store.take(ctx.store.key(STATE_NS, query.state), stateRecord)
+  const record = await takeOAuthState(ctx, query.state)
   if (!record || record.provider !== provider.name) {
     throw new OAuthLoginError('invalid_state', 'The login session has expired or was already used: start the login again', 'state')
   }
@@ -234,8 +204,8 @@ async function finishLogin(event: H3Event, ctx: AuthContext, provider: ResolvedP
     throw new OAuthLoginError('invalid_request', 'The answer of the login provider is not valid', 'provider', cause)
   }
 
-  const { tokens, idClaims } = await exchangeCode(provider, as, client, params, record.redirectUri, cookies, finish.fetchFn)
-  const { user, providerClaims } = await fetchUser(provider, as, client, tokens, idClaims, finish.fetchFn)
+  const { tokens, idClaims } = await exchangeCode({ provider, as, client, params, redirectUri: record.redirectUri, verifier: cookies.verifier, nonce: cookies.nonce, fetchFn: finish.fetchFn })
+  const { user, providerClaims } = await fetchUser(provider, { as, client, tokens, idClaims, fetchFn: finish.fetchFn })
 
   const handlers: ProviderLoginHandlers = {
     customClaims: composeClaims(providerClaims, finish.handlers.customClaims),
@@ -259,126 +229,6 @@ function composeClaims(base: Record<string, unknown> | undefined, host: OAuthEve
     const extra = typeof host === 'function' ? await host(user, tokens) : host
     return { ...base, ...(extra ?? {}) }
   }
-}
-
-async function exchangeCode(provider: ResolvedProvider, as: oauth.AuthorizationServer, client: oauth.Client, params: URLSearchParams, redirectUri: string, cookies: { verifier?: string, nonce?: string }, fetchFn: ProviderFetch): Promise<{ tokens: ProviderTokens, idClaims?: oauth.IDToken }> {
-  const auth = provider.tokenEndpointAuthMethod === 'client_secret_post' ? oauth.ClientSecretPost(provider.clientSecret) : oauth.ClientSecretBasic(provider.clientSecret)
-  let response: Response
-  try {
-    response = await oauth.authorizationCodeGrantRequest(as, client, auth, params, redirectUri, cookies.verifier!, httpOptions(fetchFn))
-  }
-  catch (cause) {
-    throw new OAuthLoginError('token_exchange_failed', 'The login provider could not be reached to exchange the code', 'exchange', cause)
-  }
-  const server = provider.multiTenantIssuer ? await withTenantIssuer(as, response) : as
-  let result: oauth.TokenEndpointResponse
-  try {
-    result = await oauth.processAuthorizationCodeResponse(server, client, response, provider.openid ? { expectedNonce: cookies.nonce, requireIdToken: true } : undefined)
-  }
-  catch (cause) {
-    if (isIdTokenFailure(cause)) throw new OAuthLoginError('invalid_id_token', 'The identity token of the login provider is not valid', 'id_token', cause)
-    throw new OAuthLoginError('token_exchange_failed', 'The login provider refused the authorization code', 'exchange', cause)
-  }
-  let idClaims: oauth.IDToken | undefined
-  if (result.id_token) {
-    try {
-      await verifyIdTokenSignature(server, response, result.id_token, provider, fetchFn)
-    }
-    catch (cause) {
-      throw new OAuthLoginError('invalid_id_token', 'The identity token of the login provider is not valid', 'id_token', cause)
-    }
-    idClaims = oauth.getValidatedIdTokenClaims(result)
-  }
-  const tokens: ProviderTokens = { access_token: result.access_token }
-  if (result.refresh_token) tokens.refresh_token = result.refresh_token
-  if (result.id_token) tokens.id_token = result.id_token
-  if (typeof result.expires_in === 'number') tokens.expires_in = result.expires_in
-  return { tokens, idClaims }
-}
-
-function isIdTokenFailure(error: unknown): boolean {
-  return error instanceof Error && !(error instanceof oauth.ResponseBodyError) && /JWT|ID Token|id_token/.test(error.message)
-}
-
-const TENANT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-/**
- * Entra ID multi-tenant endpoints (`common`, `organizations`, `consumers`) issue id_tokens whose
- * issuer names the user's own tenant. The expected issuer is the template with the token's `tid`
- * (a tenant GUID); the id_token is then checked against it as usual, signature included.
- */
-async function withTenantIssuer(as: oauth.AuthorizationServer, response: Response): Promise<oauth.AuthorizationServer> {
-  try {
-    const body = await response.clone().json() as { id_token?: unknown }
-    const tid = typeof body.id_token === 'string' ? decodeJwt(body.id_token).tid : undefined
-    if (typeof tid === 'string' && TENANT_ID.test(tid)) return { ...as, issuer: as.issuer.replace('{tenantid}', tid) }
-  }
-  catch {
-    // The normal processing reports the malformed answer.
-  }
-  return as
-}
-
-/**
- * Signature of the id_token: public keys from the provider's JWKS (cached per process), or the
- * client secret for HS256 tokens (Auth0 applications may be set up that way).
- */
-async function verifyIdTokenSignature(as: oauth.AuthorizationServer, response: Response, idToken: string, provider: ResolvedProvider, fetchFn: ProviderFetch): Promise<void> {
-  const { alg } = decodeProtectedHeader(idToken)
-  if (alg === 'HS256' || alg === 'HS384' || alg === 'HS512') {
-    await jwtVerify(idToken, new TextEncoder().encode(provider.clientSecret), { algorithms: [alg] })
-    return
-  }
-  if (!as.jwks_uri) throw new Error('The provider publishes no jwks_uri to verify id_token signatures')
-  await oauth.validateApplicationLevelSignature(as, response, { ...httpOptions(fetchFn), [oauth.jwksCache]: jwksCacheOf(as.jwks_uri) })
-}
-
-interface FetchedUser {
-  user: AuthUser
-  /** Claims the provider itself contributes (the mock user's extra keys). */
-  providerClaims?: Record<string, unknown>
-}
-
-async function fetchUser(provider: ResolvedProvider, as: oauth.AuthorizationServer, client: oauth.Client, tokens: ProviderTokens, idClaims: oauth.IDToken | undefined, fetchFn: ProviderFetch): Promise<FetchedUser> {
-  let fetched: FetchedUser
-  try {
-    if (provider.profile === 'github') {
-      fetched = { user: await fetchGitHubUser(provider, tokens.access_token, fetchFn) }
-    }
-    else if (provider.profile === 'mock') {
-      const info = await fetchUserInfo(as, client, tokens.access_token, oauth.skipSubjectCheck, fetchFn)
-      fetched = { user: mapMockProfile(info), providerClaims: mockUserClaims(info) }
-    }
-    else {
-      const info = as.userinfo_endpoint ? await fetchUserInfo(as, client, tokens.access_token, idClaims?.sub ?? oauth.skipSubjectCheck, fetchFn) : {}
-      // Claims of the validated id_token win over the userinfo answer.
-      fetched = { user: mapOidcProfile({ ...info, ...(idClaims ?? {}) }) }
-    }
-  }
-  catch (cause) {
-    throw new OAuthLoginError('userinfo_failed', 'The profile could not be read from the login provider', 'userinfo', cause)
-  }
-  if (!fetched.user.sub) throw new OAuthLoginError('userinfo_failed', 'The login provider returned no user id', 'userinfo')
-  return fetched
-}
-
-async function fetchUserInfo(as: oauth.AuthorizationServer, client: oauth.Client, accessToken: string, expectedSubject: string | typeof oauth.skipSubjectCheck, fetchFn: ProviderFetch): Promise<Record<string, unknown>> {
-  const response = await oauth.userInfoRequest(as, client, accessToken, httpOptions(fetchFn))
-  return { ...await oauth.processUserInfoResponse(as, client, expectedSubject, response) }
-}
-
-async function fetchGitHubUser(provider: ResolvedProvider, accessToken: string, fetchFn: ProviderFetch): Promise<AuthUser> {
-  const get = async (path: string) => {
-    const headers = new Headers({ accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' })
-    const response = await oauth.protectedResourceRequest(accessToken, 'GET', new URL(`${provider.apiUrl}${path}`), headers, null, httpOptions(fetchFn))
-    if (response.status !== 200) throw new Error(`GitHub ${path} answered ${response.status}`)
-    return response.json() as Promise<unknown>
-  }
-  const profile = await get('/user')
-  if (!profile || typeof profile !== 'object') throw new Error('GitHub /user answered no profile')
-  // The email list needs the user:email scope; without it the profile's public email is kept, unverified.
-  const emails = await get('/user/emails').catch(() => undefined)
-  return mapGitHubProfile(profile as Record<string, unknown>, Array.isArray(emails) ? emails as GitHubEmail[] : undefined)
 }
 
 /**
@@ -407,4 +257,3 @@ function describeCause(cause: unknown): string {
   if (cause instanceof Error) return cause.message
   return String(cause)
 }
-

@@ -1,5 +1,5 @@
 import * as oauth from 'oauth4webapi'
-import type { ProviderEndpoints, ResolvedProvider } from './providers'
+import type { ProviderEndpoints, ResolvedProvider } from './preset'
 import { isAllowedProviderUrl } from './validate'
 
 /** Fetch used for every request to a provider. */
@@ -75,8 +75,8 @@ const absolute = (value: string | undefined, origin: string): string | undefined
 
 /**
  * The authorization server of a provider for oauth4webapi: discovered (when an issuer is to be
- * discovered), then the built-in or explicit endpoints over it; relative endpoints (the mock
- * provider) are made absolute on the app's origin. The same object is returned for the same
+ * discovered), then the built-in or explicit endpoints over it; relative endpoints (a provider
+ * served by this app) are made absolute on the app's origin. The same object is returned for the same
  * metadata, so oauth4webapi's key set cache is reused across logins.
  */
 export async function authorizationServerOf(provider: ResolvedProvider, origin: string, fetchFn: ProviderFetch): Promise<oauth.AuthorizationServer> {
@@ -85,7 +85,7 @@ export async function authorizationServerOf(provider: ResolvedProvider, origin: 
   const authorization = absolute(merged.authorization_endpoint, origin)
   const token = absolute(merged.token_endpoint, origin)
   if (!authorization || !token) throw new Error(`Provider ${provider.name} has no authorization or token endpoint`)
-  const issuer = provider.type === 'mock' ? new URL(origin).origin : (merged.issuer ?? new URL(authorization).origin)
+  const issuer = provider.local ? new URL(origin).origin : (merged.issuer ?? new URL(authorization).origin)
   const server: oauth.AuthorizationServer = {
     ...discovered,
     issuer,

@@ -2,45 +2,21 @@ import { createHash } from 'node:crypto'
 import type { H3Event } from 'h3'
 import { getQuery, getRequestHeader, readBody, sendRedirect } from 'h3'
 import { z } from 'zod'
-import type { ModuleOptions } from '../../../types/options'
 import type { MockProviderOptions, MockUser } from '../../../types/providers'
 import type { AuthContext } from '../context'
 import { randomToken, safeEqual } from '../crypto'
 import { authError } from '../errors'
-import { parseBearer } from '../route-rules'
-import { MOCK_DEFAULTS } from './providers'
-import { isErrorCode, isSafeRedirect, withQueryParams } from './redirect'
 import { originOf } from '../origin'
+import { readMockToken, saveMockCode, saveMockToken, takeMockCode, MOCK_TOKEN_TTL } from '../records/mock-provider'
+import { parseBearer } from '../route-rules'
+import { isMockEnabled, MOCK_DEFAULTS } from './mock-preset'
+import { isErrorCode, isSafeRedirect, withQueryParams } from './redirect'
 
-const CODE_NS = 'mock-code'
-const TOKEN_NS = 'mock-token'
-const CODE_TTL = 60
-const TOKEN_TTL = 3600
-
-const mockCodeRecord = z.object({
-  clientId: z.string(),
-  redirectUri: z.string(),
-  codeChallenge: z.string(),
-  scope: z.string(),
-  sub: z.string(),
-})
-type MockCodeRecord = z.output<typeof mockCodeRecord>
-
-const mockTokenRecord = z.object({ sub: z.string() })
-type MockTokenRecord = z.output<typeof mockTokenRecord>
-
-/**
- * The mock provider serves requests in development, and in production only with
- * `enableInProduction: true`.
- */
-export function isMockEnabled(options: Pick<ModuleOptions, 'providers'>, dev: boolean): boolean {
-  const mock = options.providers?.mock
-  return !!mock && (dev || mock.enableInProduction === true)
-}
+export { isMockEnabled } from './mock-preset'
 
 /** The mock provider options with their defaults; 404 when it is off. */
 function mockOptions(ctx: AuthContext): Required<MockProviderOptions> {
-  if (!isMockEnabled(ctx.options, ctx.dev)) throw authError(404, 'not_found', 'Not found')
+  if (!isMockEnabled(ctx.options, ctx.dev)) throw authError('not_found')
   const mock = ctx.options.providers.mock!
   return {
     clientId: mock.clientId || MOCK_DEFAULTS.clientId,
@@ -93,11 +69,11 @@ function isOwnRedirectUri(ctx: AuthContext, value: string): boolean {
 export async function mockAuthorize(event: H3Event, ctx: AuthContext): Promise<void> {
   const mock = mockOptions(ctx)
   const parsed = authorizeSchema.safeParse(getQuery(event))
-  if (!parsed.success) throw authError(400, 'invalid_request', 'client_id and redirect_uri are required')
+  if (!parsed.success) throw authError('invalid_request', 'client_id and redirect_uri are required')
   const q = parsed.data
-  if (!safeEqual(q.client_id, mock.clientId)) throw authError(400, 'invalid_client', 'Unknown client_id')
+  if (!safeEqual(q.client_id, mock.clientId)) throw authError('invalid_request', 'Unknown client_id')
   if (!isOwnRedirectUri(ctx, q.redirect_uri)) {
-    throw authError(400, 'invalid_request', 'redirect_uri must be a path of this app (or a URL on svcAuth.publicUrl)')
+    throw authError('invalid_request', 'redirect_uri must be a path of this app (or a URL on svcAuth.publicUrl)')
   }
   const back = (params: Record<string, string>) => {
     const all = q.state ? { ...params, state: q.state } : params
@@ -115,8 +91,7 @@ export async function mockAuthorize(event: H3Event, ctx: AuthContext): Promise<v
   if (!user) return back({ error: 'invalid_request', error_description: 'Unknown mock user' })
 
   const code = randomToken(32)
-  const record: MockCodeRecord = { clientId: q.client_id, redirectUri: q.redirect_uri, codeChallenge: q.code_challenge, scope: q.scope ?? '', sub: user.sub }
-  await ctx.store.write(ctx.store.key(CODE_NS, code), record, CODE_TTL)
+  await saveMockCode(ctx, code, { clientId: q.client_id, redirectUri: q.redirect_uri, codeChallenge: q.code_challenge, scope: q.scope ?? '', sub: user.sub })
   return back({ code })
 }
 
@@ -132,7 +107,7 @@ const tokenSchema = z.object({
 /** Client credentials of a token request: HTTP Basic (RFC 6749 2.3.1) or the form body. */
 function clientCredentials(event: H3Event, body: z.output<typeof tokenSchema>): { id?: string, secret?: string } {
   const header = getRequestHeader(event, 'authorization')
-  const basic = header && /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header)
+  const basic = header && /^Basic\s+([A-Z0-9+/=]+)\s*$/i.exec(header)
   if (basic) {
     const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8')
     const colon = decoded.indexOf(':')
@@ -162,41 +137,41 @@ export async function mockToken(event: H3Event, ctx: AuthContext): Promise<Recor
   const mock = mockOptions(ctx)
   const contentType = getRequestHeader(event, 'content-type') ?? ''
   if (!contentType.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
-    throw authError(400, 'invalid_request', 'The body must be application/x-www-form-urlencoded')
+    throw authError('invalid_request', 'The body must be application/x-www-form-urlencoded')
   }
   let raw: unknown
   try {
     raw = await readBody(event)
   }
   catch {
-    throw authError(400, 'invalid_request', 'The body could not be read')
+    throw authError('invalid_request', 'The body could not be read')
   }
   const parsed = tokenSchema.safeParse(raw ?? {})
-  if (!parsed.success) throw authError(400, 'invalid_request', 'grant_type, code, redirect_uri and code_verifier are required')
+  if (!parsed.success) throw authError('invalid_request', 'grant_type, code, redirect_uri and code_verifier are required')
   const body = parsed.data
   const client = clientCredentials(event, body)
   if (!client.id || !client.secret || !safeEqual(client.id, mock.clientId) || !safeEqual(client.secret, mock.clientSecret)) {
-    throw authError(401, 'invalid_client', 'Client authentication failed', { 'www-authenticate': 'Basic realm="mock"' })
+    throw authError('invalid_client', 'Client authentication failed', { 'www-authenticate': 'Basic realm="mock"' })
   }
-  if (body.grant_type !== 'authorization_code') throw authError(400, 'unsupported_grant_type', 'Only authorization_code is supported')
-  const record = await ctx.store.take(ctx.store.key(CODE_NS, body.code), mockCodeRecord)
+  if (body.grant_type !== 'authorization_code') throw authError('unsupported_grant_type')
+  const record = await takeMockCode(ctx, body.code)
   if (!record || record.clientId !== client.id || record.redirectUri !== body.redirect_uri) {
-    throw authError(400, 'invalid_grant', 'The code is invalid, expired or was issued for another client or redirect_uri')
+    throw authError('invalid_grant')
   }
-  if (!safeEqual(s256(body.code_verifier), record.codeChallenge)) throw authError(400, 'invalid_grant', 'PKCE verification failed')
+  if (!safeEqual(s256(body.code_verifier), record.codeChallenge)) throw authError('invalid_grant', 'PKCE verification failed')
 
   const accessToken = randomToken(32)
-  await ctx.store.write<MockTokenRecord>(ctx.store.key(TOKEN_NS, accessToken), { sub: record.sub }, TOKEN_TTL)
-  return { access_token: accessToken, token_type: 'Bearer', expires_in: TOKEN_TTL, scope: record.scope }
+  await saveMockToken(ctx, accessToken, { sub: record.sub })
+  return { access_token: accessToken, token_type: 'Bearer', expires_in: MOCK_TOKEN_TTL, scope: record.scope }
 }
 
 /** GET /mock/userinfo (Authorization: Bearer <mock access token>): the mock user, all its keys. */
 export async function mockUserinfo(event: H3Event, ctx: AuthContext): Promise<MockUser> {
   const mock = mockOptions(ctx)
-  const invalid = () => authError(401, 'invalid_token', 'Invalid or expired access token', { 'www-authenticate': 'Bearer error="invalid_token"' })
+  const invalid = () => authError('invalid_token', 'Invalid or expired access token', { 'www-authenticate': 'Bearer error="invalid_token"' })
   const token = parseBearer(getRequestHeader(event, 'authorization'))
   if (!token) throw invalid()
-  const record = await ctx.store.read(ctx.store.key(TOKEN_NS, token), mockTokenRecord)
+  const record = await readMockToken(ctx, token)
   const user = record ? mock.mockUsers.find(u => u.sub === record.sub) : undefined
   if (!user) throw invalid()
   return { ...user }

@@ -1,4 +1,4 @@
-import { isRelativePath } from '../validate'
+import { isRelativePath } from '../../../shared/paths'
 
 const MAX_REDIRECT_LENGTH = 1024
 
@@ -38,11 +38,10 @@ export function withQueryParams(path: string, params: Record<string, string>): s
  * `max` characters; anything else becomes a space.
  */
 export function sanitizeErrorText(value: string, max = 200): string {
-  // eslint-disable-next-line no-control-regex
-  return value.replace(/[^\u0020-\u0021\u0023-\u005B\u005D-\u007E]/g, ' ').replace(/\s+/g, ' ').trim().slice(0, max)
+  return value.replace(/[^\u0020\u0021\u0023-\u005B\u005D-\u007E]/g, ' ').replace(/\s+/g, ' ').trim().slice(0, max)
 }
 
 /** An error code a provider may send that can be passed on as it is. */
 export function isErrorCode(value: unknown): value is string {
-  return typeof value === 'string' && /^[a-z][a-z0-9_.-]{0,63}$/i.test(value)
+  return typeof value === 'string' && /^[a-z][\w.-]{0,63}$/i.test(value)
 }

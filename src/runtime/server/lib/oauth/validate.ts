@@ -1,13 +1,17 @@
 import type { EndpointOptions } from '../../../types/options'
 import type { ProvidersOptions } from '../../../types/providers'
-import { BUILT_IN_OAUTH_PROVIDERS, PROVIDER_NAME, RESERVED_PROVIDER_NAMES } from './providers'
+import { runtimeEnvName } from './env-name'
+import { BUILT_IN_OAUTH_PROVIDERS, customEntries, type AnyProviderOptions, isBuiltInProvider, presetOf, PROVIDER_NAME, RESERVED_PROVIDER_NAMES } from './providers'
 
 export interface ProviderValidation {
   errors: string[]
   warnings: string[]
 }
 
-const URL_KEYS = ['issuer', 'authorizationUrl', 'tokenUrl', 'userInfoUrl', 'jwksUrl', 'redirectUrl', 'apiUrl'] as const
+/** Option keys that hold a URL: `issuer` and every key ending in `Url`. */
+const isUrlKey = (key: string): boolean => key === 'issuer' || key.endsWith('Url')
+
+const PROFILE_FIELDS = new Set(['sub', 'email', 'emailVerified', 'name', 'picture'])
 
 /** True for `localhost`, `127.0.0.0/8` and `[::1]`. */
 export function isLoopbackHost(hostname: string): boolean {
@@ -31,13 +35,14 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return !!value && typeof value === 'object' && !Array.isArray(value)
 }
 
-function checkCommon(label: string, o: Record<string, unknown>, errors: string[], warnings: string[], secretsRequired: boolean): void {
-  if (typeof o.clientId !== 'string' || !o.clientId.trim()) errors.push(`${label}.clientId is required.`)
+const nonEmptyString = (value: unknown): boolean => typeof value === 'string' && !!value.trim()
+
+/** Checks of every OAuth provider; `envPath` is where its keys are in the runtime config. */
+function checkCommon(label: string, envPath: string[], o: Record<string, unknown>, errors: string[], warnings: string[], secretsRequired: boolean): void {
+  if (!nonEmptyString(o.clientId)) errors.push(`${label}.clientId is required.`)
   if (typeof o.clientSecret !== 'string' || !o.clientSecret) {
-    const env = label.startsWith('svcAuth.providers.custom') ? 'NUXT_SVC_AUTH_PROVIDERS_CUSTOM (JSON)' : `NUXT_SVC_AUTH_PROVIDERS_${label.split('.').pop()!.toUpperCase()}_CLIENT_SECRET`
-    const message = `${label}.clientSecret is not set: provide it through ${env} when the server starts.`
     if (secretsRequired) errors.push(`${label}.clientSecret is required.`)
-    else warnings.push(message)
+    else warnings.push(`${label}.clientSecret is not set: provide it through ${runtimeEnvName([...envPath, 'clientSecret'])} when the server starts.`)
   }
   if (o.scopes !== undefined && !(Array.isArray(o.scopes) && o.scopes.every(s => typeof s === 'string' && s && !/\s/.test(s)))) {
     errors.push(`${label}.scopes must be an array of scope strings without spaces.`)
@@ -48,12 +53,25 @@ function checkCommon(label: string, o: Record<string, unknown>, errors: string[]
   if (o.tokenEndpointAuthMethod !== undefined && o.tokenEndpointAuthMethod !== 'client_secret_basic' && o.tokenEndpointAuthMethod !== 'client_secret_post') {
     errors.push(`${label}.tokenEndpointAuthMethod must be 'client_secret_basic' or 'client_secret_post'.`)
   }
-  for (const key of URL_KEYS) {
-    const value = o[key]
-    if (value === undefined || value === '') continue
+  for (const [key, value] of Object.entries(o)) {
+    if (!isUrlKey(key) || value === undefined || value === '') continue
     if (typeof value !== 'string' || !isAllowedProviderUrl(value)) {
       errors.push(`${label}.${key} must be an absolute https URL (http only on localhost) (got ${JSON.stringify(value)}).`)
     }
+  }
+}
+
+/** A profile mapping: known fields, each a field name or a non-empty list of them. */
+function checkProfileMapping(label: string, value: unknown, errors: string[]): void {
+  if (value === undefined) return
+  if (!isRecord(value)) {
+    errors.push(`${label}.profileMapping must be an object such as { sub: 'id', name: ['global_name', 'username'] }.`)
+    return
+  }
+  for (const [key, fields] of Object.entries(value)) {
+    const list = Array.isArray(fields) ? fields : [fields]
+    if (!PROFILE_FIELDS.has(key)) errors.push(`${label}.profileMapping.${key} is not one of ${[...PROFILE_FIELDS].join(', ')}.`)
+    else if (!list.length || !list.every(nonEmptyString)) errors.push(`${label}.profileMapping.${key} must name a profile field or a list of them.`)
   }
 }
 
@@ -109,9 +127,12 @@ export function validateProviders(providers: ProvidersOptions | undefined, endpo
       errors.push(`${label} must be an object.`)
       continue
     }
-    checkCommon(label, o, errors, warnings, secretsRequired)
-    if (name === 'auth0' && !(typeof o.domain === 'string' && o.domain.trim()) && !o.issuer) errors.push(`${label}.domain is required (e.g. 'my-tenant.eu.auth0.com').`)
-    if (name === 'microsoft' && o.tenant !== undefined && !(typeof o.tenant === 'string' && /^[\w.-]+$/.test(o.tenant))) errors.push(`${label}.tenant must be a tenant id, a domain, 'common', 'organizations' or 'consumers'.`)
+    checkCommon(label, ['providers', name], o, errors, warnings, secretsRequired)
+    const preset = presetOf(name)
+    for (const key of preset.requires ?? []) {
+      if (!nonEmptyString(o[key]) && !nonEmptyString(o.issuer)) errors.push(`${label}.${key} is required (or set ${label}.issuer).`)
+    }
+    for (const message of preset.check?.(o as AnyProviderOptions) ?? []) errors.push(`${label}.${message}`)
     checkRoute(name, label)
   }
 
@@ -122,27 +143,35 @@ export function validateProviders(providers: ProvidersOptions | undefined, endpo
   }
 
   if (providers.custom !== undefined && providers.custom !== null) {
-    if (!Array.isArray(providers.custom)) errors.push('svcAuth.providers.custom must be an array of providers, each with a unique name.')
+    if (!Array.isArray(providers.custom) && !isRecord(providers.custom)) {
+      errors.push('svcAuth.providers.custom must map names to providers ({ acme: { … } }) or be an array of providers with a unique name.')
+    }
     const seen = new Set<string>()
-    for (const [i, o] of (Array.isArray(providers.custom) ? providers.custom : []).entries()) {
-      const label = `svcAuth.providers.custom[${i}]`
+    const envNames = new Map<string, string>()
+    for (const { label, name, declaredName, options: o } of customEntries(providers.custom)) {
       if (!isRecord(o)) {
         errors.push(`${label} must be an object.`)
         continue
       }
-      const name = o.name
       if (typeof name !== 'string' || !PROVIDER_NAME.test(name)) {
         errors.push(`${label}.name is required: letters, digits, '-' and '_' (got ${JSON.stringify(name)}).`)
         continue
       }
-      if (RESERVED_PROVIDER_NAMES.has(name)) errors.push(`${label}.name "${name}" is reserved for a built-in provider.`)
+      if (declaredName !== undefined && declaredName !== name) errors.push(`${label}.name must equal its key "${name}" (got ${JSON.stringify(declaredName)}).`)
+      if (RESERVED_PROVIDER_NAMES.has(name)) errors.push(`${label}.name "${name}" is reserved.`)
+      else if (isBuiltInProvider(name) && providers[name]) errors.push(`${label}.name "${name}" is reserved: svcAuth.providers.${name} is configured.`)
       if (seen.has(name)) errors.push(`${label}.name "${name}" is not unique.`)
       seen.add(name)
-      checkCommon(label, o, errors, warnings, secretsRequired)
-      if (!o.issuer && !(o.authorizationUrl && o.tokenUrl && o.userInfoUrl)) {
+      const envName = runtimeEnvName(['providers', 'custom', name])
+      const sharing = envNames.get(envName)
+      if (sharing !== undefined && sharing !== name) warnings.push(`Custom providers "${sharing}" and "${name}" share the environment names ${envName}_*: a variable sets both.`)
+      envNames.set(envName, name)
+      checkCommon(label, ['providers', 'custom', name], o, errors, warnings, secretsRequired)
+      checkProfileMapping(label, o.profileMapping, errors)
+      if (!nonEmptyString(o.issuer) && !(nonEmptyString(o.authorizationUrl) && nonEmptyString(o.tokenUrl) && nonEmptyString(o.userInfoUrl))) {
         errors.push(`${label} ("${name}") needs an OpenID Connect issuer, or authorizationUrl, tokenUrl and userInfoUrl.`)
       }
-      if (!o.issuer && Array.isArray(o.scopes) && o.scopes.includes('openid')) {
+      if (!nonEmptyString(o.issuer) && Array.isArray(o.scopes) && o.scopes.includes('openid')) {
         errors.push(`${label} ("${name}") requests the openid scope: set its issuer so that id_tokens can be validated.`)
       }
       checkRoute(name, label)

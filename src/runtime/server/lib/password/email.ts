@@ -44,6 +44,6 @@ function isHostName(ascii: string): boolean {
 /** {@link normalizeEmail}, or a 400 `invalid_email`. */
 export function requireEmail(value: string): string {
   const email = normalizeEmail(value)
-  if (!email) throw authError(400, 'invalid_email', 'Invalid email format')
+  if (!email) throw authError('invalid_email')
   return email
 }

@@ -1,6 +1,7 @@
 import type { H3Event } from 'h3'
 import type { AuthUser, MagicCodeAction, PasswordHandlers, PasswordUser, VerificationCodeDetails } from '../../../types/auth'
 import { getAuthHandlers } from '../handlers'
+import { subjectOf, type SubjectSource } from '../subject'
 
 /** The password handlers of the host, with the alternative names resolved. */
 export interface ResolvedPasswordHandlers {
@@ -42,13 +43,9 @@ export function passwordHandlers(): ResolvedPasswordHandlers {
   }
 }
 
-/** The subject of a password user: its `sub` or `id`, else `password:<email>`. */
-export function passwordSubject(user: { sub?: unknown, id?: unknown }, email: string): string {
-  for (const value of [user.sub, user.id]) {
-    if (typeof value === 'string' && value) return value
-    if (typeof value === 'number' && Number.isFinite(value)) return String(value)
-  }
-  return `password:${email}`
+/** The subject of a password user: its {@link subjectOf} (`sub`, else `id`), else `password:<email>`. */
+export function passwordSubject(user: SubjectSource, email: string): string {
+  return subjectOf(user) ?? `password:${email}`
 }
 
 /**
@@ -78,7 +75,7 @@ export async function persistWithProviderHandler(user: AuthUser & { email: strin
   const result = await persist(user.email, user.hashedPassword)
   if (!result || typeof result !== 'object') return user
   const merged: AuthUser = { ...user, ...(result as Record<string, unknown>) }
-  const id = (result as { id?: unknown }).id
-  if ((typeof id === 'string' && id) || typeof id === 'number') merged.sub = String(id)
+  const subject = subjectOf(result as SubjectSource, { persisted: true })
+  if (subject) merged.sub = subject
   return merged
 }

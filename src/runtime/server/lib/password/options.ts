@@ -2,7 +2,7 @@ import { defu } from 'defu'
 import type { PasswordProviderOptions, ResolvedPasswordOptions } from '../../../types/password'
 import type { RateLimitOptions, RateLimitRuleName } from '../../../types/rate-limit'
 import { isTrustedProxyEntry } from '../rate-limit'
-import { isRelativePath } from '../validate'
+import { isRelativePath } from '../../../shared/paths'
 
 /** Defaults of the password provider, as in the provider table of the documentation. */
 export const PASSWORD_DEFAULTS: ResolvedPasswordOptions = {

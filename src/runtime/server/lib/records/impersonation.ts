@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import type { AuthClaims } from '../../../types/auth'
 import type { AuthContext } from '../context'
+import { RECORD_TYPES } from './record-types'
 import { impersonationContextSchema, jsonObject, timestamp } from './schema'
 
 const impersonationRecord = z.object({
@@ -21,17 +22,15 @@ const impersonationRecord = z.object({
  */
 export type ImpersonationRecord = z.output<typeof impersonationRecord>
 
-const NS = 'impersonation'
-
 export async function saveImpersonation(ctx: AuthContext, record: ImpersonationRecord): Promise<void> {
-  await ctx.store.write(ctx.store.key(NS, record.family), record, Math.max(1, (record.expiresAt - Date.now()) / 1000))
+  await ctx.store.write(ctx.store.key(RECORD_TYPES.impersonation, record.family), record, Math.max(1, (record.expiresAt - Date.now()) / 1000))
 }
 
 /** Consumes the record atomically: of concurrent unimpersonations, exactly one gets it. */
 export function takeImpersonation(ctx: AuthContext, family: string): Promise<ImpersonationRecord | null> {
-  return ctx.store.take(ctx.store.key(NS, family), impersonationRecord)
+  return ctx.store.take(ctx.store.key(RECORD_TYPES.impersonation, family), impersonationRecord)
 }
 
 export async function removeImpersonation(ctx: AuthContext, family: string): Promise<void> {
-  await ctx.store.remove(ctx.store.key(NS, family))
+  await ctx.store.remove(ctx.store.key(RECORD_TYPES.impersonation, family))
 }

@@ -3,7 +3,8 @@ import type { MagicCodeAction } from '../../../types/auth'
 import type { AuthContext } from '../context'
 import { randomDigits, randomToken } from '../crypto'
 import type { RecordKey } from '../store/record-store'
-import { reserveUnits } from '../rate-limit'
+import { reserveUnits } from './rate-counter'
+import { RECORD_TYPES } from './record-types'
 import { jsonObject, timestamp } from './schema'
 
 const ACTIONS = ['register', 'login', 'reset'] as const satisfies readonly MagicCodeAction[]
@@ -30,12 +31,12 @@ export type MagicCodeRecord<TData = Record<string, unknown>> = Omit<z.output<typ
 
 const emailIndex = z.object({ email: z.string().min(1) })
 
-export type MagicCodeResult<TData> =
-  | { status: 'ok', record: MagicCodeRecord<TData> }
-  | { status: 'invalid' }
-  | { status: 'too_many_attempts' }
+export type MagicCodeResult<TData>
+  = | { status: 'ok', record: MagicCodeRecord<TData> }
+    | { status: 'invalid' }
+    | { status: 'too_many_attempts' }
   /** A budget is spent: code-only verification of the action, or failures of the email (counter `budgetKey`). */
-  | { status: 'budget_exhausted', budgetKey: RecordKey }
+    | { status: 'budget_exhausted', budgetKey: RecordKey }
 
 export interface IssuedMagicCode {
   code: string
@@ -43,23 +44,15 @@ export interface IssuedMagicCode {
   flow: string
 }
 
-const PENDING = 'magic'
-const BY_CODE = 'magic-code'
-const BY_FLOW = 'magic-flow'
-const ATTEMPTS = 'magic-attempts'
-const CODE_ONLY_MISSES = 'magic-misses'
-const ISSUED = 'magic-issued'
-const EMAIL_FAILURES = 'magic-failed'
-
 /**
  * The number of outstanding codes the code-only budget is sized for: with more codes alive, a
  * code-only guess is more likely to hit one, so fewer misses are allowed (see {@link emailOfCode}).
  */
 const REFERENCE_OUTSTANDING = 10
 
-const pendingKey = (ctx: AuthContext, action: MagicCodeAction, email: string) => ctx.store.key(PENDING, `${action}:${email}`)
-const codeKey = (ctx: AuthContext, action: MagicCodeAction, code: string) => ctx.store.key(BY_CODE, `${action}:${code}`)
-const flowKey = (ctx: AuthContext, action: MagicCodeAction, flow: string) => ctx.store.key(BY_FLOW, `${action}:${flow}`)
+const pendingKey = (ctx: AuthContext, action: MagicCodeAction, email: string) => ctx.store.key(RECORD_TYPES.magicPending, `${action}:${email}`)
+const codeKey = (ctx: AuthContext, action: MagicCodeAction, code: string) => ctx.store.key(RECORD_TYPES.magicByCode, `${action}:${code}`)
+const flowKey = (ctx: AuthContext, action: MagicCodeAction, flow: string) => ctx.store.key(RECORD_TYPES.magicByFlow, `${action}:${flow}`)
 
 /**
  * Creates (or replaces) the pending code of an email and action and returns the code and its
@@ -126,10 +119,10 @@ export interface VerifyMagicCodeInput {
   emailFailureBudget?: { max: number, windowSeconds: number }
 }
 
-const missKeyOf = (ctx: AuthContext, action: MagicCodeAction) => ctx.store.key(CODE_ONLY_MISSES, action)
+const missKeyOf = (ctx: AuthContext, action: MagicCodeAction) => ctx.store.key(RECORD_TYPES.magicMisses, action)
 
 /** Counter of the codes of `action` issued in window `index` (windows as long as a code lives). */
-const issuedKey = (ctx: AuthContext, action: MagicCodeAction, index: number) => ctx.store.key(ISSUED, `${action}:${index}`)
+const issuedKey = (ctx: AuthContext, action: MagicCodeAction, index: number) => ctx.store.key(RECORD_TYPES.magicIssued, `${action}:${index}`)
 const windowIndex = (ttlSeconds: number, now = Date.now()) => Math.floor(now / (ttlSeconds * 1000))
 
 async function noteIssued(ctx: AuthContext, action: MagicCodeAction, ttlSeconds: number): Promise<void> {
@@ -188,13 +181,13 @@ export async function verifyMagicCode<TData = Record<string, unknown>>(ctx: Auth
   const key = pendingKey(ctx, input.action, email)
   const pending = await ctx.store.read(key, magicCodeRecord)
   if (!pending) return { status: 'invalid' }
-  const attempts = await ctx.store.incr(ctx.store.key(ATTEMPTS, pending.id), input.ttlSeconds)
+  const attempts = await ctx.store.incr(ctx.store.key(RECORD_TYPES.magicAttempts, pending.id), input.ttlSeconds)
   if (attempts > input.maxAttempts) return { status: 'too_many_attempts' }
   // A failure of this email is reserved before the comparison and given back on a match.
   const failures = input.emailFailureBudget
   let failure: { release: () => Promise<void> } | undefined
   if (failures) {
-    const reserved = await reserveUnits(ctx, [{ key: ctx.store.key(EMAIL_FAILURES, `${input.action}:${email}`), max: failures.max }], failures.windowSeconds)
+    const reserved = await reserveUnits(ctx, [{ key: ctx.store.key(RECORD_TYPES.magicFailures, `${input.action}:${email}`), max: failures.max }], failures.windowSeconds)
     if (!reserved.granted) return { status: 'budget_exhausted', budgetKey: reserved.key }
     failure = reserved
   }

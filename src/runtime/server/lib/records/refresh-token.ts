@@ -3,6 +3,7 @@ import type { AuthUser, CustomClaims, ImpersonationContext, SessionRevocationRea
 import type { AuthContext } from '../context'
 import { createSealer, randomToken } from '../crypto'
 import type { RecordKey } from '../store/record-store'
+import { RECORD_TYPES } from './record-types'
 import { claimsSchema, impersonationContextSchema, timestamp, userSchema } from './schema'
 import { storableUser } from './user'
 import { putSessionEntry, removeSessionEntry, sessionClientSchema, type SessionClient } from './user-sessions'
@@ -51,31 +52,28 @@ type RotationMarker = z.output<typeof rotationMarker>
 
 const familyRevoked = z.number()
 
-const TOKEN = 'rt'
-const ROTATED = 'rotated'
-const REVOKED_FAMILY = 'family-revoked'
 /** HMAC purpose of the key that seals a successor token in its rotation marker. */
 const SUCCESSOR_PURPOSE = 'refresh-successor'
 /** Rotations followed from a token within its grace period to the session's newest token. */
 const MAX_CHAIN = 8
 
-export type RefreshResult =
-  | { status: 'invalid' }
-  | { status: 'reused', family: string, userId: string }
+export type RefreshResult
+  = | { status: 'invalid' }
+    | { status: 'reused', family: string, userId: string }
   /** `token`: the refresh token the cookie must hold now (undefined: keep the cookie as it is). */
-  | { status: 'ok', record: RefreshTokenRecord, token: string | undefined }
+    | { status: 'ok', record: RefreshTokenRecord, token: string | undefined }
 
 export interface ReadRefreshToken {
   key: RecordKey
   record: RefreshTokenRecord
 }
 
-const tokenKey = (ctx: AuthContext, token: string) => ctx.store.key(TOKEN, token)
-const markerKey = (ctx: AuthContext, token: string) => ctx.store.key(ROTATED, token)
+const tokenKey = (ctx: AuthContext, token: string) => ctx.store.key(RECORD_TYPES.refreshToken, token)
+const markerKey = (ctx: AuthContext, token: string) => ctx.store.key(RECORD_TYPES.rotatedRefreshToken, token)
 
 /** True when the session (family) has been revoked (logout, reuse, a password reset, ...). */
 export async function isFamilyRevoked(ctx: AuthContext, family: string): Promise<boolean> {
-  return (await ctx.store.read(ctx.store.key(REVOKED_FAMILY, family), familyRevoked)) !== null
+  return (await ctx.store.read(ctx.store.key(RECORD_TYPES.revokedFamily, family), familyRevoked)) !== null
 }
 
 /**
@@ -140,7 +138,8 @@ export async function readRefreshToken(ctx: AuthContext, token: string): Promise
 }
 
 /**
- * Uses a refresh token: validates it, then rotates it.
+ * Redeems a refresh token for its successor: validates it, then rotates it (unless `rotate` says
+ * no for its record; the answer then carries no new token).
  *
  * The first use claims the rotation with an atomic set-if-absent of the rotation marker, which
  * names the one successor; of any number of concurrent uses (also across processes on Redis)
@@ -149,7 +148,7 @@ export async function readRefreshToken(ctx: AuthContext, token: string): Promise
  * successor. Any later use is reuse of a stolen token: the whole family is revoked. With a grace
  * period of 0 only the first use succeeds.
  */
-export async function useRefreshToken(ctx: AuthContext, token: string, options: { rotate: (record: RefreshTokenRecord) => boolean } = { rotate: () => true }): Promise<RefreshResult> {
+export async function rotateRefreshToken(ctx: AuthContext, token: string, options: { rotate: (record: RefreshTokenRecord) => boolean } = { rotate: () => true }): Promise<RefreshResult> {
   const found = await readRefreshToken(ctx, token)
   if (found) {
     if (!options.rotate(found.record)) return { status: 'ok', record: found.record, token: undefined }
@@ -224,7 +223,7 @@ async function restoreSuccessor(ctx: AuthContext, successor: string, record: Ref
  */
 export async function revokeFamily(ctx: AuthContext, family: string, userId: string, reason: SessionRevocationReason): Promise<void> {
   await ctx.revocations?.revoke(family)
-  await ctx.store.write(ctx.store.key(REVOKED_FAMILY, family), Date.now(), ctx.lifetimes.refresh)
+  await ctx.store.write(ctx.store.key(RECORD_TYPES.revokedFamily, family), Date.now(), ctx.lifetimes.refresh)
   await removeSessionEntry(ctx, userId, family)
   ctx.logger.security('session_revoked', { family, reason })
   await ctx.callHook('svc:session:revoked', { sessionId: family, userId, reason }).catch((error: unknown) => {
@@ -247,4 +246,3 @@ export async function revokeRefreshToken(ctx: AuthContext, token: string): Promi
   await ctx.store.remove(key)
   return { family: owner.family, userId: owner.userId }
 }
-

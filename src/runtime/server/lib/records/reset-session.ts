@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import type { AuthContext } from '../context'
 import { randomToken } from '../crypto'
+import { RECORD_TYPES } from './record-types'
 import { timestamp } from './schema'
 
 const resetSessionRecord = z.object({
@@ -17,20 +18,18 @@ export type ResetSessionRecord = z.output<typeof resetSessionRecord>
 /** Lifetime of a reset session (5 minutes). */
 export const RESET_SESSION_TTL = 300
 
-const NS = 'reset'
-
 export async function createResetSession(ctx: AuthContext, input: Omit<ResetSessionRecord, 'createdAt'>): Promise<string> {
   const sessionId = randomToken(32)
-  await ctx.store.write(ctx.store.key(NS, sessionId), { ...input, createdAt: Date.now() }, RESET_SESSION_TTL)
+  await ctx.store.write(ctx.store.key(RECORD_TYPES.resetSession, sessionId), { ...input, createdAt: Date.now() }, RESET_SESSION_TTL)
   return sessionId
 }
 
 /** Reads a live session without consuming it (to validate input first). */
 export function readResetSession(ctx: AuthContext, sessionId: string): Promise<ResetSessionRecord | null> {
-  return ctx.store.read(ctx.store.key(NS, sessionId), resetSessionRecord)
+  return ctx.store.read(ctx.store.key(RECORD_TYPES.resetSession, sessionId), resetSessionRecord)
 }
 
 /** Consumes a session atomically: of concurrent uses, exactly one gets it. */
 export function consumeResetSession(ctx: AuthContext, sessionId: string): Promise<ResetSessionRecord | null> {
-  return ctx.store.take(ctx.store.key(NS, sessionId), resetSessionRecord)
+  return ctx.store.take(ctx.store.key(RECORD_TYPES.resetSession, sessionId), resetSessionRecord)
 }

@@ -1,12 +1,13 @@
 import { z } from 'zod'
 import type { RecordStore } from '../store/record-store'
+import { RECORD_TYPES } from './record-types'
 
-/**
+/*
  * The sessions revoked lately: one map (`sid` → when), each entry kept as long as an access
  * token of the session can live. Every process loads it when it starts or reconnects and then
  * follows the broadcasts on {@link REVOKED_CHANNEL}, so checking a token needs no store access.
+ * Record type `revokedSessions`.
  */
-export const REVOKED_SESSIONS = 'revoked-sessions'
 
 /** Channel of the revocation broadcasts (message: `<sid>|<expiry ms>`). */
 export const REVOKED_CHANNEL = 'session-revoked'
@@ -16,13 +17,13 @@ const revokedAt = z.number()
 /** Records that `sid` is revoked until `expiresAt` (epoch ms) and tells every process. */
 export async function storeRevokedSession(store: RecordStore, sid: string, expiresAt: number): Promise<void> {
   const now = Date.now()
-  await store.mapSet(store.namedKey(REVOKED_SESSIONS), sid, now, (expiresAt - now) / 1000)
+  await store.mapSet(store.namedKey(RECORD_TYPES.revokedSessions), sid, now, (expiresAt - now) / 1000)
   await store.publish(REVOKED_CHANNEL, `${sid}|${expiresAt}`)
 }
 
 /** Every session revoked and still within its access tokens' lifetime, with its expiry. */
 export async function loadRevokedSessions(store: RecordStore): Promise<Array<{ sid: string, expiresAt: number }>> {
-  const entries = await store.mapEntries(store.namedKey(REVOKED_SESSIONS), revokedAt)
+  const entries = await store.mapEntries(store.namedKey(RECORD_TYPES.revokedSessions), revokedAt)
   return entries.map(entry => ({ sid: entry.field, expiresAt: entry.expiresAt }))
 }
 

@@ -1,21 +1,8 @@
 import { z } from 'zod'
 import type { AuthContext } from '../context'
 import { MAP_FIELD } from '../store/types'
+import { RECORD_TYPES } from './record-types'
 import { timestamp } from './schema'
-
-/**
- * The sessions of one user: one map per user (keyed by an HMAC of the user id), one entry per
- * session (token family), written with every token of the session and removed when it is
- * revoked. Finding a user's sessions reads this one map: O(sessions of the user), never a scan.
- *
- * The writes are ordered rather than one atomic operation: an entry is written before its token
- * and removed after the session is marked revoked, so a live session is never missing from its
- * user's map. What a failure or a race can leave is an entry without a live session: a login
- * whose token write failed removes its entry again (a crash can leave it until it expires), and
- * a refresh under way while its session was revoked can write the entry back, which listing
- * drops (it checks the revoked mark of each entry).
- */
-const NS = 'sessions'
 
 /** A session id (token family) as it may appear in a user's map; anything else names no session. */
 export const sessionIdSchema = z.string().regex(MAP_FIELD)
@@ -41,7 +28,19 @@ const sessionEntry = z.object({
 
 export type SessionEntry = z.output<typeof sessionEntry> & { id: string, expiresAt: number }
 
-const mapKey = (ctx: AuthContext, userId: string) => ctx.store.key(NS, userId)
+/**
+ * The sessions of one user: one map per user (keyed by an HMAC of the user id), one entry per
+ * session (token family), written with every token of the session and removed when it is
+ * revoked. Finding a user's sessions reads this one map: O(sessions of the user), never a scan.
+ *
+ * The writes are ordered rather than one atomic operation: an entry is written before its token
+ * and removed after the session is marked revoked, so a live session is never missing from its
+ * user's map. What a failure or a race can leave is an entry without a live session: a login
+ * whose token write failed removes its entry again (a crash can leave it until it expires), and
+ * a refresh under way while its session was revoked can write the entry back, which listing
+ * drops (it checks the revoked mark of each entry).
+ */
+const mapKey = (ctx: AuthContext, userId: string) => ctx.store.key(RECORD_TYPES.userSessions, userId)
 
 export async function putSessionEntry(ctx: AuthContext, userId: string, family: string, entry: z.input<typeof sessionEntry>, ttlSeconds: number): Promise<void> {
   await ctx.store.mapSet(mapKey(ctx, userId), family, entry, ttlSeconds)

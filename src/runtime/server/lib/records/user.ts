@@ -1,6 +1,6 @@
 import type { AuthUser } from '../../../types/auth'
 
-const SENSITIVE_KEY = /(password|passwd|secret|^hash$|hashed|token)/i
+const SENSITIVE_KEY = /password|passwd|secret|^hash$|hashed|token/i
 
 /**
  * A copy of the user object that is safe to store next to a session or code: password hashes,
@@ -20,12 +20,4 @@ function strip(value: unknown): unknown {
     out[key] = strip(inner)
   }
   return out
-}
-
-/** The subject of a user: `sub`, else `id`, as a string. */
-export function subjectOf(user: AuthUser): string | undefined {
-  const value = user.sub ?? user.id
-  if (typeof value === 'string' && value) return value
-  if (typeof value === 'number') return String(value)
-  return undefined
 }

@@ -1,5 +1,6 @@
 import type { z } from 'zod'
 import { safeEqual, type KeyHasher, type Sealer } from '../crypto'
+import type { RecordType } from '../records/record-types'
 import type { StoreBackend } from './types'
 
 /** How often (at most) a process sweeps expired records of drivers without native TTL. */
@@ -20,7 +21,8 @@ export interface RecordKey {
 
 /**
  * Typed JSON records over the backend. Keys are `<prefix><namespace>:<hmac(id)>`, so storage never
- * holds a raw token or code; values are sealed (aes-256-gcm) when `sealer` encrypts.
+ * holds a raw token or code; values are sealed (aes-256-gcm) when `sealer` encrypts. A namespace
+ * is one of the record types of `records/record-types.ts`: no record lives outside that list.
  *
  * Every read is checked against the record's schema: a value that does not decrypt, is not JSON
  * or has the wrong shape (corruption, tampering, a record of another version) is reported through
@@ -30,14 +32,14 @@ export interface RecordKey {
  * records written before a rotation stay reachable until they expire.
  */
 export interface RecordStore {
-  readonly backend: StoreBackend
-  key(namespace: string, id: string): RecordKey
+  /** Key of the record `id` of a record type (`id` is hashed: it never appears in storage). */
+  key(namespace: RecordType, id: string): RecordKey
   /** The record at a key kept inside another record (`key.current` stored earlier). */
   at(storedKey: string): RecordKey
   /** True when `storedKey` (kept inside a record) is `key` under the current or a previous HMAC key. */
   matches(key: RecordKey, storedKey: string): boolean
   /** Key of a structure the store has one of (no id to hide), e.g. the revoked-session map. */
-  namedKey(namespace: string): RecordKey
+  namedKey(namespace: RecordType): RecordKey
   /** Keyed hash (HMAC) of a value for one purpose, under the current key. */
   hash(purpose: string, value: string): string
   /** The same hash under the current and every previous key (to match values stored before a rotation). */
@@ -54,6 +56,13 @@ export interface RecordStore {
   /** Seconds left before a live record expires, or null when there is none. */
   ttl(key: RecordKey): Promise<number | null>
   remove(key: RecordKey): Promise<void>
+  /**
+   * Storage keys of the live entries of a record type, sorted. A record or counter is one entry;
+   * a map is one entry on Redis and one per field (`<key>:<field>`) on fs and memory. Every key
+   * can be passed to {@link RecordStore.at}. Costs a scan of the store: for tests and tooling,
+   * never for a request.
+   */
+  list(namespace: RecordType): Promise<string[]>
   /** Writes one entry of a map (see {@link StoreBackend.mapSet}); the value is sealed like a record. */
   mapSet<T>(key: RecordKey, field: string, value: T, ttlSeconds: number): Promise<void>
   /** Live entries of a map whose values match the schema (others are ignored like invalid records). */
@@ -76,7 +85,12 @@ export interface RecordStoreOptions {
 }
 
 /**
+ * The record store over a backend.
+ * @param backend Where the records live.
+ * @param prefix Start of every storage key and channel name.
  * @param hashers HMAC keys of the storage keys, current first, then previous ones (rotation).
+ * @param sealer Seals values (aes-256-gcm), or leaves them as they are.
+ * @param options Reports of failed sweeps and ignored values.
  */
 export function createRecordStore(backend: StoreBackend, prefix: string, hashers: readonly KeyHasher[], sealer: Sealer, options: RecordStoreOptions = {}): RecordStore {
   if (hashers.length === 0) throw new Error('createRecordStore needs at least one key hasher')
@@ -84,7 +98,8 @@ export function createRecordStore(backend: StoreBackend, prefix: string, hashers
   let lastSweep = Date.now()
   const namespaceOf = (key: string): string => {
     const rest = key.startsWith(prefix) ? key.slice(prefix.length) : key
-    return rest.slice(0, Math.max(0, rest.indexOf(':'))) || 'unknown'
+    const colon = rest.indexOf(':')
+    return (colon < 0 ? rest : rest.slice(0, colon)) || 'unknown'
   }
   const invalid = (key: string, reason: InvalidRecordReason): null => {
     options.onInvalid?.(namespaceOf(key), reason)
@@ -123,7 +138,6 @@ export function createRecordStore(backend: StoreBackend, prefix: string, hashers
   }
 
   const store: RecordStore = {
-    backend,
     key: (namespace, id) => ({
       current: `${prefix}${namespace}:${hasher.hash(namespace, id)}`,
       previous: previousHashers.map(h => `${prefix}${namespace}:${h.hash(namespace, id)}`),
@@ -168,6 +182,11 @@ export function createRecordStore(backend: StoreBackend, prefix: string, hashers
     },
     async remove(key) {
       await Promise.all(allKeys(key).map(k => backend.del(k)))
+    },
+    async list(namespace) {
+      const base = `${prefix}${namespace}`
+      const keys = await backend.keys(base)
+      return keys.filter(k => k === base || k.startsWith(`${base}:`)).sort()
     },
     async mapSet(key, field, value, ttlSeconds) {
       await backend.mapSet(key.current, field, encode(value), ms(ttlSeconds))

@@ -1,70 +1,14 @@
 import { createStorage } from 'unstorage'
-import type { ConnectionOptions } from 'node:tls'
 import type { Cluster, Redis } from 'ioredis'
-import type { RedisOptions } from 'unstorage/drivers/redis'
 import { toStep, toTtlMs } from './envelope'
+import { connectionOptions, type RedisBackendOptions } from './redis-connection'
+import { decodeMapValue, INCR_SCRIPT, MAP_DROP_SCRIPT, MAP_SET_SCRIPT } from './redis-scripts'
 import { assertMapField, type MapEntry, type StoreBackend } from './types'
-import type { RedisNode } from '../../../types/options'
 
-/**
- * Connection options of {@link createRedisBackend}: a Cluster when `cluster` has nodes, else
- * Sentinel when `sentinels` has some, else one server (`url` wins over host/port/password/db).
- */
-export interface RedisBackendOptions {
-  url?: string
-  host?: string
-  port?: number
-  password?: string
-  db?: number
-  /** TLS for host/port, Sentinel (sentinels and master) and Cluster connections (`rediss://` URLs have it already). */
-  tls?: boolean
-  /** PEM of a private CA that signed the server certificate (literal `\n` read as line breaks). */
-  tlsCa?: string
-  /** Host name the server certificates are checked against instead of the address connected to. */
-  tlsServername?: string
-  sentinels?: RedisNode[]
-  sentinelName?: string
-  sentinelPassword?: string
-  cluster?: RedisNode[]
-  /** Not supported: keys are used verbatim (callers prefix them). */
-  keyPrefix?: never
-}
+export type { RedisBackendOptions } from './redis-connection'
 
 /** Commands used by the backend, common to a single client and a cluster. */
 type RedisClient = Pick<Redis | Cluster, 'get' | 'set' | 'getdel' | 'eval' | 'pttl' | 'unlink' | 'scan' | 'quit' | 'disconnect' | 'status' | 'hgetall' | 'hdel' | 'publish' | 'duplicate'>
-
-/**
- * INCRBY, and set the expiry only when this call created the counter; a negative step never
- * creates one.
- */
-const INCR_SCRIPT = `local existed = redis.call('EXISTS', KEYS[1])
-local by = tonumber(ARGV[2])
-if existed == 0 and by <= 0 then return 0 end
-local n = redis.call('INCRBY', KEYS[1], by)
-if existed == 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-return n`
-
-/**
- * HSET of one map entry (`<expiry ms>|<value>`), and make the hash live at least as long as
- * this entry.
- */
-const MAP_SET_SCRIPT = `redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-local ttl = tonumber(ARGV[3])
-if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
-return 1`
-
-/**
- * HDEL of the fields given with the values they were read with, each only if it still holds that
- * value: an expired entry is dropped, one written again meanwhile is kept.
- */
-const MAP_DROP_SCRIPT = `local n = 0
-for i = 1, #ARGV, 2 do
-  if redis.call('HGET', KEYS[1], ARGV[i]) == ARGV[i + 1] then
-    redis.call('HDEL', KEYS[1], ARGV[i])
-    n = n + 1
-  end
-end
-return n`
 
 /** What a subscriber connection offers (a duplicate of the client). */
 interface RedisSubscriber {
@@ -78,65 +22,11 @@ interface RedisSubscriber {
   disconnect(): void
 }
 
-/** Parse a stored map value `<expiry ms>|<value>`; null when malformed. */
-function decodeMapValue(field: string, raw: string): MapEntry | null {
-  const bar = raw.indexOf('|')
-  const expiresAt = Number(raw.slice(0, bar))
-  if (bar < 1 || !Number.isFinite(expiresAt)) return null
-  return { field, value: raw.slice(bar + 1), expiresAt }
-}
-
 const SCAN_COUNT = 500
 
 /** Escape the glob characters of a Redis MATCH pattern (`*`, `?`, `[`, `]`, `\`). */
 export function escapeRedisGlob(text: string): string {
   return text.replace(/[*?[\]\\]/g, '\\$&')
-}
-
-/** Cluster nodes are connected to by the names given, so that their certificates match (not by resolved address). */
-function keepHostname(hostname: string, callback: (error: null, address: string) => void): void {
-  callback(null, hostname)
-}
-
-/** What ioredis gets for each topology (the unstorage driver passes it on). */
-export function connectionOptions(options: RedisBackendOptions): RedisOptions {
-  const ca = options.tlsCa ? options.tlsCa.replace(/\\n/g, '\n') : undefined
-  const servername = options.tlsServername || undefined
-  const tlsSettings: ConnectionOptions = { ...(ca ? { ca } : {}), ...(servername ? { servername } : {}) }
-  const tls = options.tls ? { tls: tlsSettings } : {}
-  const password = options.password || undefined
-  const cluster = Array.isArray(options.cluster) ? options.cluster : []
-  if (cluster.length) {
-    return {
-      cluster: cluster.map(({ host, port }) => ({ host, port })),
-      clusterOptions: { redisOptions: { password, ...tls }, ...(options.tls ? { dnsLookup: keepHostname } : {}) },
-    }
-  }
-  const sentinels = Array.isArray(options.sentinels) ? options.sentinels : []
-  if (sentinels.length) {
-    return {
-      sentinels: sentinels.map(({ host, port }) => ({ host, port })),
-      name: options.sentinelName || 'mymaster',
-      sentinelPassword: options.sentinelPassword || undefined,
-      password,
-      db: options.db ?? 0,
-      ...tls,
-      // TLS to the sentinels as well as to the master they name.
-      ...(options.tls ? { enableTLSForSentinelMode: true, sentinelTLS: tlsSettings } : {}),
-    }
-  }
-  // ioredis turns TLS on for rediss:// by itself; a private CA or a server name is added to it.
-  if (options.url) {
-    const rediss = /^rediss:/i.test(options.url)
-    return { url: options.url, ...(rediss && (ca || servername) ? { tls: tlsSettings } : tls) }
-  }
-  return {
-    host: options.host || '127.0.0.1',
-    port: options.port || 6379,
-    password,
-    db: options.db ?? 0,
-    ...tls,
-  }
 }
 
 /** SCAN of one server for the keys under `prefix`, added to `keys`. */

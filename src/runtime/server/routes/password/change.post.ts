@@ -8,7 +8,7 @@
  * no_password_account (no password user for the token's email) · 400 bad_request
  * 403 impersonated_session · 403 forbidden (cross-site) · 429 rate_limited (Retry-After)
  */
-import { change } from '../../lib/password/flows'
+import { change } from '../../lib/password/new-password'
 import { defineAuthRoute } from '../../utils/context'
 import { authenticate } from '../../lib/authenticate'
 

@@ -6,7 +6,7 @@
  * 400 invalid_reset_session (unknown, expired or used) · 400 password_policy (the session stays
  * usable) · 400 bad_request · 403 forbidden (cross-site) · 429 rate_limited (Retry-After)
  */
-import { resetComplete } from '../../lib/password/flows'
+import { resetComplete } from '../../lib/password/new-password'
 import { defineAuthRoute } from '../../utils/context'
 
 export default defineAuthRoute((event, ctx) => resetComplete(ctx, event))

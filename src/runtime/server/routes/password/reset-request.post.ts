@@ -6,7 +6,7 @@
  * 200 `{ success: true, message }` always
  * 400 invalid_email · 400 bad_request · 403 forbidden (cross-site) · 429 rate_limited (Retry-After)
  */
-import { resetRequest } from '../../lib/password/flows'
+import { resetRequest } from '../../lib/password/new-password'
 import { defineAuthRoute } from '../../utils/context'
 
 export default defineAuthRoute((event, ctx) => resetRequest(ctx, event))

@@ -7,7 +7,7 @@
  * 400 invalid_verification_code (wrong, expired or used) · 400 too_many_attempts · 400 bad_request
  * 403 forbidden (cross-site POST) · 429 rate_limited (Retry-After)
  */
-import { resetVerify } from '../../lib/password/flows'
+import { resetVerify } from '../../lib/password/new-password'
 import { defineAuthRoute } from '../../utils/context'
 
 export default defineAuthRoute((event, ctx) => resetVerify(ctx, event))

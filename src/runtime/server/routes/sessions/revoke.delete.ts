@@ -17,7 +17,7 @@ export default defineAuthRoute(async (event, ctx) => {
   const owner = await requireSessionOwner(event, ctx)
   const id = sessionIdSchema.safeParse(getRouterParam(event, 'id', { decode: true }))
   if (!id.success || !(await revokeSession(ctx, owner.sub, id.data, 'user', { own: true }))) {
-    throw authError(404, 'not_found', 'No such session')
+    throw authError('not_found', 'No such session')
   }
   ctx.logger.security('session_revoked_by_user', { user: owner.sub })
   return { success: true as const }

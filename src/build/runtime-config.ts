@@ -1,0 +1,86 @@
+import { defu } from 'defu'
+import { isPasswordEnabled, resolvePasswordOptions } from '../runtime/server/lib/password/options'
+import { BUILT_IN_OAUTH_PROVIDERS, customProviders, MOCK_DEFAULTS, presetOf } from '../runtime/server/lib/oauth/providers'
+import type { ModuleOptions, PublicAuthConfig } from '../runtime/types/options'
+import type { MockProviderOptions, NamedCustomProviderOptions, ProvidersOptions } from '../runtime/types/providers'
+import { toPublicConfig } from './options'
+
+/** The module's part of the runtime config: private (server only) and public (browser). */
+export interface AuthRuntimeConfig {
+  /** `runtimeConfig.svcAuth`. */
+  private: ModuleOptions
+  /** `runtimeConfig.public.svcAuth`: no secrets. */
+  public: PublicAuthConfig
+}
+
+/** Keys every OAuth provider has in the runtime config, so that each can be set from the environment. */
+const COMMON_KEYS = { clientId: '', clientSecret: '', issuer: '' }
+
+/**
+ * Provider options as they go into the private runtime config. Nitro overrides only keys that
+ * exist, so every key a deployment may set from the environment is written:
+ * - built-in providers: `clientId`, `clientSecret`, `issuer` and the preset's own keys with their
+ *   defaults (`NUXT_SVC_AUTH_PROVIDERS_KEYCLOAK_REALM`, …);
+ * - custom providers keyed by name, whichever form they were given in, with the same common keys
+ *   (`NUXT_SVC_AUTH_PROVIDERS_CUSTOM_ACME_CLIENT_SECRET`);
+ * - the mock provider with its defaults; the password provider with every default.
+ */
+export function runtimeProviders(providers: ProvidersOptions | undefined): ProvidersOptions {
+  const out: ProvidersOptions = { ...providers }
+  for (const name of BUILT_IN_OAUTH_PROVIDERS) {
+    const options = providers?.[name]
+    if (options) Object.assign(out, { [name]: { ...COMMON_KEYS, ...presetOf(name).defaults, ...options } })
+  }
+  if (providers?.custom !== undefined) {
+    const custom: Record<string, NamedCustomProviderOptions> = {}
+    for (const [name, options] of customProviders(providers.custom)) {
+      const { name: _name, ...rest } = options
+      custom[name] = { ...COMMON_KEYS, ...rest } as NamedCustomProviderOptions
+    }
+    out.custom = custom
+  }
+  if (providers?.mock) out.mock = runtimeMock(providers.mock)
+  if (isPasswordEnabled(providers?.password)) out.password = resolvePasswordOptions(providers.password)
+  return out
+}
+
+function runtimeMock(mock: MockProviderOptions): MockProviderOptions {
+  return {
+    ...mock,
+    clientId: mock.clientId || MOCK_DEFAULTS.clientId,
+    clientSecret: mock.clientSecret || MOCK_DEFAULTS.clientSecret,
+    defaultUser: mock.defaultUser ?? MOCK_DEFAULTS.defaultUser,
+    enableInProduction: mock.enableInProduction ?? MOCK_DEFAULTS.enableInProduction,
+  }
+}
+
+/**
+ * Provider names for the browser: without the mock provider in a production build that does not
+ * enable it (its routes answer 404 there, so a login button for it would only fail).
+ */
+export function publicProviderNames(names: string[], options: Pick<ModuleOptions, 'providers'>, dev: boolean): string[] {
+  return dev || options.providers?.mock?.enableInProduction === true ? names : names.filter(name => name !== 'mock')
+}
+
+/**
+ * The module's whole runtime config from the resolved options: the private part with every key
+ * that may come from the environment, and the public part the browser gets.
+ */
+export function buildRuntimeConfig(options: ModuleOptions, { dev }: { dev: boolean }): AuthRuntimeConfig {
+  const publicConfig = toPublicConfig(options)
+  return {
+    private: { ...options, providers: runtimeProviders(options.providers) },
+    public: { ...publicConfig, providers: publicProviderNames(publicConfig.providers, options, dev) },
+  }
+}
+
+interface RuntimeConfigTarget {
+  svcAuth?: object
+  public: { svcAuth?: object }
+}
+
+/** Writes the module's runtime config, under what the app itself set in `runtimeConfig.svcAuth`. */
+export function writeRuntimeConfig(runtimeConfig: RuntimeConfigTarget, config: AuthRuntimeConfig): void {
+  runtimeConfig.svcAuth = defu(runtimeConfig.svcAuth, config.private)
+  runtimeConfig.public.svcAuth = defu(runtimeConfig.public.svcAuth, config.public)
+}

@@ -1,0 +1,77 @@
+import type { H3Event } from 'h3'
+import { z } from 'zod'
+import type { RateLimitRuleName } from '../../../types/rate-limit'
+import type { AuthContext } from '../context'
+import { authError } from '../errors'
+import { enforceRateLimit } from '../rate-limit'
+import { refuseCrossOrigin } from '../request-guards'
+import { readBodyWith } from '../validation'
+import { MAX_EMAIL_LENGTH, requireEmail } from './email'
+import type { ResolvedPasswordHandlers } from './handlers'
+import { checkPasswordPolicy, MAX_PASSWORD_BYTES, normalizePassword, passwordBytes, passwordForms, policyMessage, TOO_LONG } from './policy'
+import type { PasswordRuntime } from './runtime'
+
+/** Longest password accepted in a body (bcrypt checks 72 bytes; this bounds the work of others). */
+const MAX_PASSWORD_LENGTH = 1024
+
+/** An email as a body or query carries it (checked further by `requireEmail`). */
+export const emailField = z.string().max(MAX_EMAIL_LENGTH + 64)
+/** A password as a body carries it. */
+export const passwordField = z.string().max(MAX_PASSWORD_LENGTH)
+
+/**
+ * The body of a POST that names an account by its email (register, reset-request): refused from
+ * another origin, then the per-address limit of `rule`, the body, the email in canonical form
+ * (400 `invalid_email`), and the per-email limit of `rule`.
+ */
+export async function readEmailBody<S extends z.ZodType<{ email: string }>>(ctx: AuthContext, event: H3Event, rule: RateLimitRuleName, schema: S): Promise<{ body: z.output<S>, email: string }> {
+  refuseCrossOrigin(event, ctx)
+  await enforceRateLimit(ctx, event, rule, { ip: true })
+  const body = await readBodyWith(event, schema)
+  const email = requireEmail(body.email)
+  await enforceRateLimit(ctx, event, rule, { ip: false, email })
+  return { body, email }
+}
+
+/** Longest password (UTF-8 bytes) the hash checks whole: bcrypt's 72, none for the host's own hash. */
+function byteLimit(handlers: ResolvedPasswordHandlers): number {
+  return handlers.customHash ? Number.POSITIVE_INFINITY : MAX_PASSWORD_BYTES
+}
+
+/**
+ * The built-in policy, or the host's `validatePassword` instead of it; either way a password that
+ * bcrypt would cut is refused.
+ */
+async function passwordViolations(runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, password: string): Promise<string[]> {
+  let violations: string[]
+  if (!handlers.validatePassword) violations = checkPasswordPolicy(password, runtime.options.passwordPolicy)
+  else {
+    const verdict = await handlers.validatePassword(password)
+    violations = Array.isArray(verdict) ? verdict.map(String) : verdict === true ? [] : ['a password the application accepts']
+  }
+  if (passwordBytes(password) > byteLimit(handlers) && !violations.includes(TOO_LONG)) violations.push(TOO_LONG)
+  return violations
+}
+
+/**
+ * Checks a new password (register, reset, change) and returns it in normal form; 400
+ * `password_policy` listing every violation.
+ */
+export async function requirePolicy(runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, typed: string): Promise<string> {
+  const password = normalizePassword(typed)
+  const violations = await passwordViolations(runtime, handlers, password)
+  if (violations.length) throw authError('password_policy', policyMessage(violations))
+  return password
+}
+
+/**
+ * Checks a typed password against a stored hash (null: unknown account). Tried in normal form,
+ * then as typed (older hashes); a password longer than register accepts is never checked but
+ * costs the same work, so every refusal looks and takes the same.
+ */
+export function checkPassword(runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, typed: string, hash: string | null): Promise<boolean> {
+  const forms = passwordForms(typed)
+  const limit = byteLimit(handlers)
+  const candidates = passwordBytes(forms[0]!) > limit ? [] : forms.filter(form => passwordBytes(form) <= limit)
+  return runtime.hasher.verifyFirst(candidates, hash, forms.length)
+}

@@ -1,0 +1,140 @@
+import { promises as fsp } from 'node:fs'
+import { basename, dirname, join } from 'node:path'
+import { hasCode, keyToPath, readText, tempPathFor, writeSynced } from './fs-files'
+
+/*
+ * The atomic steps of the fs store driver that hold between processes sharing a directory:
+ * exclusive creation (link(), or O_EXCL), replacement under a lock file, and take (rename()).
+ */
+
+/** Errors of link() on filesystems without hard links (SMB/CIFS, some network and FUSE mounts). */
+const NO_HARD_LINKS = ['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']
+
+/**
+ * Write `data` to a temp file, fsync it, then link() it to `path`: link fails with EEXIST when the
+ * target exists, so of concurrent creations (also in other processes on the same filesystem)
+ * exactly one succeeds, and the winner's file is complete the moment it appears. On a filesystem
+ * without hard links, the target is created with O_EXCL instead (just as exclusive; a reader may
+ * then see it before its content, which reads as an invalid, hence absent, entry).
+ */
+async function createExclusive(path: string, data: string | Uint8Array): Promise<boolean> {
+  await fsp.mkdir(dirname(path), { recursive: true, mode: 0o700 })
+  const temp = tempPathFor(path)
+  try {
+    await writeSynced(temp, data)
+    try {
+      await fsp.link(temp, path)
+      return true
+    }
+    catch (error) {
+      if (hasCode(error, 'EEXIST')) return false
+      if (!hasCode(error, ...NO_HARD_LINKS)) throw error
+    }
+    try {
+      await writeSynced(path, data)
+      return true
+    }
+    catch (error) {
+      if (hasCode(error, 'EEXIST')) return false
+      throw error
+    }
+  }
+  finally {
+    await fsp.rm(temp, { force: true })
+  }
+}
+
+/** A lock older than this was left by a process that died holding it. */
+const STALE_LOCK_MS = 10_000
+
+/**
+ * Run `fn` holding the lock file of `path` (created with O_EXCL, so one process at a time), or
+ * resolve `busy` when another process holds it. The lock is named like a temp file: hidden from
+ * key listings and removed by the stale temp file sweep if its holder died.
+ */
+async function withFileLock<T>(path: string, busy: T, fn: () => Promise<T>): Promise<T> {
+  const lock = join(dirname(path), `.${basename(path)}.${'0'.repeat(32)}.tmp`)
+  let handle: Awaited<ReturnType<typeof fsp.open>> | undefined
+  for (let attempt = 0; attempt < 2 && !handle; attempt++) {
+    try {
+      handle = await fsp.open(lock, 'wx', 0o600)
+    }
+    catch (error) {
+      if (!hasCode(error, 'EEXIST')) throw error
+      const info = await fsp.stat(lock).catch(() => null)
+      if (info && Date.now() - info.mtimeMs < STALE_LOCK_MS) return busy
+      // A stale lock is moved out of the way with rename(): of processes breaking it at once,
+      // one succeeds, and none can remove a fresh lock that another process took meanwhile.
+      try {
+        await fsp.rename(lock, tempPathFor(lock))
+      }
+      catch (renameError) {
+        if (!hasCode(renameError, 'ENOENT')) throw renameError
+        return busy
+      }
+    }
+  }
+  if (!handle) return busy
+  try {
+    await handle.close()
+    return await fn()
+  }
+  finally {
+    await fsp.rm(lock, { force: true })
+  }
+}
+
+/**
+ * Create the file of `path` unless a live one exists: a missing file is created with link()
+ * (exactly one of any number of concurrent creators wins); a `stale` one (an expired entry) is
+ * replaced under the key's lock file, so that of concurrent replacers, also in other processes,
+ * exactly one wins and a fresh entry is never removed.
+ */
+export async function createUnlessLive(path: string, data: string, stale: (current: string) => boolean): Promise<boolean> {
+  const current = await readText(path)
+  if (current === null) return createExclusive(path, data)
+  if (!stale(current)) return false
+  return withFileLock(path, false, async () => {
+    const again = await readText(path)
+    if (again !== null) {
+      if (!stale(again)) return false
+      await fsp.unlink(path).catch((error: unknown) => {
+        if (!hasCode(error, 'ENOENT')) throw error
+      })
+    }
+    return createExclusive(path, data)
+  })
+}
+
+/** Claim the file of `path` with rename(), then read and delete the claimed copy (see {@link takeFile}). */
+export async function claimAndRead(path: string): Promise<string | null> {
+  const info = await fsp.lstat(path).catch((error: unknown) => {
+    if (hasCode(error, 'ENOENT', 'ENOTDIR')) return null
+    throw error
+  })
+  if (!info?.isFile()) return null
+  const claimed = tempPathFor(path)
+  try {
+    await fsp.rename(path, claimed)
+  }
+  catch (error) {
+    if (hasCode(error, 'ENOENT', 'ENOTDIR')) return null
+    throw error
+  }
+  try {
+    return await fsp.readFile(claimed, 'utf8')
+  }
+  finally {
+    await fsp.rm(claimed, { force: true })
+  }
+}
+
+/**
+ * Atomically take the file of `key` below `base`: rename it to a unique temp name (only one of
+ * any number of concurrent renames of the same file succeeds, across processes on the same
+ * filesystem), then read and delete the claimed copy. Resolves the content, or null when the file
+ * does not exist or another caller claimed it first.
+ */
+export function takeFile(base: string, key: string): Promise<string | null> {
+  return claimAndRead(keyToPath(base, key))
+}

@@ -1,0 +1,130 @@
+import { randomBytes } from 'node:crypto'
+import { promises as fsp } from 'node:fs'
+import type { Dirent } from 'node:fs'
+import { basename, dirname, join, resolve } from 'node:path'
+
+/*
+ * File I/O of the fs store driver: keys to paths, crash-safe writes, temp files and listings.
+ */
+
+export const DRIVER_NAME = 'fs-atomic'
+const TEMP_FILE_RE = /^\..+\.[0-9a-f]{32}\.tmp$/
+
+/** An error of the driver, named like unstorage's own. */
+export function driverError(message: string): Error {
+  return new Error(`[unstorage] [${DRIVER_NAME}] ${message}`)
+}
+
+/** True when `error` is a system error with one of `codes` (`ENOENT`, …). */
+export function hasCode(error: unknown, ...codes: string[]): boolean {
+  return typeof error === 'object' && error !== null && 'code' in error
+    && typeof error.code === 'string' && codes.includes(error.code)
+}
+
+/** True for the names of temp files written by this driver (`.<name>.<32 hex>.tmp`). */
+export function isTempFileName(name: string): boolean {
+  return TEMP_FILE_RE.test(name)
+}
+
+/** A unique temp file path next to `target`. */
+export function tempPathFor(target: string): string {
+  return join(dirname(target), `.${basename(target)}.${randomBytes(16).toString('hex')}.tmp`)
+}
+
+/** Split a key on `:`, `/` and `\` (like unstorage), rejecting `.`/`..` and temp-file-like segments. */
+export function keySegments(key: string): string[] {
+  const segments = (key ?? '').split(/[:/\\]/).filter(Boolean)
+  for (const segment of segments) {
+    if (segment === '.' || segment === '..' || segment.includes('\0') || isTempFileName(segment)) {
+      throw driverError(`Invalid key: ${JSON.stringify(key)}. It should not contain .., . or temp file segments`)
+    }
+  }
+  return segments
+}
+
+/**
+ * Map a key to its file below `base`: `a:b:c` becomes `base/a/b/c`. Throws for empty keys and
+ * `.`/`..` segments.
+ */
+export function keyToPath(base: string, key: string): string {
+  const segments = keySegments(key)
+  if (segments.length === 0) throw driverError(`Invalid key: ${JSON.stringify(key)}. It should not be empty`)
+  return join(resolve(base), ...segments)
+}
+
+/** Content of a file, or null when there is none. */
+export async function readText(path: string): Promise<string | null> {
+  try {
+    return await fsp.readFile(path, 'utf8')
+  }
+  catch (error) {
+    if (hasCode(error, 'ENOENT', 'ENOTDIR', 'EISDIR')) return null
+    throw error
+  }
+}
+
+/** Create `path` (O_EXCL), write `data` and fsync it. */
+export async function writeSynced(path: string, data: string | Uint8Array): Promise<void> {
+  const handle = await fsp.open(path, 'wx', 0o600)
+  try {
+    await handle.writeFile(data)
+    await handle.sync()
+  }
+  finally {
+    await handle.close()
+  }
+}
+
+/** Write to a temp file in the target directory, fsync it, then rename it over the target. */
+export async function writeAtomic(path: string, data: string | Uint8Array): Promise<void> {
+  await fsp.mkdir(dirname(path), { recursive: true, mode: 0o700 })
+  const temp = tempPathFor(path)
+  try {
+    await writeSynced(temp, data)
+    await fsp.rename(temp, path)
+  }
+  catch (error) {
+    await fsp.rm(temp, { force: true })
+    throw error
+  }
+}
+
+/** A file found by {@link walkFiles}: its path, name and key segments. */
+export interface FileVisit {
+  path: string
+  name: string
+  segments: string[]
+}
+
+/** Recursively list the files below `dir` (missing directories yield nothing). */
+export async function walkFiles(dir: string, segments: string[], out: FileVisit[]): Promise<FileVisit[]> {
+  let entries: Dirent[]
+  try {
+    entries = await fsp.readdir(dir, { withFileTypes: true })
+  }
+  catch (error) {
+    if (hasCode(error, 'ENOENT', 'ENOTDIR')) return out
+    throw error
+  }
+  await Promise.all(entries.map(async (entry) => {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) await walkFiles(path, [...segments, entry.name], out)
+    else if (entry.isFile()) out.push({ path, name: entry.name, segments: [...segments, entry.name] })
+  }))
+  return out
+}
+
+/** Delete the temp files below `root` older than `maxAgeMs`; resolves how many. */
+export async function removeStaleTempFiles(root: string, maxAgeMs: number): Promise<number> {
+  const cutoff = Date.now() - maxAgeMs
+  let removed = 0
+  const files = (await walkFiles(root, [], [])).filter(file => isTempFileName(file.name))
+  for (const file of files) {
+    const info = await fsp.stat(file.path).catch(() => null)
+    if (info && info.mtimeMs < cutoff) {
+      await fsp.rm(file.path, { force: true })
+      removed++
+    }
+  }
+  return removed
+}

@@ -1,0 +1,104 @@
+/**
+ * Path helpers used by the browser code and the server alike. Everything here is pure: no Nuxt,
+ * no h3, no Node API.
+ */
+
+/** Query parameters appended by `withQuery` (undefined values are left out). */
+export type QueryParams = Record<string, string | undefined>
+
+/**
+ * True for a same-origin relative path such as `/dashboard?tab=1`: one leading slash, no scheme,
+ * no protocol-relative `//host` or `/\host`, no control characters (also after one decoding).
+ */
+export function isRelativePath(value: unknown): value is string {
+  if (typeof value !== 'string' || !value.startsWith('/')) return false
+  let decoded = value
+  try {
+    decoded = decodeURIComponent(value)
+  }
+  catch {
+    return false
+  }
+  for (const candidate of [value, decoded]) {
+    if (/^\/[/\\]/.test(candidate)) return false
+    // eslint-disable-next-line no-control-regex
+    if (/[\u0000-\u001F\u007F]/.test(candidate)) return false
+  }
+  return true
+}
+
+/** Path without query and hash, without a trailing slash (except the root). */
+export function normalizePath(path: string): string {
+  const bare = path.split(/[?#]/, 1)[0] || '/'
+  return bare.length > 1 && bare.endsWith('/') ? bare.replace(/\/+$/, '') || '/' : bare
+}
+
+/**
+ * True when `path` starts at `prefix` as whole segments: `/auth` covers `/auth` and `/auth/x`,
+ * not `/authors`; `/` covers every path. Query, hash and trailing slashes are ignored.
+ */
+export function isPathUnder(path: string, prefix: string): boolean {
+  const base = normalizePath(prefix)
+  const target = normalizePath(path)
+  return base === '/' || target === base || target.startsWith(`${base}/`)
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+}
+
+function segmentsOf(path: string): string[] {
+  return normalizePath(path).split('/').filter(Boolean)
+}
+
+function segmentMatcher(segment: string): RegExp {
+  const source = segment.split('').map(c => (c === '*' ? '[^/]*' : escapeRegExp(c))).join('')
+  return new RegExp(`^${source}$`)
+}
+
+function matchSegments(pattern: string[], path: string[]): boolean {
+  if (!pattern.length) return !path.length
+  const [head, ...rest] = pattern
+  if (head === '**') {
+    for (let skip = 0; skip <= path.length; skip++) {
+      if (matchSegments(rest, path.slice(skip))) return true
+    }
+    return false
+  }
+  return path.length > 0 && segmentMatcher(head!).test(path[0]!) && matchSegments(rest, path.slice(1))
+}
+
+/**
+ * True when `path` (query and hash ignored) matches the route glob `pattern`: `*` matches within
+ * one segment, a `**` segment any number of segments, also none
+ * (`/docs/**` matches `/docs`, `/docs/a` and `/docs/a/b`). Trailing slashes are ignored.
+ */
+export function matchesRouteGlob(pattern: string, path: string): boolean {
+  return matchSegments(segmentsOf(pattern), segmentsOf(path))
+}
+
+/** Joins a relative base URL (Nuxt `app.baseURL` or a fetch `baseURL`) and a path. */
+export function joinBase(baseURL: string | undefined, path: string): string {
+  if (!baseURL || baseURL === '/') return path
+  return `${baseURL.replace(/\/+$/, '')}${path}`
+}
+
+/** `path` with the app base URL taken off, for matching against route paths. */
+export function stripBase(path: string, baseURL: string | undefined): string {
+  const base = (baseURL ?? '/').replace(/\/+$/, '')
+  if (!base) return path
+  if (path === base) return '/'
+  return path.startsWith(`${base}/`) ? path.slice(base.length) : path
+}
+
+/** `path` with the given query parameters appended (an existing query and hash are kept). */
+export function withQuery(path: string, params: QueryParams): string {
+  const hashIndex = path.indexOf('#')
+  const hash = hashIndex >= 0 ? path.slice(hashIndex) : ''
+  const base = hashIndex >= 0 ? path.slice(0, hashIndex) : path
+  const pairs = Object.entries(params)
+    .filter((entry): entry is [string, string] => typeof entry[1] === 'string')
+    .map(([key, value]) => `${encodeURIComponent(key)}=${encodeURIComponent(value)}`)
+  if (!pairs.length) return path
+  return `${base}${base.includes('?') ? '&' : '?'}${pairs.join('&')}${hash}`
+}

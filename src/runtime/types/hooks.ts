@@ -1,0 +1,142 @@
+/**
+ * The `svc:*` Nitro runtime hooks of the module and their payloads (`nitroApp.hooks.hook(...)`).
+ */
+import type { H3Event } from 'h3'
+import type { AuthClaims, AuthUser, ProviderTokens } from './auth'
+
+/**
+ * Payload of the global and provider `onUserInfo` handlers and of the `svc:userInfo` and
+ * `svc:success` hooks: one login on its way through the shared login pipeline.
+ */
+export interface UserInfoPayload {
+  /**
+   * The user of this login. For `onUserInfo` and `svc:userInfo`: the profile as the provider
+   * gave it (`sub` as the provider knows it, `email`, `emailVerified`, `name`, `picture` and the
+   * provider's other claims; for password logins `email`, `hashedPassword` and `sub`). For
+   * `svc:success`: the final user, merged with what `onUserPersist` returned, `sub` decided.
+   */
+  user: AuthUser
+  /** Tokens of the login provider (never stored). Password logins: `{ access_token: '' }`. */
+  tokens: ProviderTokens
+  /** Name of the provider: `google`, `github`, a custom provider's name, `mock` or `password`. */
+  provider: string
+  /** The request that completes the login (the OAuth callback, or the verification of a code). */
+  event: H3Event
+}
+
+/**
+ * Payload of `svc:impersonate:check`, the first step of POST /auth/impersonate (after the caller's
+ * token and body are checked, before `canImpersonate`). A hook that throws an error with a status
+ * code rejects the request with that status.
+ */
+export interface ImpersonateCheckPayload {
+  /** Verified claims of the caller's access token (never an impersonated one). */
+  requester: AuthClaims
+  /** The body's `targetUserId`, trimmed. */
+  targetUserId: string
+  /** The body's `reason`, trimmed; undefined when absent or empty. */
+  reason?: string
+  event: H3Event
+  /** Client address (`X-Forwarded-For` only from `rateLimit.trustedProxies`). */
+  ip: string
+  /** The `User-Agent` header ('' when absent). */
+  userAgent: string
+}
+
+/**
+ * Payload of `svc:impersonate:fetchTarget`, emitted after `canImpersonate` allowed the request and
+ * right before `impersonation.fetchTarget` runs. A hook that throws rejects the request.
+ */
+export interface ImpersonateFetchTargetPayload {
+  /** Verified claims of the caller's access token. */
+  requester: AuthClaims
+  /** The body's `targetUserId`, trimmed. */
+  targetUserId: string
+  event: H3Event
+}
+
+/**
+ * Payload of `svc:impersonate:start`, the audit point of an impersonation: emitted when the
+ * impersonated session exists and its token is signed, before anything leaves the server. A
+ * hook that throws rolls the impersonation back (no token, no cookie) and its error is the answer.
+ */
+export interface ImpersonateStartPayload {
+  /** Verified claims of the caller's access token. */
+  requester: AuthClaims
+  /** Claims of the impersonated token exactly as signed (with `impersonation` and `sid`). */
+  targetUser: AuthClaims
+  /** The body's `reason`, trimmed; undefined when absent or empty. */
+  reason?: string
+  event: H3Event
+  /** Client address (`X-Forwarded-For` only from `rateLimit.trustedProxies`). */
+  ip: string
+  /** The `User-Agent` header ('' when absent). */
+  userAgent: string
+  /** When the impersonation began (its `impersonatedAt`). */
+  timestamp: Date
+}
+
+/**
+ * Payload of `svc:impersonate:end`, emitted by POST /auth/unimpersonate once the requester's new
+ * session exists and its token is signed, before anything leaves the server. A hook that throws
+ * undoes this: the impersonation stays as it was and can be ended again.
+ */
+export interface ImpersonateEndPayload {
+  /** Claims of the requester's new access token, exactly as signed. */
+  restoredUser: AuthClaims
+  /** Verified claims of the impersonated access token the request carried. */
+  impersonatedUser: AuthClaims
+  event: H3Event
+  /** Client address (`X-Forwarded-For` only from `rateLimit.trustedProxies`). */
+  ip: string
+  /** The `User-Agent` header ('' when absent). */
+  userAgent: string
+  /** When the impersonation ended. */
+  timestamp: Date
+}
+
+/**
+ * Why a session ended:
+ * - `logout`: POST /auth/logout with a token of the session.
+ * - `refresh_token_reused`: a rotated refresh token came back after the grace period (theft).
+ * - `password_reset` / `password_change`: every session of the user, or every other one.
+ * - `impersonation`: a session replaced by an impersonation, an impersonation that ended or was
+ *   rolled back.
+ * - `user`: the user ended it (`DELETE /auth/sessions/:id`, `POST /auth/sessions/revoke-others`).
+ * - `host`: the host's code (`revokeUserSession`, `revokeUserSessions`), e.g. an admin page.
+ */
+export type SessionRevocationReason = 'logout' | 'refresh_token_reused' | 'password_reset' | 'password_change' | 'impersonation' | 'user' | 'host'
+
+/** Payload of `svc:session:revoked`. */
+export interface SessionRevokedPayload {
+  /** The session's id: the `sid` claim of its access tokens. */
+  sessionId: string
+  /** `sub` of the session's user. */
+  userId: string
+  reason: SessionRevocationReason
+}
+
+/** Nitro runtime hooks emitted by the module. */
+export interface SvcAuthHooks {
+  /**
+   * Every login, after the `onUserInfo` handlers and before the subject is qualified and
+   * `onUserPersist` runs. A hook that throws ends the login.
+   */
+  'svc:userInfo': (payload: UserInfoPayload) => void | Promise<void>
+  /**
+   * Every login, after `onUserPersist` and the claims, before the provider's `onSuccess` and the
+   * authorization code: the account-linking point (`user` is final). A hook that throws ends the
+   * login.
+   */
+  'svc:success': (payload: UserInfoPayload) => void | Promise<void>
+  /** See {@link ImpersonateCheckPayload}. */
+  'svc:impersonate:check': (payload: ImpersonateCheckPayload) => void | Promise<void>
+  /** See {@link ImpersonateFetchTargetPayload}. */
+  'svc:impersonate:fetchTarget': (payload: ImpersonateFetchTargetPayload) => void | Promise<void>
+  /** See {@link ImpersonateStartPayload}. */
+  'svc:impersonate:start': (payload: ImpersonateStartPayload) => void | Promise<void>
+  /** See {@link ImpersonateEndPayload}. */
+  'svc:impersonate:end': (payload: ImpersonateEndPayload) => void | Promise<void>
+  /** A session ended (every cause, see {@link SessionRevocationReason}); errors are logged only. */
+  'svc:session:revoked': (payload: SessionRevokedPayload) => void | Promise<void>
+}

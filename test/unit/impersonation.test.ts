@@ -1,0 +1,139 @@
+import { createError, type H3Event } from 'h3'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { AuthContext, HookCaller } from '../../src/runtime/server/lib/context'
+import { authErrorCode } from '../../src/runtime/server/lib/errors'
+import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
+import { endImpersonation, impersonationRequester, startImpersonation } from '../../src/runtime/server/lib/impersonation'
+import { issueRefreshToken, readRefreshToken } from '../../src/runtime/server/lib/records/refresh-token'
+import { mintSessionToken } from '../../src/runtime/server/lib/session'
+import type { AuthClaims } from '../../src/runtime/types/auth'
+import { unitContext } from './helpers/context'
+import { fakeEvent, setCookieValue } from './helpers/event'
+
+const USERS: Record<string, Record<string, unknown>> = {
+  admin: { sub: 'admin', email: 'admin@example.com', name: 'Ada Admin', role: 'admin' },
+  bob: { sub: 'bob', email: 'bob@example.com', name: 'Bob', role: 'member', plan: 'pro' },
+}
+
+let ctx: AuthContext
+let hooks: Array<{ name: string, payload: Record<string, unknown> }>
+let failHook: string | undefined
+
+beforeEach(async () => {
+  ctx = await unitContext({ impersonation: { enabled: true, tokenExpiration: 900, originalUserLookupClaim: 'sub' } })
+  hooks = []
+  failHook = undefined
+  const callHook: HookCaller = async (name, payload) => {
+    hooks.push({ name, payload: payload as unknown as Record<string, unknown> })
+    if (name === failHook) throw createError({ statusCode: 409, message: `${name} refused` })
+  }
+  ctx.callHook = callHook
+  defineAuthHandlers({ impersonation: { fetchTarget: id => USERS[id] ?? null } })
+})
+
+afterEach(() => resetAuthHandlers())
+
+/** A logged-in admin: a session (refresh cookie) and an access token of it. */
+async function adminSession() {
+  const session = await issueRefreshToken(ctx, { user: USERS.admin!, userId: 'admin', claims: { role: 'admin' } })
+  const { token } = await mintSessionToken(ctx, session.record, { role: 'admin' })
+  return { cookie: session.token, accessToken: token, family: session.record.family }
+}
+
+function request(accessToken: string, cookie?: string): H3Event {
+  return fakeEvent({ method: 'POST', url: '/auth/impersonate', headers: { authorization: `Bearer ${accessToken}`, ...(cookie ? { cookie: `svc-refresh=${cookie}` } : {}) } })
+}
+
+async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
+  return promise.then(() => undefined, (error: unknown) => authErrorCode(error) ?? String(error))
+}
+
+async function start(target = 'bob', reason?: string) {
+  const admin = await adminSession()
+  const event = request(admin.accessToken, admin.cookie)
+  const requester = await impersonationRequester(ctx, event)
+  const answer = await startImpersonation(ctx, event, requester, { targetUserId: target, reason })
+  return { admin, answer, cookie: setCookieValue(event, 'svc-refresh'), claims: (await ctx.tokens.verify(answer.accessToken)) as AuthClaims }
+}
+
+describe('startImpersonation', () => {
+  it('issues a token of the target with the impersonation claim, runs the hooks in order and replaces the requester\'s session', async () => {
+    const { admin, answer, cookie, claims } = await start('bob', 'support ticket')
+    expect(answer).toEqual({ accessToken: expect.any(String) })
+    expect(claims).toMatchObject({ sub: 'bob', email: 'bob@example.com', role: 'member', plan: 'pro' })
+    expect(claims.impersonation).toMatchObject({ originalUserSub: 'admin', originalUserLookupId: 'admin', originalUserEmail: 'admin@example.com', reason: 'support ticket', originalClaims: { role: 'admin' } })
+    expect(claims.exp! - claims.iat!).toBe(900)
+    expect(hooks.map(h => h.name)).toEqual(['svc:impersonate:check', 'svc:impersonate:fetchTarget', 'svc:impersonate:start', 'svc:session:revoked'])
+    expect(hooks[3]!.payload).toMatchObject({ sessionId: admin.family, userId: 'admin', reason: 'impersonation' })
+    expect(hooks[0]!.payload).toMatchObject({ targetUserId: 'bob', reason: 'support ticket', ip: '127.0.0.1' })
+    expect(hooks[2]!.payload.targetUser).toEqual(claims)
+    // The new cookie is the impersonated session's; the admin's session in this browser ended.
+    expect((await readRefreshToken(ctx, cookie!))?.record).toMatchObject({ userId: 'bob', family: claims.sid })
+    expect(await readRefreshToken(ctx, admin.cookie)).toBeNull()
+  })
+
+  it('refuses what it must, in this order: disabled, no token, chain, canImpersonate, unknown target', async () => {
+    const admin = await adminSession()
+    ctx.options.impersonation.enabled = false
+    expect(await codeOf(impersonationRequester(ctx, request(admin.accessToken)))).toBe('not_found')
+    ctx.options.impersonation.enabled = true
+    expect(await codeOf(impersonationRequester(ctx, request('not-a-token')))).toBe('unauthorized')
+    const { answer } = await start()
+    expect(await codeOf(impersonationRequester(ctx, request(answer.accessToken)))).toBe('impersonation_chain')
+
+    const requester = await impersonationRequester(ctx, request(admin.accessToken))
+    defineAuthHandlers({ impersonation: { fetchTarget: id => USERS[id] ?? null, canImpersonate: (_, id) => id !== 'bob' } })
+    expect(await codeOf(startImpersonation(ctx, request(admin.accessToken), requester, { targetUserId: 'bob' }))).toBe('forbidden')
+    expect(await codeOf(startImpersonation(ctx, request(admin.accessToken), requester, { targetUserId: 'nobody' }))).toBe('not_found')
+  })
+
+  it('a failing start hook rolls the impersonation back and hands nothing out', async () => {
+    const admin = await adminSession()
+    const event = request(admin.accessToken, admin.cookie)
+    failHook = 'svc:impersonate:start'
+    const requester = await impersonationRequester(ctx, event)
+    await expect(startImpersonation(ctx, event, requester, { targetUserId: 'bob' })).rejects.toMatchObject({ statusCode: 409 })
+    expect(setCookieValue(event, 'svc-refresh')).toBeUndefined()
+    // The requester keeps their session.
+    expect(await readRefreshToken(ctx, admin.cookie)).not.toBeNull()
+  })
+})
+
+describe('endImpersonation', () => {
+  function back(accessToken: string, cookie?: string): H3Event {
+    return fakeEvent({ method: 'POST', url: '/auth/unimpersonate', headers: { authorization: `Bearer ${accessToken}`, ...(cookie ? { cookie: `svc-refresh=${cookie}` } : {}) } })
+  }
+
+  it('restores the requester with the claims the impersonation began with, once', async () => {
+    const { answer, cookie } = await start()
+    const event = back(answer.accessToken, cookie)
+    const restored = await endImpersonation(ctx, event)
+    const claims = await ctx.tokens.verify(restored.accessToken)
+    expect(claims).toMatchObject({ sub: 'admin', role: 'admin' })
+    expect(claims?.impersonation).toBeUndefined()
+    expect(hooks.find(h => h.name === 'svc:impersonate:end')?.payload).toMatchObject({ restoredUser: claims, impersonatedUser: { sub: 'bob' } })
+    expect((await readRefreshToken(ctx, setCookieValue(event, 'svc-refresh')!))?.record.userId).toBe('admin')
+    expect(await readRefreshToken(ctx, cookie!)).toBeNull()
+    // Its session has ended: the impersonated token no longer authenticates.
+    expect(await codeOf(endImpersonation(ctx, back(answer.accessToken, cookie)))).toBe('session_revoked')
+  })
+
+  it('needs an impersonated token and the impersonation\'s own cookie', async () => {
+    const admin = await adminSession()
+    expect(await codeOf(endImpersonation(ctx, back(admin.accessToken, admin.cookie)))).toBe('not_impersonating')
+    const { answer } = await start()
+    expect(await codeOf(endImpersonation(ctx, back(answer.accessToken)))).toBe('impersonation_session_mismatch')
+    expect(await codeOf(endImpersonation(ctx, back(answer.accessToken, admin.cookie)))).toBe('impersonation_session_mismatch')
+  })
+
+  it('a failing end hook changes nothing: the impersonation can be ended again', async () => {
+    const { answer, cookie } = await start()
+    failHook = 'svc:impersonate:end'
+    const failed = back(answer.accessToken, cookie)
+    await expect(endImpersonation(ctx, failed)).rejects.toMatchObject({ statusCode: 409 })
+    expect(setCookieValue(failed, 'svc-refresh')).toBeUndefined()
+    failHook = undefined
+    const restored = await endImpersonation(ctx, back(answer.accessToken, cookie))
+    expect((await ctx.tokens.verify(restored.accessToken))?.sub).toBe('admin')
+  })
+})

@@ -1,0 +1,215 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
+import { createApp, createRouter, toNodeListener, type EventHandler } from 'h3'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { resolveOptions } from '../../src/build/options'
+import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
+import { coreRoutes } from '../../src/runtime/server/lib/module-routes'
+import { MOCK_ENDPOINTS } from '../../src/runtime/server/lib/oauth/providers'
+import { PASSWORD_ROUTES, passwordRoutePath } from '../../src/runtime/server/lib/password/paths'
+import { RECORD_TYPES } from '../../src/runtime/server/lib/records/record-types'
+import type { StoreBackend } from '../../src/runtime/server/lib/store/types'
+import { peekAuthContext } from '../../src/runtime/server/utils/context'
+import type { PasswordUser } from '../../src/runtime/types/auth'
+import type { ModuleOptions } from '../../src/runtime/types/options'
+
+// The module's real endpoints on a plain h3 app: Nitro's runtime is these two functions.
+const nitro = vi.hoisted(() => ({ options: undefined as unknown, base: '' }))
+vi.mock('nitropack/runtime', () => ({
+  useRuntimeConfig: () => ({ svcAuth: nitro.options }),
+  useNitroApp: () => ({
+    hooks: { callHook: async () => {} },
+    localFetch: (path: string, init: RequestInit) => fetch(`${nitro.base}${path}`, init),
+  }),
+}))
+
+// Every key the store writes, whatever writes it.
+const storage = vi.hoisted(() => ({ written: new Set<string>(), backend: undefined as StoreBackend | undefined }))
+vi.mock('../../src/runtime/server/lib/store/memory', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../src/runtime/server/lib/store/memory')>()
+  return {
+    createMemoryBackend: (): StoreBackend => {
+      const backend = original.createMemoryBackend()
+      const note = <A extends unknown[], R>(write: (key: string, ...rest: A) => Promise<R>) => (key: string, ...rest: A): Promise<R> => {
+        storage.written.add(key)
+        return write(key, ...rest)
+      }
+      storage.backend = {
+        ...backend,
+        set: note(backend.set),
+        setIfAbsent: note(backend.setIfAbsent),
+        incr: note(backend.incr),
+        mapSet: note(backend.mapSet),
+      }
+      return storage.backend
+    },
+  }
+})
+
+const PREFIX = 'refresh:'
+const PASSWORD = 'Sunflower-42x'
+
+/** The record type a storage key belongs to: `<prefix><type>` or `<prefix><type>:…`. */
+function recordTypeOf(key: string): string {
+  expect(key.startsWith(PREFIX), key).toBe(true)
+  return key.slice(PREFIX.length).split(':')[0]!
+}
+
+let server: Server
+let base = ''
+let options: ModuleOptions
+const users = new Map<string, PasswordUser>()
+const codes: Array<{ email: string, code: string, action: string }> = []
+
+/** One browser: its cookies, and requests to the app. */
+function browser() {
+  const jar = new Map<string, string>()
+  const cookie = () => [...jar].map(([name, value]) => `${name}=${value}`).join('; ')
+  const request = async (method: string, path: string, { body, bearer }: { body?: unknown, bearer?: string } = {}) => {
+    const headers: Record<string, string> = { accept: 'application/json', cookie: cookie() }
+    if (body !== undefined) headers['content-type'] = 'application/json'
+    if (bearer) headers.authorization = `Bearer ${bearer}`
+    const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), redirect: 'manual' })
+    for (const line of res.headers.getSetCookie()) {
+      const [pair] = line.split(';')
+      const [name, ...value] = pair!.split('=')
+      if (value.join('=')) jar.set(name!, value.join('='))
+      else jar.delete(name!)
+    }
+    return res
+  }
+  return {
+    get: (path: string, bearer?: string) => request('GET', path, { bearer }),
+    post: (path: string, body?: unknown, bearer?: string) => request('POST', path, { body: body ?? {}, bearer }),
+    delete: (path: string, bearer?: string) => request('DELETE', path, { bearer }),
+  }
+}
+
+type Browser = ReturnType<typeof browser>
+
+const json = async <T>(res: Response, status = 200): Promise<T> => {
+  const body = await res.json() as T
+  expect(res.status, JSON.stringify(body)).toBe(status)
+  return body
+}
+
+const password = (path: string) => passwordRoutePath(options.endpoints.authPath, path)
+
+/** The authorization code of a login answer or redirect, exchanged for an access token. */
+async function exchange(b: Browser, code: string): Promise<string> {
+  return (await json<{ accessToken: string }>(await b.post(options.endpoints.tokenPath, { code }))).accessToken
+}
+
+/** The code of the last email sent for `action`. */
+const lastCode = (action: string) => codes.filter(c => c.action === action).at(-1)!
+
+beforeAll(async () => {
+  options = resolveOptions({
+    token: { secret: 'record-types-secret-0123456789-abcdefghijkl' },
+    tokenRefresh: { storage: { driver: 'memory' } },
+    logging: { level: 'silent' },
+    impersonation: { enabled: true },
+    providers: {
+      mock: { enableInProduction: true, mockUsers: [{ sub: 'mock-1', email: 'mock@example.com', name: 'Mock One' }] },
+      password: { passwordHashRounds: 4 },
+    },
+  }, false)
+  nitro.options = options
+  const router = createRouter()
+  const routes = join(import.meta.dirname, '..', '..', 'src', 'runtime', 'server', 'routes')
+  const handler = async (file: string) => (await import(/* @vite-ignore */ join(routes, `${file}.ts`)) as { default: EventHandler }).default
+  for (const route of coreRoutes(options.endpoints)) router[route.method](route.route, await handler(route.handler))
+  for (const route of PASSWORD_ROUTES) {
+    for (const method of route.methods) router[method](password(route.path), await handler(`password/${route.handler}`))
+  }
+  router.get(`${options.endpoints.loginPath.replace(/\/+$/, '')}/mock`, await handler('oauth/login.get'))
+  router.get(MOCK_ENDPOINTS.authorize, await handler('oauth/mock-authorize.get'))
+  router.post(MOCK_ENDPOINTS.token, await handler('oauth/mock-token.post'))
+  router.get(MOCK_ENDPOINTS.userinfo, await handler('oauth/mock-userinfo.get'))
+  const app = createApp()
+  app.use(router)
+  server = createServer(toNodeListener(app))
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  nitro.base = base
+
+  defineAuthHandlers({
+    password: {
+      findUser: email => users.get(email) ?? null,
+      sendVerificationCode: (email, code, action) => void codes.push({ email, code, action }),
+      onUserPersist: (email, hashedPassword) => {
+        users.set(email, { id: `id-${email}`, email, hashedPassword })
+        return { id: `id-${email}` }
+      },
+    },
+    impersonation: {
+      canImpersonate: () => true,
+      fetchTarget: id => ({ sub: id, email: `${id}@example.com` }),
+    },
+  })
+})
+
+afterAll(async () => {
+  resetAuthHandlers()
+  await new Promise(resolve => server?.close(resolve))
+  await peekAuthContext()?.dispose()
+})
+
+describe('record types', () => {
+  it('have unique names', () => {
+    const names = Object.values(RECORD_TYPES)
+    expect(new Set(names).size).toBe(names.length)
+    for (const name of names) expect(name).toMatch(/^[a-z]+(?:-[a-z]+)*$/)
+  })
+
+  it('are every namespace a whole login, refresh, password and session flow stores, and each is used', async () => {
+    // Provider login with the mock provider, then the token exchange, refreshes and sessions.
+    const b = browser()
+    const start = await b.get(`${options.endpoints.loginPath.replace(/\/+$/, '')}/mock`)
+    expect(start.status).toBe(302)
+    const atProvider = await b.get(start.headers.get('location')!)
+    expect(atProvider.status).toBe(302)
+    const back = await b.get(atProvider.headers.get('location')!)
+    const callback = new URL(back.headers.get('location')!, base)
+    expect(callback.pathname).toBe(options.endpoints.callbackPath)
+    let token = await exchange(b, callback.searchParams.get('code')!)
+    token = (await json<{ accessToken: string }>(await b.post(options.endpoints.refreshPath))).accessToken
+    token = (await json<{ accessToken: string }>(await b.post(options.endpoints.refreshPath))).accessToken
+    expect((await json<{ sessions: unknown[] }>(await b.get(options.endpoints.sessionsPath, token))).sessions).toHaveLength(1)
+
+    // Impersonation, there and back.
+    const impersonated = (await json<{ accessToken: string }>(await b.post(options.endpoints.impersonatePath, { targetUserId: 'target-1', reason: 'support' }, token))).accessToken
+    token = (await json<{ accessToken: string }>(await b.post(options.endpoints.unimpersonatePath, {}, impersonated))).accessToken
+
+    // Password: register (code only), login (with the email), a wrong code, reset (by flow), change.
+    const p = browser()
+    const email = 'pat@example.com'
+    await json(await p.post(password('register'), { email, password: PASSWORD }))
+    await json(await p.post(password('register-verify'), { code: lastCode('register').code }))
+    await json(await p.post(password('login'), { email, password: PASSWORD }))
+    const loginCode = lastCode('login').code
+    await json(await p.post(password('login-verify'), { code: String((Number(loginCode) + 1) % 1_000_000).padStart(6, '0'), email }), 400)
+    const login = await json<{ redirect: string }>(await p.post(password('login-verify'), { code: loginCode, email }))
+    const passwordToken = await exchange(p, new URL(login.redirect, base).searchParams.get('code')!)
+    await json(await p.post(password('reset-request'), { email }))
+    await vi.waitFor(() => expect(lastCode('reset')).toBeDefined())
+    const { sessionId } = await json<{ sessionId: string }>(await p.post(password('reset-verify'), { code: lastCode('reset').code, email }))
+    await json(await p.post(password('reset-complete'), { sessionId, newPassword: `${PASSWORD}-new` }))
+    const after = browser()
+    await json(await after.post(password('login'), { email, password: `${PASSWORD}-new` }))
+    const relogin = await json<{ redirect: string }>(await after.post(password('login-verify'), { code: lastCode('login').code, email }))
+    const fresh = await exchange(after, new URL(relogin.redirect, base).searchParams.get('code')!)
+    await json(await after.post(password('change'), { currentPassword: `${PASSWORD}-new`, newPassword: `${PASSWORD}-2` }, fresh))
+    expect(passwordToken).not.toBe(fresh)
+
+    // Logout.
+    await json(await b.post(options.endpoints.logoutPath))
+
+    const written = [...storage.written].map(recordTypeOf)
+    const stored = (await storage.backend!.keys('')).map(recordTypeOf)
+    const known = new Set<string>(Object.values(RECORD_TYPES))
+    expect([...new Set([...written, ...stored])].filter(type => !known.has(type))).toEqual([])
+    expect([...known].filter(type => !written.includes(type))).toEqual([])
+  })
+})
