@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { checkOptions, cookiePathMatches, refreshCookiePathErrors } from '../../src/build/checks'
+import { checkOptions } from '../../src/build/checks'
+import { cookiePathMatches, refreshCookiePathErrors } from '../../src/runtime/server/lib/cookie-path'
 import { defaultOptions, providerNames, resolveOptions, toPublicConfig } from '../../src/build/options'
 import { serverRoutes } from '../../src/build/routes'
 import { typeTemplate } from '../../src/build/type-template'
+import { createAuthContext } from '../../src/runtime/server/lib/context'
 import { formatValidationErrors, validateOptions } from '../../src/runtime/server/lib/validate'
 import { isRelativePath } from '../../src/runtime/shared/paths'
 import type { Duration, ModuleOptions, ModuleOptionsInput } from '../../src/runtime/types/options'
@@ -541,6 +543,16 @@ describe('refresh cookie path (start-up check)', () => {
       o.endpoints.logoutPath = '/session/logout'
     })
     expect(refreshCookiePathErrors(moved)).toEqual([expect.stringContaining('does not cover \'/session/logout\':')])
+  })
+
+  it('is checked again when the server starts, against the runtime base URL (a path set from the environment)', async () => {
+    const options = withPath('/auth', (o) => {
+      o.enableSSR = false
+      o.tokenRefresh.storage.driver = 'memory'
+    })
+    await expect(createAuthContext(options, { baseURL: '/app/' })).rejects.toThrow(/tokenRefresh\.cookie\.path '\/auth' does not cover '\/app\/auth\/token'/)
+    const ctx = await createAuthContext(options, { baseURL: '/' })
+    await ctx.dispose()
   })
 
   it('with enableSSR needs the pages too: the app\'s base URL', () => {

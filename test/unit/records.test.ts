@@ -8,6 +8,7 @@ import { createMagicCode, discardMagicCode, verifyMagicCode } from '../../src/ru
 import {
   issueRefreshToken,
   readRefreshToken,
+  readSessionRecord,
   revokeFamily,
   revokeRefreshToken,
   rotateRefreshToken,
@@ -265,6 +266,34 @@ describe.each([
     const newest = first.status === 'ok' ? first.token! : ''
     expect(await readRefreshToken(ctx, newest)).not.toBeNull()
     expect(await readRefreshToken(ctx, token)).toBeNull()
+  })
+
+  it('readSessionRecord (SSR) reads a token rotated within the grace period as its session, without rotating or revoking', async () => {
+    const ctx = await makeContext({ encryption })
+    const { token, record } = await issue(ctx)
+    expect((await readSessionRecord(ctx, token))?.family).toBe(record.family)
+    const first = await rotateRefreshToken(ctx, token)
+    const newest = first.status === 'ok' ? first.token! : ''
+    // A page load that still carries the old cookie renders the session.
+    const stale = await readSessionRecord(ctx, token)
+    expect(stale?.family).toBe(record.family)
+    expect(stale?.userId).toBe('u1')
+    // Read only: the newest token is untouched, the old one still gets that same successor.
+    expect(await readRefreshToken(ctx, newest)).not.toBeNull()
+    expect(await rotateRefreshToken(ctx, token)).toEqual(first)
+    expect(await readSessionRecord(ctx, 'unknown')).toBeNull()
+    await revokeRefreshToken(ctx, newest)
+    expect(await readSessionRecord(ctx, token)).toBeNull()
+  })
+
+  it('readSessionRecord refuses a rotated token without a grace period, and never revokes for it', async () => {
+    const ctx = await makeContext({ encryption })
+    ctx.options.tokenRefresh.reuseGracePeriod = 0
+    const { token } = await issue(ctx)
+    const rotated = await rotateRefreshToken(ctx, token)
+    const newest = rotated.status === 'ok' ? rotated.token! : ''
+    expect(await readSessionRecord(ctx, token)).toBeNull()
+    expect(await readRefreshToken(ctx, newest)).not.toBeNull()
   })
 
   it('within the grace period the old token follows further rotations to the newest token', async () => {

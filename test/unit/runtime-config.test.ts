@@ -1,7 +1,7 @@
 import { snakeCase } from 'scule'
 import { applyEnv } from 'nitropack/runtime/internal/utils.env'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { oauthHandlerExports, oauthHandlersTemplate, oauthRoutes } from '../../src/build/oauth'
+import { oauthHandlerExports, oauthHandlersDeclarations, oauthHandlersModule, oauthRoutes } from '../../src/build/oauth'
 import { defaultOptions, resolveOptions } from '../../src/build/options'
 import { buildRuntimeConfig, publicProviderNames, runtimeProviders, writeRuntimeConfig } from '../../src/build/runtime-config'
 import { runtimeEnvName } from '../../src/runtime/server/lib/oauth/env-name'
@@ -77,11 +77,16 @@ describe('buildRuntimeConfig: built-in providers', () => {
       'defineOAuthDiscordEventHandler',
       'defineOAuthMockEventHandler',
     ])
-    const template = oauthHandlersTemplate('/x/utils/oauth', '/x/types/oauth')
+    const module = oauthHandlersModule('/x/utils/oauth')
+    const declarations = oauthHandlersDeclarations('/x/utils/oauth', '/x/types/oauth')
     for (const { name, provider, optionsType } of oauthHandlerExports()) {
-      expect(template).toContain(`export const ${name} = (options: ${optionsType} = {}) => defineOAuthProviderEventHandler(${JSON.stringify(provider)}, options)`)
+      expect(module).toContain(`export const ${name} = (options = {}) => defineOAuthProviderEventHandler(${JSON.stringify(provider)}, options)`)
+      expect(declarations).toContain(`export declare const ${name}: (options?: ${optionsType}) => ReturnType<typeof defineOAuthProviderEventHandler>`)
     }
-    expect(template).toContain('import { defineOAuthProviderEventHandler } from "/x/utils/oauth"')
+    expect(module).toContain('import { defineOAuthProviderEventHandler } from "/x/utils/oauth"')
+    // Plain JavaScript: no transform is needed wherever the build directory is (also under node_modules).
+    expect(() => new Function(module.replace(/^import .*$/m, '').replace(/export /g, ''))).not.toThrow()
+    expect(declarations).toContain('import type { defineOAuthProviderEventHandler } from "/x/utils/oauth"')
   })
 })
 

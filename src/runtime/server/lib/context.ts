@@ -41,11 +41,16 @@ export interface AuthContextSetup {
    * that look at what is stored). The context disposes it. @default the configured driver's
    */
   backend?: StoreBackend
+  /**
+   * The app's base URL (`app.baseURL` of the runtime config): the refresh cookie's path is checked
+   * against the endpoints under it, also when it is set at runtime. @default '/'
+   */
+  baseURL?: string
 }
 
 /** Validates the options (throwing one clear error listing every problem) and builds the context. */
-export async function createAuthContext(options: ModuleOptions, { dev = false, callHook = noHooks, backend: given }: AuthContextSetup = {}): Promise<AuthContext> {
-  const { errors, warnings } = validateOptions(options)
+export async function createAuthContext(options: ModuleOptions, { dev = false, callHook = noHooks, backend: given, baseURL }: AuthContextSetup = {}): Promise<AuthContext> {
+  const { errors, warnings } = validateOptions(options, { baseURL })
   if (errors.length) throw new Error(formatValidationErrors(errors))
   const logger = createLogger(options.logging.level, options.logging.security)
   for (const warning of warnings) logger.debug(warning)

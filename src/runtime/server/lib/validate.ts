@@ -3,6 +3,7 @@ import { parseDuration } from './duration'
 import { originOf } from './origin'
 import { stringList } from './string-list'
 import { isRelativePath } from '../../shared/paths'
+import { refreshCookiePathErrors } from './cookie-path'
 
 export interface ValidationResult {
   errors: string[]
@@ -31,7 +32,7 @@ function checkDuration(value: unknown, name: string, errors: string[]) {
  * Checks resolved options. `secretRequired` is false during a production build when the secret is
  * expected at runtime (NUXT_SVC_AUTH_TOKEN_SECRET); the server checks it again when it starts.
  */
-export function validateOptions(options: ModuleOptions, { secretRequired = true }: { secretRequired?: boolean } = {}): ValidationResult {
+export function validateOptions(options: ModuleOptions, { secretRequired = true, baseURL = '/' }: { secretRequired?: boolean, baseURL?: string } = {}): ValidationResult {
   const errors: string[] = []
   const warnings: string[] = []
   const { token, tokenRefresh: refresh } = options
@@ -128,6 +129,7 @@ export function validateOptions(options: ModuleOptions, { secretRequired = true 
   if (!LOG_LEVELS.includes(options.logging.level)) {
     errors.push(`svcAuth.logging.level must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(options.logging.level)}).`)
   }
+  errors.push(...refreshCookiePathErrors(options, baseURL))
   if (!refresh.cookie.secure) warnings.push('svcAuth.tokenRefresh.cookie.secure is false: the refresh cookie is sent over plain HTTP.')
   if (refresh.storage.driver === 'memory') warnings.push('svcAuth.tokenRefresh.storage.driver is \'memory\': sessions are lost on restart and not shared between instances.')
   return { errors, warnings }

@@ -14,7 +14,7 @@ import { defineEventHandler, getRequestHeader, type H3Event } from 'h3'
 import { getRouteRules } from 'nitropack/runtime'
 import type { AuthContext } from '../lib/context'
 import { sendAuthError } from '../lib/errors'
-import { readRefreshToken } from '../lib/records/refresh-token'
+import { readSessionRecord } from '../lib/records/refresh-token'
 import { isModuleRoute } from '../lib/module-routes'
 import { resolveAuthRule } from '../lib/route-rules'
 import { mintSessionToken, readRefreshCookie, resolveGlobalClaims } from '../lib/session'
@@ -38,10 +38,10 @@ function isPageRequest(event: H3Event, ctx: AuthContext): boolean {
 async function attachSsrToken(event: H3Event, ctx: AuthContext): Promise<void> {
   const cookie = readRefreshCookie(event, ctx)
   if (!cookie) return
-  const found = await readRefreshToken(ctx, cookie)
-  if (!found || found.record.impersonation) return
-  const claims = await resolveGlobalClaims(ctx, found.record.user, found.record.claims)
-  const { token } = await mintSessionToken(ctx, found.record, claims, ctx.lifetimes.ssr)
+  const record = await readSessionRecord(ctx, cookie)
+  if (!record || record.impersonation) return
+  const claims = await resolveGlobalClaims(ctx, record.user, record.claims)
+  const { token } = await mintSessionToken(ctx, record, claims, ctx.lifetimes.ssr)
   event.context.ssrAccessToken = token
 }
 

@@ -13,10 +13,12 @@ let ready: AuthContext | undefined
 export function useAuthContext(): Promise<AuthContext> {
   if (ready) return Promise.resolve(ready)
   if (!pending) {
-    const options = useRuntimeConfig().svcAuth as unknown as ModuleOptions
+    const config = useRuntimeConfig()
+    const options = config.svcAuth as unknown as ModuleOptions
     const hooks = useNitroApp().hooks as unknown as { callHook: (name: string, payload: unknown) => Promise<unknown> }
     pending = createAuthContext(options, {
       dev: import.meta.dev,
+      baseURL: config.app?.baseURL,
       callHook: async (name, payload) => {
         await hooks.callHook(name, payload)
       },

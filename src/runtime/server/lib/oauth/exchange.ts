@@ -2,6 +2,7 @@ import * as oauth from 'oauth4webapi'
 import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose'
 import type { ProviderTokens } from '../../../types/auth'
 import type { OAuthErrorPayload } from '../../../types/oauth'
+import { asSubject } from '../subject'
 import { httpOptions, jwksCacheOf, type ProviderFetch } from './http'
 import type { FetchedUser, ResolvedProvider } from './preset'
 
@@ -115,6 +116,6 @@ export async function fetchUser(provider: ResolvedProvider, request: Omit<Parame
   catch (cause) {
     throw new OAuthLoginError('userinfo_failed', 'The profile could not be read from the login provider', 'userinfo', cause)
   }
-  if (!fetched.user.sub) throw new OAuthLoginError('userinfo_failed', 'The login provider returned no user id', 'userinfo')
+  if (!asSubject(fetched.user.sub)) throw new OAuthLoginError('userinfo_failed', 'The login provider returned no user id', 'userinfo')
   return fetched
 }

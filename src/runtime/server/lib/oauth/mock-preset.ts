@@ -2,6 +2,7 @@ import type { AuthUser } from '../../../types/auth'
 import type { ModuleOptions } from '../../../types/options'
 import type { MockProviderOptions } from '../../../types/providers'
 import type { FetchedUser, ProfileRequest, ResolvedProvider } from './preset'
+import { asSubject } from '../subject'
 import { getJson } from './profiles'
 
 /** Paths of the mock provider's endpoints (fixed). */
@@ -29,7 +30,7 @@ const MOCK_IDENTITY = new Set(['sub', 'email', 'name', 'picture'])
 
 /** The login user from the mock userinfo answer (a MockUser): its keys as they are, email verified. */
 export function mapMockProfile(profile: Record<string, unknown>): AuthUser {
-  return { ...profile, sub: str(profile.sub), email: str(profile.email), name: str(profile.name), picture: str(profile.picture), emailVerified: true }
+  return { ...profile, sub: asSubject(profile.sub), email: str(profile.email), name: str(profile.name), picture: str(profile.picture), emailVerified: true }
 }
 
 /** A mock user's keys beyond sub, email, name and picture: its custom claims. */

@@ -1,6 +1,7 @@
 import * as oauth from 'oauth4webapi'
 import type { AuthUser } from '../../../types/auth'
 import type { ProfileField, ProfileMapping } from '../../../types/providers'
+import { asSubject } from '../subject'
 import { httpOptions, type ProviderFetch } from './http'
 import type { FetchedUser, ProfileRequest } from './preset'
 
@@ -8,9 +9,6 @@ import type { FetchedUser, ProfileRequest } from './preset'
 const PROTOCOL_CLAIMS = new Set(['iss', 'aud', 'exp', 'iat', 'nbf', 'nonce', 'at_hash', 'c_hash', 's_hash', 'auth_time', 'azp', 'sid', 'acr', 'amr', 'jti', 'uti', 'rh', 'ver', 'aio', 'typ'])
 
 const str = (value: unknown): string | undefined => (typeof value === 'string' && value ? value : undefined)
-
-/** A string or a finite number as a string (numeric user ids). */
-const idOf = (value: unknown): string | undefined => (typeof value === 'number' && Number.isFinite(value) ? String(value) : str(value))
 
 const isTrue = (value: unknown): boolean => value === true || value === 'true'
 
@@ -24,7 +22,7 @@ export function mapOidcProfile(profile: Record<string, unknown>): AuthUser {
     if (!PROTOCOL_CLAIMS.has(key) && value !== undefined) user[key] = value
   }
   const fullName = [str(profile.given_name), str(profile.family_name)].filter(Boolean).join(' ')
-  user.sub = str(profile.sub)
+  user.sub = asSubject(profile.sub)
   user.email = str(profile.email)
   user.emailVerified = isTrue(profile.email_verified) || profile.xms_edov === true
   user.name = str(profile.name) ?? (fullName || undefined) ?? str(profile.preferred_username)
@@ -58,7 +56,7 @@ function pick<T>(profile: Record<string, unknown>, fields: ProfileField, read: (
  */
 export function mapCustomProfile(profile: Record<string, unknown>, mapping: ProfileMapping = {}): AuthUser {
   const user = mapOidcProfile(profile)
-  user.sub = pick(profile, mapping.sub ?? ['sub', 'id'], idOf)
+  user.sub = pick(profile, mapping.sub ?? ['sub', 'id'], asSubject)
   if (mapping.email) user.email = pick(profile, mapping.email, str)
   if (mapping.emailVerified) user.emailVerified = pick(profile, mapping.emailVerified, v => (isTrue(v) ? true : undefined)) ?? false
   user.name = mapping.name ? pick(profile, mapping.name, str) : (user.name ?? pick(profile, ['username', 'login'], str))
@@ -83,7 +81,7 @@ export function mapGitHubProfile(profile: Record<string, unknown>, emails: GitHu
   const publicVerified = publicEmail ? verified.find(e => e.email.toLowerCase() === publicEmail.toLowerCase()) : undefined
   const chosen = publicVerified ?? verified.find(e => e.primary)
   return {
-    sub: idOf(profile.id),
+    sub: asSubject(profile.id),
     login: str(profile.login),
     email: chosen?.email ?? publicEmail,
     emailVerified: !!chosen,
@@ -101,7 +99,7 @@ const DISCORD_CDN = 'https://cdn.discordapp.com'
  * Discord's CDN (the default avatar when there is none).
  */
 export function mapDiscordProfile(profile: Record<string, unknown>): AuthUser {
-  const id = idOf(profile.id)
+  const id = asSubject(profile.id)
   const email = profile.verified === true ? str(profile.email) : undefined
   const avatar = str(profile.avatar)
   let picture: string | undefined

@@ -138,6 +138,22 @@ export async function readRefreshToken(ctx: AuthContext, token: string): Promise
 }
 
 /**
+ * The session a refresh cookie stands for, read only (server-side rendering): the token's record,
+ * or, for a token rotated within the grace period (a page load sent while a refresh was being
+ * answered still carries the old cookie), the record its rotation handed to the successor. Null
+ * when unknown, revoked or rotated longer ago; never counts as reuse and never rotates.
+ */
+export async function readSessionRecord(ctx: AuthContext, token: string): Promise<RefreshTokenRecord | null> {
+  const found = await readRefreshToken(ctx, token)
+  if (found) return found.record
+  const marker = await ctx.store.read(markerKey(ctx, token), rotationMarker)
+  if (!marker) return null
+  const grace = ctx.options.tokenRefresh.reuseGracePeriod * 1000
+  if (!(grace > 0 && Date.now() - marker.at <= grace)) return null
+  return await isFamilyRevoked(ctx, marker.family) ? null : marker.record
+}
+
+/**
  * Redeems a refresh token for its successor: validates it, then rotates it (unless `rotate` says
  * no for its record; the answer then carries no new token).
  *
