@@ -5,10 +5,11 @@ import { calculatePKCECodeChallenge, generateRandomCodeVerifier } from 'oauth4we
 import { afterAll, describe, expect, it } from 'vitest'
 import { defaultOptions } from '../../src/build/options'
 import { hostRouteExists, oauthRoutes } from '../../src/build/oauth'
-import { guardedFetch } from '../../src/runtime/server/lib/oauth/http'
+import { authorizationServerOf, guardedFetch, type ProviderFetch } from '../../src/runtime/server/lib/oauth/http'
 import { findMockUser, s256 } from '../../src/runtime/server/lib/oauth/mock'
 import { isMockEnabled, mapMockProfile, mockUserClaims } from '../../src/runtime/server/lib/oauth/mock-preset'
 import { mapCustomProfile, mapDiscordProfile, mapGitHubProfile, mapOidcProfile } from '../../src/runtime/server/lib/oauth/profiles'
+import { gitHubApiUrl } from '../../src/runtime/server/lib/oauth/presets'
 import { oauthProviderNames, providerOptionsOf, resolveProvider } from '../../src/runtime/server/lib/oauth/providers'
 import { isErrorCode, isSafeRedirect, sanitizeErrorText, withQueryParams } from '../../src/runtime/server/lib/oauth/redirect'
 import { isAllowedProviderUrl, validateProviders } from '../../src/runtime/server/lib/oauth/validate'
@@ -160,6 +161,10 @@ describe('profiles', () => {
     const mapped = mapCustomProfile({ data: { uid: 'x1', display: 'X', mail: 'x@x', ok: 'true' } }, { sub: 'data.uid', name: ['data.nick', 'data.display'], email: 'data.mail', emailVerified: 'data.ok' })
     expect(mapped).toMatchObject({ sub: 'x1', name: 'X', email: 'x@x', emailVerified: true })
     expect(mapCustomProfile({ id: {}, constructor: 'c' }, { sub: ['id', 'constructor.name'] }).sub).toBeUndefined()
+    // A verified flag about another email never verifies a remapped one; Entra's flag is Entra's.
+    expect(mapCustomProfile({ id: 'a', email: 'own@x', email_verified: true, contact: 'victim@y' }, { email: 'contact' })).toMatchObject({ email: 'victim@y', emailVerified: false })
+    expect(mapCustomProfile({ id: 'a', email: 'e@x', xms_edov: true }).emailVerified).toBe(false)
+    expect(mapCustomProfile({ id: 'a', contact: 'c@x', contact_ok: true }, { email: 'contact', emailVerified: 'contact_ok' }).emailVerified).toBe(true)
   })
 
   it('discord: sub from id, display name, email only when verified, avatar on the CDN', () => {
@@ -350,5 +355,36 @@ describe('routes', () => {
     expect(hostRouteExists([a, b], '/auth/github')).toBe(false)
     writeFileSync(join(a, 'routes/auth/github.post.ts'), '')
     expect(hostRouteExists([a, b], '/auth/github')).toBe(false)
+  })
+})
+
+describe('provider endpoints', () => {
+  const creds = { clientId: 'id', clientSecret: 'secret' }
+  const refuse: ProviderFetch = () => Promise.reject(new Error('no request may be sent'))
+
+  it('a provider other than the mock never resolves an endpoint on the request\'s origin', async () => {
+    // A scheme-less base URL (e.g. set from the environment) makes relative endpoints.
+    const keycloak = resolveProvider('keycloak', 'keycloak', { ...creds, baseUrl: 'sso.example.com', realm: 'r' })
+    await expect(authorizationServerOf(keycloak, 'https://attacker.example', refuse)).rejects.toThrow(/not an absolute URL/)
+    const custom = resolveProvider('acme', 'custom', { ...creds, authorizationUrl: '/authorize', tokenUrl: '/token' })
+    await expect(authorizationServerOf(custom, 'https://attacker.example', refuse)).rejects.toThrow(/not an absolute URL/)
+  })
+
+  it('the mock provider, served by the app itself, resolves its paths on the app\'s origin', async () => {
+    const mock = resolveProvider('mock', 'mock', {})
+    const server = await authorizationServerOf(mock, 'http://localhost:3000', refuse)
+    expect(server.token_endpoint).toBe('http://localhost:3000/mock/token')
+  })
+})
+
+describe('GitHub REST API of a GitHub provider', () => {
+  const creds = { clientId: 'id', clientSecret: 'secret' }
+  it('is the public API for github.com, the server\'s own /api/v3 for GitHub Enterprise Server', () => {
+    expect(gitHubApiUrl({ ...creds })).toBe('https://api.github.com')
+    expect(gitHubApiUrl({ ...creds, apiUrl: 'https://api.github.com' })).toBe('https://api.github.com')
+    // A token issued by another server is never sent to api.github.com.
+    expect(gitHubApiUrl({ ...creds, issuer: 'https://ghe.example.com', apiUrl: 'https://api.github.com' })).toBe('https://ghe.example.com/api/v3')
+    expect(gitHubApiUrl({ ...creds, tokenUrl: 'https://ghe.example.com/login/oauth/access_token' })).toBe('https://ghe.example.com/api/v3')
+    expect(gitHubApiUrl({ ...creds, issuer: 'https://ghe.example.com', apiUrl: 'https://ghe.example.com/api/v3/' })).toBe('https://ghe.example.com/api/v3')
   })
 })

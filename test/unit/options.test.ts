@@ -545,6 +545,10 @@ describe('refresh cookie path (start-up check)', () => {
     expect(refreshCookiePathErrors(moved)).toEqual([expect.stringContaining('does not cover \'/session/logout\':')])
   })
 
+  it('does not apply without token refresh (there is no refresh cookie)', () => {
+    expect(refreshCookiePathErrors(withPath('/auth', o => (o.tokenRefresh.enabled = false)))).toEqual([])
+  })
+
   it('is checked again when the server starts, against the runtime base URL (a path set from the environment)', async () => {
     const options = withPath('/auth', (o) => {
       o.enableSSR = false

@@ -202,7 +202,7 @@ describe('subjects', () => {
   it('are the user id, else password:<email>', () => {
     expect(passwordSubject({ id: 'u1' }, 'a@example.com')).toBe('u1')
     expect(passwordSubject({ id: 42 }, 'a@example.com')).toBe('42')
-    expect(passwordSubject({ sub: 's1', id: 'u1' }, 'a@example.com')).toBe('s1')
+    expect(passwordSubject({ sub: 's1', id: 'u1' }, 'a@example.com')).toBe('u1')
     expect(passwordSubject({}, 'a@example.com')).toBe('password:a@example.com')
   })
 })

@@ -135,9 +135,9 @@ describe('buildRuntimeConfig: custom providers', () => {
     expect(warnings).toEqual(['svcAuth.providers.custom.my-idp.clientSecret is not set: provide it through NUXT_SVC_AUTH_PROVIDERS_CUSTOM_MY_IDP_CLIENT_SECRET when the server starts.'])
   })
 
-  it('warns when two names share their environment variables', () => {
-    const { warnings } = validateProviders({ custom: { 'my-idp': { ...acme, clientSecret: 's' }, 'my_idp': { ...acme, clientSecret: 's' } } } as ProvidersOptions, defaultOptions.endpoints)
-    expect(warnings).toEqual(['Custom providers "my-idp" and "my_idp" share the environment names NUXT_SVC_AUTH_PROVIDERS_CUSTOM_MY_IDP_*: a variable sets both.'])
+  it('refuses two names that share their environment variables', () => {
+    const { errors } = validateProviders({ custom: { 'my-idp': { ...acme, clientSecret: 's' }, 'my_idp': { ...acme, clientSecret: 's' } } } as ProvidersOptions, defaultOptions.endpoints)
+    expect(errors).toEqual([expect.stringContaining('Custom providers "my-idp" and "my_idp" share the environment names NUXT_SVC_AUTH_PROVIDERS_CUSTOM_MY_IDP_*')])
   })
 })
 

@@ -33,6 +33,8 @@ export function refreshCookieTargets(options: ModuleOptions, baseURL = '/'): str
  * the paths it leaves out.
  */
 export function refreshCookiePathErrors(options: ModuleOptions, baseURL = '/'): string[] {
+  // Without token refresh there is no refresh cookie to send anywhere.
+  if (!options.tokenRefresh.enabled) return []
   const path = options.tokenRefresh.cookie.path
   const name = 'svcAuth.tokenRefresh.cookie.path'
   // eslint-disable-next-line no-control-regex

@@ -12,7 +12,7 @@ import { removeImpersonation, saveImpersonation, takeImpersonation } from './rec
 import { issueRefreshToken, readRefreshToken, revokeFamily } from './records/refresh-token'
 import { readRefreshCookie, setRefreshCookie } from './session'
 import { describeClient } from './sessions'
-import { asSubject, subjectOf } from './subject'
+import { asSubject, hostSubjectOf } from './subject'
 
 /** Claims that describe identity or the token itself, not custom data. */
 const STANDARD_CLAIMS = new Set<string>([...RESERVED_CLAIMS, 'email', 'name', 'picture', 'provider'])
@@ -35,12 +35,12 @@ export function customClaimsOf(claims: Record<string, unknown>): CustomClaims {
 }
 
 /**
- * Identity of a user object: `sub` as {@link subjectOf} decides it, and `email`, `name`,
+ * Identity of a host's user row (`fetchTarget`): the subject {@link hostSubjectOf} names, and `email`, `name`,
  * `picture` and `provider` when they are non-empty strings.
  */
 export function identityOf(claims: Record<string, unknown>): { sub?: string, email?: string, name?: string, picture?: string, provider?: string } {
   const pick = (key: string) => (typeof claims[key] === 'string' && claims[key] ? claims[key] as string : undefined)
-  return { sub: subjectOf(claims), email: pick('email'), name: pick('name'), picture: pick('picture'), provider: pick('provider') }
+  return { sub: hostSubjectOf(claims), email: pick('email'), name: pick('name'), picture: pick('picture'), provider: pick('provider') }
 }
 
 /** The `impersonation` claim of a token issued for `requester`. */

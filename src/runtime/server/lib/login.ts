@@ -3,7 +3,7 @@ import type { AuthUser, CustomClaims, ProviderTokens, UserInfoPayload } from '..
 import type { AuthContext } from './context'
 import { getAuthHandlers } from './handlers'
 import { createAuthCode } from './records/auth-code'
-import { subjectOf } from './subject'
+import { hostSubjectOf, subjectOf } from './subject'
 import { resolveGlobalClaims } from './session'
 
 /** Static claims, or a callback of the user and the provider tokens. */
@@ -41,7 +41,8 @@ export interface CompletedLogin {
  * 1. onUserInfo of the provider, then the global one (each may return a replacement user);
  * 2. `svc:userInfo` hook;
  * 3. global onUserPersist(user, { provider, event }); what it returns is merged into the user, and
- *    an `id` it returns becomes the subject; otherwise `sub` is `<provider>:<provider sub>`;
+ *    the subject it names ({@link hostSubjectOf}: an `id` of the host's own, else `sub`) becomes
+ *    the subject; otherwise `sub` is `<provider>:<provider sub>`;
  * 4. claims: the provider's static or callback customClaims, then the global customClaims;
  * 5. `svc:success` hook and the provider's onSuccess (the account-linking point);
  * 6. a single-use authorization code for the callback page, bound to the browser of `event`
@@ -66,7 +67,7 @@ export async function completeLogin(ctx: AuthContext, input: CompleteLoginInput)
   if (global.onUserPersist) {
     const persisted = await global.onUserPersist(user, { provider, event })
     if (persisted && typeof persisted === 'object') {
-      const persistedId = subjectOf(persisted, { persisted: true })
+      const persistedId = hostSubjectOf(persisted, { given: input.keepSubject ? undefined : input.user })
       user = { ...user, ...persisted }
       if (persistedId) user.sub = persistedId
     }

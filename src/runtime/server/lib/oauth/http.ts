@@ -71,19 +71,30 @@ function discover(issuer: string, fetchFn: ProviderFetch): Promise<ProviderEndpo
   return value
 }
 
-const absolute = (value: string | undefined, origin: string): string | undefined => (value ? new URL(value, origin).href : undefined)
+/**
+ * An endpoint as an absolute URL. Only a provider served by this app (the mock) may name relative
+ * ones, made absolute on the app's origin; any other provider's endpoint must be absolute, or a
+ * scheme-less setting (`baseUrl: 'sso.example.com'`) would send the client secret and the user's
+ * code to whatever host the request named.
+ */
+function endpointUrl(provider: ResolvedProvider, value: string | undefined, origin: string): string | undefined {
+  if (!value) return undefined
+  if (provider.local) return new URL(value, origin).href
+  if (!URL.canParse(value)) throw new Error(`Provider ${provider.name}: endpoint ${JSON.stringify(value)} is not an absolute URL`)
+  return new URL(value).href
+}
 
 /**
  * The authorization server of a provider for oauth4webapi: discovered (when an issuer is to be
  * discovered), then the built-in or explicit endpoints over it; relative endpoints (a provider
- * served by this app) are made absolute on the app's origin. The same object is returned for the same
+ * served by this app) are made absolute on the app's origin, and refused for any other. The same object is returned for the same
  * metadata, so oauth4webapi's key set cache is reused across logins.
  */
 export async function authorizationServerOf(provider: ResolvedProvider, origin: string, fetchFn: ProviderFetch): Promise<oauth.AuthorizationServer> {
   const discovered = provider.discoveryIssuer ? await discover(provider.discoveryIssuer, fetchFn) : {}
   const merged: ProviderEndpoints = { ...discovered, ...definedOnly(provider.endpoints) }
-  const authorization = absolute(merged.authorization_endpoint, origin)
-  const token = absolute(merged.token_endpoint, origin)
+  const authorization = endpointUrl(provider, merged.authorization_endpoint, origin)
+  const token = endpointUrl(provider, merged.token_endpoint, origin)
   if (!authorization || !token) throw new Error(`Provider ${provider.name} has no authorization or token endpoint`)
   const issuer = provider.local ? new URL(origin).origin : (merged.issuer ?? new URL(authorization).origin)
   const server: oauth.AuthorizationServer = {
@@ -91,7 +102,7 @@ export async function authorizationServerOf(provider: ResolvedProvider, origin: 
     issuer,
     authorization_endpoint: authorization,
     token_endpoint: token,
-    userinfo_endpoint: absolute(merged.userinfo_endpoint, origin),
+    userinfo_endpoint: endpointUrl(provider, merged.userinfo_endpoint, origin),
     jwks_uri: merged.jwks_uri,
     id_token_signing_alg_values_supported: merged.id_token_signing_alg_values_supported,
   }

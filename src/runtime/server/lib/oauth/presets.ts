@@ -15,6 +15,22 @@ const MULTI_TENANTS = new Set(['common', 'organizations', 'consumers'])
 /** A base URL without trailing slashes, `fallback` when empty. */
 const baseOf = (value: string | undefined, fallback = ''): string => (value?.trim() || fallback).replace(/\/+$/, '')
 
+const GITHUB_API = 'https://api.github.com'
+
+/**
+ * GitHub's REST API for a GitHub provider: `apiUrl` when it is set to something else than the
+ * public API; otherwise the public API, unless the provider points at another server (`issuer` or
+ * `tokenUrl` of GitHub Enterprise Server), whose API is `<origin>/api/v3`: a token that server
+ * issued is never sent to api.github.com.
+ */
+export function gitHubApiUrl(o: GitHubProviderOptions): string {
+  const api = baseOf(o.apiUrl, GITHUB_API)
+  if (api !== GITHUB_API) return api
+  const server = [o.issuer, o.tokenUrl].find(url => typeof url === 'string' && URL.canParse(url))
+  const origin = server ? new URL(server).origin : 'https://github.com'
+  return origin === 'https://github.com' ? GITHUB_API : `${origin}/api/v3`
+}
+
 /** Google (OpenID Connect): the common options only. */
 export type GoogleProviderOptions = OAuthProviderOptions
 
@@ -89,13 +105,13 @@ export const OAUTH_PRESETS = {
     scopes: ['user:email', 'read:user'],
     tokenEndpointAuthMethod: 'client_secret_post',
     oidc: false,
-    defaults: { apiUrl: 'https://api.github.com' },
+    defaults: { apiUrl: GITHUB_API },
     endpoints: () => ({
       issuer: 'https://github.com',
       authorization_endpoint: 'https://github.com/login/oauth/authorize',
       token_endpoint: 'https://github.com/login/oauth/access_token',
     }),
-    fetchProfile: (request, o) => fetchGitHubProfile(request, baseOf(o.apiUrl, 'https://api.github.com')),
+    fetchProfile: (request, o) => fetchGitHubProfile(request, gitHubApiUrl(o)),
   }),
 
   /** Auth0 (OpenID Connect on a tenant domain). */

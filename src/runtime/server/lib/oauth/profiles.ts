@@ -52,13 +52,19 @@ function pick<T>(profile: Record<string, unknown>, fields: ProfileField, read: (
 /**
  * The login user of a custom provider: OpenID Connect claims by default, `id` as the user id when
  * the profile has no `sub` (plain OAuth 2.0 profiles such as `{ id, username, email }`), and every
- * field `mapping` names read from where it says.
+ * field `mapping` names read from where it says. `emailVerified` is true only when the provider
+ * says so of the email in use (see below).
  */
 export function mapCustomProfile(profile: Record<string, unknown>, mapping: ProfileMapping = {}): AuthUser {
   const user = mapOidcProfile(profile)
   user.sub = pick(profile, mapping.sub ?? ['sub', 'id'], asSubject)
   if (mapping.email) user.email = pick(profile, mapping.email, str)
-  if (mapping.emailVerified) user.emailVerified = pick(profile, mapping.emailVerified, v => (isTrue(v) ? true : undefined)) ?? false
+  // Verified only as the provider says it of this very email: the standard `email_verified` claim
+  // (not Entra's `xms_edov`), or the field `mapping.emailVerified` names. A remapped email without
+  // its own verified field is never verified by a flag about another one.
+  user.emailVerified = mapping.emailVerified
+    ? pick(profile, mapping.emailVerified, v => (isTrue(v) ? true : undefined)) ?? false
+    : !mapping.email && isTrue(profile.email_verified)
   user.name = mapping.name ? pick(profile, mapping.name, str) : (user.name ?? pick(profile, ['username', 'login'], str))
   user.picture = pick(profile, mapping.picture ?? ['picture', 'avatar_url'], str)
   return user

@@ -164,7 +164,7 @@ export function validateProviders(providers: ProvidersOptions | undefined, endpo
       seen.add(name)
       const envName = runtimeEnvName(['providers', 'custom', name])
       const sharing = envNames.get(envName)
-      if (sharing !== undefined && sharing !== name) warnings.push(`Custom providers "${sharing}" and "${name}" share the environment names ${envName}_*: a variable sets both.`)
+      if (sharing !== undefined && sharing !== name) errors.push(`Custom providers "${sharing}" and "${name}" share the environment names ${envName}_*: a variable would set both (and could send one's code and secret to the other's endpoints). Rename one.`)
       envNames.set(envName, name)
       checkCommon(label, ['providers', 'custom', name], o, errors, warnings, secretsRequired)
       checkProfileMapping(label, o.profileMapping, errors)

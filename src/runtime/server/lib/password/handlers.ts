@@ -1,7 +1,7 @@
 import type { H3Event } from 'h3'
 import type { AuthUser, MagicCodeAction, PasswordHandlers, PasswordUser, VerificationCodeDetails } from '../../../types/auth'
 import { getAuthHandlers } from '../handlers'
-import { subjectOf, type SubjectSource } from '../subject'
+import { hostSubjectOf, type SubjectSource } from '../subject'
 
 /** The password handlers of the host, with the alternative names resolved. */
 export interface ResolvedPasswordHandlers {
@@ -43,9 +43,9 @@ export function passwordHandlers(): ResolvedPasswordHandlers {
   }
 }
 
-/** The subject of a password user: its {@link subjectOf} (`sub`, else `id`), else `password:<email>`. */
+/** The subject of a password user (a row of `findUser`): {@link hostSubjectOf} (`id`, else `sub`), else `password:<email>`. */
 export function passwordSubject(user: SubjectSource, email: string): string {
-  return subjectOf(user) ?? `password:${email}`
+  return hostSubjectOf(user) ?? `password:${email}`
 }
 
 /**
@@ -75,7 +75,7 @@ export async function persistWithProviderHandler(user: AuthUser & { email: strin
   const result = await persist(user.email, user.hashedPassword)
   if (!result || typeof result !== 'object') return user
   const merged: AuthUser = { ...user, ...(result as Record<string, unknown>) }
-  const subject = subjectOf(result as SubjectSource, { persisted: true })
+  const subject = hostSubjectOf(result as SubjectSource)
   if (subject) merged.sub = subject
   return merged
 }

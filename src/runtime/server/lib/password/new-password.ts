@@ -13,7 +13,7 @@ import { enforceRateLimit } from '../rate-limit'
 import { consumeResetSession, createResetSession, readResetSession } from '../records/reset-session'
 import { refuseCrossOrigin } from '../request-guards'
 import { revokeSessions } from '../sessions'
-import { subjectOf, type SubjectSource } from '../subject'
+import { hostSubjectOf, type SubjectSource } from '../subject'
 import { readBodyWith } from '../validation'
 import { answerRedirect, issueCode, verifyCode } from './codes'
 import { checkPassword, emailField, passwordField, readEmailBody, requirePolicy } from './credentials'
@@ -79,7 +79,7 @@ async function revokeSubjectSessions(ctx: AuthContext, subjects: Iterable<string
  */
 function subjectsOf(user: SubjectSource, email: string, persisted?: SubjectSource): string[] {
   const subjects = [passwordSubject(user, email)]
-  const assigned = subjectOf(persisted, { persisted: true })
+  const assigned = hostSubjectOf(persisted)
   if (assigned) subjects.push(assigned)
   return subjects
 }
