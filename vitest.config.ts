@@ -22,6 +22,18 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      {
+        test: {
+          // The packed module in a fresh app (builds its own app; also the Node 22 leg of .ci/run).
+          name: 'pack',
+          include: ['test/pack/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 60_000,
+          hookTimeout: 600_000,
+          // Runs with the e2e files, one file at a time: its build would slow down timing-sensitive tests.
+          fileParallelism: false,
+        },
+      },
     ],
   },
 })

@@ -1,29 +1,23 @@
 import { existsSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
-import { startServer, type TestServer } from './server'
+import { afterAll, describe, expect, it } from 'vitest'
+import type { BrowserContext, Page } from 'playwright-core'
+import { createPage } from '@nuxt/test-utils/e2e'
+import { setupApp } from './app'
+import type { Server } from './requests'
+import { startServerProcess, type ServerProcess } from './server-processes'
 
 const executablePath = process.env.CHROMIUM_PATH || '/usr/bin/chromium'
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
 const JWT = /eyJ[\w-]+\.eyJ[\w-]+\.[\w-]+/
 const SESSION_EXPIRED = 'Your session has expired. Please log in again.'
 
-let browser: Browser
-let server: TestServer
-const contexts: BrowserContext[] = []
-const extraServers: TestServer[] = []
-
-beforeAll(async () => {
-  if (!existsSync(executablePath)) throw new Error(`Chromium not found at ${executablePath}: apt-get install -y chromium, or set CHROMIUM_PATH`)
-  ;[browser, server] = await Promise.all([chromium.launch({ executablePath, args: CHROMIUM_ARGS }), startServer({}, 'client')])
-})
-afterAll(async () => {
-  await Promise.all(contexts.map(c => c.close().catch(() => {})))
-  await browser?.close()
-  await Promise.all([server, ...extraServers].map(s => s?.stop()))
-})
+if (!existsSync(executablePath)) throw new Error(`Chromium not found at ${executablePath}: apt-get install -y chromium, or set CHROMIUM_PATH`)
+const server = await setupApp('client', {}, { browser: true, browserOptions: { type: 'chromium', launch: { executablePath, args: CHROMIUM_ARGS } } })
+// Servers with another configuration of the client fixture, next to the one of this file.
+const extraServers: ServerProcess[] = []
+afterAll(() => Promise.all(extraServers.map(s => s.stop())))
 
 interface Seen {
   method: string
@@ -46,10 +40,10 @@ interface Tab {
   count(method: string, path: string, from?: number): number
 }
 
-async function openTab(target: TestServer = server): Promise<Tab> {
-  const context = await browser.newContext()
-  contexts.push(context)
-  const page = await context.newPage()
+/** A page in a browser context of its own (test-utils' createPage), talking to `target`. */
+async function openTab(target: Server = server): Promise<Tab> {
+  const page = await createPage()
+  const context = page.context()
   const requests: Seen[] = []
   const tokens = new Set<string>()
   const messages: string[] = []
@@ -61,7 +55,7 @@ async function openTab(target: TestServer = server): Promise<Tab> {
     requests.push({ method: request.method(), path: url.pathname + url.search, authorization: request.headers().authorization })
   })
   page.on('response', (response) => {
-    if (!/\/auth\/(token|refresh|impersonate|unimpersonate)$/.test(new URL(response.url()).pathname) || response.status() !== 200) return
+    if (!/\/auth\/(?:token|refresh|impersonate|unimpersonate)$/.test(new URL(response.url()).pathname) || response.status() !== 200) return
     reading.push(response.json().then((body: { token?: string, accessToken?: string }) => {
       for (const t of [body.token, body.accessToken]) if (t) tokens.add(t)
     }).catch(() => {}))
@@ -365,7 +359,7 @@ describe('client middleware', () => {
   })
 
   it('without `global`, only pages asking for it are protected', async () => {
-    const local = await startServer({ NUXT_PUBLIC_SVC_AUTH_CLIENT_MIDDLEWARE_GLOBAL: 'false' }, 'client')
+    const local = await startServerProcess({ NUXT_PUBLIC_SVC_AUTH_CLIENT_MIDDLEWARE_GLOBAL: 'false' }, 'client')
     extraServers.push(local)
     const tab = await openTab(local)
     await goto(tab, '/dashboard')
@@ -531,7 +525,7 @@ describe('impersonation', () => {
 
 describe('options', () => {
   it('automaticRefresh false: no refresh and no retry, the 401 reaches the page', async () => {
-    const local = await startServer({ NUXT_PUBLIC_SVC_AUTH_TOKEN_REFRESH_AUTOMATIC_REFRESH: 'false' }, 'client')
+    const local = await startServerProcess({ NUXT_PUBLIC_SVC_AUTH_TOKEN_REFRESH_AUTOMATIC_REFRESH: 'false' }, 'client')
     extraServers.push(local)
     const tab = await openTab(local)
     await login(tab)
@@ -545,7 +539,7 @@ describe('options', () => {
   })
 
   it('enableSSR false: the server renders logged out without a helper, the browser restores the session', async () => {
-    const local = await startServer({ NUXT_SVC_AUTH_ENABLE_SSR: 'false', NUXT_PUBLIC_SVC_AUTH_ENABLE_SSR: 'false' }, 'client')
+    const local = await startServerProcess({ NUXT_SVC_AUTH_ENABLE_SSR: 'false', NUXT_PUBLIC_SVC_AUTH_ENABLE_SSR: 'false' }, 'client')
     extraServers.push(local)
     const tab = await openTab(local)
     await login(tab)

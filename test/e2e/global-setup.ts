@@ -1,29 +1,47 @@
-import { spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { existsSync, statSync } from 'node:fs'
-import { resolve } from 'node:path'
-import { FIXTURES } from './server'
+import { join, resolve } from 'node:path'
+import { FIXTURES, fixtureDir, fixtureOutput, type Fixture } from './fixtures'
+
+/** Builds at the same time: two overlap well (a build is partly single-threaded), more only add memory. */
+const PARALLEL_BUILDS = 2
+
+/** `nuxi build` of one fixture; rejects with its output when it fails. */
+function build(name: Fixture): Promise<void> {
+  const started = Date.now()
+  const entry = join(fixtureOutput(name), 'server/index.mjs')
+  return new Promise((resolveBuild, reject) => {
+    let output = ''
+    const child = spawn(process.execPath, [resolve(import.meta.dirname, '../../node_modules/@nuxt/cli/bin/nuxi.mjs'), 'build', fixtureDir(name)], {
+      env: { ...process.env, NODE_ENV: 'production', NUXT_TELEMETRY_DISABLED: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()))
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()))
+    child.on('error', reject)
+    child.on('close', (code) => {
+      if (code !== 0 || !existsSync(entry)) return reject(new Error(`Building fixture ${name} failed:\n${output}`))
+      console.log(`[e2e] built fixture ${name} in ${((Date.now() - started) / 1000).toFixed(1)} s (${statSync(entry).size} B entry)`)
+      resolveBuild()
+    })
+  })
+}
 
 /**
- * Builds every fixture once (a real `nuxi build`); the tests then start as many servers of the
- * built output as they need, with different environment variables.
+ * Builds every fixture once (a real `nuxi build`, two at a time); each test file then runs the
+ * built output with @nuxt/test-utils (setupApp), plus the extra processes it needs, with different
+ * environment variables.
  */
-export default function setup(): void {
+export default async function setup(): Promise<void> {
   // SVC_E2E_FIXTURES=a,b builds only those fixtures (when running a single test file locally).
   const only = process.env.SVC_E2E_FIXTURES?.split(',').map(s => s.trim()).filter(Boolean)
-  for (const name of FIXTURES) {
-    if (only && !only.includes(name) && process.env.CI !== 'true') continue
-    const root = resolve(import.meta.dirname, '../fixtures', name)
+  const queue = FIXTURES.filter((name) => {
+    if (only && !only.includes(name) && process.env.CI !== 'true') return false
     // Local iteration only: reuse an existing build. CI always builds.
-    if (process.env.SVC_E2E_REUSE_BUILD === '1' && process.env.CI !== 'true' && existsSync(resolve(root, '.output/server/index.mjs'))) continue
-    const started = Date.now()
-    const result = spawnSync(process.execPath, [resolve(import.meta.dirname, '../../node_modules/@nuxt/cli/bin/nuxi.mjs'), 'build', root], {
-      encoding: 'utf8',
-      env: { ...process.env, NODE_ENV: 'production', NUXT_TELEMETRY_DISABLED: '1' },
-    })
-    if (result.status !== 0 || !existsSync(resolve(root, '.output/server/index.mjs'))) {
-      throw new Error(`Building fixture ${name} failed:\n${result.stdout}\n${result.stderr}`)
-    }
-    const size = statSync(resolve(root, '.output/server/index.mjs')).size
-    console.log(`[e2e] built fixture ${name} in ${((Date.now() - started) / 1000).toFixed(1)} s (${size} B entry)`)
+    return !(process.env.SVC_E2E_REUSE_BUILD === '1' && process.env.CI !== 'true' && existsSync(join(fixtureOutput(name), 'server/index.mjs')))
+  })
+  const worker = async () => {
+    for (let name = queue.shift(); name; name = queue.shift()) await build(name)
   }
+  await Promise.all(Array.from({ length: PARALLEL_BUILDS }, worker))
 }

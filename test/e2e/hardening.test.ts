@@ -1,16 +1,13 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createKeyHasher } from '../../src/runtime/server/lib/crypto'
-import { bearer, codeCookieOf, cookie, issueCode, json, login, rawPost, setCookieValue, startServer, type TestServer, tokenRequest } from './server'
+import { setupApp } from './app'
+import { bearer, codeCookieOf, cookie, issueCode, json, login, rawPost, setCookieValue, tokenRequest } from './requests'
+import { startServerProcess } from './server-processes'
 
 const FIXTURE_SECRET = 'fixture-secret-0123456789-abcdefghijklmnop'
-let server: TestServer
-
-beforeAll(async () => {
-  server = await startServer({ NUXT_SVC_AUTH_IMPERSONATION_ENABLED: 'true', NUXT_SVC_AUTH_TOKEN_REFRESH_REUSE_GRACE_PERIOD: '1' })
-})
-afterAll(() => server?.stop())
+const server = await setupApp('basic', { NUXT_SVC_AUTH_IMPERSONATION_ENABLED: 'true', NUXT_SVC_AUTH_TOKEN_REFRESH_REUSE_GRACE_PERIOD: '1' })
 
 describe('authorization codes are bound to the browser they were issued to', () => {
   it('a client without the code cookie cannot exchange the code, and the code is burnt', async () => {
@@ -107,12 +104,12 @@ describe('request bodies are limited (security.maxBodySize, 16 KB)', () => {
   })
 
   it('a chunked body is read only up to the limit: 413, and the server does not buffer the rest', async () => {
-    const before = rssMb(server.process.pid!)
+    const before = rssMb(server.pid)
     const res = await rawPost(server, '/auth/logout', { chunkedBytes: 64 * 1024 * 1024 })
     expect(res.status).toBe(413)
     expect(JSON.parse(res.body)).toMatchObject({ error: 'payload_too_large' })
     expect(res.sent).toBeLessThan(32 * 1024 * 1024)
-    expect(rssMb(server.process.pid!) - before).toBeLessThan(40)
+    expect(rssMb(server.pid) - before).toBeLessThan(40)
     // The server is fine afterwards.
     expect((await server.fetch('/auth/logout', { method: 'POST' })).status).toBe(200)
   })
@@ -164,7 +161,7 @@ describe('cookie-authenticated endpoints refuse other origins', () => {
   })
 
   it('security.allowedOrigins lets a listed sibling origin in, and only that one', async () => {
-    const allowed = await startServer({ NUXT_SVC_AUTH_SECURITY_ALLOWED_ORIGINS: '["https://admin.example.com"]' })
+    const allowed = await startServerProcess({ NUXT_SVC_AUTH_SECURITY_ALLOWED_ORIGINS: '["https://admin.example.com"]' })
     try {
       const session = await login(allowed, { sub: 'admin-app' })
       const from = (origin: string, token: string) => allowed.fetch('/auth/refresh', { method: 'POST', headers: { 'cookie': `svc-refresh=${token}`, origin, 'sec-fetch-site': 'same-site' } })
@@ -178,7 +175,7 @@ describe('cookie-authenticated endpoints refuse other origins', () => {
   })
 
   it('with svcAuth.publicUrl, only that origin is the app\'s own', async () => {
-    const configured = await startServer({ NUXT_SVC_AUTH_PUBLIC_URL: 'https://app.example.com' })
+    const configured = await startServerProcess({ NUXT_SVC_AUTH_PUBLIC_URL: 'https://app.example.com' })
     try {
       const session = await login(configured, { sub: 'public-url' })
       const from = (origin: string) => configured.fetch('/auth/logout', { method: 'POST', headers: { cookie: `svc-refresh=${session.refreshCookie}`, origin } })

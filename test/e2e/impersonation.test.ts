@@ -1,17 +1,16 @@
 import { decodeJwt } from 'jose'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bearer, issueCode, json, login, type Session, setCookieLine, setCookieValue, startServer, type TestServer, tokenRequest } from './server'
+import { $fetch } from '@nuxt/test-utils/e2e'
+import { describe, expect, it } from 'vitest'
+import { setupApp } from './app'
+import { bearer, issueCode, login, type Session, setCookieLine, setCookieValue, tokenRequest } from './requests'
+import { startServerProcess } from './server-processes'
 
 const admin = { sub: 'admin', email: 'admin@example.com', name: 'Ada Admin', role: 'admin' }
-let server: TestServer
-
-beforeAll(async () => {
-  server = await startServer({ NUXT_SVC_AUTH_IMPERSONATION_ENABLED: 'true' })
-})
-afterAll(() => server?.stop())
+const server = await setupApp('basic', { NUXT_SVC_AUTH_IMPERSONATION_ENABLED: 'true' })
 
 interface HookCall { hook: string, payload: Record<string, unknown> }
-const hooks = async (): Promise<HookCall[]> => (await server.fetch('/api/test/hooks')).json()
+/** Hook calls the fixture recorded since the last call. */
+const hooks = (): Promise<HookCall[]> => $fetch<HookCall[]>('/api/test/hooks')
 
 function post(path: string, token: string | undefined, body?: unknown, refreshCookie?: string): Promise<Response> {
   const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'impersonation-test' }
@@ -187,11 +186,11 @@ describe('POST /auth/unimpersonate', () => {
     expect(await normal.json()).toMatchObject({ statusCode: 400, error: 'not_impersonating' })
     expect((await post('/auth/unimpersonate', undefined)).status).toBe(401)
 
-    const short = await startServer({ NUXT_SVC_AUTH_IMPERSONATION_ENABLED: 'true', NUXT_SVC_AUTH_IMPERSONATION_TOKEN_EXPIRATION: '1' })
+    const short = await startServerProcess({ NUXT_SVC_AUTH_IMPERSONATION_ENABLED: 'true', NUXT_SVC_AUTH_IMPERSONATION_TOKEN_EXPIRATION: '1' })
     try {
       const code = await issueCode(short, admin)
       const token = await (await short.fetch('/auth/token', tokenRequest(code))).json()
-      const imp = await short.fetch('/auth/impersonate', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token.token}` }, body: JSON.stringify({ targetUserId: 'alice' }) })
+      const imp = await short.fetch('/auth/impersonate', { method: 'POST', headers: { 'content-type': 'application/json', 'authorization': `Bearer ${token.token}` }, body: JSON.stringify({ targetUserId: 'alice' }) })
       const { accessToken } = await imp.json()
       expect(decodeJwt(accessToken).exp! - decodeJwt(accessToken).iat!).toBe(1)
       await new Promise(r => setTimeout(r, 7000))
@@ -206,11 +205,11 @@ describe('POST /auth/unimpersonate', () => {
 
 describe('disabled', () => {
   it('both endpoints answer 404 when impersonation is off', async () => {
-    const off = await startServer()
+    const off = await startServerProcess()
     try {
       const requester = await login(off, { ...admin })
       for (const path of ['/auth/impersonate', '/auth/unimpersonate']) {
-        const res = await off.fetch(path, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${requester.token}` }, body: JSON.stringify({ targetUserId: 'alice' }) })
+        const res = await off.fetch(path, { method: 'POST', headers: { 'content-type': 'application/json', 'authorization': `Bearer ${requester.token}` }, body: JSON.stringify({ targetUserId: 'alice' }) })
         expect(res.status).toBe(404)
         expect(await res.json()).toMatchObject({ statusCode: 404, error: 'not_found' })
       }

@@ -1,14 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { codeOf, exchange, expectLoginError, finishLogin, startLogin } from './oauth-support'
 import { request } from 'node:http'
-import { json, startServer, type TestServer, tokenRequest } from './server'
+import { setupApp } from './app'
+import { json, tokenRequest } from './requests'
+import { startServerProcess } from './server-processes'
 
-let server: TestServer
-
-beforeAll(async () => {
-  server = await startServer({ NUXT_SVC_AUTH_PROVIDERS_MOCK_ENABLE_IN_PRODUCTION: 'true' }, 'oauth')
-})
-afterAll(() => server?.stop())
+const server = await setupApp('oauth', { NUXT_SVC_AUTH_PROVIDERS_MOCK_ENABLE_IN_PRODUCTION: 'true' })
 
 /** The browser's trip through the mock provider: /auth/mock → /mock/authorize → /auth/mock?code. */
 async function mockLogin(query = '') {
@@ -125,7 +122,7 @@ describe('URLs never built from the Host header', () => {
   })
 
   it('with svcAuth.publicUrl the mock login uses it, whatever the Host header says', async () => {
-    const configured = await startServer({ NUXT_SVC_AUTH_PROVIDERS_MOCK_ENABLE_IN_PRODUCTION: 'true', NUXT_SVC_AUTH_PUBLIC_URL: 'https://app.example.com' }, 'oauth')
+    const configured = await startServerProcess({ NUXT_SVC_AUTH_PROVIDERS_MOCK_ENABLE_IN_PRODUCTION: 'true', NUXT_SVC_AUTH_PUBLIC_URL: 'https://app.example.com' }, 'oauth')
     try {
       const res = await configured.fetch('/auth/mock')
       const location = new URL(res.headers.get('location')!)
@@ -223,7 +220,7 @@ describe('mock provider endpoints', () => {
 
 describe('mock provider in production', () => {
   it('is absent (404) without enableInProduction, its login cookies unset', async () => {
-    const prod = await startServer({}, 'oauth')
+    const prod = await startServerProcess({}, 'oauth')
     try {
       const login = await prod.fetch('/auth/mock?user=0')
       expect(login.status).toBe(404)

@@ -2,9 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodeJwt } from 'jose'
 import { freePort, issuerAt, startCredentialSwapProxy, startGitHubStandIn, startOidcServer, type OidcServer } from './oidc-server'
 import { codeOf, exchange, expectLoginError, finishLogin, startLogin, takeEvents, visitProvider } from './oauth-support'
-import { startServer, type TestServer } from './server'
+import { setupApp } from './app'
 
-let server: TestServer
 let oidc: OidcServer
 const closers: Array<() => Promise<void>> = []
 
@@ -15,22 +14,23 @@ const accounts = {
   blocked: { email: 'blocked@example.com', email_verified: true, name: 'Blake Blocked' },
 }
 
+// The providers listen on ports chosen before the app starts: its configuration points at them.
+const [opPort, proxyPort, githubPort] = await Promise.all([freePort(), freePort(), freePort()])
+const op = issuerAt(opPort)
+const proxyUrl = `http://127.0.0.1:${proxyPort}/token`
+const github = `http://127.0.0.1:${githubPort}`
+const server = await setupApp('oauth', {
+  NUXT_SVC_AUTH_PROVIDERS_GOOGLE_ISSUER: op,
+  NUXT_SVC_AUTH_PROVIDERS_AUTH0_ISSUER: op,
+  NUXT_SVC_AUTH_PROVIDERS_MICROSOFT_ISSUER: op,
+  NUXT_SVC_AUTH_PROVIDERS_GITHUB: JSON.stringify({ authorizationUrl: `${github}/login/oauth/authorize`, tokenUrl: `${github}/login/oauth/access_token`, apiUrl: github }),
+  NUXT_SVC_AUTH_PROVIDERS_CUSTOM: JSON.stringify([
+    { name: 'acme', clientId: 'acme-client', clientSecret: 'acme-secret', issuer: op },
+    { name: 'rogue', clientId: 'rogue-client', clientSecret: 'rogue-secret', issuer: op, tokenUrl: proxyUrl },
+  ]),
+})
+
 beforeAll(async () => {
-  const [opPort, proxyPort, githubPort] = await Promise.all([freePort(), freePort(), freePort()])
-  const op = issuerAt(opPort)
-  const proxyUrl = `http://127.0.0.1:${proxyPort}/token`
-  const github = `http://127.0.0.1:${githubPort}`
-  server = await startServer({
-    NUXT_SVC_AUTH_PROVIDERS_GOOGLE_ISSUER: op,
-    NUXT_SVC_AUTH_PROVIDERS_AUTH0_ISSUER: op,
-    NUXT_SVC_AUTH_PROVIDERS_MICROSOFT_ISSUER: op,
-    NUXT_SVC_AUTH_PROVIDERS_GITHUB: JSON.stringify({ authorizationUrl: `${github}/login/oauth/authorize`, tokenUrl: `${github}/login/oauth/access_token`, apiUrl: github }),
-    NUXT_SVC_AUTH_PROVIDERS_CUSTOM: JSON.stringify([
-      { name: 'acme', clientId: 'acme-client', clientSecret: 'acme-secret', issuer: op },
-      { name: 'rogue', clientId: 'rogue-client', clientSecret: 'rogue-secret', issuer: op, tokenUrl: proxyUrl },
-    ]),
-  }, 'oauth')
-  closers.push(() => server.stop())
   const redirect = (name: string) => [`${server.url}/auth/${name}`]
   oidc = await startOidcServer({
     port: opPort,

@@ -1,5 +1,5 @@
 import { expect } from 'vitest'
-import { bearer, rememberCodeCookie, tokenRequest, type TestServer } from './server'
+import { bearer, rememberCodeCookie, tokenRequest, type Server } from './requests'
 
 /** Cookies a response sets (name → value), deletions included as ''. */
 export function cookiesOf(res: Response): Record<string, string> {
@@ -24,7 +24,7 @@ export interface StartedLogin {
 }
 
 /** GET <loginPath>/<provider>: the redirect to the provider and the login cookies. */
-export async function startLogin(server: TestServer, path: string): Promise<StartedLogin> {
+export async function startLogin(server: Server, path: string): Promise<StartedLogin> {
   const response = await server.fetch(path)
   expect(response.status, `start ${path}`).toBe(302)
   return { authorizeUrl: new URL(response.headers.get('location')!, server.url), cookies: cookiesOf(response), response }
@@ -50,7 +50,7 @@ export async function visitProvider(url: URL, appOrigin: string): Promise<URL> {
 }
 
 /** GET the app's callback (the login route with code/state) with the given login cookies. */
-export function finishLogin(server: TestServer, callback: URL, cookies: Record<string, string | undefined>): Promise<Response> {
+export function finishLogin(server: Server, callback: URL, cookies: Record<string, string | undefined>): Promise<Response> {
   return server.fetch(`${callback.pathname}${callback.search}`, { headers: { cookie: cookieHeader(cookies) } })
 }
 
@@ -75,7 +75,7 @@ export function expectLoginError(res: Response, error: string, errorPage = '/log
 }
 
 /** Exchanges an authorization code and reads /api/user/me with the access token. */
-export async function exchange(server: TestServer, code: string): Promise<{ body: Record<string, unknown>, me: Record<string, unknown> }> {
+export async function exchange(server: Server, code: string): Promise<{ body: Record<string, unknown>, me: Record<string, unknown> }> {
   const res = await server.fetch('/auth/token', tokenRequest(code))
   const body = (await res.json()) as Record<string, unknown>
   expect(res.status, JSON.stringify(body)).toBe(200)
@@ -90,6 +90,6 @@ export interface RecordedEvent {
 }
 
 /** Handler and hook calls recorded by the fixture since the last call. */
-export async function takeEvents(server: TestServer): Promise<RecordedEvent[]> {
+export async function takeEvents(server: Server): Promise<RecordedEvent[]> {
   return (await (await server.fetch('/api/test/events')).json()) as RecordedEvent[]
 }

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { exportJWK, generateKeyPair } from 'jose'
 import Provider, { type ClientMetadata } from 'oidc-provider'
-import { freePort } from './server'
+import { freePort } from './server-processes'
 
 /**
  * A real OpenID Connect provider (oidc-provider) on loopback. Logins are finished without a form:

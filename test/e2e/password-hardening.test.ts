@@ -1,15 +1,13 @@
-import { afterAll, describe, expect, it } from 'vitest'
-import { bearer, codeCookieOf, rawPost, startServer, type TestServer } from './server'
+import { describe, expect, it } from 'vitest'
+import { restartApp, setupApp, type TestApp } from './app'
+import { bearer, codeCookieOf, rawPost } from './requests'
 import { callbackCode, exchange, loginUser, nextCode, otherCode, PASSWORD, post, registerUser, sentCodes, uniqueEmail } from './password-helpers'
 
-const servers: TestServer[] = []
-afterAll(() => Promise.all(servers.map(s => s.stop())))
+// Every test starts the server afresh (its own limits and counters).
+await setupApp('password', { NUXT_SVC_AUTH_RATE_LIMIT_TRUSTED_PROXIES: '["127.0.0.1", "::1"]' }, { server: false })
 
-async function start(env: Record<string, string> = {}): Promise<TestServer> {
-  const server = await startServer({ NUXT_SVC_AUTH_RATE_LIMIT_TRUSTED_PROXIES: '["127.0.0.1", "::1"]', ...env }, 'password')
-  servers.push(server)
-  return server
-}
+/** The server of this file, started again with `env` (and fresh counters). */
+const start = (env: Record<string, string> = {}): Promise<TestApp> => restartApp(env)
 
 const errorOf = async (res: Response) => ((await res.json()) as { error?: string }).error
 

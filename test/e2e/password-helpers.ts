@@ -1,7 +1,7 @@
-import { codeCookieOf, json, rememberCodeCookie, setCookieValue, type TestServer } from './server'
+import { codeCookieOf, json, rememberCodeCookie, setCookieValue, type Server } from './requests'
 
 export type Action = 'register' | 'login' | 'reset'
-type Fetcher = Pick<TestServer, 'fetch'>
+type Fetcher = Pick<Server, 'fetch'>
 
 export const PASSWORD = 'Sunflower-42x'
 export const NEW_PASSWORD = 'Marigold-77y'
@@ -36,7 +36,7 @@ export const post = (server: Fetcher, path: string, body: unknown, headers: Reco
 
 /** The `Cookie` header of the code cookie a response set ('' when it set none). */
 export function codeCookieFrom(res: Response): string {
-  const line = res.headers.getSetCookie().find(l => /^(__Host-)?svc-code=/.test(l))
+  const line = res.headers.getSetCookie().find(l => /^(?:__Host-)?svc-code=/.test(l))
   return line ? line.split(';')[0]! : ''
 }
 

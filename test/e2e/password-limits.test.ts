@@ -1,18 +1,17 @@
 import Redis from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
-import { startServer, type TestServer } from './server'
+import { restartApp, setupApp, type TestApp } from './app'
+import { startServerProcess, type ServerProcess } from './server-processes'
 import { callbackCode, exchange, median, nextCode, otherCode, PASSWORD, post, registerUser, sentCodes, uniqueEmail } from './password-helpers'
 
-const servers: TestServer[] = []
-afterAll(async () => {
-  await Promise.all(servers.map(s => s.stop()))
-})
+// Every test starts the server afresh (its own limits and counters).
+await setupApp('password', {}, { server: false })
 
-async function start(env: Record<string, string>): Promise<TestServer> {
-  const server = await startServer(env, 'password')
-  servers.push(server)
-  return server
-}
+/** The server of this file, started again with `env` (and fresh counters). */
+const start = (env: Record<string, string>): Promise<TestApp> => restartApp(env)
+
+const others: ServerProcess[] = []
+afterAll(() => Promise.all(others.map(s => s.stop())))
 
 const sleep = (ms: number) => new Promise(r => setTimeout(r, ms))
 
@@ -180,7 +179,9 @@ describe('rate limits', () => {
     const redis = new Redis({ host: '127.0.0.1', port: 6379, lazyConnect: true, maxRetriesPerRequest: 1 })
     await redis.connect()
     try {
-      const [a, b] = await Promise.all([start(redisEnv), start(redisEnv)])
+      // The app of this file and a second process on the same Redis.
+      const [a, b] = await Promise.all([start(redisEnv), startServerProcess(redisEnv, 'password')])
+      others.push(b)
       const email = uniqueEmail('shared')
       const statuses: number[] = []
       for (const server of [a, b, a, b]) statuses.push((await post(server, '/auth/password/login', { email, password: 'Wrong-password-1' })).status)

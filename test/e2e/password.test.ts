@@ -2,22 +2,21 @@ import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import bcryptjs from 'bcryptjs'
 import { decodeJwt } from 'jose'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bearer, cookie, rememberCodeCookie, startServer, type TestServer } from './server'
+import { $fetch } from '@nuxt/test-utils/e2e'
+import { describe, expect, it } from 'vitest'
+import { setupApp } from './app'
+import { bearer, cookie, rememberCodeCookie } from './requests'
+import { startServerProcess } from './server-processes'
 import { callbackCode, codeCookieFrom, exchange, loginUser, NEW_PASSWORD, nextCode, otherCode, PASSWORD, post, registerUser, sentCodes, uniqueEmail } from './password-helpers'
 
-let server: TestServer
+const server = await setupApp('password', { NUXT_SVC_AUTH_RATE_LIMIT_ENABLED: 'false' })
 
-beforeAll(async () => {
-  server = await startServer({ NUXT_SVC_AUTH_RATE_LIMIT_ENABLED: 'false' }, 'password')
-})
-afterAll(() => server?.stop())
-
-const state = async (email: string) => (await (await server.fetch(`/api/test/state?email=${encodeURIComponent(email)}`)).json()) as {
+/** The fixture's record of a user: the stored user and the handler calls made for it. */
+const state = (email: string) => $fetch<{
   user: { id: string, email: string, hashedPassword: string } | null
   persistCalls: Array<{ user: Record<string, unknown>, provider: string, hasEvent: boolean }>
   successEvents: Array<{ provider: string, user: Record<string, unknown> }>
-}
+}>('/api/test/state', { query: { email } })
 
 async function expectError(res: Response, status: number, error: string, message?: string | RegExp) {
   expect(res.status).toBe(status)
@@ -346,7 +345,7 @@ describe('password change', () => {
 
 describe('stored records', () => {
   it('never keep the password hash next to a session', async () => {
-    const fsServer = await startServer({ NUXT_SVC_AUTH_RATE_LIMIT_ENABLED: 'false', NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'fs' }, 'password')
+    const fsServer = await startServerProcess({ NUXT_SVC_AUTH_RATE_LIMIT_ENABLED: 'false', NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'fs' }, 'password')
     try {
       const email = uniqueEmail('stored')
       await registerUser(fsServer, email)

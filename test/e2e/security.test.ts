@@ -2,15 +2,12 @@ import { createLocalJWKSet, exportPKCS8, generateKeyPair, jwtVerify, SignJWT } f
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bearer, cookie, login, startServer, type TestServer } from './server'
+import { setupApp } from './app'
+import { bearer, cookie, login } from './requests'
+import { startServerProcess, type ServerProcess } from './server-processes'
 
 const FIXTURE_SECRET = 'fixture-secret-0123456789-abcdefghijklmnop'
-let server: TestServer
-
-beforeAll(async () => {
-  server = await startServer()
-})
-afterAll(() => server?.stop())
+const server = await setupApp()
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -86,12 +83,12 @@ describe('forged access tokens', () => {
 })
 
 describe('RS256 and JWKS', () => {
-  let rs: TestServer
+  let rs: ServerProcess
   let privatePem: string
   beforeAll(async () => {
     const { privateKey } = await generateKeyPair('RS256', { extractable: true, modulusLength: 2048 })
     privatePem = await exportPKCS8(privateKey)
-    rs = await startServer({ NUXT_SVC_AUTH_TOKEN_ALGORITHM: 'RS256', NUXT_SVC_AUTH_TOKEN_PRIVATE_KEY: privatePem })
+    rs = await startServerProcess({ NUXT_SVC_AUTH_TOKEN_ALGORITHM: 'RS256', NUXT_SVC_AUTH_TOKEN_PRIVATE_KEY: privatePem })
   })
   afterAll(() => rs?.stop())
 
@@ -147,7 +144,7 @@ describe('SSR access token', () => {
   })
 
   it('is off with enableSSR false', async () => {
-    const noSsr = await startServer({ NUXT_SVC_AUTH_ENABLE_SSR: 'false' })
+    const noSsr = await startServerProcess({ NUXT_SVC_AUTH_ENABLE_SSR: 'false' })
     try {
       const session = await login(noSsr)
       const res = await noSsr.fetch('/ssr', { headers: { accept: 'text/html', cookie: `svc-refresh=${session.refreshCookie}` } })
@@ -162,7 +159,7 @@ describe('SSR access token', () => {
 describe('secrets never reach the browser', () => {
   it('are absent from the public runtime config in the page and from every client file', async () => {
     const secrets = [FIXTURE_SECRET, 'encryption-key-for-the-e2e-tests-0123456789']
-    const enc = await startServer({ NUXT_SVC_AUTH_TOKEN_REFRESH_ENCRYPTION_ENABLED: 'true', NUXT_SVC_AUTH_TOKEN_REFRESH_ENCRYPTION_KEY: secrets[1]! })
+    const enc = await startServerProcess({ NUXT_SVC_AUTH_TOKEN_REFRESH_ENCRYPTION_ENABLED: 'true', NUXT_SVC_AUTH_TOKEN_REFRESH_ENCRYPTION_KEY: secrets[1]! })
     try {
       const html = await (await enc.fetch('/', { headers: { accept: 'text/html' } })).text()
       expect(html).toContain('svcAuth')
@@ -185,8 +182,8 @@ describe('secrets never reach the browser', () => {
 describe('encryption at rest', () => {
   it('stores no plaintext, and a wrong key gives 401, not 500', async () => {
     const key = 'encryption-key-for-the-e2e-tests-0123456789'
-    const enc = await startServer({ NUXT_SVC_AUTH_TOKEN_REFRESH_ENCRYPTION_ENABLED: 'true', NUXT_SVC_AUTH_TOKEN_REFRESH_ENCRYPTION_KEY: key })
-    let wrong: TestServer | undefined
+    const enc = await startServerProcess({ NUXT_SVC_AUTH_TOKEN_REFRESH_ENCRYPTION_ENABLED: 'true', NUXT_SVC_AUTH_TOKEN_REFRESH_ENCRYPTION_KEY: key })
+    let wrong: ServerProcess | undefined
     try {
       const first = await login(enc, { sub: 'enc-user', email: 'very-private@example.com', name: 'Private Person' })
       const refreshed = await enc.fetch('/auth/refresh', cookie(first.refreshCookie!))
@@ -202,7 +199,7 @@ describe('encryption at rest', () => {
         }
       }
       // Same records, another key: they cannot be opened, so the session is invalid (401, not 500).
-      wrong = await startServer({
+      wrong = await startServerProcess({
         NUXT_SVC_AUTH_TOKEN_REFRESH_ENCRYPTION_ENABLED: 'true',
         NUXT_SVC_AUTH_TOKEN_REFRESH_ENCRYPTION_KEY: 'another-encryption-key-0123456789-abcdef',
         NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_BASE: enc.dataDir,
@@ -214,7 +211,7 @@ describe('encryption at rest', () => {
       expect((await enc.fetch('/auth/refresh', cookie(session.refreshCookie!))).status).toBe(200)
     }
     finally {
-      await wrong?.process.kill('SIGTERM')
+      await wrong?.stop()
       await enc.stop()
     }
   })

@@ -1,13 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { decodeJwt, decodeProtectedHeader } from 'jose'
-import { bearer, cookie, issueCode, json, login, setCookieLine, setCookieValue, startServer, type TestServer, tokenRequest } from './server'
+import { setupApp } from './app'
+import { bearer, cookie, issueCode, json, login, setCookieLine, setCookieValue, tokenRequest } from './requests'
+import { startServerProcess } from './server-processes'
 
-let server: TestServer
-
-beforeAll(async () => {
-  server = await startServer({ NUXT_SVC_AUTH_TOKEN_REFRESH_REUSE_GRACE_PERIOD: '1' })
-})
-afterAll(() => server?.stop())
+const server = await setupApp('basic', { NUXT_SVC_AUTH_TOKEN_REFRESH_REUSE_GRACE_PERIOD: '1' })
 
 describe('POST /auth/token', () => {
   it('exchanges a code for both token shapes and sets the refresh cookie with the default attributes', async () => {
@@ -150,7 +147,7 @@ describe('POST /auth/logout', () => {
 
 describe('authorization code expiry', () => {
   it('refuses a code after authCode.expiresIn seconds', async () => {
-    const short = await startServer({ NUXT_SVC_AUTH_AUTH_CODE_EXPIRES_IN: '1' })
+    const short = await startServerProcess({ NUXT_SVC_AUTH_AUTH_CODE_EXPIRES_IN: '1' })
     try {
       const code = await issueCode(short)
       await new Promise(r => setTimeout(r, 1200))
@@ -167,11 +164,13 @@ describe('authorization code expiry', () => {
 
 describe('configuration from the environment', () => {
   it('applies cookie options and token lifetime from NUXT_SVC_AUTH_*', async () => {
-    const custom = await startServer({
+    const custom = await startServerProcess({
       NUXT_SVC_AUTH_TOKEN_REFRESH_COOKIE_COOKIE_NAME: 'my-rt',
       NUXT_SVC_AUTH_TOKEN_REFRESH_COOKIE_MAX_AGE: '3600',
       NUXT_SVC_AUTH_TOKEN_REFRESH_COOKIE_SAME_SITE: 'strict',
       NUXT_SVC_AUTH_TOKEN_REFRESH_COOKIE_PATH: '/auth',
+      // A cookie under /auth reaches the auth endpoints only: no SSR token for the pages.
+      NUXT_SVC_AUTH_ENABLE_SSR: 'false',
       NUXT_SVC_AUTH_TOKEN_EXPIRES_IN: '15m',
       NUXT_SVC_AUTH_TOKEN_ISSUER: 'https://issuer.example',
       NUXT_SVC_AUTH_TOKEN_AUDIENCE: 'my-api',

@@ -3,13 +3,15 @@ import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { NEW_PASSWORD, PASSWORD, codeCookieFrom, loginUser, nextCode, post, registerUser, uniqueEmail } from './password-helpers'
 import { deleteRedisKeys, startRedisCluster, type RunningRedis } from '../support/redis-servers'
-import { bearer, cookie, json, login, type Session, setCookieValue, startServer, type TestServer } from './server'
+import { setupApp } from './app'
+import { bearer, cookie, json, login, type Server, type Session, setCookieValue } from './requests'
+import { startServerProcess, type ServerProcess } from './server-processes'
 
 const sleep = (ms: number): Promise<void> => new Promise(resolve => setTimeout(resolve, ms))
 const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0'
 const SAFARI = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15'
 
-type Fetcher = Pick<TestServer, 'fetch'>
+type Fetcher = Pick<Server, 'fetch'>
 
 /** Logs `sub` in from a "browser" with this user agent. */
 async function loginFrom(server: Fetcher, sub: string, userAgent = FIREFOX): Promise<Session> {
@@ -41,13 +43,9 @@ async function refusedWithin(server: Fetcher, token: string, since: number, path
   }
 }
 
-describe('session endpoints', () => {
-  let server: TestServer
-  beforeAll(async () => {
-    server = await startServer({ NUXT_SVC_AUTH_IMPERSONATION_ENABLED: 'true' })
-  })
-  afterAll(() => server?.stop())
+const server = await setupApp('basic', { NUXT_SVC_AUTH_IMPERSONATION_ENABLED: 'true' })
 
+describe('session endpoints', () => {
   it('GET /auth/sessions lists my sessions with the current one marked, nothing secret, nobody else\'s', async () => {
     const sub = `u-${randomUUID()}`
     const laptop = await loginFrom(server, sub, FIREFOX)
@@ -164,12 +162,12 @@ describe('session endpoints', () => {
 })
 
 describe('without revocation of access tokens, and without token refresh', () => {
-  let stateless: TestServer
-  let noRefresh: TestServer
+  let stateless: ServerProcess
+  let noRefresh: ServerProcess
   beforeAll(async () => {
     ;[stateless, noRefresh] = await Promise.all([
-      startServer({ NUXT_SVC_AUTH_SESSIONS_REVOKE_ACCESS_TOKENS: 'false' }),
-      startServer({ NUXT_SVC_AUTH_TOKEN_REFRESH_ENABLED: 'false' }),
+      startServerProcess({ NUXT_SVC_AUTH_SESSIONS_REVOKE_ACCESS_TOKENS: 'false' }),
+      startServerProcess({ NUXT_SVC_AUTH_TOKEN_REFRESH_ENABLED: 'false' }),
     ])
   })
   afterAll(() => Promise.all([stateless?.stop(), noRefresh?.stop()]))
@@ -211,12 +209,12 @@ describe.each([
   const prefix = `svc-auth-e2e-sessions:${randomUUID()}:`
   let redisEnv: Record<string, string> = {}
   let cluster: RunningRedis | undefined
-  let basic: TestServer
-  let basicOther: TestServer
-  let password: TestServer
-  let passwordOther: TestServer
+  let basic: ServerProcess
+  let basicOther: ServerProcess
+  let password: ServerProcess
+  let passwordOther: ServerProcess
   /** Where the revocation is made and where it is checked (the same process, or the other one). */
-  const check = (server: TestServer, other: TestServer) => (shared ? other : server)
+  const check = (server: ServerProcess, other: ServerProcess) => (shared ? other : server)
 
   beforeAll(async () => {
     if (store === 'redis') redisEnv = { NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'redis', NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_URL: 'redis://127.0.0.1:6379', NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_PREFIX: prefix }
@@ -227,8 +225,8 @@ describe.each([
     }
     // No grace period: a second use of a rotated cookie is reuse at once.
     const env = { NUXT_SVC_AUTH_IMPERSONATION_ENABLED: 'true', NUXT_SVC_AUTH_TOKEN_REFRESH_REUSE_GRACE_PERIOD: '0', ...redisEnv }
-    ;[basic, password] = await Promise.all([startServer(env), startServer(redisEnv, 'password')])
-    if (shared) [basicOther, passwordOther] = await Promise.all([startServer(env), startServer(redisEnv, 'password')])
+    ;[basic, password] = await Promise.all([startServerProcess(env), startServerProcess(redisEnv, 'password')])
+    if (shared) [basicOther, passwordOther] = await Promise.all([startServerProcess(env), startServerProcess(redisEnv, 'password')])
   }, 90_000)
   afterAll(async () => {
     await Promise.all([basic, basicOther, password, passwordOther].map(s => s?.stop()))

@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { deleteRedisKeys, startRedisCluster } from '../support/redis-servers'
-import { bearer, cookie, issueCode, json, login, setCookieValue, startServer, type TestServer, tokenRequest } from './server'
+import { restartApp, setupApp } from './app'
+import { bearer, cookie, issueCode, login, type Server, setCookieValue, tokenRequest } from './requests'
+import { startServerProcess } from './server-processes'
 
 const REDIS_URL = 'redis://127.0.0.1:6379'
 const prefix = `svc-e2e-${process.pid}-${Date.now()}:`
@@ -11,13 +13,20 @@ const redisEnv = { NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'redis', NUXT_SVC
 
 afterAll(() => deleteRedisKeys(prefix, REDIS_URL))
 
-async function withServers<T>(envs: Array<Record<string, string>>, fn: (servers: TestServer[]) => Promise<T>): Promise<T> {
-  const servers = await Promise.all(envs.map(env => startServer(env)))
+// Every test starts the app of this file afresh with the storage under test.
+await setupApp('basic', {}, { server: false })
+
+/**
+ * Runs `fn` with the app restarted on `env` and, for each further environment, one more server
+ * process beside it (stopped afterwards): two processes sharing one store.
+ */
+async function withServers<T>([env, ...more]: Array<Record<string, string>>, fn: (servers: Server[]) => Promise<T>): Promise<T> {
+  const [app, ...others] = await Promise.all([restartApp(env), ...more.map(e => startServerProcess(e))])
   try {
-    return await fn(servers)
+    return await fn([app, ...others])
   }
   finally {
-    await Promise.all(servers.map(s => s.stop()))
+    await Promise.all(others.map(s => s.stop()))
   }
 }
 
@@ -146,7 +155,7 @@ function filesUnder(dir: string): string[] {
 
 describe('fs driver crash safety', () => {
   it('SIGKILL in the middle of a run of refreshes leaves every record readable', async () => {
-    const first = await startServer({ NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'fs' })
+    const first = await startServerProcess({ NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'fs' })
     const sessions = await Promise.all(Array.from({ length: 20 }, (_, i) => login(first, { sub: `crash-${i}`, name: `Crash ${i}` })))
     const cookies = sessions.map(s => s.refreshCookie!)
     let stop = false
@@ -171,13 +180,13 @@ describe('fs driver crash safety', () => {
     // A new process on the same records: every session still works with the newest cookie we
     // know, also one whose rotation was cut short by the kill (its answer never reached us: the
     // retry within the grace period gets the successor that was claimed).
-    const second = await startServer({ NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'fs', NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_BASE: first.dataDir })
+    const second = await startServerProcess({ NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'fs', NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_BASE: first.dataDir })
     try {
       const results = await Promise.all(cookies.map(c => second.fetch('/auth/refresh', cookie(c))))
       expect(results.map(r => r.status)).toEqual(cookies.map(() => 200))
     }
     finally {
-      await second.process.kill('SIGTERM')
+      await second.stop()
       await first.stop()
     }
   })

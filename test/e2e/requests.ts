@@ -1,86 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process'
 import { request } from 'node:http'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
 
-/** Fixtures built by the global setup. */
-export const FIXTURES = ['basic', 'password', 'client', 'oauth'] as const
-export type Fixture = (typeof FIXTURES)[number]
-
-export interface TestServer {
+/** A running server the tests talk to: the app @nuxt/test-utils runs, or one more process of a fixture. */
+export interface Server {
+  /** Its origin, without a trailing slash (`http://127.0.0.1:<port>`). */
   url: string
-  process: ChildProcess
-  /** Directory of the fs records of this server (removed by stop()). */
-  dataDir: string
+  /** A request to a path of the server; redirects are not followed. */
   fetch(path: string, init?: RequestInit): Promise<Response>
-  /** Everything the server printed so far. */
-  output(): string
-  stop(): Promise<void>
-}
-
-/** A free loopback port. */
-export function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer()
-    server.unref()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))))
-    })
-  })
-}
-
-/** Starts the built server of a fixture on a free loopback port, with extra environment variables. */
-export async function startServer(env: Record<string, string> = {}, fixture: Fixture | string = 'basic'): Promise<TestServer> {
-  const root = fixture.startsWith('/') ? fixture : resolve(import.meta.dirname, '../fixtures', fixture)
-  const port = await freePort()
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-auth-e2e-'))
-  let log = ''
-  const child = spawn(process.execPath, [join(root, '.output/server/index.mjs')], {
-    cwd: root,
-    env: {
-      ...process.env,
-      NODE_ENV: 'production',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_BASE: dataDir,
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  const exited = new Promise<void>(r => child.once('exit', () => r()))
-  child.stdout?.on('data', (d: Buffer) => (log += d.toString()))
-  child.stderr?.on('data', (d: Buffer) => (log += d.toString()))
-  const url = `http://127.0.0.1:${port}`
-  const deadline = Date.now() + 20_000
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`Server exited early (${child.exitCode}):\n${log}`)
-    if (/Listening on/.test(log)) break
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL')
-      throw new Error(`Server did not start:\n${log}`)
-    }
-    await new Promise(r => setTimeout(r, 50))
-  }
-  return {
-    url,
-    process: child,
-    dataDir,
-    fetch: (path, init) => fetch(url + path, { redirect: 'manual', ...init }),
-    output: () => log,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGTERM')
-        const timer = setTimeout(() => child.kill('SIGKILL'), 5000)
-        await exited
-        clearTimeout(timer)
-      }
-      rmSync(dataDir, { recursive: true, force: true })
-    },
-  }
 }
 
 export interface Session {
@@ -108,7 +33,7 @@ export function setCookieLine(res: Response, name: string): string | undefined {
 export const json = (body: unknown, headers: Record<string, string> = {}): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
 
 /** The code cookie (`__Host-svc-code`, or `svc-code` without Secure) that binds codes to a browser. */
-const CODE_COOKIE = /^(__Host-)?svc-code$/
+const CODE_COOKIE = /^(?:__Host-)?svc-code$/
 
 /** The code cookie each code was handed out with (`name=value`), as a browser would keep it. */
 const codeCookies = new Map<string, string>()
@@ -135,14 +60,14 @@ export function tokenRequest(code: string, headers: Record<string, string> = {})
 }
 
 /** Issues an authorization code through the fixture's test route (bound to the "browser" of the test). */
-export async function issueCode(server: Pick<TestServer, 'fetch'>, user: Record<string, unknown> = { sub: 'user-1', email: 'user@example.com', name: 'Test User' }, claims?: Record<string, unknown>, options: { bindToBrowser?: boolean } = {}): Promise<string> {
+export async function issueCode(server: Pick<Server, 'fetch'>, user: Record<string, unknown> = { sub: 'user-1', email: 'user@example.com', name: 'Test User' }, claims?: Record<string, unknown>, options: { bindToBrowser?: boolean } = {}): Promise<string> {
   const res = await server.fetch('/api/test/code', json({ user, claims, ...options }))
   if (res.status !== 200) throw new Error(`issue code failed: ${res.status} ${await res.text()}`)
   return rememberCodeCookie(res, ((await res.json()) as { code: string }).code)
 }
 
 /** Logs a user in: issue a code, exchange it, keep the token and the refresh cookie. */
-export async function login(server: Pick<TestServer, 'fetch'>, user?: Record<string, unknown>, cookieName = 'svc-refresh'): Promise<Session> {
+export async function login(server: Pick<Server, 'fetch'>, user?: Record<string, unknown>, cookieName = 'svc-refresh'): Promise<Session> {
   const code = await issueCode(server, user)
   const response = await server.fetch('/auth/token', tokenRequest(code))
   const body = (await response.json()) as Record<string, unknown>
@@ -158,7 +83,7 @@ export const cookie = (value: string, name = 'svc-refresh'): RequestInit => ({ m
  * chunks, chunked unless a length is declared) is written with backpressure until `chunkedBytes`
  * (default 1 KB) are sent or the server answers. `sent` tells how much went out before the answer.
  */
-export function rawPost(server: Pick<TestServer, 'url'>, path: string, options: { headers?: Record<string, string>, declaredLength?: number, chunkedBytes?: number }): Promise<{ status: number, body: string, sent: number }> {
+export function rawPost(server: Pick<Server, 'url'>, path: string, options: { headers?: Record<string, string>, declaredLength?: number, chunkedBytes?: number }): Promise<{ status: number, body: string, sent: number }> {
   const url = new URL(server.url)
   return new Promise((resolve, reject) => {
     let sent = 0

@@ -1,0 +1,24 @@
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+
+/** Fixtures the global setup builds once per run. */
+export const FIXTURES = ['basic', 'password', 'client', 'oauth'] as const
+export type Fixture = (typeof FIXTURES)[number]
+
+/** Root directory of a fixture app. */
+export const fixtureDir = (fixture: Fixture): string => resolve(import.meta.dirname, '../fixtures', fixture)
+
+/** Nitro output directory of a built fixture (`.output`, as `nuxi build` writes it). */
+export const fixtureOutput = (fixture: Fixture): string => join(fixtureDir(fixture), '.output')
+
+/** A fresh, empty directory for the fs records of one server (or of several sharing it). */
+export const newDataDir = (): string => mkdtempSync(join(tmpdir(), 'svc-auth-e2e-'))
+
+/**
+ * Environment every server process of the tests gets: production mode, and its fs records in
+ * `dataDir` (the fixtures' fs driver would otherwise write under the working directory).
+ */
+export function serverEnv(dataDir: string): Record<string, string> {
+  return { NODE_ENV: 'production', NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_BASE: dataDir }
+}
