@@ -2,39 +2,19 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { addServerHandler, addServerImports, addServerPlugin, addTemplate } from '@nuxt/kit'
 import type { ModuleOptions } from '../runtime/types/options'
-import { MOCK_ENDPOINTS, mockProductionWarning, oauthProviderNames } from '../runtime/server/lib/oauth/providers'
+import { OAUTH_LOGIN_HANDLER, oauthRoutes as moduleOAuthRoutes, type ServerRoute } from '../runtime/server/lib/module-routes'
+import { isMockEnabled, mockProductionWarning } from '../runtime/server/lib/oauth/mock-preset'
 import { OAUTH_PRESETS } from '../runtime/server/lib/oauth/presets'
 import { validateProviders } from '../runtime/server/lib/oauth/validate'
 import { formatValidationErrors } from '../runtime/server/lib/validate'
 import type { SetupContext } from './setup-context'
 
-export interface OAuthRoute {
-  route: string
-  method: 'get' | 'post'
-  /** File under runtime/server/routes. */
-  handler: string
-}
-
 /**
- * The routes of the OAuth part: `GET <loginPath>/<name>` for every configured provider (the mock
- * one included) that the app does not serve with its own route file, and the mock provider's
- * endpoints when it is configured (they answer 404 in production unless enableInProduction).
+ * The OAuth routes to register ({@link moduleOAuthRoutes}), without the login routes the app serves
+ * with its own route file.
  */
-export function oauthRoutes(options: Pick<ModuleOptions, 'providers' | 'endpoints'>, hasHostRoute: (route: string) => boolean = () => false): OAuthRoute[] {
-  const base = options.endpoints.loginPath.replace(/\/+$/, '')
-  const routes: OAuthRoute[] = []
-  for (const name of oauthProviderNames(options.providers)) {
-    const route = `${base}/${name}`
-    if (!hasHostRoute(route)) routes.push({ route, method: 'get', handler: 'oauth/login.get' })
-  }
-  if (options.providers?.mock) {
-    routes.push(
-      { route: MOCK_ENDPOINTS.authorize, method: 'get', handler: 'oauth/mock-authorize.get' },
-      { route: MOCK_ENDPOINTS.token, method: 'post', handler: 'oauth/mock-token.post' },
-      { route: MOCK_ENDPOINTS.userinfo, method: 'get', handler: 'oauth/mock-userinfo.get' },
-    )
-  }
-  return routes
+export function oauthRoutes(options: Pick<ModuleOptions, 'providers' | 'endpoints'>, hasHostRoute: (route: string) => boolean = () => false): ServerRoute[] {
+  return moduleOAuthRoutes(options).filter(r => !(r.handler === OAUTH_LOGIN_HANDLER && hasHostRoute(r.route)))
 }
 
 const ROUTE_EXTENSIONS = ['ts', 'js', 'mjs', 'mts', 'cjs', 'cts']
@@ -134,7 +114,7 @@ export function setupOAuth(ctx: SetupContext): void {
   for (const route of oauthRoutes(options, r => hostRouteExists(serverDirs, r))) {
     addServerHandler({ route: route.route, method: route.method, handler: resolver.resolve(`./runtime/server/routes/${route.handler}`) })
   }
-  if (options.providers?.mock?.enableInProduction === true && !nuxt.options.dev) logger.warn(mockProductionWarning())
+  if (!nuxt.options.dev && isMockEnabled(options, false)) logger.warn(mockProductionWarning())
 
   addServerPlugin(resolver.resolve('./runtime/server/plugins/oauth'))
   const utils = resolver.resolve('./runtime/server/utils/oauth')

@@ -1,9 +1,7 @@
 import { addServerHandler, addServerPlugin } from '@nuxt/kit'
 import { isPasswordEnabled, resolvePasswordOptions, validatePasswordOptions, validateRateLimitOptions } from '../runtime/server/lib/password/options'
-import { PASSWORD_ROUTES, passwordRoutePath } from '../runtime/server/lib/password/paths'
+import { passwordRoutes } from '../runtime/server/lib/module-routes'
 import type { SetupContext } from './setup-context'
-
-export { PASSWORD_ROUTES, passwordRoutePath }
 
 /**
  * Registers the password provider's routes when `providers.password` is set, after checking its
@@ -18,13 +16,7 @@ export function setupPassword(ctx: SetupContext): void {
   if (errors.length) throw new Error(`[nuxt-svc-auth] Invalid configuration:\n${errors.map(e => `  - ${e}`).join('\n')}`)
 
   addServerPlugin(ctx.resolver.resolve('./runtime/server/plugins/password'))
-  for (const route of PASSWORD_ROUTES) {
-    for (const method of route.methods) {
-      addServerHandler({
-        route: passwordRoutePath(ctx.options.endpoints.authPath, route.path),
-        method,
-        handler: ctx.resolver.resolve(`./runtime/server/routes/password/${route.handler}`),
-      })
-    }
+  for (const route of passwordRoutes(ctx.options)) {
+    addServerHandler({ route: route.route, method: route.method, handler: ctx.resolver.resolve(`./runtime/server/routes/${route.handler}`) })
   }
 }

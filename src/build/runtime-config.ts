@@ -1,6 +1,7 @@
 import { defu } from 'defu'
 import { isPasswordEnabled, resolvePasswordOptions } from '../runtime/server/lib/password/options'
-import { BUILT_IN_OAUTH_PROVIDERS, customProviders, MOCK_DEFAULTS, presetOf } from '../runtime/server/lib/oauth/providers'
+import { isMockEnabled, MOCK_DEFAULTS } from '../runtime/server/lib/oauth/mock-preset'
+import { BUILT_IN_OAUTH_PROVIDERS, customProviders, presetOf } from '../runtime/server/lib/oauth/providers'
 import type { ModuleOptions, PublicAuthConfig } from '../runtime/types/options'
 import type { MockProviderOptions, NamedCustomProviderOptions, ProvidersOptions } from '../runtime/types/providers'
 import { toPublicConfig } from './options'
@@ -59,7 +60,7 @@ function runtimeMock(mock: MockProviderOptions): MockProviderOptions {
  * enable it (its routes answer 404 there, so a login button for it would only fail).
  */
 export function publicProviderNames(names: string[], options: Pick<ModuleOptions, 'providers'>, dev: boolean): string[] {
-  return dev || options.providers?.mock?.enableInProduction === true ? names : names.filter(name => name !== 'mock')
+  return isMockEnabled(options, dev) ? names : names.filter(name => name !== 'mock')
 }
 
 /**

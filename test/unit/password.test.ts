@@ -1,7 +1,7 @@
 import bcryptjs from 'bcryptjs'
 import { describe, expect, it } from 'vitest'
 import { resolveOptions } from '../../src/build/options'
-import { passwordRoutePath, PASSWORD_ROUTES } from '../../src/build/password'
+import { passwordRoutePath, PASSWORD_ROUTES } from '../../src/runtime/server/lib/password/paths'
 import type { AuthContext } from '../../src/runtime/server/lib/context'
 import { normalizeEmail, requireEmail } from '../../src/runtime/server/lib/password/email'
 import { automaticHashConcurrency, createPasswordHasher, createSemaphore } from '../../src/runtime/server/lib/password/hashing'

@@ -1,4 +1,3 @@
-import { snakeCase } from 'scule'
 import { applyEnv } from 'nitropack/runtime/internal/utils.env'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { oauthHandlerExports, oauthHandlersDeclarations, oauthHandlersModule, oauthRoutes } from '../../src/build/oauth'
@@ -127,10 +126,10 @@ describe('buildRuntimeConfig: custom providers', () => {
   it('name the environment variable exactly as Nitro derives it', () => {
     for (const name of ['acme', 'my-idp', 'my_idp', 'myIdp', 'MyIDP', 'IDPName', 'idp2', '2fa', 'a-B_c', 'x--y']) {
       const path = ['providers', 'custom', name, 'clientSecret']
-      expect(runtimeEnvName(path), name).toBe(`NUXT_${snakeCase(['svcAuth', ...path].join('_')).toUpperCase()}`)
       const applied = withEnv(build({ custom: { [name]: acme } }).private, { [runtimeEnvName(path)]: 'from-env' })
       expect(providerOptionsOf(applied.providers, name)?.options.clientSecret, name).toBe('from-env')
     }
+    expect(runtimeEnvName(['providers', 'custom', 'myIdp', 'clientSecret'])).toBe('NUXT_SVC_AUTH_PROVIDERS_CUSTOM_MY_IDP_CLIENT_SECRET')
     const warnings = validateProviders({ custom: { 'my-idp': acme } } as ProvidersOptions, defaultOptions.endpoints).warnings
     expect(warnings).toEqual(['svcAuth.providers.custom.my-idp.clientSecret is not set: provide it through NUXT_SVC_AUTH_PROVIDERS_CUSTOM_MY_IDP_CLIENT_SECRET when the server starts.'])
   })

@@ -43,7 +43,8 @@ export function isPathUnder(path: string, prefix: string): boolean {
   return base === '/' || target === base || target.startsWith(`${base}/`)
 }
 
-function escapeRegExp(text: string): string {
+/** `text` with every character that has a meaning in a regular expression escaped. */
+export function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }
 

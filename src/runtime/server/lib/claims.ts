@@ -1,5 +1,6 @@
 import type { ClaimValue, CustomClaims, JsonPrimitive } from '../../types/auth'
 import { subjectOf, type SubjectSource } from './subject'
+import { nonEmptyString } from '../../shared/values'
 
 /** Claims that custom claims may never set: the token service and the session own them. */
 export const RESERVED_CLAIMS = ['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti', 'typ', 'sid', 'impersonation'] as const
@@ -130,10 +131,6 @@ export function sanitizeCustomClaims(
     }
   }
   return result
-}
-
-function nonEmptyString(value: unknown): string | undefined {
-  return typeof value === 'string' && value !== '' ? value : undefined
 }
 
 function assignIfString(target: Record<string, unknown>, key: string, value: unknown): void {

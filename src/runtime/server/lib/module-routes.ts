@@ -1,6 +1,7 @@
 import type { EndpointOptions, ModuleOptions } from '../../types/options'
-import { normalizePath } from '../../shared/paths'
-import { MOCK_ENDPOINTS, oauthProviderNames } from './oauth/providers'
+import { escapeRegExp, normalizePath } from '../../shared/paths'
+import { MOCK_ENDPOINTS } from './oauth/mock-preset'
+import { oauthProviderNames } from './oauth/providers'
 import { isPasswordEnabled } from './password/options'
 import { PASSWORD_ROUTES, passwordRoutePath } from './password/paths'
 
@@ -30,30 +31,48 @@ export function coreRoutes(e: EndpointOptions): ServerRoute[] {
   ]
 }
 
+/** Handler of the automatic `GET <loginPath>/<name>` route of an OAuth provider. */
+export const OAUTH_LOGIN_HANDLER = 'oauth/login.get'
+
 /**
- * Every path the module answers on for these options: its own endpoints, the callback page, the
- * password routes (when the provider is on), `<loginPath>/<name>` of every OAuth provider (also
- * when the app serves one with its own route file) and the mock provider's endpoints.
+ * The OAuth part: `GET <loginPath>/<name>` for every configured provider (the mock one included)
+ * and the mock provider's endpoints when it is configured (they answer 404 in production unless
+ * `enableInProduction`).
+ */
+export function oauthRoutes(options: Pick<ModuleOptions, 'endpoints' | 'providers'>): ServerRoute[] {
+  const base = options.endpoints.loginPath.replace(/\/+$/, '')
+  const routes: ServerRoute[] = oauthProviderNames(options.providers).map(name => ({ route: `${base}/${name}`, method: 'get', handler: OAUTH_LOGIN_HANDLER }))
+  if (options.providers?.mock) {
+    routes.push(
+      { route: MOCK_ENDPOINTS.authorize, method: 'get', handler: 'oauth/mock-authorize.get' },
+      { route: MOCK_ENDPOINTS.token, method: 'post', handler: 'oauth/mock-token.post' },
+      { route: MOCK_ENDPOINTS.userinfo, method: 'get', handler: 'oauth/mock-userinfo.get' },
+    )
+  }
+  return routes
+}
+
+/** The password provider's routes under `<authPath>/password/`, when the provider is on. */
+export function passwordRoutes(options: Pick<ModuleOptions, 'endpoints' | 'providers'>): ServerRoute[] {
+  if (!isPasswordEnabled(options.providers?.password)) return []
+  return PASSWORD_ROUTES.flatMap(route => route.methods.map(method => ({
+    route: passwordRoutePath(options.endpoints.authPath, route.path),
+    method,
+    handler: `password/${route.handler}`,
+  })))
+}
+
+/**
+ * Every path the module answers on for these options: the routes it registers ({@link coreRoutes},
+ * {@link oauthRoutes}, {@link passwordRoutes}; a login route counts also when the app serves it
+ * with its own route file) and the callback page.
  */
 export function moduleRoutePaths(options: Pick<ModuleOptions, 'endpoints' | 'providers'>): string[] {
-  const { endpoints, providers } = options
-  const paths = coreRoutes(endpoints).map(route => route.route)
-  paths.push(endpoints.callbackPath)
-  if (isPasswordEnabled(providers?.password)) {
-    for (const route of PASSWORD_ROUTES) paths.push(passwordRoutePath(endpoints.authPath, route.path))
-  }
-  const loginBase = endpoints.loginPath.replace(/\/+$/, '')
-  for (const name of oauthProviderNames(providers)) paths.push(`${loginBase}/${name}`)
-  if (providers?.mock) paths.push(...Object.values(MOCK_ENDPOINTS))
-  return paths
+  const routes = [...coreRoutes(options.endpoints), ...oauthRoutes(options), ...passwordRoutes(options)]
+  return [...routes.map(route => route.route), options.endpoints.callbackPath]
 }
 
-/** True for a path (query ignored) that one of `paths` matches as whole segments. */
 export type PathMatcher = (path: string) => boolean
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-}
 
 /**
  * A matcher of route paths: static ones through a set, those with `:name` segments through one

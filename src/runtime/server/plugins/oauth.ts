@@ -4,14 +4,14 @@
  */
 import { defineNitroPlugin, useRuntimeConfig } from 'nitropack/runtime'
 import type { ModuleOptions } from '../../types/options'
-import { mockProductionWarning } from '../lib/oauth/providers'
+import { isMockEnabled, mockProductionWarning } from '../lib/oauth/mock-preset'
 import { validateProviders } from '../lib/oauth/validate'
 
 export default defineNitroPlugin(() => {
   const options = useRuntimeConfig().svcAuth as unknown as ModuleOptions
   const { errors } = validateProviders(options.providers, options.endpoints, { secretsRequired: true })
   for (const error of errors) console.error(`[svc-auth] ${error}`)
-  if (!import.meta.dev && options.providers?.mock && options.providers.mock.enableInProduction === true) {
+  if (!import.meta.dev && isMockEnabled(options, false)) {
     console.warn(mockProductionWarning())
   }
 })

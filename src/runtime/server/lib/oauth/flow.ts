@@ -15,8 +15,6 @@ import type { ResolvedProvider } from './preset'
 import { providerOf } from './providers'
 import { isErrorCode, isSafeRedirect, sanitizeErrorText, withQueryParams } from './redirect'
 
-export { OAuthLoginError } from './exchange'
-
 /**
  * Origin of a provider served by this app (the mock provider) when no public URL is configured:
  * the server reaches its endpoints in process (only the path is used), and the browser is sent to

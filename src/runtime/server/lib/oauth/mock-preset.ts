@@ -4,6 +4,7 @@ import type { MockProviderOptions } from '../../../types/providers'
 import type { FetchedUser, ProfileRequest, ResolvedProvider } from './preset'
 import { asSubject } from '../subject'
 import { getJson } from './profiles'
+import { nonEmptyString, trimmedString } from '../../../shared/values'
 
 /** Paths of the mock provider's endpoints (fixed). */
 export const MOCK_ENDPOINTS = {
@@ -23,14 +24,11 @@ export function isMockEnabled(options: Pick<ModuleOptions, 'providers'>, dev: bo
   return !!mock && (dev || mock.enableInProduction === true)
 }
 
-const str = (value: unknown): string | undefined => (typeof value === 'string' && value ? value : undefined)
-const nonEmpty = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() ? value.trim() : undefined)
-
 const MOCK_IDENTITY = new Set(['sub', 'email', 'name', 'picture'])
 
 /** The login user from the mock userinfo answer (a MockUser): its keys as they are, email verified. */
 export function mapMockProfile(profile: Record<string, unknown>): AuthUser {
-  return { ...profile, sub: asSubject(profile.sub), email: str(profile.email), name: str(profile.name), picture: str(profile.picture), emailVerified: true }
+  return { ...profile, sub: asSubject(profile.sub), email: nonEmptyString(profile.email), name: nonEmptyString(profile.name), picture: nonEmptyString(profile.picture), emailVerified: true }
 }
 
 /** A mock user's keys beyond sub, email, name and picture: its custom claims. */
@@ -56,8 +54,8 @@ export function resolveMockProvider(o: Partial<MockProviderOptions>): ResolvedPr
   return {
     name: 'mock',
     type: 'mock',
-    clientId: nonEmpty(o.clientId) ?? MOCK_DEFAULTS.clientId,
-    clientSecret: nonEmpty(o.clientSecret) ?? MOCK_DEFAULTS.clientSecret,
+    clientId: trimmedString(o.clientId) ?? MOCK_DEFAULTS.clientId,
+    clientSecret: trimmedString(o.clientSecret) ?? MOCK_DEFAULTS.clientSecret,
     scopes: ['profile', 'email'],
     authorizationParams: {},
     tokenEndpointAuthMethod: 'client_secret_basic',

@@ -12,8 +12,6 @@ import { parseBearer } from '../route-rules'
 import { isMockEnabled, MOCK_DEFAULTS } from './mock-preset'
 import { isErrorCode, isSafeRedirect, withQueryParams } from './redirect'
 
-export { isMockEnabled } from './mock-preset'
-
 /** The mock provider options with their defaults; 404 when it is off. */
 function mockOptions(ctx: AuthContext): Required<MockProviderOptions> {
   if (!isMockEnabled(ctx.options, ctx.dev)) throw authError('not_found')
@@ -151,7 +149,7 @@ export async function mockToken(event: H3Event, ctx: AuthContext): Promise<Recor
   const body = parsed.data
   const client = clientCredentials(event, body)
   if (!client.id || !client.secret || !safeEqual(client.id, mock.clientId) || !safeEqual(client.secret, mock.clientSecret)) {
-    throw authError('invalid_client', 'Client authentication failed', { 'www-authenticate': 'Basic realm="mock"' })
+    throw authError('invalid_client', undefined, { 'www-authenticate': 'Basic realm="mock"' })
   }
   if (body.grant_type !== 'authorization_code') throw authError('unsupported_grant_type')
   const record = await takeMockCode(ctx, body.code)
@@ -168,7 +166,7 @@ export async function mockToken(event: H3Event, ctx: AuthContext): Promise<Recor
 /** GET /mock/userinfo (Authorization: Bearer <mock access token>): the mock user, all its keys. */
 export async function mockUserinfo(event: H3Event, ctx: AuthContext): Promise<MockUser> {
   const mock = mockOptions(ctx)
-  const invalid = () => authError('invalid_token', 'Invalid or expired access token', { 'www-authenticate': 'Bearer error="invalid_token"' })
+  const invalid = () => authError('invalid_token', undefined, { 'www-authenticate': 'Bearer error="invalid_token"' })
   const token = parseBearer(getRequestHeader(event, 'authorization'))
   if (!token) throw invalid()
   const record = await readMockToken(ctx, token)

@@ -12,6 +12,9 @@ const OIDC_SCOPES = ['openid', 'email', 'profile']
 const MS_LOGIN = 'https://login.microsoftonline.com'
 const MULTI_TENANTS = new Set(['common', 'organizations', 'consumers'])
 
+/** An Entra ID tenant setting that admits several tenants: the id_token's issuer is its own `tid`'s. */
+const isMultiTenant = (o: { tenant?: string }): boolean => MULTI_TENANTS.has(o.tenant || 'common')
+
 /** A base URL without trailing slashes, `fallback` when empty. */
 const baseOf = (value: string | undefined, fallback = ''): string => (value?.trim() || fallback).replace(/\/+$/, '')
 
@@ -147,7 +150,7 @@ export const OAUTH_PRESETS = {
     endpoints: (o) => {
       const tenant = encodeURIComponent(o.tenant || 'common')
       return {
-        issuer: MULTI_TENANTS.has(o.tenant || 'common') ? `${MS_LOGIN}/{tenantid}/v2.0` : `${MS_LOGIN}/${tenant}/v2.0`,
+        issuer: isMultiTenant(o) ? `${MS_LOGIN}/{tenantid}/v2.0` : `${MS_LOGIN}/${tenant}/v2.0`,
         authorization_endpoint: `${MS_LOGIN}/${tenant}/oauth2/v2.0/authorize`,
         token_endpoint: `${MS_LOGIN}/${tenant}/oauth2/v2.0/token`,
         userinfo_endpoint: 'https://graph.microsoft.com/oidc/userinfo',
@@ -155,7 +158,7 @@ export const OAUTH_PRESETS = {
         id_token_signing_alg_values_supported: ['RS256'],
       }
     },
-    tenantIssuer: o => MULTI_TENANTS.has(o.tenant || 'common'),
+    tenantIssuer: isMultiTenant,
   }),
 
   /** Keycloak (OpenID Connect; `baseUrl` and `realm`, or the realm's URL as `issuer`). */

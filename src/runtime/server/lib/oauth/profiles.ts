@@ -4,11 +4,10 @@ import type { ProfileField, ProfileMapping } from '../../../types/providers'
 import { asSubject } from '../subject'
 import { httpOptions, type ProviderFetch } from './http'
 import type { FetchedUser, ProfileRequest } from './preset'
+import { nonEmptyString } from '../../../shared/values'
 
 /** Claims of the id_token and userinfo that describe the protocol, not the user. */
 const PROTOCOL_CLAIMS = new Set(['iss', 'aud', 'exp', 'iat', 'nbf', 'nonce', 'at_hash', 'c_hash', 's_hash', 'auth_time', 'azp', 'sid', 'acr', 'amr', 'jti', 'uti', 'rh', 'ver', 'aio', 'typ'])
-
-const str = (value: unknown): string | undefined => (typeof value === 'string' && value ? value : undefined)
 
 const isTrue = (value: unknown): boolean => value === true || value === 'true'
 
@@ -21,12 +20,12 @@ export function mapOidcProfile(profile: Record<string, unknown>): AuthUser {
   for (const [key, value] of Object.entries(profile)) {
     if (!PROTOCOL_CLAIMS.has(key) && value !== undefined) user[key] = value
   }
-  const fullName = [str(profile.given_name), str(profile.family_name)].filter(Boolean).join(' ')
+  const fullName = [nonEmptyString(profile.given_name), nonEmptyString(profile.family_name)].filter(Boolean).join(' ')
   user.sub = asSubject(profile.sub)
-  user.email = str(profile.email)
+  user.email = nonEmptyString(profile.email)
   user.emailVerified = isTrue(profile.email_verified) || profile.xms_edov === true
-  user.name = str(profile.name) ?? (fullName || undefined) ?? str(profile.preferred_username)
-  user.picture = str(profile.picture)
+  user.name = nonEmptyString(profile.name) ?? (fullName || undefined) ?? nonEmptyString(profile.preferred_username)
+  user.picture = nonEmptyString(profile.picture)
   return user
 }
 
@@ -58,15 +57,15 @@ function pick<T>(profile: Record<string, unknown>, fields: ProfileField, read: (
 export function mapCustomProfile(profile: Record<string, unknown>, mapping: ProfileMapping = {}): AuthUser {
   const user = mapOidcProfile(profile)
   user.sub = pick(profile, mapping.sub ?? ['sub', 'id'], asSubject)
-  if (mapping.email) user.email = pick(profile, mapping.email, str)
+  if (mapping.email) user.email = pick(profile, mapping.email, nonEmptyString)
   // Verified only as the provider says it of this very email: the standard `email_verified` claim
   // (not Entra's `xms_edov`), or the field `mapping.emailVerified` names. A remapped email without
   // its own verified field is never verified by a flag about another one.
   user.emailVerified = mapping.emailVerified
     ? pick(profile, mapping.emailVerified, v => (isTrue(v) ? true : undefined)) ?? false
     : !mapping.email && isTrue(profile.email_verified)
-  user.name = mapping.name ? pick(profile, mapping.name, str) : (user.name ?? pick(profile, ['username', 'login'], str))
-  user.picture = pick(profile, mapping.picture ?? ['picture', 'avatar_url'], str)
+  user.name = mapping.name ? pick(profile, mapping.name, nonEmptyString) : (user.name ?? pick(profile, ['username', 'login'], nonEmptyString))
+  user.picture = pick(profile, mapping.picture ?? ['picture', 'avatar_url'], nonEmptyString)
   return user
 }
 
@@ -83,17 +82,17 @@ export interface GitHubEmail {
  */
 export function mapGitHubProfile(profile: Record<string, unknown>, emails: GitHubEmail[] | undefined): AuthUser {
   const verified = (emails ?? []).filter(e => e && e.verified && typeof e.email === 'string')
-  const publicEmail = str(profile.email)
+  const publicEmail = nonEmptyString(profile.email)
   const publicVerified = publicEmail ? verified.find(e => e.email.toLowerCase() === publicEmail.toLowerCase()) : undefined
   const chosen = publicVerified ?? verified.find(e => e.primary)
   return {
     sub: asSubject(profile.id),
-    login: str(profile.login),
+    login: nonEmptyString(profile.login),
     email: chosen?.email ?? publicEmail,
     emailVerified: !!chosen,
-    name: str(profile.name) ?? str(profile.login),
-    picture: str(profile.avatar_url),
-    profileUrl: str(profile.html_url),
+    name: nonEmptyString(profile.name) ?? nonEmptyString(profile.login),
+    picture: nonEmptyString(profile.avatar_url),
+    profileUrl: nonEmptyString(profile.html_url),
   }
 }
 
@@ -106,15 +105,15 @@ const DISCORD_CDN = 'https://cdn.discordapp.com'
  */
 export function mapDiscordProfile(profile: Record<string, unknown>): AuthUser {
   const id = asSubject(profile.id)
-  const email = profile.verified === true ? str(profile.email) : undefined
-  const avatar = str(profile.avatar)
+  const email = profile.verified === true ? nonEmptyString(profile.email) : undefined
+  const avatar = nonEmptyString(profile.avatar)
   let picture: string | undefined
   if (id && avatar && /^\w+$/.test(avatar)) picture = `${DISCORD_CDN}/avatars/${id}/${avatar}.${avatar.startsWith('a_') ? 'gif' : 'png'}`
   else if (id && /^\d{1,20}$/.test(id)) picture = `${DISCORD_CDN}/embed/avatars/${Number((BigInt(id) >> 22n) % 6n)}.png`
   return {
     sub: id,
-    username: str(profile.username),
-    name: str(profile.global_name) ?? str(profile.username),
+    username: nonEmptyString(profile.username),
+    name: nonEmptyString(profile.global_name) ?? nonEmptyString(profile.username),
     email,
     emailVerified: !!email,
     picture,
@@ -157,8 +156,7 @@ export function profileReader(map: (profile: Record<string, unknown>) => AuthUse
 const GITHUB_HEADERS = { 'accept': 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' }
 
 /** GitHub: `GET <apiUrl>/user`, and `GET <apiUrl>/user/emails` for the verified emails. */
-export async function fetchGitHubProfile({ tokens, fetchFn }: ProfileRequest, apiUrl: string): Promise<FetchedUser> {
-  const base = apiUrl.replace(/\/+$/, '')
+export async function fetchGitHubProfile({ tokens, fetchFn }: ProfileRequest, base: string): Promise<FetchedUser> {
   const profile = await getJson(`${base}/user`, tokens.access_token, fetchFn, GITHUB_HEADERS)
   // The email list needs the user:email scope; without it the profile's public email is kept, unverified.
   const emails = await oauth.protectedResourceRequest(tokens.access_token, 'GET', new URL(`${base}/user/emails`), new Headers(GITHUB_HEADERS), null, httpOptions(fetchFn))

@@ -5,9 +5,7 @@ import { isMockEnabled, resolveMockProvider } from './mock-preset'
 import type { OAuthPreset, ProviderEndpoints, ResolvedProvider } from './preset'
 import { OAUTH_PRESETS } from './presets'
 import { mapCustomProfile, mapOidcProfile, profileReader } from './profiles'
-
-export { MOCK_DEFAULTS, MOCK_ENDPOINTS, mockProductionWarning } from './mock-preset'
-export type { ProviderEndpoints, ResolvedProvider } from './preset'
+import { isRecord, trimmedString } from '../../../shared/values'
 
 /** Options as every preset function may read them. */
 export type AnyProviderOptions = OAuthProviderOptions & Record<string, unknown>
@@ -32,8 +30,6 @@ export const RESERVED_PROVIDER_NAMES = new Set<string>(['mock', 'password', 'cus
 
 /** Letters, digits, `-` and `_`, starting with a letter or digit (it is a URL path segment). */
 export const PROVIDER_NAME = /^[a-z0-9][\w-]{0,63}$/i
-
-const isRecord = (value: unknown): value is Record<string, unknown> => !!value && typeof value === 'object' && !Array.isArray(value)
 
 /** One entry of `providers.custom`, in either form, as written. */
 export interface CustomEntry {
@@ -103,10 +99,6 @@ function stringMap(value: unknown): Record<string, string> {
   return out
 }
 
-function nonEmpty(value: unknown): string | undefined {
-  return typeof value === 'string' && value.trim() ? value.trim() : undefined
-}
-
 function scopesOf(value: unknown, fallback: string[]): string[] {
   if (Array.isArray(value) && value.every(s => typeof s === 'string')) return value.filter(Boolean)
   if (typeof value === 'string' && value.trim()) return value.split(/[\s,]+/).filter(Boolean)
@@ -116,10 +108,10 @@ function scopesOf(value: unknown, fallback: string[]): string[] {
 /** Explicit endpoint options over a base set. */
 function withExplicitEndpoints(base: ProviderEndpoints, o: OAuthProviderOptions): ProviderEndpoints {
   const out = { ...base }
-  if (nonEmpty(o.authorizationUrl)) out.authorization_endpoint = nonEmpty(o.authorizationUrl)
-  if (nonEmpty(o.tokenUrl)) out.token_endpoint = nonEmpty(o.tokenUrl)
-  if (nonEmpty(o.userInfoUrl)) out.userinfo_endpoint = nonEmpty(o.userInfoUrl)
-  if (nonEmpty(o.jwksUrl)) out.jwks_uri = nonEmpty(o.jwksUrl)
+  if (trimmedString(o.authorizationUrl)) out.authorization_endpoint = trimmedString(o.authorizationUrl)
+  if (trimmedString(o.tokenUrl)) out.token_endpoint = trimmedString(o.tokenUrl)
+  if (trimmedString(o.userInfoUrl)) out.userinfo_endpoint = trimmedString(o.userInfoUrl)
+  if (trimmedString(o.jwksUrl)) out.jwks_uri = trimmedString(o.jwksUrl)
   return out
 }
 
@@ -133,11 +125,11 @@ export function resolveProvider(name: string, type: string, input: object): Reso
   const o = input as AnyProviderOptions
   const preset = isBuiltInProvider(type) ? presetOf(type) : undefined
   const scopes = scopesOf(o.scopes, preset?.scopes ?? ['openid', 'email', 'profile'])
-  const issuer = nonEmpty(o.issuer)
-  const explicit = !!(nonEmpty(o.authorizationUrl) && nonEmpty(o.tokenUrl))
+  const issuer = trimmedString(o.issuer)
+  const explicit = !!(trimmedString(o.authorizationUrl) && trimmedString(o.tokenUrl))
   const openid = (preset ? preset.oidc : !!issuer) && scopes.includes('openid')
   const base: ProviderEndpoints = issuer ? { issuer } : (preset?.endpoints(o) ?? {})
-  const discover = !!issuer && (!explicit || (openid && !nonEmpty(o.jwksUrl)))
+  const discover = !!issuer && (!explicit || (openid && !trimmedString(o.jwksUrl)))
   const mapping = isRecord(o.profileMapping) ? o.profileMapping as ProfileMapping : undefined
   const map = preset
     ? (profile: Record<string, unknown>) => (preset.mapProfile ? preset.mapProfile(profile, o) : mapOidcProfile(profile))
@@ -146,7 +138,7 @@ export function resolveProvider(name: string, type: string, input: object): Reso
   return {
     name,
     type,
-    clientId: nonEmpty(o.clientId) ?? '',
+    clientId: trimmedString(o.clientId) ?? '',
     clientSecret: typeof o.clientSecret === 'string' ? o.clientSecret : '',
     scopes,
     authorizationParams: { ...(preset?.authorizationParams?.(o) ?? {}), ...stringMap(o.authorizationParams) },
@@ -155,7 +147,7 @@ export function resolveProvider(name: string, type: string, input: object): Reso
     endpoints: withExplicitEndpoints(base, o),
     openid,
     multiTenantIssuer: !issuer && !!preset?.tenantIssuer?.(o),
-    redirectUrl: nonEmpty(o.redirectUrl),
+    redirectUrl: trimmedString(o.redirectUrl),
     local: false,
     forwardedQuery: {},
     fetchProfile: preset?.fetchProfile ? request => preset.fetchProfile!(request, o) : profileReader(map),

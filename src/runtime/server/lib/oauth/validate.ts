@@ -2,6 +2,9 @@ import type { EndpointOptions } from '../../../types/options'
 import type { ProvidersOptions } from '../../../types/providers'
 import { runtimeEnvName } from './env-name'
 import { BUILT_IN_OAUTH_PROVIDERS, customEntries, type AnyProviderOptions, isBuiltInProvider, presetOf, PROVIDER_NAME, RESERVED_PROVIDER_NAMES } from './providers'
+import { isRecord, trimmedString } from '../../../shared/values'
+
+const hasText = (value: unknown): boolean => trimmedString(value) !== undefined
 
 export interface ProviderValidation {
   errors: string[]
@@ -31,15 +34,9 @@ export function isAllowedProviderUrl(value: string): boolean {
   }
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return !!value && typeof value === 'object' && !Array.isArray(value)
-}
-
-const nonEmptyString = (value: unknown): boolean => typeof value === 'string' && !!value.trim()
-
 /** Checks of every OAuth provider; `envPath` is where its keys are in the runtime config. */
 function checkCommon(label: string, envPath: string[], o: Record<string, unknown>, errors: string[], warnings: string[], secretsRequired: boolean): void {
-  if (!nonEmptyString(o.clientId)) errors.push(`${label}.clientId is required.`)
+  if (!hasText(o.clientId)) errors.push(`${label}.clientId is required.`)
   if (typeof o.clientSecret !== 'string' || !o.clientSecret) {
     if (secretsRequired) errors.push(`${label}.clientSecret is required.`)
     else warnings.push(`${label}.clientSecret is not set: provide it through ${runtimeEnvName([...envPath, 'clientSecret'])} when the server starts.`)
@@ -71,7 +68,7 @@ function checkProfileMapping(label: string, value: unknown, errors: string[]): v
   for (const [key, fields] of Object.entries(value)) {
     const list = Array.isArray(fields) ? fields : [fields]
     if (!PROFILE_FIELDS.has(key)) errors.push(`${label}.profileMapping.${key} is not one of ${[...PROFILE_FIELDS].join(', ')}.`)
-    else if (!list.length || !list.every(nonEmptyString)) errors.push(`${label}.profileMapping.${key} must name a profile field or a list of them.`)
+    else if (!list.length || !list.every(hasText)) errors.push(`${label}.profileMapping.${key} must name a profile field or a list of them.`)
   }
 }
 
@@ -130,7 +127,7 @@ export function validateProviders(providers: ProvidersOptions | undefined, endpo
     checkCommon(label, ['providers', name], o, errors, warnings, secretsRequired)
     const preset = presetOf(name)
     for (const key of preset.requires ?? []) {
-      if (!nonEmptyString(o[key]) && !nonEmptyString(o.issuer)) errors.push(`${label}.${key} is required (or set ${label}.issuer).`)
+      if (!hasText(o[key]) && !hasText(o.issuer)) errors.push(`${label}.${key} is required (or set ${label}.issuer).`)
     }
     for (const message of preset.check?.(o as AnyProviderOptions) ?? []) errors.push(`${label}.${message}`)
     checkRoute(name, label)
@@ -168,10 +165,10 @@ export function validateProviders(providers: ProvidersOptions | undefined, endpo
       envNames.set(envName, name)
       checkCommon(label, ['providers', 'custom', name], o, errors, warnings, secretsRequired)
       checkProfileMapping(label, o.profileMapping, errors)
-      if (!nonEmptyString(o.issuer) && !(nonEmptyString(o.authorizationUrl) && nonEmptyString(o.tokenUrl) && nonEmptyString(o.userInfoUrl))) {
+      if (!hasText(o.issuer) && !(hasText(o.authorizationUrl) && hasText(o.tokenUrl) && hasText(o.userInfoUrl))) {
         errors.push(`${label} ("${name}") needs an OpenID Connect issuer, or authorizationUrl, tokenUrl and userInfoUrl.`)
       }
-      if (!nonEmptyString(o.issuer) && Array.isArray(o.scopes) && o.scopes.includes('openid')) {
+      if (!hasText(o.issuer) && Array.isArray(o.scopes) && o.scopes.includes('openid')) {
         errors.push(`${label} ("${name}") requests the openid scope: set its issuer so that id_tokens can be validated.`)
       }
       checkRoute(name, label)

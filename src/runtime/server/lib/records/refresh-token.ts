@@ -137,6 +137,12 @@ export async function readRefreshToken(ctx: AuthContext, token: string): Promise
   return { key, record }
 }
 
+/** True when a use `elapsedMs` after a rotation's claim is within `reuseGracePeriod` (never with 0). */
+function withinGrace(ctx: AuthContext, elapsedMs: number): boolean {
+  const grace = ctx.options.tokenRefresh.reuseGracePeriod * 1000
+  return grace > 0 && elapsedMs <= grace
+}
+
 /**
  * The session a refresh cookie stands for, read only (server-side rendering): the token's record,
  * or, for a token rotated within the grace period (a page load sent while a refresh was being
@@ -148,8 +154,7 @@ export async function readSessionRecord(ctx: AuthContext, token: string): Promis
   if (found) return found.record
   const marker = await ctx.store.read(markerKey(ctx, token), rotationMarker)
   if (!marker) return null
-  const grace = ctx.options.tokenRefresh.reuseGracePeriod * 1000
-  if (!(grace > 0 && Date.now() - marker.at <= grace)) return null
+  if (!withinGrace(ctx, Date.now() - marker.at)) return null
   return await isFamilyRevoked(ctx, marker.family) ? null : marker.record
 }
 
@@ -191,8 +196,7 @@ async function followRotation(ctx: AuthContext, token: string): Promise<RefreshR
   // against the claim's own time, never ahead of it.
   const elapsed = Date.now() - marker.at
   if (await isFamilyRevoked(ctx, marker.family)) return { status: 'invalid' }
-  const grace = ctx.options.tokenRefresh.reuseGracePeriod * 1000
-  if (!(grace > 0 && elapsed <= grace)) {
+  if (!withinGrace(ctx, elapsed)) {
     await revokeFamily(ctx, marker.family, marker.userId, 'refresh_token_reused')
     return { status: 'reused', family: marker.family, userId: marker.userId }
   }

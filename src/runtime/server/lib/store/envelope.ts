@@ -2,6 +2,7 @@ import { hasDotSegment, normalizeKey } from 'unstorage'
 import type { Storage } from 'unstorage'
 import { createKeyedLock } from './lock'
 import { assertMapField, type MapEntry, type StoreBackend } from './types'
+import { isRecord } from '../../../shared/values'
 
 /** Stored form of an entry for drivers without native TTL: expiry time (epoch ms) and value. */
 export interface Envelope {
@@ -12,10 +13,6 @@ export interface Envelope {
 /** Serialise a value with its absolute expiry time (epoch ms). */
 export function encodeEnvelope(value: string, expiresAt: number): string {
   return JSON.stringify({ e: expiresAt, v: value } satisfies Envelope)
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
 function parseJson(text: string): unknown {

@@ -1,0 +1,16 @@
+/** Small checks of untyped values (options, JSON answers, stored records). */
+
+/** A plain object (not null, not an array). */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** `value` when it is a non-empty string, else undefined. */
+export function nonEmptyString(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined
+}
+
+/** `value` trimmed when it is a string with more than white space, else undefined. */
+export function trimmedString(value: unknown): string | undefined {
+  return typeof value === 'string' && value.trim() ? value.trim() : undefined
+}
