@@ -19,6 +19,7 @@ const layers = [
       { regex: '(^|/)server(/|$)', message: 'Browser code must not import server code: move what both sides need to src/runtime/shared/.' },
       { regex: '(^|/)build(/|$)', message: 'Browser code must not import build-time code.' },
       serverOnly,
+      { regex: '^jose$', message: 'The browser only reads token payloads (app/lib/claims.ts decodes them): no JWT library in the client bundle.' },
     ],
   },
   {

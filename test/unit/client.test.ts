@@ -127,10 +127,20 @@ describe('token claims', () => {
     expect(decodeTokenClaims(token)).toMatchObject({ sub: 'u1', name: 'Zoë Åländ', jti: 'j', sid: 's' })
     expect(userFromToken(token)).toEqual({ sub: 'u1', name: 'Zoë Åländ', role: 'admin', exp: 1 })
     expect(userFromClaims(null)).toBeNull()
+    // Every base64url length that can occur, and characters that need more than two bytes.
+    for (const name of ['a', 'ab', 'abc', 'abcd', '日本語', '🙂 emoji']) expect(decodeTokenClaims(jwt({ sub: 'u', name }))?.name).toBe(name)
   })
 
   it('answers null for anything that is not a JWT with a subject', () => {
-    for (const value of [undefined, '', 'abc', 'a.b', 'a.!!!.c', jwt({ name: 'no sub' }), `x.${Buffer.from('[1]').toString('base64url')}.y`]) {
+    const segment = (text: string | Buffer) => Buffer.from(text).toString('base64url')
+    for (const value of [
+      undefined, '', 'abc', 'a.b', 'a.!!!.c', jwt({ name: 'no sub' }), `x.${segment('[1]')}.y`,
+      `x.${segment('"text"')}.y`, `x.${segment('null')}.y`, `x.${segment('{"sub":')}.y`, `x.${segment('{"sub":""}')}.y`,
+      `x.${segment(JSON.stringify({ sub: 'u1' }))}.y.z.w`, // JWE (five segments)
+      `x.${segment(Buffer.from([0x7B, 0xFF, 0x7D]))}.y`, // not UTF-8
+      `x.${segment(JSON.stringify({ sub: 'u1' }))}a.y`, // impossible base64 length
+      `x.${Buffer.from(JSON.stringify({ sub: 'u12' })).toString('base64')}.y`, // base64 with padding, not base64url
+    ]) {
       expect(decodeTokenClaims(value)).toBeNull()
     }
   })

@@ -23,6 +23,8 @@ describe('layer rules (eslint.config.mjs)', () => {
       .toEqual([expect.stringContaining('build-time code')])
     expect(await layerErrors('src/runtime/app/plugins/example.ts', `import { getCookie } from 'h3'\nexport const x = getCookie\n`))
       .toEqual([expect.stringContaining('server-only packages')])
+    expect(await layerErrors('src/runtime/app/lib/example.ts', `import { decodeJwt } from 'jose'\nexport const x = decodeJwt\n`))
+      .toEqual([expect.stringContaining('no JWT library in the client bundle')])
     expect(await layerErrors('src/runtime/app/lib/example.ts', `import { isRelativePath } from '../../shared/paths'\nexport const x = isRelativePath\n`)).toEqual([])
   })
 

@@ -1,23 +1,43 @@
-import { decodeJwt } from 'jose'
 import type { AuthClaims } from '../../types/auth'
 
 /** Claims kept out of `useAuth().user`: identifiers of the token and session, not of the user. */
 const HIDDEN_CLAIMS: ReadonlySet<string> = new Set(['jti', 'sid'])
 
-/**
- * The payload of a JWT, without verifying it (the server verifies every token it receives; the
- * client only reads the claims of tokens the server just gave it). Null when it is not a JWT.
- * jose's decoder reads the payload as UTF-8, so non-ASCII names survive.
- */
-export function decodeTokenClaims(token: unknown): AuthClaims | null {
-  if (typeof token !== 'string') return null
+/** A base64url segment decoded as UTF-8 text, or null when it is not valid base64url or UTF-8. */
+function decodeSegment(segment: string): string | null {
+  if (!/^[\w-]+$/.test(segment) || segment.length % 4 === 1) return null
+  const base64 = segment.replace(/-/g, '+').replace(/_/g, '/').padEnd(Math.ceil(segment.length / 4) * 4, '=')
   try {
-    const claims = decodeJwt(token)
-    return typeof claims.sub === 'string' && claims.sub ? (claims as AuthClaims) : null
+    const bytes = Uint8Array.from(atob(base64), char => char.charCodeAt(0))
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes)
   }
   catch {
     return null
   }
+}
+
+/**
+ * The payload of a JWT, without verifying it (the server verifies every token it receives; the
+ * client only reads the claims of tokens the server just gave it). Null when it is not a compact
+ * JWS (three segments) whose payload is a JSON object with a subject. The payload is read as
+ * UTF-8, so non-ASCII names survive; no JWT library is shipped to the browser for this.
+ */
+export function decodeTokenClaims(token: unknown): AuthClaims | null {
+  if (typeof token !== 'string') return null
+  const segments = token.split('.')
+  if (segments.length !== 3) return null
+  const text = decodeSegment(segments[1]!)
+  if (text === null) return null
+  let claims: unknown
+  try {
+    claims = JSON.parse(text)
+  }
+  catch {
+    return null
+  }
+  if (!claims || typeof claims !== 'object' || Array.isArray(claims)) return null
+  const { sub } = claims as { sub?: unknown }
+  return typeof sub === 'string' && sub ? claims as AuthClaims : null
 }
 
 /** The user as the app sees it: the token claims without the token and session identifiers. */
