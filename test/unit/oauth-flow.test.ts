@@ -1,17 +1,15 @@
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { createHash, randomBytes } from 'node:crypto'
-import { createApp, createRouter, defineEventHandler, sendRedirect, toNodeListener } from 'h3'
+import { sendRedirect } from 'h3'
 import { exportJWK, generateKeyPair, SignJWT, type JWTPayload } from 'jose'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { resolveOptions } from '../../src/build/options'
 import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/context'
 import { resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
-import { handleOAuthRequest } from '../../src/runtime/server/lib/oauth/flow'
 import { clearProviderCaches, type ProviderFetch } from '../../src/runtime/server/lib/oauth/http'
 import { consumeAuthCode } from '../../src/runtime/server/lib/records/auth-code'
 import type { OAuthErrorPayload, OAuthEventHandlerOptions } from '../../src/runtime/types/oauth'
 import type { ProvidersOptions } from '../../src/runtime/types/providers'
+import { startOAuthApp, type OAuthApp } from './helpers/oauth-app'
 
 type Signer = (claims: JWTPayload) => Promise<string>
 
@@ -79,7 +77,7 @@ const MS = 'https://login.microsoftonline.com'
 const TENANT = '9188040d-6c67-4c5b-b112-36a304b66dad'
 
 let ctx: AuthContext
-let server: Server
+let server: OAuthApp
 let base: string
 let fetchFn: ProviderFetch = async () => new Response(null, { status: 500 })
 let handlers: OAuthEventHandlerOptions<object> = {}
@@ -100,17 +98,12 @@ beforeAll(async () => {
     providers,
   }, false)
   ctx = await createAuthContext(options, { dev: true })
-  const app = createApp()
-  const router = createRouter()
-  router.get('/auth/:name', defineEventHandler(event => handleOAuthRequest(event, ctx, { name: event.context.params!.name!, fetch: (url, init) => fetchFn(url, init), handlers })))
-  app.use(router)
-  server = createServer(toNodeListener(app))
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', () => resolve()))
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  server = await startOAuthApp(ctx, () => ({ fetch: (url, init) => fetchFn(url, init), handlers }))
+  base = server.base
 })
 
 afterAll(async () => {
-  await new Promise<void>(resolve => server.close(() => resolve()))
+  await server.close()
   await ctx.dispose()
 })
 

@@ -1,21 +1,18 @@
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { generateKeyPair, SignJWT } from 'jose'
-import { createApp, createRouter, defineEventHandler, toNodeListener } from 'h3'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { resolveOptions } from '../../src/build/options'
 import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/context'
 import { resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
-import { handleOAuthRequest } from '../../src/runtime/server/lib/oauth/flow'
 import { clearProviderCaches } from '../../src/runtime/server/lib/oauth/http'
 import { consumeAuthCode } from '../../src/runtime/server/lib/records/auth-code'
 import type { OAuthEventHandlerOptions } from '../../src/runtime/types/oauth'
+import { startOAuthApp, type OAuthApp } from './helpers/oauth-app'
 import { DISCORD_PATHS, GITHUB_PATHS, GITLAB_PATHS, keycloakPaths, startFakeProvider, type FakeProvider } from './helpers/fake-provider'
 
 const DISCORD_USER = { id: '80351110224678912', username: 'nelly', global_name: 'Nelly', email: 'nelly@example.com', verified: true, avatar: '8342729096ea3675442027381ff50dfe' }
 
 let ctx: AuthContext
-let app: Server
+let app: OAuthApp
 let base: string
 let handlers: OAuthEventHandlerOptions<object> = {}
 const fakes: Record<'keycloak' | 'gitlab' | 'discord' | 'chat' | 'github', FakeProvider> = {} as never
@@ -65,17 +62,12 @@ beforeAll(async () => {
     },
   }, false)
   ctx = await createAuthContext(options, { dev: true })
-  const h3 = createApp()
-  const router = createRouter()
-  router.get('/auth/:name', defineEventHandler(event => handleOAuthRequest(event, ctx, { name: event.context.params!.name!, handlers })))
-  h3.use(router)
-  app = createServer(toNodeListener(h3))
-  await new Promise<void>(resolve => app.listen(0, '127.0.0.1', () => resolve()))
-  base = `http://127.0.0.1:${(app.address() as AddressInfo).port}`
+  app = await startOAuthApp(ctx, () => ({ handlers }))
+  base = app.base
 })
 
 afterAll(async () => {
-  await new Promise<void>(resolve => app.close(() => resolve()))
+  await app.close()
   await Promise.all(Object.values(fakes).map(f => f.close()))
   await ctx.dispose()
 })
