@@ -41,6 +41,10 @@ vi.mock('../../src/runtime/server/lib/store/memory', async (importOriginal) => {
         setIfAbsent: note(backend.setIfAbsent),
         incr: note(backend.incr),
         mapSet: note(backend.mapSet),
+        commit: (op) => {
+          for (const key of [op.claim.key, ...op.copies, ...op.mapCopies.map(copy => copy.key)]) storage.written.add(key)
+          return backend.commit(op)
+        },
       }
       return storage.backend
     },

@@ -156,12 +156,13 @@ describe('session list', () => {
   it('a refresh under way while its session is revoked neither lists the session again nor keeps it alive', async () => {
     const ctx = await unitContext({ tokenRefresh: { storage: { driver: 'memory' }, reuseGracePeriod: 0 } })
     const s = await login(ctx, 'alice')
-    // The rotation has read the token (live) and is about to claim it when the session is revoked.
-    const claim = ctx.store.writeIfAbsent
-    ctx.store.writeIfAbsent = async (...args) => {
-      ctx.store.writeIfAbsent = claim
+    // The rotation has read the token (live) and checked the session's revocation mark, and is
+    // about to claim it when the session is revoked (stores whose commit is not one atomic step).
+    const commit = ctx.store.commit
+    ctx.store.commit = async (op) => {
+      ctx.store.commit = commit
       expect(await revokeSession(ctx, 'alice', s.record.family, 'user', { own: true })).toBe(true)
-      return claim(...args)
+      return commit({ ...op, guards: [] })
     }
     const raced = await rotateRefreshToken(ctx, s.token)
     expect(raced.status).toBe('ok')

@@ -8,6 +8,7 @@ import { promises as fsPromises } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createStoreBackend } from '../../src/runtime/server/lib/store'
 import type { StoreBackend, StoreBackendOptions } from '../../src/runtime/server/lib/store'
+import type { Commit } from '../../src/runtime/server/lib/store/types'
 import { decodeEnvelope, encodeEnvelope } from '../../src/runtime/server/lib/store/envelope'
 import { createFsBackend } from '../../src/runtime/server/lib/store/fs'
 import { takeFile } from '../../src/runtime/server/lib/store/fs-exclusive'
@@ -224,6 +225,93 @@ function contract(driver: StorageDriverName): void {
       await sleep(120)
       expect(await b.setIfAbsent(k('nx'), 'third', 10_000)).toBe(true)
       expect(await b.get(k('nx'))).toBe('third')
+    })
+
+    describe('commit', () => {
+      const op = (name: string, value: string, extra: Partial<Commit> = {}): Commit => ({
+        guards: [k(`${name}:guard`)],
+        taken: [k(`${name}:claim-before`)],
+        claim: { key: k(`${name}:claim`), value, ttlMs: 60_000 },
+        copies: [k(`${name}:copy:${value}`)],
+        mapCopies: [{ key: k(`${name}:map`), field: 'session' }],
+        deletes: [k(`${name}:old`)],
+        ...extra,
+      })
+
+      it('claims: the claim, its copies and its map entries hold the value, the deletions are gone', async () => {
+        const b = await harness.backend()
+        await b.set(k('c1:old'), 'old', 60_000)
+        await b.mapSet(k('c1:map'), 'other', 'kept', 60_000)
+        await b.mapSet(k('c1:map'), 'session', 'before', 60_000)
+        expect(await b.commit(op('c1', 'v'))).toBe('claimed')
+        expect(await b.get(k('c1:claim'))).toBe('v')
+        expect(await b.get(k('c1:copy:v'))).toBe('v')
+        const left = await b.ttl(k('c1:copy:v'))
+        expect(left).toBeGreaterThan(50_000)
+        expect(left).toBeLessThanOrEqual(60_000)
+        const entries = await b.mapEntries(k('c1:map'))
+        expect(entries.map(e => [e.field, e.value])).toEqual([['other', 'kept'], ['session', 'v']])
+        expect(entries[1]!.expiresAt).toBeGreaterThan(Date.now() + 50_000)
+        expect(await b.get(k('c1:old'))).toBeNull()
+      })
+
+      it('a copy replaces what its key held', async () => {
+        const b = await harness.backend()
+        await b.set(k('c2:copy:v'), 'older', 60_000)
+        expect(await b.commit(op('c2', 'v'))).toBe('claimed')
+        expect(await b.get(k('c2:copy:v'))).toBe('v')
+      })
+
+      it('is taken when the claim, or one of its other names, exists: nothing written, nothing deleted', async () => {
+        const b = await harness.backend()
+        await b.set(k('c3:old'), 'old', 60_000)
+        await b.set(k('c3:claim'), 'theirs', 60_000)
+        expect(await b.commit(op('c3', 'v'))).toBe('taken')
+        expect(await b.get(k('c3:claim'))).toBe('theirs')
+        await b.set(k('c4:old'), 'old', 60_000)
+        await b.set(k('c4:claim-before'), 'theirs', 60_000)
+        expect(await b.commit(op('c4', 'v'))).toBe('taken')
+        expect(await b.get(k('c4:claim'))).toBeNull()
+        for (const name of ['c3', 'c4']) {
+          expect(await b.get(k(`${name}:copy:v`))).toBeNull()
+          expect(await b.mapEntries(k(`${name}:map`))).toEqual([])
+          expect(await b.get(k(`${name}:old`))).toBe('old')
+        }
+      })
+
+      it('is guarded when a guard exists: nothing written, nothing deleted', async () => {
+        const b = await harness.backend()
+        await b.set(k('c5:old'), 'old', 60_000)
+        await b.set(k('c5:guard'), 'revoked', 60_000)
+        expect(await b.commit(op('c5', 'v'))).toBe('guarded')
+        expect(await b.get(k('c5:claim'))).toBeNull()
+        expect(await b.get(k('c5:copy:v'))).toBeNull()
+        expect(await b.mapEntries(k('c5:map'))).toEqual([])
+        expect(await b.get(k('c5:old'))).toBe('old')
+      })
+
+      it('claims over an expired claim', async () => {
+        const b = await harness.backend()
+        await b.set(k('c6:claim'), 'expired', 50)
+        await sleep(120)
+        expect(await b.commit(op('c6', 'v'))).toBe('claimed')
+        expect(await b.get(k('c6:claim'))).toBe('v')
+      })
+
+      it(`${N} concurrent commits of one claim: exactly one is claimed, only its copies exist`, async () => {
+        const b = await harness.backend()
+        await b.set(k('race:old'), 'old', 60_000)
+        const values = range(N).map(i => `v${i}`)
+        const results = await Promise.all(values.map(v => b.commit(op('race', v))))
+        expect(results.filter(r => r === 'claimed')).toHaveLength(1)
+        expect(results.filter(r => r === 'taken')).toHaveLength(N - 1)
+        const winner = values[results.indexOf('claimed')]!
+        expect(await b.get(k('race:claim'))).toBe(winner)
+        const copies = await Promise.all(values.map(v => b.get(k(`race:copy:${v}`))))
+        expect(copies.filter(c => c !== null)).toEqual([winner])
+        expect((await b.mapEntries(k('race:map'))).map(e => e.value)).toEqual([winner])
+        expect(await b.get(k('race:old'))).toBeNull()
+      })
     })
 
     it('ttl reports the remaining time of live entries only', async () => {
@@ -470,13 +558,81 @@ describe('fs setIfAbsent across processes', () => {
       // Half of the keys hold an expired entry, which a claim must replace.
       for (const key of keys.slice(0, 10)) await backend.set(key, 'stale', 1)
       await sleep(5)
-      const reports = await raceProcesses<{ type: 'done', pid: number, won: string[] }>('claim-race.mjs', [base, ...keys])
+      const reports = await raceProcesses<{ type: 'done', pid: number, won: string[] }>('claim-race.mjs', ['set', base, ...keys])
       const won = reports.flatMap(report => report.won.map(key => [key, report.pid] as const))
       expect(won.map(([key]) => key).sort()).toEqual([...keys].sort())
       for (const [key, pid] of won) expect(await backend.get(key)).toBe(`claimed-by-${pid}`)
       expect((await readdir(join(base, 'claim'))).filter(name => name.endsWith('.tmp'))).toEqual([])
     }
     finally {
+      await rm(base, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('fs commit', () => {
+  const commitOf = (name: string, value: string): Commit => ({
+    guards: [`${name}:guard`],
+    taken: [],
+    claim: { key: `${name}:claim`, value, ttlMs: 60_000 },
+    copies: [`${name}:copy`],
+    mapCopies: [{ key: `${name}:map`, field: 'f' }],
+    deletes: [`${name}:old`],
+  })
+
+  it('stores the claim and its copies as one file (hard links: one durable write), leaving no temp file', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'svc-auth-commit-'))
+    try {
+      const backend = createFsBackend({ base })
+      await backend.mapSet('one:map', 'f', 'before', 60_000)
+      expect(await backend.commit(commitOf('one', 'v'))).toBe('claimed')
+      const inodes = await Promise.all(['one:claim', 'one:copy', 'one:map:f'].map(async key => (await stat(keyToPath(base, key))).ino))
+      expect(new Set(inodes).size).toBe(1)
+      expect((await listFiles(base)).filter(file => isTempFileName(file.split('/').pop()!))).toEqual([])
+    }
+    finally {
+      await rm(base, { recursive: true, force: true })
+    }
+  })
+
+  it('of 4 processes committing the same 20 claims, exactly one wins each and only its copies exist', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'svc-auth-commit-race-'))
+    try {
+      const keys = range(20).map(i => `commit:key${i}`)
+      const reports = await raceProcesses<{ type: 'done', pid: number, won: string[] }>('claim-race.mjs', ['commit', base, ...keys])
+      const won = reports.flatMap(report => report.won.map(key => [key, report.pid] as const))
+      expect(won.map(([key]) => key).sort()).toEqual([...keys].sort())
+      const backend = createFsBackend({ base })
+      for (const [key, pid] of won) {
+        expect(await backend.get(key)).toBe(`claimed-by-${pid}`)
+        expect((await backend.mapEntries(`${key}-map`)).map(e => e.value)).toEqual([`claimed-by-${pid}`])
+        for (const report of reports) expect(await backend.get(`${key}-copy:${report.pid}`)).toBe(report.pid === pid ? `claimed-by-${pid}` : null)
+      }
+      expect((await listFiles(base)).filter(file => isTempFileName(file.split('/').pop()!))).toEqual([])
+    }
+    finally {
+      await rm(base, { recursive: true, force: true })
+    }
+  })
+
+  it('without hard links, writes each copy on its own', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'svc-auth-commit-nolink-'))
+    const link = vi.spyOn(fsPromises, 'link').mockRejectedValue(Object.assign(new Error('link not supported'), { code: 'EPERM' }))
+    try {
+      const backend = createFsBackend({ base })
+      await backend.set('two:old', 'old', 60_000)
+      const results = await Promise.all(range(N).map(i => backend.commit(commitOf('two', `v${i}`))))
+      expect(results.filter(r => r === 'claimed')).toHaveLength(1)
+      const winner = await backend.get('two:claim')
+      expect(winner).toMatch(/^v\d+$/)
+      expect(await backend.get('two:copy')).toBe(winner)
+      expect((await backend.mapEntries('two:map')).map(e => e.value)).toEqual([winner])
+      expect(await backend.get('two:old')).toBeNull()
+      expect(link).toHaveBeenCalled()
+      expect((await listFiles(base)).filter(file => isTempFileName(file.split('/').pop()!))).toEqual([])
+    }
+    finally {
+      link.mockRestore()
       await rm(base, { recursive: true, force: true })
     }
   })

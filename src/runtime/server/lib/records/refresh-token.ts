@@ -4,51 +4,12 @@ import type { AuthContext } from '../context'
 import { createSealer, randomToken } from '../crypto'
 import type { RecordKey } from '../store/record-store'
 import { RECORD_TYPES } from './record-types'
-import { claimsSchema, impersonationContextSchema, timestamp, userSchema } from './schema'
+import { rotationMarker, sessionEntryOf, storedRefreshToken, type RefreshTokenRecord, type RotationMarker } from './refresh-token-schema'
+import type { SessionClient } from './schema'
 import { storableUser } from './user'
-import { putSessionEntry, removeSessionEntry, sessionClientSchema, type SessionClient } from './user-sessions'
+import { putSessionEntry, removeSessionEntry, sessionMapKey } from './user-sessions'
 
-const refreshTokenRecord = z.object({
-  family: z.string().min(1),
-  userId: z.string().min(1),
-  user: userSchema,
-  claims: claimsSchema,
-  provider: z.string().optional(),
-  /** Set for impersonated sessions, which cannot be refreshed. */
-  impersonation: impersonationContextSchema.optional(),
-  /** When this token was issued (login, or the rotation that made it). */
-  issuedAt: timestamp,
-  /** When the session (family) started. */
-  createdAt: timestamp,
-  /** Coarse description of the client that started the session (see `describeClient`). */
-  client: sessionClientSchema.optional(),
-})
-
-/**
- * A stored refresh token. Every token belongs to a family (one login = one session id, `sid` in
- * access tokens); rotation keeps the family and replaces the token.
- */
-export type RefreshTokenRecord = z.output<typeof refreshTokenRecord>
-
-/**
- * Left on a token when it is rotated. Written with an atomic set-if-absent, it is the rotation's
- * single claim: whoever writes it decides the one successor of the token. It carries that
- * successor (sealed with a key derived from the rotated token, so the store alone never yields
- * it) and the successor's record (so a crash between the claim and the successor's own write
- * loses nothing).
- */
-const rotationMarker = z.object({
-  family: z.string().min(1),
-  userId: z.string().min(1),
-  /** When the rotation was claimed (epoch ms): the grace period runs from here. */
-  at: timestamp,
-  /** The successor token, sealed (see {@link sealSuccessor}). */
-  next: z.string().min(1),
-  /** The successor's record as first stored. */
-  record: refreshTokenRecord,
-})
-
-type RotationMarker = z.output<typeof rotationMarker>
+export type { RefreshTokenRecord } from './refresh-token-schema'
 
 const familyRevoked = z.number()
 
@@ -70,10 +31,11 @@ export interface ReadRefreshToken {
 
 const tokenKey = (ctx: AuthContext, token: string) => ctx.store.key(RECORD_TYPES.refreshToken, token)
 const markerKey = (ctx: AuthContext, token: string) => ctx.store.key(RECORD_TYPES.rotatedRefreshToken, token)
+const revokedKey = (ctx: AuthContext, family: string) => ctx.store.key(RECORD_TYPES.revokedFamily, family)
 
 /** True when the session (family) has been revoked (logout, reuse, a password reset, ...). */
 export async function isFamilyRevoked(ctx: AuthContext, family: string): Promise<boolean> {
-  return (await ctx.store.read(ctx.store.key(RECORD_TYPES.revokedFamily, family), familyRevoked)) !== null
+  return (await ctx.store.read(revokedKey(ctx, family), familyRevoked)) !== null
 }
 
 /**
@@ -95,13 +57,7 @@ function openSuccessor(ctx: AuthContext, token: string, sealed: string): string 
  * token is never missing from the map).
  */
 async function storeToken(ctx: AuthContext, token: string, record: RefreshTokenRecord, ttl: number = ctx.lifetimes.refresh): Promise<void> {
-  await putSessionEntry(ctx, record.userId, record.family, {
-    createdAt: record.createdAt,
-    lastUsedAt: record.issuedAt,
-    provider: record.provider,
-    client: record.client,
-    impersonatedBy: record.impersonation?.originalUserSub,
-  }, ttl)
+  await putSessionEntry(ctx, record.userId, record.family, sessionEntryOf(record), ttl)
   await ctx.store.write(tokenKey(ctx, token), record, ttl)
 }
 
@@ -131,7 +87,7 @@ export async function issueRefreshToken(ctx: AuthContext, input: { family?: stri
 /** Looks a token up without consuming it. Null when unknown, expired, malformed or revoked. */
 export async function readRefreshToken(ctx: AuthContext, token: string): Promise<ReadRefreshToken | null> {
   const key = tokenKey(ctx, token)
-  const record = await ctx.store.read(key, refreshTokenRecord)
+  const record = await ctx.store.read(key, storedRefreshToken)
   if (!record) return null
   if (await isFamilyRevoked(ctx, record.family)) return null
   return { key, record }
@@ -162,24 +118,37 @@ export async function readSessionRecord(ctx: AuthContext, token: string): Promis
  * Redeems a refresh token for its successor: validates it, then rotates it (unless `rotate` says
  * no for its record; the answer then carries no new token).
  *
- * The first use claims the rotation with an atomic set-if-absent of the rotation marker, which
- * names the one successor; of any number of concurrent uses (also across processes on Redis)
- * exactly one writes it. Every use of the same token within `reuseGracePeriod` seconds of the
+ * The first use claims the rotation by creating the rotation marker, which names the one
+ * successor; of any number of concurrent uses (also across processes on Redis) exactly one
+ * creates it. The marker carries the successor's record and is stored under the successor's key
+ * and as the session's map entry too, and the rotated token is removed, in one commit of the
+ * store (one script on Redis, one durable file with hard links on fs): see `RecordCommit`. The
+ * session's revocation mark guards it. Every use of the same token within `reuseGracePeriod` seconds of the
  * claim (a second tab, a retry after a lost answer or a crash) is answered with that same
  * successor. Any later use is reuse of a stolen token: the whole family is revoked. With a grace
  * period of 0 only the first use succeeds.
  */
 export async function rotateRefreshToken(ctx: AuthContext, token: string, options: { rotate: (record: RefreshTokenRecord) => boolean } = { rotate: () => true }): Promise<RefreshResult> {
-  const found = await readRefreshToken(ctx, token)
+  const key = tokenKey(ctx, token)
+  const found = await ctx.store.read(key, storedRefreshToken)
+  if (found && !options.rotate(found)) {
+    return await isFamilyRevoked(ctx, found.family) ? { status: 'invalid' } : { status: 'ok', record: found, token: undefined }
+  }
   if (found) {
-    if (!options.rotate(found.record)) return { status: 'ok', record: found.record, token: undefined }
     const successor = randomToken(32)
-    const record: RefreshTokenRecord = { ...found.record, issuedAt: Date.now() }
-    const marker: RotationMarker = { family: record.family, userId: record.userId, at: Date.now(), next: sealSuccessor(ctx, token, successor), record }
-    if (await ctx.store.writeIfAbsent(markerKey(ctx, token), marker, ctx.lifetimes.refresh)) {
-      await Promise.all([storeToken(ctx, successor, record), ctx.store.remove(found.key)])
-      return { status: 'ok', record, token: successor }
-    }
+    const now = Date.now()
+    const record: RefreshTokenRecord = { ...found, issuedAt: now }
+    const marker: RotationMarker = { family: record.family, userId: record.userId, at: now, next: sealSuccessor(ctx, token, successor), record }
+    const ttlSeconds = ctx.lifetimes.refresh
+    const result = await ctx.store.commit({
+      guards: [revokedKey(ctx, record.family)],
+      claim: { key: markerKey(ctx, token), value: marker, ttlSeconds },
+      copies: [tokenKey(ctx, successor)],
+      mapCopies: [{ key: sessionMapKey(ctx, record.userId), field: record.family }],
+      deletes: [key],
+    })
+    if (result === 'claimed') return { status: 'ok', record, token: successor }
+    if (result === 'guarded') return { status: 'invalid' }
   }
   return followRotation(ctx, token)
 }
@@ -258,7 +227,7 @@ export async function revokeFamily(ctx: AuthContext, family: string, userId: str
  */
 export async function revokeRefreshToken(ctx: AuthContext, token: string): Promise<{ family: string, userId: string } | null> {
   const key = tokenKey(ctx, token)
-  const owner = await ctx.store.read(key, refreshTokenRecord) ?? await ctx.store.read(markerKey(ctx, token), rotationMarker)
+  const owner = await ctx.store.read(key, storedRefreshToken) ?? await ctx.store.read(markerKey(ctx, token), rotationMarker)
   if (!owner) return null
   // Revoked first, deleted after: a concurrent retry that restores a token of the session sees
   // the revocation (see restoreSuccessor).

@@ -21,3 +21,13 @@ export const impersonationContextSchema = z.custom<ImpersonationContext>(value =
 
 /** Epoch milliseconds. */
 export const timestamp = z.number()
+
+/** A coarse description of the client that started a session. Nothing secret. */
+export const sessionClientSchema = z.object({
+  /** Browser and system family, e.g. `Firefox on Linux` (no versions). */
+  userAgent: z.string().max(64).optional(),
+  /** Network prefix of the address: `/24` for IPv4, `/48` for IPv6. */
+  address: z.string().max(64).optional(),
+})
+
+export type SessionClient = z.output<typeof sessionClientSchema>

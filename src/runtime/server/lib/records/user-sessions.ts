@@ -2,29 +2,12 @@ import { z } from 'zod'
 import type { AuthContext } from '../context'
 import { MAP_FIELD } from '../store/types'
 import { RECORD_TYPES } from './record-types'
-import { timestamp } from './schema'
+import { storedSessionEntry, type sessionEntry } from './refresh-token-schema'
+
+export { sessionClientSchema, type SessionClient } from './schema'
 
 /** A session id (token family) as it may appear in a user's map; anything else names no session. */
 export const sessionIdSchema = z.string().regex(MAP_FIELD)
-
-/** A coarse description of the client that started a session. Nothing secret. */
-export const sessionClientSchema = z.object({
-  /** Browser and system family, e.g. `Firefox on Linux` (no versions). */
-  userAgent: z.string().max(64).optional(),
-  /** Network prefix of the address: `/24` for IPv4, `/48` for IPv6. */
-  address: z.string().max(64).optional(),
-})
-
-export type SessionClient = z.output<typeof sessionClientSchema>
-
-const sessionEntry = z.object({
-  createdAt: timestamp,
-  lastUsedAt: timestamp,
-  provider: z.string().optional(),
-  client: sessionClientSchema.optional(),
-  /** Set on impersonated sessions: the `sub` of the user impersonating. */
-  impersonatedBy: z.string().optional(),
-})
 
 export type SessionEntry = z.output<typeof sessionEntry> & { id: string, expiresAt: number }
 
@@ -33,24 +16,25 @@ export type SessionEntry = z.output<typeof sessionEntry> & { id: string, expires
  * session (token family), written with every token of the session and removed when it is
  * revoked. Finding a user's sessions reads this one map: O(sessions of the user), never a scan.
  *
- * The writes are ordered rather than one atomic operation: an entry is written before its token
- * and removed after the session is marked revoked, so a live session is never missing from its
+ * At login the entry is written before the token; a rotation stores its marker as the entry in
+ * the same commit that stores the successor token (see `rotateRefreshToken`), and an entry is
+ * removed after the session is marked revoked, so a live session is never missing from its
  * user's map. What a failure or a race can leave is an entry without a live session: a login
  * whose token write failed removes its entry again (a crash can leave it until it expires), and
  * a refresh under way while its session was revoked can write the entry back, which listing
  * drops (it checks the revoked mark of each entry).
  */
-const mapKey = (ctx: AuthContext, userId: string) => ctx.store.key(RECORD_TYPES.userSessions, userId)
+export const sessionMapKey = (ctx: AuthContext, userId: string) => ctx.store.key(RECORD_TYPES.userSessions, userId)
 
 export async function putSessionEntry(ctx: AuthContext, userId: string, family: string, entry: z.input<typeof sessionEntry>, ttlSeconds: number): Promise<void> {
-  await ctx.store.mapSet(mapKey(ctx, userId), family, entry, ttlSeconds)
+  await ctx.store.mapSet(sessionMapKey(ctx, userId), family, entry, ttlSeconds)
 }
 
 export async function listSessionEntries(ctx: AuthContext, userId: string): Promise<SessionEntry[]> {
-  const entries = await ctx.store.mapEntries(mapKey(ctx, userId), sessionEntry)
+  const entries = await ctx.store.mapEntries(sessionMapKey(ctx, userId), storedSessionEntry)
   return entries.map(({ field, value, expiresAt }) => ({ ...value, id: field, expiresAt }))
 }
 
 export async function removeSessionEntry(ctx: AuthContext, userId: string, family: string): Promise<void> {
-  await ctx.store.mapDelete(mapKey(ctx, userId), family)
+  await ctx.store.mapDelete(sessionMapKey(ctx, userId), family)
 }

@@ -1,5 +1,6 @@
 import { hasDotSegment, normalizeKey } from 'unstorage'
 import type { Storage } from 'unstorage'
+import { commitBlocked, commitInSteps } from './commit'
 import { createKeyedLock } from './lock'
 import { assertMapField, type MapEntry, type StoreBackend } from './types'
 import { isRecord } from '../../../shared/values'
@@ -100,10 +101,10 @@ export interface EnvelopeBackendOptions {
   takeRaw?: (key: string) => Promise<string | null>
   /**
    * Create an entry unless one that is not `stale` exists, atomically between processes (fs:
-   * link() and a lock file). Resolves true when this call created it. Without it, setIfAbsent is
-   * atomic within the process only.
+   * link() and a lock file), and store it under the keys `copies` too (fs: hard links). Resolves
+   * true when this call created it. Without it, setIfAbsent is atomic within the process only.
    */
-  createRaw?: (key: string, raw: string, stale: (current: string) => boolean) => Promise<boolean>
+  createRaw?: (key: string, raw: string, stale: (current: string) => boolean, copies?: readonly string[]) => Promise<boolean>
   /** Extra clean-up run by `sweep()` (not counted in its result). */
   housekeeping?: () => Promise<void>
 }
@@ -141,6 +142,11 @@ export function createEnvelopeBackend(options: EnvelopeBackendOptions): StoreBac
     return lock.run(key, fn)
   }
 
+  const isStale = (current: string): boolean => {
+    const envelope = decodeEnvelope(current)
+    return !envelope || !isLive(envelope)
+  }
+
   const fieldKey = (key: string, field: string): string => {
     assertMapField(field)
     return `${key}:${field}`
@@ -162,13 +168,7 @@ export function createEnvelopeBackend(options: EnvelopeBackendOptions): StoreBac
     async setIfAbsent(key, value, ttlMs) {
       const ttl = toTtlMs(ttlMs)
       return withKey(key, async () => {
-        if (options.createRaw) {
-          const stale = (current: string) => {
-            const envelope = decodeEnvelope(current)
-            return !envelope || !isLive(envelope)
-          }
-          return options.createRaw(key, encodeEnvelope(value, Date.now() + ttl), stale)
-        }
+        if (options.createRaw) return options.createRaw(key, encodeEnvelope(value, Date.now() + ttl), isStale)
         if (await readLive(key)) return false
         await write(key, value, Date.now() + ttl)
         return true
@@ -232,6 +232,20 @@ export function createEnvelopeBackend(options: EnvelopeBackendOptions): StoreBac
     },
 
     mapDelete: async (key, field) => backend.del(fieldKey(key, field)),
+
+    async commit(op) {
+      const { createRaw } = options
+      if (!createRaw) return commitInSteps(backend, op)
+      // One entry under every name (fs: one durable file, hard links): the claim creates it.
+      const blocked = await commitBlocked(backend, op)
+      if (blocked) return blocked
+      const copies = [...op.copies, ...op.mapCopies.map(copy => fieldKey(copy.key, copy.field))]
+      for (const copy of copies) assertStorageKey(copy)
+      const raw = encodeEnvelope(op.claim.value, Date.now() + toTtlMs(op.claim.ttlMs))
+      if (!(await withKey(op.claim.key, () => createRaw(op.claim.key, raw, isStale, copies)))) return 'taken'
+      await Promise.all(op.deletes.map(key => backend.del(key)))
+      return 'claimed'
+    },
 
     publish: () => Promise.resolve(),
 

@@ -20,9 +20,10 @@ export interface FsAtomicInstance {
   take(key: string): Promise<string | null>
   /**
    * Create the file of a key unless a file that is not `stale` exists, atomically between
-   * processes (see `createUnlessLive`). Resolves true when this call created it.
+   * processes (see `createUnlessLive`), and store the same file under the keys `copies` (hard
+   * links, replacing what they hold). Resolves true when this call created it.
    */
-  create(key: string, data: string, stale: (current: string) => boolean): Promise<boolean>
+  create(key: string, data: string, stale: (current: string) => boolean, copies?: readonly string[]): Promise<boolean>
   /** Delete temp files older than `maxAgeMs` left behind by interrupted writes or takes. */
   removeStaleTempFiles(maxAgeMs: number): Promise<number>
 }
@@ -47,7 +48,7 @@ export const fsAtomicDriver = defineDriver<FsAtomicDriverOptions, FsAtomicInstan
     base: root,
     path,
     take: key => claimAndRead(path(key)),
-    create: (key, data, stale) => createUnlessLive(path(key), data, stale),
+    create: (key, data, stale, copies = []) => createUnlessLive(path(key), data, stale, copies.map(path)),
     removeStaleTempFiles: maxAgeMs => removeStaleTempFiles(root, maxAgeMs),
   }
 

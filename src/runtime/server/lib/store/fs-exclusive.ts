@@ -1,6 +1,6 @@
 import { promises as fsp } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
-import { hasCode, keyToPath, readText, tempPathFor, writeSynced } from './fs-files'
+import { hasCode, inDirectoryOf, keyToPath, readText, tempPathFor, writeAtomic, writeSynced } from './fs-files'
 
 /*
  * The atomic steps of the fs store driver that hold between processes sharing a directory:
@@ -11,36 +11,66 @@ import { hasCode, keyToPath, readText, tempPathFor, writeSynced } from './fs-fil
 const NO_HARD_LINKS = ['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']
 
 /**
- * Write `data` to a temp file, fsync it, then link() it to `path`: link fails with EEXIST when the
- * target exists, so of concurrent creations (also in other processes on the same filesystem)
- * exactly one succeeds, and the winner's file is complete the moment it appears. On a filesystem
- * without hard links, the target is created with O_EXCL instead (just as exclusive; a reader may
- * then see it before its content, which reads as an invalid, hence absent, entry).
+ * Gives a file its other names `copies` (replacing what they hold): a hard link each, except the
+ * last, which the temp file itself becomes (rename(), atomic). Resolves true when `temp` was
+ * consumed that way.
  */
-async function createExclusive(path: string, data: string | Uint8Array): Promise<boolean> {
-  await fsp.mkdir(dirname(path), { recursive: true, mode: 0o700 })
-  const temp = tempPathFor(path)
-  try {
-    await writeSynced(temp, data)
+async function linkCopies(temp: string, copies: readonly string[]): Promise<boolean> {
+  const last = copies.length - 1
+  await Promise.all(copies.slice(0, Math.max(0, last)).map(copy => inDirectoryOf(copy, async () => {
     try {
-      await fsp.link(temp, path)
-      return true
+      await fsp.link(temp, copy)
     }
     catch (error) {
-      if (hasCode(error, 'EEXIST')) return false
-      if (!hasCode(error, ...NO_HARD_LINKS)) throw error
+      if (!hasCode(error, 'EEXIST')) throw error
+      const spare = tempPathFor(copy)
+      await fsp.link(temp, spare)
+      await fsp.rename(spare, copy)
     }
-    try {
-      await writeSynced(path, data)
+  })))
+  if (last < 0) return false
+  await inDirectoryOf(copies[last]!, () => fsp.rename(temp, copies[last]!))
+  return true
+}
+
+/**
+ * Write `data` to a temp file durably, then link() it to `path`: link fails with EEXIST when the
+ * target exists, so of concurrent creations (also in other processes on the same filesystem)
+ * exactly one succeeds, and the winner's file is complete the moment it appears. The winner then
+ * gives the same file its other names `copies` (hard links: one durable write for all of them).
+ * On a filesystem without hard links, the target is created with O_EXCL instead (just as
+ * exclusive; a reader may then see it before its content, which reads as an invalid, hence absent,
+ * entry) and each copy is written on its own.
+ */
+async function createExclusive(path: string, data: string | Uint8Array, copies: readonly string[]): Promise<boolean> {
+  const temp = tempPathFor(path)
+  let consumed = false
+  try {
+    const linked = await writeSynced(temp, data, async () => {
+      try {
+        await fsp.link(temp, path)
+      }
+      catch (error) {
+        if (hasCode(error, 'EEXIST')) return false
+        if (!hasCode(error, ...NO_HARD_LINKS)) throw error
+        return null
+      }
+      consumed = await linkCopies(temp, copies)
       return true
+    })
+    if (linked !== null) return linked
+    try {
+      await writeSynced(path, data, () => Promise.resolve())
     }
     catch (error) {
       if (hasCode(error, 'EEXIST')) return false
       throw error
     }
+    await Promise.all(copies.map(copy => writeAtomic(copy, data)))
+    return true
   }
   finally {
-    await fsp.rm(temp, { force: true })
+    if (!consumed) await fsp.rm(temp, { force: true })
   }
 }
 
@@ -85,14 +115,15 @@ async function withFileLock<T>(path: string, busy: T, fn: () => Promise<T>): Pro
 }
 
 /**
- * Create the file of `path` unless a live one exists: a missing file is created with link()
- * (exactly one of any number of concurrent creators wins); a `stale` one (an expired entry) is
- * replaced under the key's lock file, so that of concurrent replacers, also in other processes,
- * exactly one wins and a fresh entry is never removed.
+ * Create the file of `path` unless a live one exists, and give it the other names `copies`: a
+ * missing file is created with link() (exactly one of any number of concurrent creators wins); a
+ * `stale` one (an expired entry) is replaced under the key's lock file, so that of concurrent
+ * replacers, also in other processes, exactly one wins and a fresh entry is never removed.
  */
-export async function createUnlessLive(path: string, data: string, stale: (current: string) => boolean): Promise<boolean> {
+export async function createUnlessLive(path: string, data: string, stale: (current: string) => boolean, copies: readonly string[] = []): Promise<boolean> {
+  if (await createExclusive(path, data, copies)) return true
   const current = await readText(path)
-  if (current === null) return createExclusive(path, data)
+  if (current === null) return createExclusive(path, data, copies)
   if (!stale(current)) return false
   return withFileLock(path, false, async () => {
     const again = await readText(path)
@@ -102,7 +133,7 @@ export async function createUnlessLive(path: string, data: string, stale: (curre
         if (!hasCode(error, 'ENOENT')) throw error
       })
     }
-    return createExclusive(path, data)
+    return createExclusive(path, data, copies)
   })
 }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { promises as fsp } from 'node:fs'
+import { constants as fsConstants, promises as fsp } from 'node:fs'
 import type { Dirent } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 
@@ -52,36 +52,82 @@ export function keyToPath(base: string, key: string): string {
   return join(resolve(base), ...segments)
 }
 
-/** Content of a file, or null when there is none. */
+/** Records are small: most files are read whole by one read() of this many bytes. */
+const READ_CHUNK = 16 * 1024
+
+const isMissing = (error: unknown): boolean => hasCode(error, 'ENOENT', 'ENOTDIR', 'EISDIR')
+
+/** Content of a file, or null when there is none (open, one read, close for a small file). */
 export async function readText(path: string): Promise<string | null> {
+  let handle: Awaited<ReturnType<typeof fsp.open>>
   try {
-    return await fsp.readFile(path, 'utf8')
+    handle = await fsp.open(path, 'r')
   }
   catch (error) {
-    if (hasCode(error, 'ENOENT', 'ENOTDIR', 'EISDIR')) return null
+    if (isMissing(error)) return null
     throw error
   }
-}
-
-/** Create `path` (O_EXCL), write `data` and fsync it. */
-export async function writeSynced(path: string, data: string | Uint8Array): Promise<void> {
-  const handle = await fsp.open(path, 'wx', 0o600)
   try {
-    await handle.writeFile(data)
-    await handle.sync()
+    const buffer = Buffer.allocUnsafe(READ_CHUNK)
+    const { bytesRead } = await handle.read(buffer, 0, READ_CHUNK, 0)
+    // A positional read leaves the file position at 0: a larger file is read again whole.
+    return bytesRead < READ_CHUNK ? buffer.toString('utf8', 0, bytesRead) : await handle.readFile('utf8')
+  }
+  catch (error) {
+    if (isMissing(error)) return null
+    throw error
   }
   finally {
     await handle.close()
   }
 }
 
-/** Write to a temp file in the target directory, fsync it, then rename it over the target. */
+/**
+ * Runs `fn` (an operation that creates an entry in the directory of `path`), creating the
+ * directory first when `fn` fails because it does not exist yet: a write costs no mkdir() once
+ * the directory is there.
+ */
+export async function inDirectoryOf<T>(path: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn()
+  }
+  catch (error) {
+    if (!hasCode(error, 'ENOENT')) throw error
+    await fsp.mkdir(dirname(path), { recursive: true, mode: 0o700 })
+    return fn()
+  }
+}
+
+/** Flags of a durable exclusive create: each write returns once its data (and the size) is on disk. */
+const SYNCED_CREATE = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | (fsConstants.O_DSYNC ?? 0)
+
+/**
+ * Create `path` (O_EXCL), write `data` durably (O_DSYNC where the system has it, fsync where it
+ * does not), then run `publish` (rename or link the file into place) while the descriptor is
+ * closed alongside: the content is on disk before any name of it can be seen.
+ */
+export async function writeSynced<T>(path: string, data: string | Uint8Array, publish: () => Promise<T>): Promise<T> {
+  const handle = await inDirectoryOf(path, () => fsp.open(path, SYNCED_CREATE, 0o600))
+  let written = false
+  try {
+    await handle.writeFile(data)
+    if (!fsConstants.O_DSYNC) await handle.sync()
+    written = true
+  }
+  finally {
+    if (!written) await handle.close()
+  }
+  const [published, closed] = await Promise.allSettled([publish(), handle.close()])
+  if (published.status === 'rejected') throw published.reason
+  if (closed.status === 'rejected') throw closed.reason
+  return published.value
+}
+
+/** Write to a temp file in the target directory durably, then rename it over the target. */
 export async function writeAtomic(path: string, data: string | Uint8Array): Promise<void> {
-  await fsp.mkdir(dirname(path), { recursive: true, mode: 0o700 })
   const temp = tempPathFor(path)
   try {
-    await writeSynced(temp, data)
-    await fsp.rename(temp, path)
+    await writeSynced(temp, data, () => fsp.rename(temp, path))
   }
   catch (error) {
     await fsp.rm(temp, { force: true })

@@ -28,7 +28,7 @@ export function createFsBackend(options: FsBackendOptions): StoreBackend {
     driver: 'fs',
     storage,
     takeRaw: key => instance.take(key),
-    createRaw: (key, raw, stale) => instance.create(key, raw, stale),
+    createRaw: (key, raw, stale, copies) => instance.create(key, raw, stale, copies),
     housekeeping: async () => {
       await instance.removeStaleTempFiles(STALE_TEMP_MS)
     },

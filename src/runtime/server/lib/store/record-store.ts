@@ -1,10 +1,28 @@
 import type { z } from 'zod'
 import { safeEqual, type KeyHasher, type Sealer } from '../crypto'
 import type { RecordType } from '../records/record-types'
-import type { StoreBackend } from './types'
+import type { CommitResult, StoreBackend } from './types'
 
 /** How often (at most) a process sweeps expired records of drivers without native TTL. */
 const SWEEP_INTERVAL_MS = 10 * 60 * 1000
+
+/**
+ * A claim and what it decides, over records: see `Commit` in `types.ts` (one round trip on Redis, one
+ * durable file on fs). A claim under a previous HMAC key counts as taken; guards and deletions
+ * cover every key of theirs.
+ */
+export interface RecordCommit {
+  /** Nothing is written when one of these records exists (e.g. the session's revocation mark). */
+  guards: readonly RecordKey[]
+  /** Created unless it exists: of concurrent commits of one claim, exactly one wins. */
+  claim: { key: RecordKey, value: unknown, ttlSeconds: number }
+  /** Keys nobody else writes that get the claim's value (and TTL) when it is won. */
+  copies: readonly RecordKey[]
+  /** Map entries that get the claim's value (and TTL) when it is won. */
+  mapCopies: ReadonlyArray<{ key: RecordKey, field: string }>
+  /** Removed once the claim is won. */
+  deletes: readonly RecordKey[]
+}
 
 /** Shape of a stored record, checked on every read: anything else counts as absent. */
 export type RecordSchema<T> = z.ZodType<T>
@@ -49,6 +67,8 @@ export interface RecordStore {
   /** Writes unless a live record exists (under the current key or, checked first, a previous one). */
   writeIfAbsent<T>(key: RecordKey, value: T, ttlSeconds: number): Promise<boolean>
   take<T>(key: RecordKey, schema: RecordSchema<T>): Promise<T | null>
+  /** See {@link RecordCommit}. */
+  commit(op: RecordCommit): Promise<CommitResult>
   /** Atomic counter: adds `by` (default 1) and returns the new value; see {@link StoreBackend.incr}. */
   incr(key: RecordKey, ttlSeconds: number, by?: number): Promise<number>
   /** Current value of a counter (0 when absent). */
@@ -166,6 +186,18 @@ export function createRecordStore(backend: StoreBackend, prefix: string, hashers
     async take(key, schema) {
       const found = await readRaw(key, k => backend.take(k))
       return found ? decode(found.at, found.raw, schema) : null
+    },
+    async commit(op) {
+      const result = await backend.commit({
+        guards: op.guards.flatMap(allKeys),
+        taken: op.claim.key.previous,
+        claim: { key: op.claim.key.current, value: encode(op.claim.value), ttlMs: ms(op.claim.ttlSeconds) },
+        copies: op.copies.map(copy => copy.current),
+        mapCopies: op.mapCopies.map(copy => ({ key: copy.key.current, field: copy.field })),
+        deletes: op.deletes.flatMap(allKeys),
+      })
+      maybeSweep()
+      return result
     },
     incr: (key, ttlSeconds, by = 1) => backend.incr(key.current, ms(ttlSeconds), by),
     async count(key) {

@@ -1,4 +1,5 @@
-import type { MapEntry } from './types'
+import { createHash } from 'node:crypto'
+import type { Commit, MapEntry } from './types'
 
 /*
  * The Lua scripts of the Redis backend (each runs as one atomic step on the server) and the
@@ -37,6 +38,80 @@ for i = 1, #ARGV, 2 do
   end
 end
 return n`
+
+/**
+ * A {@link Commit} as one atomic step. KEYS: the guards, the claim's other names, the claim, the
+ * copies, the maps of the map copies, the deletions; ARGV[1..5]: how many guards, other names,
+ * copies, map copies and deletions; ARGV[6..8]: the claim's value, its TTL (ms) and its map value
+ * (`<expiry ms>|<value>`); then the field of each map copy.
+ */
+export const COMMIT_SCRIPT = `local guards, taken, copies, maps, deletes = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local value, ttl, mapValue = ARGV[6], tonumber(ARGV[7]), ARGV[8]
+local k = 0
+for i = 1, guards do
+  k = k + 1
+  if redis.call('EXISTS', KEYS[k]) == 1 then return 'guarded' end
+end
+for i = 1, taken do
+  k = k + 1
+  if redis.call('EXISTS', KEYS[k]) == 1 then return 'taken' end
+end
+k = k + 1
+if not redis.call('SET', KEYS[k], value, 'PX', ttl, 'NX') then return 'taken' end
+for i = 1, copies do
+  k = k + 1
+  redis.call('SET', KEYS[k], value, 'PX', ttl)
+end
+for i = 1, maps do
+  k = k + 1
+  redis.call('HSET', KEYS[k], ARGV[8 + i], mapValue)
+  if redis.call('PTTL', KEYS[k]) < ttl then redis.call('PEXPIRE', KEYS[k], ttl) end
+end
+for i = 1, deletes do
+  k = k + 1
+  redis.call('UNLINK', KEYS[k])
+end
+return 'claimed'`
+
+/** Keys and arguments of {@link COMMIT_SCRIPT} for a commit whose TTL is whole milliseconds. */
+export function commitScriptInput(op: Commit, now: number = Date.now()): { keys: string[], args: Array<string | number> } {
+  const { claim } = op
+  return {
+    keys: [...op.guards, ...op.taken, claim.key, ...op.copies, ...op.mapCopies.map(copy => copy.key), ...op.deletes],
+    args: [
+      op.guards.length, op.taken.length, op.copies.length, op.mapCopies.length, op.deletes.length,
+      claim.value, claim.ttlMs, `${now + claim.ttlMs}|${claim.value}`,
+      ...op.mapCopies.map(copy => copy.field),
+    ],
+  }
+}
+
+/** A Lua script run by its SHA1 (EVALSHA), sent whole (EVAL) only when the server does not have it yet. */
+export interface RedisScript {
+  readonly source: string
+  readonly sha: string
+}
+
+export function redisScript(source: string): RedisScript {
+  return { source, sha: createHash('sha1').update(source).digest('hex') }
+}
+
+/** The commands {@link runScript} needs. */
+export interface ScriptClient {
+  evalsha(sha: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>
+  eval(script: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>
+}
+
+/** Runs a script with EVALSHA, falling back to EVAL (which caches it) after a NOSCRIPT error. */
+export async function runScript(client: ScriptClient, script: RedisScript, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown> {
+  try {
+    return await client.evalsha(script.sha, keys.length, ...keys, ...args)
+  }
+  catch (error) {
+    if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error
+    return client.eval(script.source, keys.length, ...keys, ...args)
+  }
+}
 
 /** Parse a stored map value `<expiry ms>|<value>`; null when malformed. */
 export function decodeMapValue(field: string, raw: string): MapEntry | null {

@@ -1,14 +1,15 @@
 import { createStorage } from 'unstorage'
 import type { Cluster, Redis } from 'ioredis'
+import { commitInSteps } from './commit'
 import { toStep, toTtlMs } from './envelope'
 import { connectionOptions, type RedisBackendOptions } from './redis-connection'
-import { decodeMapValue, INCR_SCRIPT, MAP_DROP_SCRIPT, MAP_SET_SCRIPT } from './redis-scripts'
+import { COMMIT_SCRIPT, commitScriptInput, decodeMapValue, INCR_SCRIPT, MAP_DROP_SCRIPT, MAP_SET_SCRIPT, redisScript, runScript } from './redis-scripts'
 import { assertMapField, type MapEntry, type StoreBackend } from './types'
 
 export type { RedisBackendOptions } from './redis-connection'
 
 /** Commands used by the backend, common to a single client and a cluster. */
-type RedisClient = Pick<Redis | Cluster, 'get' | 'set' | 'getdel' | 'eval' | 'pttl' | 'unlink' | 'scan' | 'quit' | 'disconnect' | 'status' | 'hgetall' | 'hdel' | 'publish' | 'duplicate'>
+type RedisClient = Pick<Redis | Cluster, 'get' | 'set' | 'getdel' | 'eval' | 'evalsha' | 'pttl' | 'unlink' | 'scan' | 'quit' | 'disconnect' | 'status' | 'hgetall' | 'hdel' | 'publish' | 'duplicate'>
 
 /** What a subscriber connection offers (a duplicate of the client). */
 interface RedisSubscriber {
@@ -23,6 +24,13 @@ interface RedisSubscriber {
 }
 
 const SCAN_COUNT = 500
+
+const SCRIPTS = {
+  incr: redisScript(INCR_SCRIPT),
+  mapSet: redisScript(MAP_SET_SCRIPT),
+  mapDrop: redisScript(MAP_DROP_SCRIPT),
+  commit: redisScript(COMMIT_SCRIPT),
+}
 
 /** Escape the glob characters of a Redis MATCH pattern (`*`, `?`, `[`, `]`, `\`). */
 export function escapeRedisGlob(text: string): string {
@@ -89,8 +97,10 @@ async function closeConnection(connection: Pick<RedisSubscriber, 'status' | 'qui
 /**
  * Redis backend on unstorage's redis driver (ioredis, loaded on demand). Keys are used verbatim;
  * every operation is a single command or script on the raw client, so take (GETDEL), setIfAbsent
- * (SET NX PX) and incr (INCRBY + PEXPIRE script) are atomic across processes, and Redis expires
- * entries itself.
+ * (SET NX PX), incr (INCRBY + PEXPIRE script) and commit (one script: a refresh-token rotation in
+ * one round trip) are atomic across processes, and Redis expires entries itself. Scripts run by
+ * their SHA1 (EVALSHA). On a cluster, whose keys of one commit live on different slots, a commit
+ * runs in steps (see `commitInSteps`).
  */
 export async function createRedisBackend(options: RedisBackendOptions = {}): Promise<StoreBackend> {
   const { default: redisDriver } = await import('unstorage/drivers/redis')
@@ -100,8 +110,9 @@ export async function createRedisBackend(options: RedisBackendOptions = {}): Pro
   if (!client) throw new Error('redis store driver exposes no client')
 
   const subscribers = new Set<RedisSubscriber>()
+  const script = (which: keyof typeof SCRIPTS, keys: readonly string[], args: ReadonlyArray<string | number>) => runScript(client, SCRIPTS[which], keys, args)
 
-  return {
+  const backend: StoreBackend = {
     driver: 'redis',
 
     get: key => client.get(key),
@@ -117,7 +128,7 @@ export async function createRedisBackend(options: RedisBackendOptions = {}): Pro
     take: key => client.getdel(key),
 
     async incr(key, ttlMs, by = 1) {
-      return Number(await client.eval(INCR_SCRIPT, 1, key, toTtlMs(ttlMs), toStep(by)))
+      return Number(await script('incr', [key], [toTtlMs(ttlMs), toStep(by)]))
     },
 
     async ttl(key) {
@@ -134,7 +145,7 @@ export async function createRedisBackend(options: RedisBackendOptions = {}): Pro
     async mapSet(key, field, value, ttlMs) {
       assertMapField(field)
       const ttl = toTtlMs(ttlMs)
-      await client.eval(MAP_SET_SCRIPT, 1, key, field, `${Date.now() + ttl}|${value}`, ttl)
+      await script('mapSet', [key], [field, `${Date.now() + ttl}|${value}`, ttl])
     },
 
     async mapEntries(key) {
@@ -147,13 +158,22 @@ export async function createRedisBackend(options: RedisBackendOptions = {}): Pro
         if (entry && entry.expiresAt > now) live.push(entry)
         else expired.push(field, raw)
       }
-      if (expired.length) await client.eval(MAP_DROP_SCRIPT, 1, key, ...expired)
+      if (expired.length) await script('mapDrop', [key], expired)
       return live.sort((a, b) => (a.field < b.field ? -1 : a.field > b.field ? 1 : 0))
     },
 
     async mapDelete(key, field) {
       assertMapField(field)
       await client.hdel(key, field)
+    },
+
+    async commit(op) {
+      if (isCluster(client)) return commitInSteps(backend, op)
+      for (const copy of op.mapCopies) assertMapField(copy.field)
+      const { keys, args } = commitScriptInput({ ...op, claim: { ...op.claim, ttlMs: toTtlMs(op.claim.ttlMs) } })
+      const result = await script('commit', keys, args)
+      if (result !== 'claimed' && result !== 'taken' && result !== 'guarded') throw new Error(`Unexpected answer of the commit script: ${String(result)}`)
+      return result
     },
 
     async publish(channel, message) {
@@ -195,4 +215,5 @@ export async function createRedisBackend(options: RedisBackendOptions = {}): Pro
       await storage.dispose()
     },
   }
+  return backend
 }

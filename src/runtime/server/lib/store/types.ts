@@ -56,6 +56,12 @@ export interface StoreBackend {
    * that ends the subscription.
    */
   subscribe(channel: string, onMessage: (message: string) => void, onResync: () => void, onError?: (error: Error) => void): Promise<() => Promise<void>>
+  /**
+   * Claims a key and writes what the claim decides, in one step where the driver can: see
+   * {@link Commit}. Redis (one server) runs it as one script: one round trip, atomic. A Redis
+   * cluster (the keys live on different slots) and fs / memory run it as {@link commitInSteps}.
+   */
+  commit(op: Commit): Promise<CommitResult>
   /** Remove expired entries (no-op where the driver expires entries itself). Returns how many. */
   sweep(): Promise<number>
   /** Close connections. */
@@ -77,3 +83,33 @@ export const MAP_FIELD = /^[\w-]{1,128}$/
 export function assertMapField(field: string): void {
   if (typeof field !== 'string' || !MAP_FIELD.test(field)) throw new TypeError(`Invalid map field ${JSON.stringify(field)}`)
 }
+
+/**
+ * A claim and what it decides (a refresh-token rotation: the rotated token's marker is the claim;
+ * it carries the successor's record, so the successor's key and the session's map entry hold the
+ * same value, and the rotated token is removed).
+ *
+ * 1. When a `guards` key holds a live entry, nothing is written: `guarded`.
+ * 2. When `claim.key` or one of `taken` (the claim under other names) holds a live entry, the claim
+ *    is someone else's: `taken`.
+ * 3. Otherwise `claim.key` is created (atomically: of any number of concurrent commits of one
+ *    claim, across processes where the driver is shared, exactly one resolves `claimed`); then the
+ *    claim's value (and TTL) is stored under `copies` and in the map entries `mapCopies` too, and
+ *    `deletes` are removed. Nothing of a commit that is not won is written.
+ *
+ * Redis (one server) runs it as one script; fs creates one durable file and gives it the other
+ * names as hard links. A stop part-way (a crash) can leave a claim whose copies or deletions did
+ * not all happen: the caller's records must read right then (the rotation marker carries the
+ * successor's record, so a retry restores it).
+ */
+export interface Commit {
+  guards: readonly string[]
+  taken: readonly string[]
+  claim: { key: string, value: string, ttlMs: number }
+  copies: readonly string[]
+  mapCopies: ReadonlyArray<{ key: string, field: string }>
+  deletes: readonly string[]
+}
+
+/** How a {@link Commit} ended. */
+export type CommitResult = 'claimed' | 'taken' | 'guarded'

@@ -1,0 +1,32 @@
+import type { Commit, CommitResult, StoreBackend } from './types'
+
+/** Resolves true when one of `keys` holds a live entry. */
+async function anyLive(backend: Pick<StoreBackend, 'get'>, keys: readonly string[]): Promise<boolean> {
+  const values = await Promise.all(keys.map(key => backend.get(key)))
+  return values.some(value => value !== null)
+}
+
+/** Steps 1 and 2 of a {@link Commit}: its answer when a guard or the claim exists, else null. */
+export async function commitBlocked(backend: Pick<StoreBackend, 'get'>, op: Commit): Promise<CommitResult | null> {
+  if (await anyLive(backend, op.guards)) return 'guarded'
+  if (await anyLive(backend, op.taken)) return 'taken'
+  return null
+}
+
+/**
+ * {@link Commit} from the backend's own atomic steps, for drivers that cannot run it as one
+ * script: the guards and the claim's other names are read, the claim is made with the atomic
+ * set-if-absent, then the copies are written and the deletions made side by side.
+ */
+export async function commitInSteps(backend: Pick<StoreBackend, 'get' | 'set' | 'setIfAbsent' | 'del' | 'mapSet'>, op: Commit): Promise<CommitResult> {
+  const blocked = await commitBlocked(backend, op)
+  if (blocked) return blocked
+  const { key, value, ttlMs } = op.claim
+  if (!(await backend.setIfAbsent(key, value, ttlMs))) return 'taken'
+  await Promise.all([
+    ...op.copies.map(copy => backend.set(copy, value, ttlMs)),
+    ...op.mapCopies.map(copy => backend.mapSet(copy.key, copy.field, value, ttlMs)),
+    ...op.deletes.map(k => backend.del(k)),
+  ])
+  return 'claimed'
+}
