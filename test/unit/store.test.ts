@@ -595,6 +595,25 @@ describe('fs commit', () => {
     }
   })
 
+  it('gives the map entry its name before the copy: a failure in between leaves no copy without its entry', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'svc-auth-commit-order-'))
+    const rename = fsPromises.rename
+    const spy = vi.spyOn(fsPromises, 'rename').mockImplementation(async (from, to) => {
+      if (String(to).endsWith(join('map', 'f'))) throw Object.assign(new Error('disk full'), { code: 'ENOSPC' })
+      return rename(from, to)
+    })
+    try {
+      const backend = createFsBackend({ base })
+      await expect(backend.commit(commitOf('three', 'v'))).rejects.toThrow('disk full')
+      expect(await backend.get('three:claim')).toBe('v')
+      expect(await backend.get('three:copy')).toBeNull()
+    }
+    finally {
+      spy.mockRestore()
+      await rm(base, { recursive: true, force: true })
+    }
+  })
+
   it('of 4 processes committing the same 20 claims, exactly one wins each and only its copies exist', async () => {
     const base = await mkdtemp(join(tmpdir(), 'svc-auth-commit-race-'))
     try {

@@ -16,17 +16,14 @@ export async function commitBlocked(backend: Pick<StoreBackend, 'get'>, op: Comm
 /**
  * {@link Commit} from the backend's own atomic steps, for drivers that cannot run it as one
  * script: the guards and the claim's other names are read, the claim is made with the atomic
- * set-if-absent, then the copies are written and the deletions made side by side.
+ * set-if-absent, then the map entries are written, then the copies and the deletions.
  */
 export async function commitInSteps(backend: Pick<StoreBackend, 'get' | 'set' | 'setIfAbsent' | 'del' | 'mapSet'>, op: Commit): Promise<CommitResult> {
   const blocked = await commitBlocked(backend, op)
   if (blocked) return blocked
   const { key, value, ttlMs } = op.claim
   if (!(await backend.setIfAbsent(key, value, ttlMs))) return 'taken'
-  await Promise.all([
-    ...op.copies.map(copy => backend.set(copy, value, ttlMs)),
-    ...op.mapCopies.map(copy => backend.mapSet(copy.key, copy.field, value, ttlMs)),
-    ...op.deletes.map(k => backend.del(k)),
-  ])
+  await Promise.all(op.mapCopies.map(copy => backend.mapSet(copy.key, copy.field, value, ttlMs)))
+  await Promise.all([...op.copies.map(copy => backend.set(copy, value, ttlMs)), ...op.deletes.map(k => backend.del(k))])
   return 'claimed'
 }

@@ -101,7 +101,7 @@ export interface EnvelopeBackendOptions {
   takeRaw?: (key: string) => Promise<string | null>
   /**
    * Create an entry unless one that is not `stale` exists, atomically between processes (fs:
-   * link() and a lock file), and store it under the keys `copies` too (fs: hard links). Resolves
+   * link() and a lock file), and store it under the keys `copies` too, in order (fs: a rename and hard links). Resolves
    * true when this call created it. Without it, setIfAbsent is atomic within the process only.
    */
   createRaw?: (key: string, raw: string, stale: (current: string) => boolean, copies?: readonly string[]) => Promise<boolean>
@@ -239,7 +239,7 @@ export function createEnvelopeBackend(options: EnvelopeBackendOptions): StoreBac
       // One entry under every name (fs: one durable file, hard links): the claim creates it.
       const blocked = await commitBlocked(backend, op)
       if (blocked) return blocked
-      const copies = [...op.copies, ...op.mapCopies.map(copy => fieldKey(copy.key, copy.field))]
+      const copies = [...op.mapCopies.map(copy => fieldKey(copy.key, copy.field)), ...op.copies]
       for (const copy of copies) assertStorageKey(copy)
       const raw = encodeEnvelope(op.claim.value, Date.now() + toTtlMs(op.claim.ttlMs))
       if (!(await withKey(op.claim.key, () => createRaw(op.claim.key, raw, isStale, copies)))) return 'taken'

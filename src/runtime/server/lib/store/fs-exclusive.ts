@@ -11,33 +11,32 @@ import { hasCode, inDirectoryOf, keyToPath, readText, tempPathFor, writeAtomic, 
 const NO_HARD_LINKS = ['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']
 
 /**
- * Gives a file its other names `copies` (replacing what they hold): a hard link each, except the
- * last, which the temp file itself becomes (rename(), atomic). Resolves true when `temp` was
- * consumed that way.
+ * Gives the file just linked to `path` its other names `copies`, in order (replacing what they
+ * hold): the first is the temp file itself (rename(), atomic), the others are hard links of
+ * `path`, made once the first is in place.
  */
-async function linkCopies(temp: string, copies: readonly string[]): Promise<boolean> {
-  const last = copies.length - 1
-  await Promise.all(copies.slice(0, Math.max(0, last)).map(copy => inDirectoryOf(copy, async () => {
+async function linkCopies(temp: string, path: string, copies: readonly string[]): Promise<void> {
+  const [first, ...rest] = copies
+  if (first === undefined) return
+  await inDirectoryOf(first, () => fsp.rename(temp, first))
+  await Promise.all(rest.map(copy => inDirectoryOf(copy, async () => {
     try {
-      await fsp.link(temp, copy)
+      await fsp.link(path, copy)
     }
     catch (error) {
       if (!hasCode(error, 'EEXIST')) throw error
       const spare = tempPathFor(copy)
-      await fsp.link(temp, spare)
+      await fsp.link(path, spare)
       await fsp.rename(spare, copy)
     }
   })))
-  if (last < 0) return false
-  await inDirectoryOf(copies[last]!, () => fsp.rename(temp, copies[last]!))
-  return true
 }
 
 /**
  * Write `data` to a temp file durably, then link() it to `path`: link fails with EEXIST when the
  * target exists, so of concurrent creations (also in other processes on the same filesystem)
  * exactly one succeeds, and the winner's file is complete the moment it appears. The winner then
- * gives the same file its other names `copies` (hard links: one durable write for all of them).
+ * gives the same file its other names `copies`, in order (one durable write for all of them).
  * On a filesystem without hard links, the target is created with O_EXCL instead (just as
  * exclusive; a reader may then see it before its content, which reads as an invalid, hence absent,
  * entry) and each copy is written on its own.
@@ -55,7 +54,8 @@ async function createExclusive(path: string, data: string | Uint8Array, copies: 
         if (!hasCode(error, ...NO_HARD_LINKS)) throw error
         return null
       }
-      consumed = await linkCopies(temp, copies)
+      await linkCopies(temp, path, copies)
+      consumed = copies.length > 0
       return true
     })
     if (linked !== null) return linked
@@ -66,7 +66,7 @@ async function createExclusive(path: string, data: string | Uint8Array, copies: 
       if (hasCode(error, 'EEXIST')) return false
       throw error
     }
-    await Promise.all(copies.map(copy => writeAtomic(copy, data)))
+    for (const copy of copies) await writeAtomic(copy, data)
     return true
   }
   finally {

@@ -94,8 +94,9 @@ export function assertMapField(field: string): void {
  *    is someone else's: `taken`.
  * 3. Otherwise `claim.key` is created (atomically: of any number of concurrent commits of one
  *    claim, across processes where the driver is shared, exactly one resolves `claimed`); then the
- *    claim's value (and TTL) is stored under `copies` and in the map entries `mapCopies` too, and
- *    `deletes` are removed. Nothing of a commit that is not won is written.
+ *    claim's value (and TTL) is stored in the map entries `mapCopies` and, after them, under
+ *    `copies` (a copy is never there without its map entries), and `deletes` are removed.
+ *    Nothing of a commit that is not won is written.
  *
  * Redis (one server) runs it as one script; fs creates one durable file and gives it the other
  * names as hard links. A stop part-way (a crash) can leave a claim whose copies or deletions did
