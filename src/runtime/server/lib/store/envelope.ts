@@ -101,10 +101,11 @@ export interface EnvelopeBackendOptions {
   takeRaw?: (key: string) => Promise<string | null>
   /**
    * Create an entry unless one that is not `stale` exists, atomically between processes (fs:
-   * link() and a lock file), and store it under the keys `copies` too, in order (fs: a rename and hard links). Resolves
-   * true when this call created it. Without it, setIfAbsent is atomic within the process only.
+   * link() and a lock file); once created, store it under the keys `after.copies` too, in order
+   * (fs: a rename and hard links), and run `after.alongside`. Resolves true when this call created
+   * it. Without it, setIfAbsent is atomic within the process only.
    */
-  createRaw?: (key: string, raw: string, stale: (current: string) => boolean, copies?: readonly string[]) => Promise<boolean>
+  createRaw?: (key: string, raw: string, stale: (current: string) => boolean, after?: { copies: readonly string[], alongside?: () => Promise<unknown> }) => Promise<boolean>
   /** Extra clean-up run by `sweep()` (not counted in its result). */
   housekeeping?: () => Promise<void>
 }
@@ -242,9 +243,8 @@ export function createEnvelopeBackend(options: EnvelopeBackendOptions): StoreBac
       const copies = [...op.mapCopies.map(copy => fieldKey(copy.key, copy.field)), ...op.copies]
       for (const copy of copies) assertStorageKey(copy)
       const raw = encodeEnvelope(op.claim.value, Date.now() + toTtlMs(op.claim.ttlMs))
-      if (!(await withKey(op.claim.key, () => createRaw(op.claim.key, raw, isStale, copies)))) return 'taken'
-      await Promise.all(op.deletes.map(key => backend.del(key)))
-      return 'claimed'
+      const alongside = () => Promise.all(op.deletes.map(key => backend.del(key)))
+      return await withKey(op.claim.key, () => createRaw(op.claim.key, raw, isStale, { copies, alongside })) ? 'claimed' : 'taken'
     },
 
     publish: () => Promise.resolve(),

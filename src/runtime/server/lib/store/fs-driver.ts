@@ -1,7 +1,7 @@
 import { promises as fsp } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { defineDriver } from 'unstorage'
-import { claimAndRead, createUnlessLive } from './fs-exclusive'
+import { claimAndRead, createUnlessLive, type AfterCreate } from './fs-exclusive'
 import { DRIVER_NAME, driverError, hasCode, isTempFileName, keySegments, keyToPath, readText, removeStaleTempFiles, walkFiles, writeAtomic } from './fs-files'
 
 /** Options of {@link fsAtomicDriver}. */
@@ -20,10 +20,10 @@ export interface FsAtomicInstance {
   take(key: string): Promise<string | null>
   /**
    * Create the file of a key unless a file that is not `stale` exists, atomically between
-   * processes (see `createUnlessLive`), and store the same file under the keys `copies` (hard
-   * links, replacing what they hold). Resolves true when this call created it.
+   * processes (see `createUnlessLive`), then store the same file under the keys `after.copies`
+   * (replacing what they hold) and run `after.alongside`. Resolves true when this call created it.
    */
-  create(key: string, data: string, stale: (current: string) => boolean, copies?: readonly string[]): Promise<boolean>
+  create(key: string, data: string, stale: (current: string) => boolean, after?: AfterCreate): Promise<boolean>
   /** Delete temp files older than `maxAgeMs` left behind by interrupted writes or takes. */
   removeStaleTempFiles(maxAgeMs: number): Promise<number>
 }
@@ -48,7 +48,7 @@ export const fsAtomicDriver = defineDriver<FsAtomicDriverOptions, FsAtomicInstan
     base: root,
     path,
     take: key => claimAndRead(path(key)),
-    create: (key, data, stale, copies = []) => createUnlessLive(path(key), data, stale, copies.map(path)),
+    create: (key, data, stale, after = { copies: [] }) => createUnlessLive(path(key), data, stale, { ...after, copies: after.copies.map(path) }),
     removeStaleTempFiles: maxAgeMs => removeStaleTempFiles(root, maxAgeMs),
   }
 

@@ -32,16 +32,25 @@ async function linkCopies(temp: string, path: string, copies: readonly string[])
   })))
 }
 
+/** What a creation does once it has won: give the file its other names, and run `alongside` meanwhile. */
+export interface AfterCreate {
+  /** Other names of the file, given in order (see `linkCopies`). */
+  copies: readonly string[]
+  /** Runs beside the copies once the file exists (e.g. the deletions a claim decides). */
+  alongside?: () => Promise<unknown>
+}
+
 /**
  * Write `data` to a temp file durably, then link() it to `path`: link fails with EEXIST when the
  * target exists, so of concurrent creations (also in other processes on the same filesystem)
  * exactly one succeeds, and the winner's file is complete the moment it appears. The winner then
- * gives the same file its other names `copies`, in order (one durable write for all of them).
+ * gives the same file its other names (`after`; one durable write for all of them).
  * On a filesystem without hard links, the target is created with O_EXCL instead (just as
  * exclusive; a reader may then see it before its content, which reads as an invalid, hence absent,
  * entry) and each copy is written on its own.
  */
-async function createExclusive(path: string, data: string | Uint8Array, copies: readonly string[]): Promise<boolean> {
+async function createExclusive(path: string, data: string | Uint8Array, after: AfterCreate): Promise<boolean> {
+  const { copies } = after
   const temp = tempPathFor(path)
   let consumed = false
   try {
@@ -54,7 +63,7 @@ async function createExclusive(path: string, data: string | Uint8Array, copies: 
         if (!hasCode(error, ...NO_HARD_LINKS)) throw error
         return null
       }
-      await linkCopies(temp, path, copies)
+      await Promise.all([linkCopies(temp, path, copies), after.alongside?.()])
       consumed = copies.length > 0
       return true
     })
@@ -66,7 +75,9 @@ async function createExclusive(path: string, data: string | Uint8Array, copies: 
       if (hasCode(error, 'EEXIST')) return false
       throw error
     }
-    for (const copy of copies) await writeAtomic(copy, data)
+    await Promise.all([(async () => {
+      for (const copy of copies) await writeAtomic(copy, data)
+    })(), after.alongside?.()])
     return true
   }
   finally {
@@ -115,15 +126,15 @@ async function withFileLock<T>(path: string, busy: T, fn: () => Promise<T>): Pro
 }
 
 /**
- * Create the file of `path` unless a live one exists, and give it the other names `copies`: a
+ * Create the file of `path` unless a live one exists, then do `after` (see {@link AfterCreate}): a
  * missing file is created with link() (exactly one of any number of concurrent creators wins); a
  * `stale` one (an expired entry) is replaced under the key's lock file, so that of concurrent
  * replacers, also in other processes, exactly one wins and a fresh entry is never removed.
  */
-export async function createUnlessLive(path: string, data: string, stale: (current: string) => boolean, copies: readonly string[] = []): Promise<boolean> {
-  if (await createExclusive(path, data, copies)) return true
+export async function createUnlessLive(path: string, data: string, stale: (current: string) => boolean, after: AfterCreate = { copies: [] }): Promise<boolean> {
+  if (await createExclusive(path, data, after)) return true
   const current = await readText(path)
-  if (current === null) return createExclusive(path, data, copies)
+  if (current === null) return createExclusive(path, data, after)
   if (!stale(current)) return false
   return withFileLock(path, false, async () => {
     const again = await readText(path)
@@ -133,7 +144,7 @@ export async function createUnlessLive(path: string, data: string, stale: (curre
         if (!hasCode(error, 'ENOENT')) throw error
       })
     }
-    return createExclusive(path, data, copies)
+    return createExclusive(path, data, after)
   })
 }
 

@@ -78,7 +78,9 @@ export async function readText(path: string): Promise<string | null> {
     throw error
   }
   finally {
-    await handle.close()
+    // The content is read: the caller need not wait for the descriptor to close (a failing close
+    // of a read-only descriptor loses nothing).
+    handle.close().catch(() => {})
   }
 }
 

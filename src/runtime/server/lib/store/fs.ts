@@ -28,7 +28,7 @@ export function createFsBackend(options: FsBackendOptions): StoreBackend {
     driver: 'fs',
     storage,
     takeRaw: key => instance.take(key),
-    createRaw: (key, raw, stale, copies) => instance.create(key, raw, stale, copies),
+    createRaw: (key, raw, stale, after) => instance.create(key, raw, stale, after),
     housekeeping: async () => {
       await instance.removeStaleTempFiles(STALE_TEMP_MS)
     },
