@@ -1,0 +1,34 @@
+// The built test fixtures the measurements start: test/fixtures/basic (test routes that issue
+// codes, fs storage by default) and test/fixtures/password (the password provider).
+
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { buildNuxt, ROOT } from './processes.mjs'
+
+const fixture = name => ({ dir: join(ROOT, 'test/fixtures', name), entry: join(ROOT, 'test/fixtures', name, '.output/server/index.mjs') })
+
+export const BASIC = fixture('basic')
+export const PASSWORD = fixture('password')
+
+/** Builds each fixture whose `.output` is missing, or every one with `force`. */
+export async function ensureBuilt(fixtures, force) {
+  for (const { dir, entry } of fixtures) {
+    if (force || !existsSync(entry)) await buildNuxt(dir)
+  }
+}
+
+/** Environment of a basic-fixture server on the memory driver. */
+export const MEMORY_ENV = { NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'memory' }
+
+/** Environment of a basic-fixture server on the fs driver storing below `dir`. */
+export const fsEnv = dir => ({ NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'fs', NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_BASE: dir })
+
+/** Environment of a basic-fixture server on the shared Redis under `prefix`. */
+export function redisEnv(prefix, { host = '127.0.0.1', port = 6379 } = {}) {
+  return {
+    NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'redis',
+    NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_PREFIX: prefix,
+    NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_HOST: host,
+    NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_PORT: String(port),
+  }
+}

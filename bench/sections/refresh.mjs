@@ -1,0 +1,140 @@
+// Refresh near the storage limit: POST /auth/refresh per second with the fs and the redis
+// drivers, sequential on one session and with 10 concurrent sessions, next to the storage limit
+// measured in the same rounds (durable small-file writes, Redis round trips).
+
+import { Agent } from 'node:http'
+import { join } from 'node:path'
+import { BASIC, fsEnv, redisEnv } from '../lib/fixtures.mjs'
+import { inParallel, login, refresh } from '../lib/http.mjs'
+import { log, removeTempDir, startServer, stopServer, tempDir } from '../lib/processes.mjs'
+import { uniquePrefix } from '../lib/redis.mjs'
+import { durableWritesPerSec, redisRoundTripsPerSec } from '../lib/storage-probes.mjs'
+import { fmtInt, fmtMs, goal, latencyStats, status } from '../lib/stats.mjs'
+
+/** Refreshes/s of the earlier Redis store (several round trips per rotation) with 10 concurrent sessions. */
+const REDIS_BASELINE = 1252
+const LIMITS = {
+  fs: { label: 'durable writes/s (write + fsync + rename)', probe: (ctx, clients, seconds) => durableWritesPerSec(join(ctx.dir, 'probe'), { parallel: clients, seconds }) },
+  redis: { label: 'Redis SET round trips/s', probe: (ctx, clients, seconds) => redisRoundTripsPerSec(ctx.probePrefix, { clients, seconds }) },
+}
+
+/**
+ * `clients` sessions refreshed in closed loops for `seconds`, each refresh sending the cookie of
+ * the previous answer of its session. Any failed refresh aborts the run.
+ */
+async function refreshLoops(agent, port, sessions, seconds) {
+  const latencies = []
+  let ok = 0
+  let failure
+  const started = performance.now()
+  const deadline = started + seconds * 1000
+  await Promise.all(sessions.map(async (session) => {
+    while (!failure && performance.now() < deadline) {
+      const t0 = performance.now()
+      try {
+        session.cookie = (await refresh(agent, port, session.cookie)).cookie
+      }
+      catch (error) {
+        failure ??= new Error(`${error.message} (after ${session.refreshes} refreshes of that session)`)
+        return
+      }
+      latencies.push(performance.now() - t0)
+      session.refreshes++
+      ok++
+    }
+  }))
+  if (failure) throw failure
+  const elapsed = (performance.now() - started) / 1000
+  return { ok, seconds: elapsed, latencies }
+}
+
+/**
+ * Rounds of [limit with 1 client, refresh with 1 session, limit with `n` clients, refresh with `n`
+ * sessions] against one server of `driver`. `nodeArgs` go to the server (`--cpu-prof`); `spans`
+ * (optional) receives the monotonic time span `{ from, to }` in µs of every refresh phase.
+ */
+export async function measureDriver(driver, opts, { nodeArgs = [], spans } = {}) {
+  const ctx = {}
+  const releases = []
+  if (driver === 'fs') ctx.dir = tempDir('svc-auth-bench-fs-')
+  else {
+    // The probe's keys under a prefix of their own, out of the server's sight.
+    for (const [key, label] of [['prefix', 'refresh'], ['probePrefix', 'probe']]) {
+      const { prefix, release } = uniquePrefix(label)
+      ctx[key] = prefix
+      releases.push(release)
+    }
+  }
+  const env = driver === 'fs' ? fsEnv(join(ctx.dir, 'records')) : redisEnv(ctx.prefix)
+  const server = await startServer(BASIC.entry, env, undefined, nodeArgs)
+  log(`refresh: ${driver} server pid ${server.pid}`)
+  const n = opts.refreshConcurrency
+  const agent = new Agent({ keepAlive: true, maxSockets: n })
+  try {
+    const sessions = Array.from({ length: n })
+    await inParallel(n, n, async i => (sessions[i] = { ...(await login(agent, server.port, `bench-${driver}-${i}`)), refreshes: 0 }))
+    if (opts.warmup > 0) await refreshLoops(agent, server.port, sessions, Math.min(opts.warmup, 2))
+    const results = Object.fromEntries([1, n].map(c => [c, { ok: 0, seconds: 0, latencies: [], limit: [] }]))
+    const hr = () => Number(process.hrtime.bigint() / 1000n)
+    for (let round = 1; round <= opts.refreshRounds; round++) {
+      for (const clients of [1, n]) {
+        log(`refresh: ${driver} round ${round}/${opts.refreshRounds}, ${clients} session(s): storage limit, then refreshes (${opts.refreshDuration} s each)`)
+        results[clients].limit.push(await LIMITS[driver].probe(ctx, clients, opts.refreshDuration))
+        const from = hr()
+        const r = await refreshLoops(agent, server.port, sessions.slice(0, clients), opts.refreshDuration)
+        spans?.push({ from, to: hr() })
+        results[clients].ok += r.ok
+        results[clients].seconds += r.seconds
+        results[clients].latencies.push(...r.latencies)
+      }
+    }
+    return Object.entries(results).map(([clients, r]) => ({
+      driver,
+      clients: Number(clients),
+      ok: r.ok,
+      seconds: r.seconds,
+      perSec: r.ok / r.seconds,
+      limit: r.limit.reduce((a, b) => a + b, 0) / r.limit.length,
+      ...latencyStats(r.latencies),
+    }))
+  }
+  finally {
+    agent.destroy()
+    await stopServer(server)
+    if (ctx.dir) removeTempDir(ctx.dir)
+    for (const release of releases) await release()
+  }
+}
+
+/** Measures and reports the refresh section. */
+export async function measure(opts) {
+  const rows = [...await measureDriver('fs', opts), ...await measureDriver('redis', opts)]
+  const n = opts.refreshConcurrency
+  const find = (driver, clients) => rows.find(r => r.driver === driver && r.clients === clients)
+  const fs1 = find('fs', 1)
+  const fsN = find('fs', n)
+  const redisN = find('redis', n)
+  const goals = [
+    goal('fs refresh, sequential on one session (refreshes/s)', fs1.perSec, '≥', 1000),
+    goal(`fs refresh, ${n} concurrent sessions / sequential`, fsN.perSec / fs1.perSec, '≥', 1.5),
+    goal(`Redis refresh, ${n} concurrent sessions / ${fmtInt(REDIS_BASELINE)}/s baseline`, redisN.perSec / REDIS_BASELINE, '≥', 2.5),
+  ]
+  const lines = [
+    '### Token refresh near the storage limit',
+    '',
+    `\`POST /auth/refresh\` in closed loops, each refresh sending the cookie of the previous answer of its session; every refresh must answer 200 with a token and a new cookie (anything else aborts the run). One server per driver (fs in a temp dir, Redis on 127.0.0.1:6379 under a unique key prefix, deleted at the end), ${n} sessions created first. In each of ${opts.refreshRounds} round(s), for 1 session and then for ${n} concurrent sessions: the storage limit for ${opts.refreshDuration} s, then refreshes for ${opts.refreshDuration} s. The storage limit is measured with as many clients as sessions: on fs, durable writes of a small file next to the server's records (open a temp file, write ~300 bytes, fsync, close, rename over the target, as the fs driver writes a record); on Redis, SET round trips (one command in flight per ioredis connection). "Limit ops per refresh" is the limit divided by the refresh rate: the number of such writes or round trips a refresh costs in time.`,
+    '',
+    '| Driver | Sessions | Refreshes/s | Refreshes | p50 latency | p99 latency | Storage limit | Refresh / limit | Limit ops per refresh |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |',
+  ]
+  for (const r of rows) {
+    lines.push(`| ${r.driver} | ${r.clients} | ${fmtInt(r.perSec)} | ${fmtInt(r.ok)} in ${r.seconds.toFixed(1)} s | ${fmtMs(r.p50)} ms | ${fmtMs(r.p99)} ms | ${fmtInt(r.limit)} ${LIMITS[r.driver].label} | ${(r.perSec / r.limit).toFixed(3)} | ${(r.limit / r.perSec).toFixed(1)} |`)
+  }
+  lines.push(
+    '',
+    `- fs sequential: **${fmtInt(fs1.perSec)}/s** (target ≥ 1,000/s: ${status(goals[0].met)}).`,
+    `- fs ${n} concurrent / sequential: **${goals[1].value.toFixed(2)}** (target ≥ 1.5: ${status(goals[1].met)}).`,
+    `- Redis ${n} concurrent: **${fmtInt(redisN.perSec)}/s**, **${goals[2].value.toFixed(2)}×** the ${fmtInt(REDIS_BASELINE)}/s baseline of the earlier store (target ≥ 2.5×: ${status(goals[2].met)}).`,
+  )
+  return { lines, goals }
+}
