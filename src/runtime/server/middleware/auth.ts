@@ -10,15 +10,16 @@
  *   Requests to the module's own routes (login hops, callback page, password links, mock
  *   provider, …) are not page requests: they never read the session or sign a token here.
  */
-import { defineEventHandler, getRequestHeader, type H3Event } from 'h3'
+import { defineEventHandler, getCookie, getRequestHeader, type H3Event } from 'h3'
 import { getRouteRules } from 'nitropack/runtime'
+import type { ModuleOptions } from '../../types/options'
 import type { AuthContext } from '../lib/context'
 import { sendAuthError } from '../lib/errors'
 import { readSessionRecord } from '../lib/records/refresh-token'
 import { isModuleRoute } from '../lib/module-routes'
 import { resolveAuthRule } from '../lib/route-rules'
 import { mintSessionToken, readRefreshCookie, resolveGlobalClaims } from '../lib/session'
-import { peekAuthContext, useAuthContext } from '../utils/context'
+import { authOptions, peekAuthContext, useAuthContext } from '../utils/context'
 import { authenticate, authenticationError } from '../lib/authenticate'
 
 /**
@@ -26,13 +27,13 @@ import { authenticate, authenticationError } from '../lib/authenticate'
  * routes the module answers on itself ({@link isModuleRoute}: whole paths, so `/authors` is a page
  * while `/auth/google` is not).
  */
-function isPageRequest(event: H3Event, ctx: AuthContext): boolean {
+function isPageRequest(event: H3Event, options: ModuleOptions): boolean {
   if (event.method !== 'GET') return false
   const accept = getRequestHeader(event, 'accept') ?? ''
   if (!accept.includes('text/html')) return false
   const path = event.path
   if (path.startsWith('/_nuxt/') || path.startsWith('/api/') || path.startsWith('/__nuxt')) return false
-  return !isModuleRoute(ctx.options, path)
+  return !isModuleRoute(options, path)
 }
 
 async function attachSsrToken(event: H3Event, ctx: AuthContext): Promise<void> {
@@ -46,16 +47,21 @@ async function attachSsrToken(event: H3Event, ctx: AuthContext): Promise<void> {
 }
 
 export default defineEventHandler(async (event) => {
-  let ctx: AuthContext | undefined
+  let ctx = peekAuthContext()
   try {
-    ctx = peekAuthContext() ?? await useAuthContext()
+    const options = ctx?.options ?? authOptions()
     const rule = resolveAuthRule(getRouteRules(event).auth)
     const hasBearer = !!event.node.req.headers.authorization
-    if (hasBearer || rule === 'required') {
+    const needsUser = hasBearer || rule === 'required'
+    const wantsSsrToken = options.enableSSR && isPageRequest(event, options) && !!getCookie(event, options.tokenRefresh.cookie.cookieName)
+    // Nothing to check: the request never waits for the auth context (start-up, storage).
+    if (!needsUser && !wantsSsrToken) return
+    ctx ??= await useAuthContext()
+    if (needsUser) {
       const user = await authenticate(event, ctx)
       if (!user && rule === 'required') throw authenticationError(event)
     }
-    if (ctx.options.enableSSR && isPageRequest(event, ctx)) {
+    if (wantsSsrToken) {
       // A storage failure renders the page logged out instead of failing it.
       await attachSsrToken(event, ctx).catch(error => ctx?.logger.warn('Could not create the SSR access token', error))
     }

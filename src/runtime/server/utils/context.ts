@@ -9,12 +9,17 @@ import { limitRequestBody } from '../lib/request-guards'
 let pending: Promise<AuthContext> | undefined
 let ready: AuthContext | undefined
 
+/** The module's options (the private runtime config), without creating the auth context. */
+export function authOptions(): ModuleOptions {
+  return useRuntimeConfig().svcAuth as unknown as ModuleOptions
+}
+
 /** The process-wide auth context, created on first use from the private runtime config. */
 export function useAuthContext(): Promise<AuthContext> {
   if (ready) return Promise.resolve(ready)
   if (!pending) {
     const config = useRuntimeConfig()
-    const options = config.svcAuth as unknown as ModuleOptions
+    const options = authOptions()
     const hooks = useNitroApp().hooks as unknown as { callHook: (name: string, payload: unknown) => Promise<unknown> }
     pending = createAuthContext(options, {
       dev: import.meta.dev,
