@@ -52,8 +52,25 @@ export function machineLines({ command, redisVersion, load, seconds }) {
   ]
 }
 
-/** Writes docs/performance.md: what each section measures and how, then `markdown` (the run's output). */
+const NOTES = /<!-- notes:start -->[\s\S]*?<!-- notes:end -->/
+
+/** The hand-written notes of the page (kept by `--write`), or an empty block. */
+function currentNotes() {
+  let page = ''
+  try {
+    page = readFileSync(DOC, 'utf8')
+  }
+  catch { /* no page yet */ }
+  return page.match(NOTES)?.[0] ?? '<!-- notes:start -->\n<!-- notes:end -->'
+}
+
+/**
+ * Writes docs/performance.md: what each section measures and how, then `markdown` (the run's
+ * output), then the notes block of the page as it was (written by hand: what a goal that is not
+ * met is waiting for, with the profile that shows where the time goes).
+ */
 export function writeDoc(markdown) {
+  const notes = currentNotes()
   writeFileSync(DOC, `# Performance
 
 The numbers below are the output of \`npm run bench\` (\`node bench/run.mjs\`), copied here by its
@@ -117,6 +134,12 @@ rounds and sizes. This page is written with \`node bench/run.mjs --profile --wri
 ## Results
 
 ${markdown}
+
+## Notes
+
+Written by hand and kept by \`--write\`.
+
+${notes}
 `)
   log(`wrote ${DOC}`)
 }
