@@ -131,6 +131,14 @@ describe('token claims', () => {
     for (const name of ['a', 'ab', 'abc', 'abcd', '日本語', '🙂 emoji']) expect(decodeTokenClaims(jwt({ sub: 'u', name }))?.name).toBe(name)
   })
 
+  it('keeps a `__proto__` claim as an own property instead of changing the user object\'s prototype', () => {
+    const payload = Buffer.from('{"sub":"u1","__proto__":{"role":"admin"}}').toString('base64url')
+    const user = userFromToken(`x.${payload}.y`)
+    expect(Object.getPrototypeOf(user)).toBe(Object.prototype)
+    expect(user?.role).toBeUndefined()
+    expect(Object.keys(user ?? {})).toEqual(['sub', '__proto__'])
+  })
+
   it('answers null for anything that is not a JWT with a subject', () => {
     const segment = (text: string | Buffer) => Buffer.from(text).toString('base64url')
     for (const value of [

@@ -85,8 +85,8 @@ function applyState(nuxtApp: NuxtApp, update: () => void, defer: boolean): void 
   else update()
 }
 
-/** Keeps a new access token in memory and the user of its claims in the state. */
-export function setAccessToken(nuxtApp: NuxtApp, token: string, defer = false): void {
+/** Keeps a new access token in memory and the user of its claims in the state (null: logged out). */
+export function setAccessToken(nuxtApp: NuxtApp, token: string | null, defer = false): void {
   tokenState(nuxtApp).value = token
   const user = userFromToken(token)
   applyState(nuxtApp, () => {
@@ -96,10 +96,7 @@ export function setAccessToken(nuxtApp: NuxtApp, token: string, defer = false): 
 
 /** Forgets the token and the user. */
 export function clearSession(nuxtApp: NuxtApp, defer = false): void {
-  tokenState(nuxtApp).value = null
-  applyState(nuxtApp, () => {
-    sessionState(nuxtApp).value = { user: null, checked: true, pending: false }
-  }, defer)
+  setAccessToken(nuxtApp, null, defer)
 }
 
 function setPending(nuxtApp: NuxtApp, pending: boolean, defer: boolean): void {
@@ -109,10 +106,14 @@ function setPending(nuxtApp: NuxtApp, pending: boolean, defer: boolean): void {
   }, defer)
 }
 
+/** A string field of an ofetch error's body (`{ statusCode, message, error }` for the module's endpoints). */
+export function errorField(error: unknown, key: 'message' | 'error'): string | undefined {
+  const value = (error as { data?: Record<string, unknown> } | null)?.data?.[key]
+  return typeof value === 'string' ? value : undefined
+}
+
 function messageOf(error: unknown): string {
-  const data = (error as { data?: { message?: unknown } } | null)?.data
-  if (data && typeof data.message === 'string') return data.message
-  return error instanceof Error ? error.message : String(error)
+  return errorField(error, 'message') ?? (error instanceof Error ? error.message : String(error))
 }
 
 async function requestRefresh(nuxtApp: NuxtApp, defer: boolean): Promise<RefreshOutcome> {

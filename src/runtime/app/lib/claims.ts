@@ -1,14 +1,11 @@
 import type { AuthClaims } from '../../types/auth'
 
-/** Claims kept out of `useAuth().user`: identifiers of the token and session, not of the user. */
-const HIDDEN_CLAIMS: ReadonlySet<string> = new Set(['jti', 'sid'])
-
 /** A base64url segment decoded as UTF-8 text, or null when it is not valid base64url or UTF-8. */
 function decodeSegment(segment: string): string | null {
-  if (!/^[\w-]+$/.test(segment) || segment.length % 4 === 1) return null
-  const base64 = segment.replace(/-/g, '+').replace(/_/g, '/').padEnd(Math.ceil(segment.length / 4) * 4, '=')
+  if (!/^[\w-]+$/.test(segment)) return null
   try {
-    const bytes = Uint8Array.from(atob(base64), char => char.charCodeAt(0))
+    // atob accepts the missing padding and refuses impossible lengths (4n + 1).
+    const bytes = Uint8Array.from(atob(segment.replace(/-/g, '+').replace(/_/g, '/')), char => char.charCodeAt(0))
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes)
   }
   catch {
@@ -43,11 +40,8 @@ export function decodeTokenClaims(token: unknown): AuthClaims | null {
 /** The user as the app sees it: the token claims without the token and session identifiers. */
 export function userFromClaims(claims: AuthClaims | null): AuthClaims | null {
   if (!claims) return null
-  const user: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(claims)) {
-    if (!HIDDEN_CLAIMS.has(key)) user[key] = value
-  }
-  return user as AuthClaims
+  const { jti, sid, ...user } = claims
+  return user
 }
 
 /** The user of an access token (see `userFromClaims`), or null. */

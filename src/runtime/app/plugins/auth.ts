@@ -13,7 +13,7 @@
 import type { NuxtApp } from '#app'
 import { defineNuxtPlugin, navigateTo, useNuxtApp, useRouter } from '#imports'
 import type { PublicAuthConfig } from '../../types/options'
-import { getAuthFetch } from '../composables/useAuthFetch'
+import { getAuthFetch } from '../client'
 import { userFromToken } from '../lib/claims'
 import { isPublicRoute } from '../lib/paths'
 import { normalizePath, stripBase } from '../../shared/paths'
