@@ -367,6 +367,23 @@ describe.each([
     expect(await rotateRefreshToken(ctx, (first as { token: string }).token)).toEqual({ status: 'invalid' })
   })
 
+  it('a token whose record survived a crash mid-rotation is no SSR session after the grace period, and a refresh removes the record', async () => {
+    const ctx = await makeContext({ encryption })
+    ctx.options.tokenRefresh.reuseGracePeriod = 1
+    const { token, record } = await issue(ctx)
+    const tokenKey = ctx.store.key(RECORD_TYPES.refreshToken, token).current
+    const stored = await rawBackend(ctx).get(tokenKey)
+    expect((await rotateRefreshToken(ctx, token)).status).toBe('ok')
+    await rawBackend(ctx).set(tokenKey, stored!, 60_000)
+    expect((await readSessionRecord(ctx, token))?.family).toBe(record.family)
+    await sleep(1100)
+    expect(await readSessionRecord(ctx, token)).toBeNull()
+    await rawBackend(ctx).set(tokenKey, stored!, 60_000)
+    ctx.options.tokenRefresh.reuseGracePeriod = 10
+    expect((await rotateRefreshToken(ctx, token)).status).toBe('ok')
+    expect(await rawBackend(ctx).get(tokenKey)).toBeNull()
+  })
+
   it('reuse after the grace period revokes the family: even the newest token is invalid', async () => {
     const ctx = await makeContext({ encryption })
     ctx.options.tokenRefresh.reuseGracePeriod = 0

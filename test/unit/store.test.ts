@@ -614,11 +614,14 @@ describe('fs commit', () => {
     }
   })
 
-  it('of 4 processes committing the same 20 claims, exactly one wins each and only its copies exist', async () => {
+  it.each([
+    ['with hard links', 'commit'],
+    ['without hard links, new files empty for 20 ms', 'commit-nolink'],
+  ])('of 4 processes committing the same 20 claims (%s), exactly one wins each and only its copies exist', async (_name, mode) => {
     const base = await mkdtemp(join(tmpdir(), 'svc-auth-commit-race-'))
     try {
       const keys = range(20).map(i => `commit:key${i}`)
-      const reports = await raceProcesses<{ type: 'done', pid: number, won: string[] }>('claim-race.mjs', ['commit', base, ...keys])
+      const reports = await raceProcesses<{ type: 'done', pid: number, won: string[] }>('claim-race.mjs', [mode, base, ...keys])
       const won = reports.flatMap(report => report.won.map(key => [key, report.pid] as const))
       expect(won.map(([key]) => key).sort()).toEqual([...keys].sort())
       const backend = createFsBackend({ base })

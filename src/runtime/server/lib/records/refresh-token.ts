@@ -106,10 +106,10 @@ function withinGrace(ctx: AuthContext, elapsedMs: number): boolean {
  * when unknown, revoked or rotated longer ago; never counts as reuse and never rotates.
  */
 export async function readSessionRecord(ctx: AuthContext, token: string): Promise<RefreshTokenRecord | null> {
-  const found = await readRefreshToken(ctx, token)
-  if (found) return found.record
-  const marker = await ctx.store.read(markerKey(ctx, token), rotationMarker)
-  if (!marker) return null
+  // The marker is read too: a token whose record survived a crash in the middle of its rotation
+  // is rotated all the same, and counts only within the grace period.
+  const [found, marker] = await Promise.all([readRefreshToken(ctx, token), ctx.store.read(markerKey(ctx, token), rotationMarker)])
+  if (!marker) return found?.record ?? null
   if (!withinGrace(ctx, Date.now() - marker.at)) return null
   return await isFamilyRevoked(ctx, marker.family) ? null : marker.record
 }
@@ -149,6 +149,9 @@ export async function rotateRefreshToken(ctx: AuthContext, token: string, option
     })
     if (result === 'claimed') return { status: 'ok', record, token: successor }
     if (result === 'guarded') return { status: 'invalid' }
+    // Rotated already: by a concurrent use (which removes this record too), or before a crash
+    // that kept the record. It is never read as a live token again.
+    await ctx.store.remove(key)
   }
   return followRotation(ctx, token)
 }

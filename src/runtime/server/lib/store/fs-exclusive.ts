@@ -45,11 +45,12 @@ export interface AfterCreate {
  * target exists, so of concurrent creations (also in other processes on the same filesystem)
  * exactly one succeeds, and the winner's file is complete the moment it appears. The winner then
  * gives the same file its other names (`after`; one durable write for all of them).
- * On a filesystem without hard links, the target is created with O_EXCL instead (just as
- * exclusive; a reader may then see it before its content, which reads as an invalid, hence absent,
- * entry) and each copy is written on its own.
+ * On a filesystem without hard links, the target is created with O_EXCL instead, under the key's
+ * lock file (`locked`: the caller holds it already): just as exclusive, and a replacer never takes
+ * the half-written file for a stale one; a reader may see it before its content, which reads as an
+ * invalid, hence absent, entry. Each copy is then written on its own.
  */
-async function createExclusive(path: string, data: string | Uint8Array, after: AfterCreate): Promise<boolean> {
+async function createExclusive(path: string, data: string | Uint8Array, after: AfterCreate, locked = false): Promise<boolean> {
   const { copies } = after
   const temp = tempPathFor(path)
   let consumed = false
@@ -68,13 +69,19 @@ async function createExclusive(path: string, data: string | Uint8Array, after: A
       return true
     })
     if (linked !== null) return linked
-    try {
-      await writeSynced(path, data, () => Promise.resolve())
+    // Without hard links the file is visible before its content: it is created under the key's
+    // lock file, which a replacer of a stale-looking (empty) file must take first.
+    const create = async (): Promise<boolean> => {
+      try {
+        await writeSynced(path, data, () => Promise.resolve())
+        return true
+      }
+      catch (error) {
+        if (hasCode(error, 'EEXIST')) return false
+        throw error
+      }
     }
-    catch (error) {
-      if (hasCode(error, 'EEXIST')) return false
-      throw error
-    }
+    if (!(await (locked ? create() : withFileLock(path, false, create)))) return false
     await Promise.all([(async () => {
       for (const copy of copies) await writeAtomic(copy, data)
     })(), after.alongside?.()])
@@ -144,7 +151,7 @@ export async function createUnlessLive(path: string, data: string, stale: (curre
         if (!hasCode(error, 'ENOENT')) throw error
       })
     }
-    return createExclusive(path, data, after)
+    return createExclusive(path, data, after, true)
   })
 }
 

@@ -40,8 +40,9 @@ end
 return n`
 
 /**
- * A {@link Commit} as one atomic step. KEYS: the guards, the claim's other names, the claim, the
- * copies, the maps of the map copies, the deletions; ARGV[1..5]: how many guards, other names,
+ * A {@link Commit} as one atomic step (map entries written before copies, as everywhere). KEYS:
+ * the guards, the claim's other names, the claim, the copies, the maps of the map copies, the
+ * deletions; ARGV[1..5]: how many guards, other names,
  * copies, map copies and deletions; ARGV[6..8]: the claim's value, its TTL (ms) and its map value
  * (`<expiry ms>|<value>`); then the field of each map copy.
  */
@@ -58,14 +59,15 @@ for i = 1, taken do
 end
 k = k + 1
 if not redis.call('SET', KEYS[k], value, 'PX', ttl, 'NX') then return 'taken' end
-for i = 1, copies do
-  k = k + 1
-  redis.call('SET', KEYS[k], value, 'PX', ttl)
-end
+local first = k
+k = k + copies
 for i = 1, maps do
   k = k + 1
   redis.call('HSET', KEYS[k], ARGV[8 + i], mapValue)
   if redis.call('PTTL', KEYS[k]) < ttl then redis.call('PEXPIRE', KEYS[k], ttl) end
+end
+for i = 1, copies do
+  redis.call('SET', KEYS[first + i], value, 'PX', ttl)
 end
 for i = 1, deletes do
   k = k + 1
