@@ -13,7 +13,7 @@ import { usePasswordRuntime } from '../../src/runtime/server/lib/password/runtim
 import type { PasswordUser, VerificationCodeDetails } from '../../src/runtime/types/auth'
 
 // bcrypt as it is, with its calls counted (how much hashing work each answer costs).
-const bcryptCalls = vi.hoisted(() => ({ verify: 0 }))
+const bcryptCalls = vi.hoisted(() => ({ verify: 0, hash: 0 }))
 vi.mock('@node-rs/bcrypt', async (importOriginal) => {
   const original = await importOriginal<typeof import('@node-rs/bcrypt')>()
   return {
@@ -21,6 +21,10 @@ vi.mock('@node-rs/bcrypt', async (importOriginal) => {
     verify: (...args: Parameters<typeof original.verify>) => {
       bcryptCalls.verify++
       return original.verify(...args)
+    },
+    hash: (...args: Parameters<typeof original.hash>) => {
+      bcryptCalls.hash++
+      return original.hash(...args)
     },
   }
 })
@@ -271,6 +275,15 @@ describe('hashing work is the same for every refusal', () => {
     expect(await workOf('unknown@example.com', 'Sunflower-42x')).toEqual({ status: 400, work: 1 })
     expect(await workOf('known@example.com', 'Sunflower-42y')).toEqual({ status: 400, work: 1 })
     expect(await workOf('known@example.com', 'Sunflower-42x')).toEqual({ status: 200, work: 1 })
+  })
+
+  it('a successful login computes one bcrypt verification and no hash', async () => {
+    const store = alternativeHandlers()
+    await register(store, 'one-hash@example.com')
+    await usePasswordRuntime(ctx).hasher.warmUp()
+    const before = { ...bcryptCalls }
+    expect((await post('login', { email: 'one-hash@example.com', password: 'Sunflower-42x' })).status).toBe(200)
+    expect({ verify: bcryptCalls.verify - before.verify, hash: bcryptCalls.hash - before.hash }).toEqual({ verify: 1, hash: 0 })
   })
 
   it('a password longer than 72 bytes is refused like a wrong one, with the same work, never checked against the hash', async () => {

@@ -6,18 +6,25 @@ import { randomToken } from '../crypto'
 /** Limits how many tasks run at once; the others wait in order. */
 export interface Semaphore {
   run<T>(task: () => Promise<T>): Promise<T>
-  /** Tasks running now. */
+  /** Slots taken: tasks running now, and a freed slot already handed to the next waiting task. */
   readonly active: number
   /** Tasks waiting. */
   readonly waiting: number
 }
 
+/**
+ * A semaphore of `limit` slots. A task that ends hands its slot straight to the next waiting
+ * task, so a task that arrives at that moment cannot take it: never more than `limit` run at
+ * once, waiting tasks start in order, and the next one starts without waiting for another turn
+ * of the event loop.
+ */
 export function createSemaphore(limit: number): Semaphore {
   let active = 0
   const queue: Array<() => void> = []
   const release = () => {
-    active--
-    queue.shift()?.()
+    const next = queue.shift()
+    if (next) next()
+    else active--
   }
   return {
     get active() {
@@ -27,8 +34,8 @@ export function createSemaphore(limit: number): Semaphore {
       return queue.length
     },
     async run(task) {
-      if (active >= limit) await new Promise<void>(resolve => queue.push(resolve))
-      active++
+      if (active < limit) active++
+      else await new Promise<void>(resolve => queue.push(resolve))
       try {
         return await task()
       }
@@ -73,6 +80,7 @@ export interface PasswordHasher {
   warmUp(): Promise<void>
 }
 
+/** Options of {@link createPasswordHasher}. */
 export interface HasherOptions {
   rounds: number
   /** 0: automatic. */
@@ -81,6 +89,11 @@ export interface HasherOptions {
   handlers: () => PasswordHandlers | undefined
 }
 
+/**
+ * The password hasher of the provider: bcrypt at `rounds`, at most `concurrency` computations at
+ * once (hash, verify and the dummy share the slots, each held only while bcrypt computes), or
+ * the host's functions when it registered them.
+ */
 export function createPasswordHasher(options: HasherOptions): PasswordHasher {
   const limit = createSemaphore(options.concurrency > 0 ? options.concurrency : automaticHashConcurrency())
   const builtInHash = (password: string) => limit.run(() => bcryptHash(password, { cost: options.rounds }))
