@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from '
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { promises as fsPromises } from 'node:fs'
+import fs from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createStoreBackend } from '../../src/runtime/server/lib/store'
 import type { StoreBackend, StoreBackendOptions } from '../../src/runtime/server/lib/store'
@@ -597,8 +597,8 @@ describe('fs commit', () => {
 
   it('gives the map entry its name before the copy: a failure in between leaves no copy without its entry', async () => {
     const base = await mkdtemp(join(tmpdir(), 'svc-auth-commit-order-'))
-    const rename = fsPromises.rename
-    const spy = vi.spyOn(fsPromises, 'rename').mockImplementation(async (from, to) => {
+    const rename = fs.renameSync
+    const spy = vi.spyOn(fs, 'renameSync').mockImplementation((from, to) => {
       if (String(to).endsWith(join('map', 'f'))) throw Object.assign(new Error('disk full'), { code: 'ENOSPC' })
       return rename(from, to)
     })
@@ -639,7 +639,9 @@ describe('fs commit', () => {
 
   it('without hard links, writes each copy on its own', async () => {
     const base = await mkdtemp(join(tmpdir(), 'svc-auth-commit-nolink-'))
-    const link = vi.spyOn(fsPromises, 'link').mockRejectedValue(Object.assign(new Error('link not supported'), { code: 'EPERM' }))
+    const link = vi.spyOn(fs, 'linkSync').mockImplementation(() => {
+      throw Object.assign(new Error('link not supported'), { code: 'EPERM' })
+    })
     try {
       const backend = createFsBackend({ base })
       await backend.set('two:old', 'old', 60_000)
@@ -663,7 +665,9 @@ describe('fs commit', () => {
 describe('fs setIfAbsent without hard links', () => {
   it('falls back to an exclusive create when link() is not supported, still one winner', async () => {
     const base = await mkdtemp(join(tmpdir(), 'svc-auth-nolink-'))
-    const link = vi.spyOn(fsPromises, 'link').mockRejectedValue(Object.assign(new Error('link not supported'), { code: 'EPERM' }))
+    const link = vi.spyOn(fs, 'linkSync').mockImplementation(() => {
+      throw Object.assign(new Error('link not supported'), { code: 'EPERM' })
+    })
     try {
       const backend = createFsBackend({ base })
       const results = await Promise.all(range(N).map(i => backend.setIfAbsent('nolink:key', `v${i}`, 60_000)))

@@ -3,7 +3,7 @@
 // tries to claim every key in argv with its own value: with setIfAbsent, or (mode `commit`) with
 // a commit that also copies the value to a key of its own and to a map entry; `commit-nolink`
 // commits on a file system without hard links whose new files stay empty for 20 ms.
-import { promises as fsp } from 'node:fs'
+import fs from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createJiti } from 'jiti'
 
@@ -12,17 +12,11 @@ const [mode, base, ...keys] = process.argv.slice(2)
 if (mode === 'commit-nolink') {
   // A file system without hard links, where a created file stays empty for a while before its
   // content lands (a network mount's latency).
-  fsp.link = async () => {
+  fs.linkSync = () => {
     throw Object.assign(new Error('link not supported'), { code: 'EPERM' })
   }
-  const handle = await fsp.open(process.execPath, 'r')
-  const FileHandle = Object.getPrototypeOf(handle)
-  await handle.close()
-  const writeFile = FileHandle.writeFile
-  FileHandle.writeFile = async function (...args) {
-    await sleep(20)
-    return writeFile.apply(this, args)
-  }
+  const write = fs.write
+  fs.write = (...args) => setTimeout(() => write(...args), 20)
 }
 
 const jiti = createJiti(import.meta.url)

@@ -1,4 +1,4 @@
-import { promises as fsp } from 'node:fs'
+import fs, { promises as fsp } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { defineDriver } from 'unstorage'
 import { claimAndRead, createUnlessLive, type AfterCreate } from './fs-exclusive'
@@ -66,7 +66,7 @@ export const fsAtomicDriver = defineDriver<FsAtomicDriverOptions, FsAtomicInstan
     setItemRaw: (key, value: unknown) => writeAtomic(path(key), toWritable(value)),
     async removeItem(key) {
       try {
-        await fsp.unlink(path(key))
+        fs.unlinkSync(path(key))
       }
       catch (error) {
         if (!hasCode(error, 'ENOENT', 'ENOTDIR')) throw error

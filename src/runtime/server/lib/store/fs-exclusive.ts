@@ -1,4 +1,4 @@
-import { promises as fsp } from 'node:fs'
+import fs, { promises as fsp } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { hasCode, inDirectoryOf, keyToPath, readText, tempPathFor, writeAtomic, writeSynced } from './fs-files'
 
@@ -18,18 +18,20 @@ const NO_HARD_LINKS = ['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']
 async function linkCopies(temp: string, path: string, copies: readonly string[]): Promise<void> {
   const [first, ...rest] = copies
   if (first === undefined) return
-  await inDirectoryOf(first, () => fsp.rename(temp, first))
-  await Promise.all(rest.map(copy => inDirectoryOf(copy, async () => {
-    try {
-      await fsp.link(path, copy)
-    }
-    catch (error) {
-      if (!hasCode(error, 'EEXIST')) throw error
-      const spare = tempPathFor(copy)
-      await fsp.link(path, spare)
-      await fsp.rename(spare, copy)
-    }
-  })))
+  await inDirectoryOf(first, () => fs.renameSync(temp, first))
+  for (const copy of rest) {
+    await inDirectoryOf(copy, () => {
+      try {
+        fs.linkSync(path, copy)
+      }
+      catch (error) {
+        if (!hasCode(error, 'EEXIST')) throw error
+        const spare = tempPathFor(copy)
+        fs.linkSync(path, spare)
+        fs.renameSync(spare, copy)
+      }
+    })
+  }
 }
 
 /** What a creation does once it has won: give the file its other names, and run `alongside` meanwhile. */
@@ -55,25 +57,28 @@ async function createExclusive(path: string, data: string | Uint8Array, after: A
   const temp = tempPathFor(path)
   let consumed = false
   try {
-    const linked = await writeSynced(temp, data, async () => {
+    const linked = await writeSynced(temp, data, () => {
       try {
-        await fsp.link(temp, path)
+        fs.linkSync(temp, path)
+        return true
       }
       catch (error) {
         if (hasCode(error, 'EEXIST')) return false
         if (!hasCode(error, ...NO_HARD_LINKS)) throw error
         return null
       }
+    })
+    if (linked) {
       await Promise.all([linkCopies(temp, path, copies), after.alongside?.()])
       consumed = copies.length > 0
       return true
-    })
-    if (linked !== null) return linked
+    }
+    if (linked === false) return false
     // Without hard links the file is visible before its content: it is created under the key's
     // lock file, which a replacer of a stale-looking (empty) file must take first.
     const create = async (): Promise<boolean> => {
       try {
-        await writeSynced(path, data, () => Promise.resolve())
+        await writeSynced(path, data, () => undefined)
         return true
       }
       catch (error) {
@@ -88,7 +93,7 @@ async function createExclusive(path: string, data: string | Uint8Array, after: A
     return true
   }
   finally {
-    if (!consumed) await fsp.rm(temp, { force: true })
+    if (!consumed) fs.rmSync(temp, { force: true })
   }
 }
 

@@ -1,10 +1,17 @@
 import { randomBytes } from 'node:crypto'
-import { constants as fsConstants, promises as fsp } from 'node:fs'
+import fs, { constants as fsConstants, promises as fsp } from 'node:fs'
 import type { Dirent } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 
 /*
  * File I/O of the fs store driver: keys to paths, crash-safe writes, temp files and listings.
+ *
+ * The steps of a record's read and write that never wait for the disk on a local file system
+ * (open, a read of a small file the page cache holds, close, rename, link, unlink) are plain
+ * synchronous system calls: each takes a few microseconds, while a trip through libuv's thread
+ * pool costs tens of microseconds of CPU. The step that waits for the disk, the durable write of a
+ * record's data, runs on the thread pool. On a network file system every call is a round trip:
+ * share records between machines through Redis, not through a network mount.
  */
 
 export const DRIVER_NAME = 'fs-atomic'
@@ -59,9 +66,9 @@ const isMissing = (error: unknown): boolean => hasCode(error, 'ENOENT', 'ENOTDIR
 
 /** Content of a file, or null when there is none (open, one read, close for a small file). */
 export async function readText(path: string): Promise<string | null> {
-  let handle: Awaited<ReturnType<typeof fsp.open>>
+  let fd: number
   try {
-    handle = await fsp.open(path, 'r')
+    fd = fs.openSync(path, 'r')
   }
   catch (error) {
     if (isMissing(error)) return null
@@ -69,18 +76,16 @@ export async function readText(path: string): Promise<string | null> {
   }
   try {
     const buffer = Buffer.allocUnsafe(READ_CHUNK)
-    const { bytesRead } = await handle.read(buffer, 0, READ_CHUNK, 0)
+    const bytesRead = fs.readSync(fd, buffer, 0, READ_CHUNK, 0)
     // A positional read leaves the file position at 0: a larger file is read again whole.
-    return bytesRead < READ_CHUNK ? buffer.toString('utf8', 0, bytesRead) : await handle.readFile('utf8')
+    return bytesRead < READ_CHUNK ? buffer.toString('utf8', 0, bytesRead) : fs.readFileSync(fd, 'utf8')
   }
   catch (error) {
     if (isMissing(error)) return null
     throw error
   }
   finally {
-    // The content is read: the caller need not wait for the descriptor to close (a failing close
-    // of a read-only descriptor loses nothing).
-    handle.close().catch(() => {})
+    fs.closeSync(fd)
   }
 }
 
@@ -89,7 +94,7 @@ export async function readText(path: string): Promise<string | null> {
  * directory first when `fn` fails because it does not exist yet: a write costs no mkdir() once
  * the directory is there.
  */
-export async function inDirectoryOf<T>(path: string, fn: () => Promise<T>): Promise<T> {
+export async function inDirectoryOf<T>(path: string, fn: () => T | Promise<T>): Promise<T> {
   try {
     return await fn()
   }
@@ -103,36 +108,39 @@ export async function inDirectoryOf<T>(path: string, fn: () => Promise<T>): Prom
 /** Flags of a durable exclusive create: each write returns once its data (and the size) is on disk. */
 const SYNCED_CREATE = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | (fsConstants.O_DSYNC ?? 0)
 
+/** write(2) on the thread pool: resolves the number of bytes written. */
+function writeBytes(fd: number, bytes: Uint8Array, offset: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    fs.write(fd, bytes, offset, bytes.length - offset, null, (error, written) => (error ? reject(error) : resolve(written)))
+  })
+}
+
 /**
  * Create `path` (O_EXCL), write `data` durably (O_DSYNC where the system has it, fsync where it
- * does not), then run `publish` (rename or link the file into place) while the descriptor is
- * closed alongside: the content is on disk before any name of it can be seen.
+ * does not: on the thread pool), close it, then run `publish` (rename or link the file into
+ * place): the content is on disk before any name of it can be seen.
  */
-export async function writeSynced<T>(path: string, data: string | Uint8Array, publish: () => Promise<T>): Promise<T> {
-  const handle = await inDirectoryOf(path, () => fsp.open(path, SYNCED_CREATE, 0o600))
-  let written = false
+export async function writeSynced<T>(path: string, data: string | Uint8Array, publish: () => T): Promise<T> {
+  const fd = await inDirectoryOf(path, () => fs.openSync(path, SYNCED_CREATE, 0o600))
   try {
-    await handle.writeFile(data)
-    if (!fsConstants.O_DSYNC) await handle.sync()
-    written = true
+    const bytes = typeof data === 'string' ? Buffer.from(data) : data
+    for (let offset = 0; offset < bytes.length;) offset += await writeBytes(fd, bytes, offset)
+    if (!fsConstants.O_DSYNC) await new Promise<void>((resolve, reject) => fs.fsync(fd, error => (error ? reject(error) : resolve())))
   }
   finally {
-    if (!written) await handle.close()
+    fs.closeSync(fd)
   }
-  const [published, closed] = await Promise.allSettled([publish(), handle.close()])
-  if (published.status === 'rejected') throw published.reason
-  if (closed.status === 'rejected') throw closed.reason
-  return published.value
+  return publish()
 }
 
 /** Write to a temp file in the target directory durably, then rename it over the target. */
 export async function writeAtomic(path: string, data: string | Uint8Array): Promise<void> {
   const temp = tempPathFor(path)
   try {
-    await writeSynced(temp, data, () => fsp.rename(temp, path))
+    await writeSynced(temp, data, () => fs.renameSync(temp, path))
   }
   catch (error) {
-    await fsp.rm(temp, { force: true })
+    fs.rmSync(temp, { force: true })
     throw error
   }
 }
