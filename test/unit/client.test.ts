@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest'
 import { routeAccess, authMetaOf, namedMiddlewareOf } from '../../src/runtime/app/lib/access'
 import { createAuthFetchCore, shareRefresh, statusOf, withBearer, type AuthFetchDeps, type AuthFetchOptions, type RefreshHolder, type RefreshOutcome } from '../../src/runtime/app/lib/auth-fetch'
-import { decodeTokenClaims, userFromClaims, userFromToken } from '../../src/runtime/app/lib/claims'
+import { decodeTokenClaims, userFromToken } from '../../src/runtime/app/lib/claims'
 import { isAuthEndpoint, isPublicRoute, isSameOriginRequest, loginUrl, refreshErrorUrl, safeRedirect } from '../../src/runtime/app/lib/paths'
 import { originalUserOf } from '../../src/runtime/shared/impersonation'
 import { isPathUnder, matchesRouteGlob, normalizePath, stripBase, withQuery } from '../../src/runtime/shared/paths'
@@ -38,6 +38,17 @@ describe('route globs', () => {
     ['/files/*.pdf', '/files/reportXpdf', false],
     ['/a+b/(x)', '/a+b/(x)', true],
     ['/**', '/anything/at/all', true],
+    ['/**', '/', true],
+    ['/*', '/', false],
+    ['/a//b', '/a/b/', true],
+    ['/a/b', '/a//b', true],
+    ['/a/**/**/b', '/a/b', true],
+    ['/a/**/b/**', '/a/x/b', true],
+    ['/a/**/b', '/a/x/c', false],
+    ['/a*b', '/aXYb', true],
+    ['/a*b', '/a/b', false],
+    ['/$^|[x]', '/$^|[x]', true],
+    ['/a.c', '/abc', false],
   ])('%s matches %s: %s', (pattern, path, expected) => {
     expect(matchesRouteGlob(pattern, path)).toBe(expected)
   })
@@ -52,6 +63,8 @@ describe('route globs', () => {
   it('normalizes paths and strips the app base URL', () => {
     expect(normalizePath('/a/b/?q#h')).toBe('/a/b')
     expect(normalizePath('')).toBe('/')
+    expect(normalizePath('//')).toBe('/')
+    expect(normalizePath('/a//?x=/')).toBe('/a')
     expect(stripBase('/app/dashboard', '/app/')).toBe('/dashboard')
     expect(stripBase('/app', '/app/')).toBe('/')
     expect(stripBase('/application', '/app/')).toBe('/application')
@@ -126,7 +139,7 @@ describe('token claims', () => {
     const token = jwt({ sub: 'u1', name: 'Zoë Åländ', jti: 'j', sid: 's', role: 'admin', exp: 1 })
     expect(decodeTokenClaims(token)).toMatchObject({ sub: 'u1', name: 'Zoë Åländ', jti: 'j', sid: 's' })
     expect(userFromToken(token)).toEqual({ sub: 'u1', name: 'Zoë Åländ', role: 'admin', exp: 1 })
-    expect(userFromClaims(null)).toBeNull()
+    expect(userFromToken(undefined)).toBeNull()
     // Every base64url length that can occur, and characters that need more than two bytes.
     for (const name of ['a', 'ab', 'abc', 'abcd', '日本語', '🙂 emoji']) expect(decodeTokenClaims(jwt({ sub: 'u', name }))?.name).toBe(name)
   })

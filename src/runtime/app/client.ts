@@ -7,7 +7,7 @@
 import type { NuxtApp } from '#app'
 import type { $Fetch, NitroFetchRequest } from 'nitropack'
 import { computed } from 'vue'
-import { navigateTo, useNuxtApp, useRuntimeConfig } from '#imports'
+import { navigateTo, useNuxtApp } from '#imports'
 import type { AuthSession } from '../types/auth'
 import type { UseAuthReturn } from './composables/useAuth'
 import { createAuthFetchCore, statusOf, type AuthFetchDeps, type AuthFetchOptions } from './lib/auth-fetch'
@@ -15,8 +15,7 @@ import { decodeTokenClaims } from './lib/claims'
 import { isAuthEndpoint, loginUrl, safeRedirect, type LoginUrlOptions } from './lib/paths'
 import { originalUserOf } from '../shared/impersonation'
 import { joinBase, withQuery } from '../shared/paths'
-import { accessTokenOf } from '../shared/token-response'
-import { authRuntime, clearSession, errorField, handleRefreshFailure, pendingRefresh, publicAuthConfig, refreshSession, sessionState, setAccessToken, tokenState } from './state'
+import { authRuntime, clearSession, errorField, goTo, handleRefreshFailure, pendingRefresh, postAuth, publicAuthConfig, refreshSession, sessionState, setAccessToken, setPending, tokenOf, tokenState } from './state'
 
 /** The fetch helper: `$fetch` with the access token and the refresh rules. */
 export type AuthFetch = $Fetch<unknown, NitroFetchRequest>
@@ -75,9 +74,7 @@ function buildAuthFetch(nuxtApp: NuxtApp, defaults: AuthFetchOptions = {}): Auth
 
 /** The app's fetch helper (built once per Nuxt app; also provided as `$authFetch`). */
 export function getAuthFetch(nuxtApp: NuxtApp): AuthFetch {
-  const runtime = authRuntime(nuxtApp)
-  runtime.fetcher ??= buildAuthFetch(nuxtApp)
-  return runtime.fetcher as AuthFetch
+  return (authRuntime(nuxtApp).fetcher ??= buildAuthFetch(nuxtApp)) as AuthFetch
 }
 
 /**
@@ -110,28 +107,13 @@ async function currentToken(nuxtApp: NuxtApp): Promise<string | null> {
   return (await refreshSession(nuxtApp)).token
 }
 
-function tokenOf(body: unknown): string {
-  const value = accessTokenOf(body)
-  if (!value) throw new Error('The answer holds no access token')
-  return value
-}
-
 async function postWithToken(nuxtApp: NuxtApp, path: string, body?: Record<string, unknown>): Promise<string> {
-  const token = await currentToken(nuxtApp)
-  const answer = await $fetch<unknown>(path, {
-    method: 'POST',
-    body,
-    credentials: 'include',
-    retry: 0,
-    headers: token ? { authorization: `Bearer ${token}` } : {},
-  })
-  return tokenOf(answer)
+  return tokenOf(await postAuth(path, body, await currentToken(nuxtApp)))
 }
 
 async function exchangeCode(nuxtApp: NuxtApp, query: Record<string, unknown>): Promise<void> {
-  const config = publicAuthConfig(nuxtApp)
-  const { redirect, endpoints } = config
-  const go = (path: string) => nuxtApp.runWithContext(() => navigateTo(path, { replace: true }))
+  const { redirect, endpoints } = publicAuthConfig(nuxtApp)
+  const go = (path: string) => goTo(nuxtApp, path, { replace: true })
   const fail = (error: string, description?: string) => go(withQuery(redirect.error, { error, error_description: description }))
   const providerError = firstString(query.error)
   if (providerError) return void (await fail(providerError, firstString(query.error_description)))
@@ -140,11 +122,10 @@ async function exchangeCode(nuxtApp: NuxtApp, query: Record<string, unknown>): P
   const runtime = authRuntime(nuxtApp)
   if (runtime.exchanging === code) return
   runtime.exchanging = code
-  const session = sessionState(nuxtApp)
-  session.value = { ...session.value, pending: true }
+  setPending(nuxtApp, true)
   let answer: unknown
   try {
-    answer = await $fetch<unknown>(endpoints.tokenPath, { method: 'POST', body: { code }, credentials: 'include', retry: 0 })
+    answer = await postAuth(endpoints.tokenPath, { code })
     setAccessToken(nuxtApp, tokenOf(answer))
   }
   catch (error) {
@@ -170,18 +151,17 @@ export function useAuth(): UseAuthReturn {
   const user = computed(() => session.value.user)
 
   async function login(provider: string, options: LoginUrlOptions = {}): Promise<void> {
-    const base = useRuntimeConfig().app.baseURL
-    await navigateTo(joinBase(base, loginUrl(config.endpoints.loginPath, provider, options)), { external: true })
+    await navigateTo(joinBase(nuxtApp.$config.app.baseURL, loginUrl(config.endpoints.loginPath, provider, options)), { external: true })
   }
 
   async function logout(): Promise<void> {
     try {
-      await $fetch(config.endpoints.logoutPath, { method: 'POST', credentials: 'include', retry: 0 })
+      await postAuth(config.endpoints.logoutPath)
     }
     finally {
       clearSession(nuxtApp)
     }
-    await nuxtApp.runWithContext(() => navigateTo(config.redirect.logout))
+    await goTo(nuxtApp, config.redirect.logout)
   }
 
   async function refresh(): Promise<boolean> {
@@ -189,8 +169,8 @@ export function useAuth(): UseAuthReturn {
   }
 
   async function impersonate(targetUserId: string, reason?: string): Promise<void> {
-    const token = await postWithToken(nuxtApp, config.endpoints.impersonatePath, { targetUserId, ...(reason ? { reason } : {}) })
-    setAccessToken(nuxtApp, token)
+    // JSON leaves an undefined reason out.
+    setAccessToken(nuxtApp, await postWithToken(nuxtApp, config.endpoints.impersonatePath, { targetUserId, reason: reason || undefined }))
   }
 
   async function unimpersonate(): Promise<void> {

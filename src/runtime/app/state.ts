@@ -10,7 +10,7 @@ import { navigateTo, useState } from '#imports'
 import type { AuthClaims } from '../types/auth'
 import type { PublicAuthConfig } from '../types/options'
 import { routeAccess, type RouteAccess } from './lib/access'
-import { shareRefresh, statusOf, type RefreshHolder, type RefreshOutcome } from './lib/auth-fetch'
+import { messageOf, shareRefresh, statusOf, type RefreshHolder, type RefreshOutcome } from './lib/auth-fetch'
 import { userFromToken } from './lib/claims'
 import { refreshErrorUrl } from './lib/paths'
 import { isRelativePath, normalizePath, withQuery } from '../shared/paths'
@@ -76,12 +76,18 @@ export function tokenState(nuxtApp: NuxtApp): Ref<string | null> {
   return inApp(nuxtApp, () => useState<string | null>(ACCESS_TOKEN_STATE, () => null))
 }
 
+/** Runs `fn` now, or once hydration is done when the app is still hydrating. */
+export function afterHydration(nuxtApp: NuxtApp, fn: () => void | Promise<void>): void {
+  if (nuxtApp.isHydrating) nuxtApp.hooks.hookOnce('app:suspense:resolve', fn)
+  else void fn()
+}
+
 /**
- * Runs `update` now, or, when `defer` is set and the app is still hydrating, once hydration is
- * done: the first render must match the server's HTML (no flash, no mismatch).
+ * Runs `update` now, or, with `defer`, once hydration is done: the first render must match the
+ * server's HTML (no flash, no mismatch).
  */
 function applyState(nuxtApp: NuxtApp, update: () => void, defer: boolean): void {
-  if (defer && nuxtApp.isHydrating) nuxtApp.hooks.hookOnce('app:suspense:resolve', update)
+  if (defer) afterHydration(nuxtApp, update)
   else update()
 }
 
@@ -99,11 +105,22 @@ export function clearSession(nuxtApp: NuxtApp, defer = false): void {
   setAccessToken(nuxtApp, null, defer)
 }
 
-function setPending(nuxtApp: NuxtApp, pending: boolean, defer: boolean): void {
+/** Marks a refresh or code exchange in flight (or none), with `defer` as in `setAccessToken`. */
+export function setPending(nuxtApp: NuxtApp, pending: boolean, defer = false): void {
   applyState(nuxtApp, () => {
     const session = sessionState(nuxtApp)
     if (session.value.pending !== pending) session.value = { ...session.value, pending }
   }, defer)
+}
+
+/** `navigateTo` in the app's context (also after an `await`). */
+export function goTo(nuxtApp: NuxtApp, path: string, options?: Parameters<typeof navigateTo>[1]) {
+  return nuxtApp.runWithContext(() => navigateTo(path, options))
+}
+
+/** POST to one of the module's endpoints with the cookie (and `token` as bearer, if given), never retried. */
+export function postAuth(path: string, body?: Record<string, unknown>, token?: string | null): Promise<unknown> {
+  return $fetch<unknown>(path, { method: 'POST', body, credentials: 'include', retry: 0, headers: token ? { authorization: `Bearer ${token}` } : undefined })
 }
 
 /** A string field of an ofetch error's body (`{ statusCode, message, error }` for the module's endpoints). */
@@ -112,15 +129,20 @@ export function errorField(error: unknown, key: 'message' | 'error'): string | u
   return typeof value === 'string' ? value : undefined
 }
 
-function messageOf(error: unknown): string {
-  return errorField(error, 'message') ?? (error instanceof Error ? error.message : String(error))
+const NO_TOKEN = 'The answer holds no access token'
+
+/** The access token of a token-issuing answer (see `accessTokenOf`); throws when it has none. */
+export function tokenOf(body: unknown): string {
+  const token = accessTokenOf(body)
+  if (!token) throw new Error(NO_TOKEN)
+  return token
 }
 
 async function requestRefresh(nuxtApp: NuxtApp, defer: boolean): Promise<RefreshOutcome> {
   const { endpoints } = publicAuthConfig(nuxtApp)
   try {
-    const token = accessTokenOf(await $fetch<unknown>(endpoints.refreshPath, { method: 'POST', credentials: 'include', retry: 0 }))
-    if (!token || !userFromToken(token)) throw new Error('The refresh answer holds no access token')
+    const token = accessTokenOf(await postAuth(endpoints.refreshPath))
+    if (!userFromToken(token)) throw new Error(NO_TOKEN)
     setAccessToken(nuxtApp, token, defer)
     return { token }
   }
@@ -132,7 +154,7 @@ async function requestRefresh(nuxtApp: NuxtApp, defer: boolean): Promise<Refresh
       tokenState(nuxtApp).value = null
       setPending(nuxtApp, false, defer)
     }
-    return { token: null, status, message: messageOf(error) }
+    return { token: null, status, message: errorField(error, 'message') ?? messageOf(error) }
   }
 }
 
@@ -146,7 +168,7 @@ export function refreshSession(nuxtApp: NuxtApp, { defer = false }: { defer?: bo
   const config = publicAuthConfig(nuxtApp)
   if (!config.tokenRefresh.enabled) return Promise.resolve({ token: null, message: 'Token refresh is disabled' })
   const runtime = authRuntime(nuxtApp)
-  if (!runtime.refresh.pending && !(defer && nuxtApp.isHydrating)) setPending(nuxtApp, true, false)
+  if (!runtime.refresh.pending && !(defer && nuxtApp.isHydrating)) setPending(nuxtApp, true)
   return shareRefresh(runtime.refresh, () => requestRefresh(nuxtApp, defer))
 }
 
@@ -178,7 +200,7 @@ export async function handleRefreshFailure(nuxtApp: NuxtApp, outcome: RefreshOut
   if (!hadSession || outcome.handled) return
   outcome.handled = true
   clearSession(nuxtApp)
-  await nuxtApp.runWithContext(() => navigateTo(refreshErrorUrl(publicAuthConfig(nuxtApp).redirect.error)))
+  await goTo(nuxtApp, refreshErrorUrl(publicAuthConfig(nuxtApp).redirect.error))
 }
 
 /** Paths the protecting middleware never guards: the callback page and the error page. */

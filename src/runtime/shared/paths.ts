@@ -12,25 +12,18 @@ export type QueryParams = Record<string, string | undefined>
  */
 export function isRelativePath(value: unknown): value is string {
   if (typeof value !== 'string' || !value.startsWith('/')) return false
-  let decoded = value
   try {
-    decoded = decodeURIComponent(value)
+    // eslint-disable-next-line no-control-regex
+    return ![value, decodeURIComponent(value)].some(candidate => /^\/[/\\]|[\u0000-\u001F\u007F]/.test(candidate))
   }
   catch {
     return false
   }
-  for (const candidate of [value, decoded]) {
-    if (/^\/[/\\]/.test(candidate)) return false
-    // eslint-disable-next-line no-control-regex
-    if (/[\u0000-\u001F\u007F]/.test(candidate)) return false
-  }
-  return true
 }
 
 /** Path without query and hash, without a trailing slash (except the root). */
 export function normalizePath(path: string): string {
-  const bare = path.split(/[?#]/, 1)[0] || '/'
-  return bare.length > 1 && bare.endsWith('/') ? bare.replace(/\/+$/, '') || '/' : bare
+  return (path.split(/[?#]/, 1)[0] || '/').replace(/(.)\/+$/s, '$1')
 }
 
 /**
@@ -52,30 +45,17 @@ function segmentsOf(path: string): string[] {
   return normalizePath(path).split('/').filter(Boolean)
 }
 
-function segmentMatcher(segment: string): RegExp {
-  const source = segment.split('').map(c => (c === '*' ? '[^/]*' : escapeRegExp(c))).join('')
-  return new RegExp(`^${source}$`)
-}
-
-function matchSegments(pattern: string[], path: string[]): boolean {
-  if (!pattern.length) return !path.length
-  const [head, ...rest] = pattern
-  if (head === '**') {
-    for (let skip = 0; skip <= path.length; skip++) {
-      if (matchSegments(rest, path.slice(skip))) return true
-    }
-    return false
-  }
-  return path.length > 0 && segmentMatcher(head!).test(path[0]!) && matchSegments(rest, path.slice(1))
-}
-
 /**
  * True when `path` (query and hash ignored) matches the route glob `pattern`: `*` matches within
  * one segment, a `**` segment any number of segments, also none
  * (`/docs/**` matches `/docs`, `/docs/a` and `/docs/a/b`). Trailing slashes are ignored.
  */
 export function matchesRouteGlob(pattern: string, path: string): boolean {
-  return matchSegments(segmentsOf(pattern), segmentsOf(path))
+  // One regular expression over `/segment` pieces: empty segments (`//`) never take part.
+  const source = segmentsOf(pattern)
+    .map(segment => (segment === '**' ? '(?:/[^/]+)*' : `/${segment.split('*').map(escapeRegExp).join('[^/]*')}`))
+    .join('')
+  return new RegExp(`^${source}$`).test(segmentsOf(path).map(segment => `/${segment}`).join(''))
 }
 
 /** Joins a relative base URL (Nuxt `app.baseURL` or a fetch `baseURL`) and a path. */
@@ -94,12 +74,11 @@ export function stripBase(path: string, baseURL: string | undefined): string {
 
 /** `path` with the given query parameters appended (an existing query and hash are kept). */
 export function withQuery(path: string, params: QueryParams): string {
-  const hashIndex = path.indexOf('#')
-  const hash = hashIndex >= 0 ? path.slice(hashIndex) : ''
-  const base = hashIndex >= 0 ? path.slice(0, hashIndex) : path
   const pairs = Object.entries(params)
     .filter((entry): entry is [string, string] => typeof entry[1] === 'string')
     .map(([key, value]) => `${encodeURIComponent(key)}=${encodeURIComponent(value)}`)
   if (!pairs.length) return path
-  return `${base}${base.includes('?') ? '&' : '?'}${pairs.join('&')}${hash}`
+  const hashAt = `${path}#`.indexOf('#')
+  const base = path.slice(0, hashAt)
+  return `${base}${base.includes('?') ? '&' : '?'}${pairs.join('&')}${path.slice(hashAt)}`
 }

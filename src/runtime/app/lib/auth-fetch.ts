@@ -17,6 +17,11 @@ export interface RefreshHolder {
   pending: Promise<RefreshOutcome> | null
 }
 
+/** The message of a thrown value. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
 /**
  * Runs `refresh` unless one is already in flight; concurrent callers share that one request and
  * its outcome (rule 4). The holder is free again as soon as the refresh settles.
@@ -28,7 +33,7 @@ export function shareRefresh(holder: RefreshHolder, refresh: () => Promise<Refre
         return await refresh()
       }
       catch (error) {
-        return { token: null, message: error instanceof Error ? error.message : String(error) }
+        return { token: null, message: messageOf(error) }
       }
       finally {
         holder.pending = null
@@ -70,12 +75,8 @@ export interface AuthFetchDeps {
 
 /** HTTP status of an ofetch error (undefined for a network error, which has no response). */
 export function statusOf(error: unknown): number | undefined {
-  if (!error || typeof error !== 'object') return undefined
-  const e = error as { status?: unknown, statusCode?: unknown, response?: { status?: unknown } }
-  for (const value of [e.response?.status, e.status, e.statusCode]) {
-    if (typeof value === 'number') return value
-  }
-  return undefined
+  const e = error as { status?: unknown, statusCode?: unknown, response?: { status?: unknown } } | null | undefined
+  return [e?.response?.status, e?.status, e?.statusCode].find((value): value is number => typeof value === 'number')
 }
 
 /** `options` with `Authorization: Bearer <token>` when there is a token, and no retry by default. */

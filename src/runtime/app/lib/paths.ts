@@ -11,7 +11,7 @@ export function isPublicRoute(path: string, patterns: readonly string[] | undefi
  * host, and a `baseURL`, if given, that is relative too. Only such requests get the access token.
  */
 export function isSameOriginRequest(request: unknown, baseURL?: string): request is string {
-  if (typeof request !== 'string' || !isRelativePath(request)) return false
+  if (!isRelativePath(request)) return false
   return baseURL === undefined || baseURL === '' || isRelativePath(baseURL)
 }
 

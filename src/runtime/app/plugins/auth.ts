@@ -11,13 +11,13 @@
  * - Provides `$authFetch` (the same helper as `useAuthFetch()`).
  */
 import type { NuxtApp } from '#app'
-import { defineNuxtPlugin, navigateTo, useNuxtApp, useRouter } from '#imports'
+import { defineNuxtPlugin, useNuxtApp, useRouter } from '#imports'
 import type { PublicAuthConfig } from '../../types/options'
 import { getAuthFetch } from '../client'
 import { userFromToken } from '../lib/claims'
 import { isPublicRoute } from '../lib/paths'
 import { normalizePath, stripBase } from '../../shared/paths'
-import { accessOf, inApp, loginRedirect, publicAuthConfig, refreshSession, sessionState, tokenState } from '../state'
+import { accessOf, afterHydration, goTo, inApp, loginRedirect, publicAuthConfig, refreshSession, sessionState, tokenState } from '../state'
 
 function hydrateFromServer(nuxtApp: NuxtApp, config: PublicAuthConfig): void {
   if (!config.enableSSR) return
@@ -42,7 +42,7 @@ async function leaveProtectedPage(nuxtApp: NuxtApp, config: PublicAuthConfig): P
   if (!config.clientMiddleware.enabled) return
   const route = inApp(nuxtApp, () => useRouter()).currentRoute.value
   if (accessOf(config, route) !== 'protected') return
-  await nuxtApp.runWithContext(() => navigateTo(loginRedirect(config, route.fullPath)))
+  await goTo(nuxtApp, loginRedirect(config, route.fullPath))
 }
 
 async function startSession(nuxtApp: NuxtApp, config: PublicAuthConfig): Promise<void> {
@@ -57,10 +57,7 @@ async function startSession(nuxtApp: NuxtApp, config: PublicAuthConfig): Promise
     return
   }
   void started.then((outcome) => {
-    if (outcome.token || !outcome.status) return
-    const leave = () => leaveProtectedPage(nuxtApp, config)
-    if (nuxtApp.isHydrating) nuxtApp.hooks.hookOnce('app:suspense:resolve', leave)
-    else void leave()
+    if (!outcome.token && outcome.status) afterHydration(nuxtApp, () => leaveProtectedPage(nuxtApp, config))
   })
 }
 
