@@ -1,4 +1,4 @@
-import { addImports, addPlugin, addRouteMiddleware, addTypeTemplate, extendPages } from '@nuxt/kit'
+import { addImports, addPlugin, addRouteMiddleware, addTemplate, addTypeTemplate, extendPages } from '@nuxt/kit'
 import type { NuxtPage } from '@nuxt/schema'
 import { appTypeTemplate } from './type-template'
 import type { SetupContext } from './setup-context'
@@ -16,6 +16,14 @@ export function hasPageAt(pages: NuxtPage[], path: string, parent = ''): boolean
   })
 }
 
+/**
+ * `#build/svc-auth/client-options.mjs`: the options that the browser code reads at build time,
+ * so that the bundler leaves out what they turn off.
+ */
+export function clientOptionsModule(clientMiddleware: boolean): string {
+  return `export const clientMiddleware = ${clientMiddleware}\n`
+}
+
 function pagesEnabled(pages: unknown): boolean {
   if (typeof pages === 'boolean') return pages
   return !(pages && typeof pages === 'object' && (pages as { enabled?: unknown }).enabled === false)
@@ -25,9 +33,16 @@ function pagesEnabled(pages: unknown): boolean {
  * Client side: `useAuth` (with `useAuthFetch` and `$authFetch`), the startup and SSR plugin, the
  * callback page at `endpoints.callbackPath` (unless the app has a page there), the client
  * middleware (`auth`, `guest` and the global one, when `clientMiddleware.enabled`) and the
- * `auth` page meta type.
+ * `auth` page meta type. `clientMiddleware.enabled` is also known to the browser code at build
+ * time (`#build/svc-auth/client-options.mjs`).
  */
 export function setupClient({ nuxt, options, resolver, logger }: SetupContext): void {
+  addTemplate({ filename: 'svc-auth/client-options.mjs', getContents: () => clientOptionsModule(options.clientMiddleware.enabled) })
+  addTemplate({
+    filename: 'svc-auth/client-options.d.mts',
+    write: true,
+    getContents: () => '/** `clientMiddleware.enabled`: the client middleware is registered. */\nexport declare const clientMiddleware: boolean\n',
+  })
   addPlugin(resolver.resolve('./runtime/app/plugins/auth'))
   addImports([{ name: 'useAuth', from: resolver.resolve('./runtime/app/composables/useAuth') }])
   addTypeTemplate({ filename: 'types/svc-auth-app.d.ts', getContents: () => appTypeTemplate() }, { nuxt: true })

@@ -428,6 +428,12 @@ describe('callback page registration', () => {
     expect(hasPageAt([], '/auth/callback')).toBe(false)
   })
 
+  it('tells the browser code at build time whether the client middleware is registered', async () => {
+    const { clientOptionsModule } = await import('../../src/build/client')
+    expect(clientOptionsModule(false)).toBe('export const clientMiddleware = false\n')
+    expect(clientOptionsModule(true)).toBe('export const clientMiddleware = true\n')
+  })
+
   it('types the auth page meta', async () => {
     const { appTypeTemplate } = await import('../../src/build/type-template')
     expect(appTypeTemplate()).toContain('auth?: boolean | \'guest\'')

@@ -5,13 +5,15 @@
  *   payload, never the token; such pages are sent with `Cache-Control: private, no-store`.
  * - Browser (rule 8): unless on the callback page, on a public route or with a token in memory,
  *   one refresh with the cookie. When the server already knew the session (SSR token) it runs in
- *   the background: the page already shows the user. Otherwise (no SSR, or `enableSSR: false`)
- *   the app waits for it before the route middleware runs, so protected pages are not left for
- *   the login page by mistake.
+ *   the background: the page already shows the user (with the client middleware, a protected
+ *   page is left for the login page when that refresh is refused). Otherwise (no SSR, or
+ *   `enableSSR: false`) the app waits for it before the route middleware runs, so protected
+ *   pages are not left for the login page by mistake.
  * - Provides `$authFetch` (the same helper as `useAuthFetch()`).
  */
 import type { NuxtApp } from '#app'
 import { defineNuxtPlugin, useNuxtApp, useRouter } from '#imports'
+import { clientMiddleware } from '#build/svc-auth/client-options.mjs'
 import type { PublicAuthConfig } from '../../types/options'
 import { getAuthFetch } from '../client'
 import { userFromToken } from '../lib/claims'
@@ -56,6 +58,9 @@ async function startSession(nuxtApp: NuxtApp, config: PublicAuthConfig): Promise
     await started
     return
   }
+  // Built without the client middleware (`clientMiddleware.enabled` is read at build time) no page
+  // is protected, and the code that decides what a route needs stays out of the browser bundle.
+  if (!clientMiddleware) return
   void started.then((outcome) => {
     if (!outcome.token && outcome.status) afterHydration(nuxtApp, () => leaveProtectedPage(nuxtApp, config))
   })
