@@ -16,29 +16,16 @@ export async function commitBlocked(backend: Pick<StoreBackend, 'get'>, op: Comm
 }
 
 /**
- * Where a commit is not one atomic step, a guard written while it ran (a session revoked between
- * the first read and the claim) is caught by reading the guards again once everything is written:
- * the copies and the map entries are removed again and the commit is `guarded`. The guard's
- * writer removes its own entries after writing the guard, so either side's removal comes last.
- */
-export async function guardedMeanwhile(backend: Pick<StoreBackend, 'get' | 'del' | 'mapDelete'>, op: Commit): Promise<boolean> {
-  if (!(await anyLive(backend, op.guards))) return false
-  await Promise.all([...op.copies.map(copy => backend.del(copy)), ...op.mapCopies.map(copy => backend.mapDelete(copy.key, copy.field))])
-  return true
-}
-
-/**
  * {@link Commit} from the backend's own atomic steps, for drivers that cannot run it as one
  * script: the guards and the claim's names are read, the claim is made with the atomic
- * set-if-absent, then the map entries are written, then the copies and the deletions; then the
- * guards are read again ({@link guardedMeanwhile}).
+ * set-if-absent, then the map entries are written, then the copies and the deletions.
  */
-export async function commitInSteps(backend: Pick<StoreBackend, 'get' | 'set' | 'setIfAbsent' | 'del' | 'mapSet' | 'mapDelete'>, op: Commit): Promise<CommitResult> {
+export async function commitInSteps(backend: Pick<StoreBackend, 'get' | 'set' | 'setIfAbsent' | 'del' | 'mapSet'>, op: Commit): Promise<CommitResult> {
   const blocked = await commitBlocked(backend, op)
   if (blocked) return blocked
   const { key, value, ttlMs } = op.claim
   if (!(await backend.setIfAbsent(key, value, ttlMs))) return 'taken'
   await Promise.all(op.mapCopies.map(copy => backend.mapSet(copy.key, copy.field, value, ttlMs)))
   await Promise.all([...op.copies.map(copy => backend.set(copy, value, ttlMs)), ...op.deletes.map(k => backend.del(k))])
-  return await guardedMeanwhile(backend, op) ? 'guarded' : 'claimed'
+  return 'claimed'
 }

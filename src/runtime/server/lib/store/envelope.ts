@@ -1,6 +1,6 @@
 import { hasDotSegment, normalizeKey } from 'unstorage'
 import type { Storage } from 'unstorage'
-import { commitBlocked, commitInSteps, guardedMeanwhile } from './commit'
+import { commitBlocked, commitInSteps } from './commit'
 import { createKeyedLock } from './lock'
 import { assertMapField, type MapEntry, type StoreBackend } from './types'
 import { isRecord } from '../../../shared/values'
@@ -244,8 +244,7 @@ export function createEnvelopeBackend(options: EnvelopeBackendOptions): StoreBac
       for (const copy of copies) assertStorageKey(copy)
       const raw = encodeEnvelope(op.claim.value, Date.now() + toTtlMs(op.claim.ttlMs))
       const alongside = () => Promise.all(op.deletes.map(key => backend.del(key)))
-      if (!(await withKey(op.claim.key, () => createRaw(op.claim.key, raw, isStale, { copies, alongside })))) return 'taken'
-      return await guardedMeanwhile(backend, op) ? 'guarded' : 'claimed'
+      return await withKey(op.claim.key, () => createRaw(op.claim.key, raw, isStale, { copies, alongside })) ? 'claimed' : 'taken'
     },
 
     publish: () => Promise.resolve(),

@@ -99,9 +99,9 @@ export function assertMapField(field: string): void {
  *    Nothing of a commit that is not won is written.
  *
  * Redis (one server) runs it as one script; fs creates one durable file and gives it the other
- * names as hard links. Where it is not one atomic step (fs, memory, a Redis Cluster), the guards
- * are read again at the end: a guard written meanwhile removes the copies and map entries again
- * and the answer is `guarded` (the claim and the deletions stay). A stop part-way (a crash) can leave a claim whose copies or deletions did
+ * names as hard links. Where it is not one atomic step (fs, memory, a Redis Cluster), a guard
+ * written between its read and the claim is not seen: what the commit stored must be refused by
+ * the guard where it is used (a rotation's successor is refused by its session's revoked mark). A stop part-way (a crash) can leave a claim whose copies or deletions did
  * not all happen: the caller's records must read right then (the rotation marker carries the
  * successor's record, so a retry restores it).
  */
