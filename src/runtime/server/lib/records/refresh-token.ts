@@ -123,10 +123,10 @@ export async function readSessionRecord(ctx: AuthContext, token: string): Promis
  * creates it. The marker carries the successor's record and is stored under the successor's key
  * and as the session's map entry too, and the rotated token is removed, in one commit of the
  * store (one script on Redis, one durable file with hard links on fs): see `RecordCommit`. The
- * session's revocation mark guards it. Every use of the same token within `reuseGracePeriod` seconds of the
- * claim (a second tab, a retry after a lost answer or a crash) is answered with that same
- * successor. Any later use is reuse of a stolen token: the whole family is revoked. With a grace
- * period of 0 only the first use succeeds.
+ * session's revocation mark guards it. Every use of the same token within `reuseGracePeriod`
+ * seconds of the claim (a second tab, a retry after a lost answer or a crash) is answered with
+ * that same successor. Any later use is reuse of a stolen token: the whole family is revoked.
+ * With a grace period of 0 only the first use succeeds.
  */
 export async function rotateRefreshToken(ctx: AuthContext, token: string, options: { rotate: (record: RefreshTokenRecord) => boolean } = { rotate: () => true }): Promise<RefreshResult> {
   const key = tokenKey(ctx, token)
