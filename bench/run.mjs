@@ -57,12 +57,13 @@ function usage() {
     '  --write                   also write docs/performance.md (a whole run only)',
     '  --build                   rebuild the fixtures even when .output exists',
     `  --only a,b                run only these sections: ${SECTIONS.map(s => s.name).join(', ')}`,
+    '  --baseline REV            also measure refresh on a build of git revision REV, side by side',
     ...numeric,
   ].join('\n')
 }
 
 function parseArgs(argv) {
-  const opts = { quick: false, build: false, write: false, profile: false, only: undefined }
+  const opts = { quick: false, build: false, write: false, profile: false, only: undefined, baseline: undefined }
   const given = {}
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split('=', 2)
@@ -72,6 +73,10 @@ function parseArgs(argv) {
       process.exit(0)
     }
     else if (flag in FLAGS) opts[FLAGS[flag]] = true
+    else if (flag === '--baseline') {
+      opts.baseline = inline ?? argv[++i]
+      if (!opts.baseline || opts.baseline.startsWith('-')) throw new Error('--baseline expects a git revision (a commit, tag or branch)')
+    }
     else if (flag === '--only') {
       opts.only = (inline ?? argv[++i] ?? '').split(',').filter(Boolean)
       const unknown = opts.only.filter(name => !SECTIONS.some(s => s.name === name))

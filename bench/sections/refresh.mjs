@@ -4,6 +4,7 @@
 
 import { Agent } from 'node:http'
 import { join } from 'node:path'
+import { buildBaseline } from '../lib/baseline.mjs'
 import { BASIC, fsEnv, redisEnv } from '../lib/fixtures.mjs'
 import { inParallel, login, refresh } from '../lib/http.mjs'
 import { log, removeTempDir, startServer, stopServer, tempDir } from '../lib/processes.mjs'
@@ -51,9 +52,10 @@ async function refreshLoops(agent, port, sessions, seconds) {
 /**
  * Rounds of [limit with 1 client, refresh with 1 session, limit with `n` clients, refresh with `n`
  * sessions] against one server of `driver`. `nodeArgs` go to the server (`--cpu-prof`); `spans`
- * (optional) receives the monotonic time span `{ from, to }` in µs of every refresh phase.
+ * (optional) receives the monotonic time span `{ from, to }` in µs of every refresh phase; `entry`
+ * is the server to start (another build, e.g. a baseline).
  */
-export async function measureDriver(driver, opts, { nodeArgs = [], spans } = {}) {
+export async function measureDriver(driver, opts, { nodeArgs = [], spans, entry = BASIC.entry } = {}) {
   const ctx = {}
   const releases = []
   if (driver === 'fs') ctx.dir = tempDir('svc-auth-bench-fs-')
@@ -66,7 +68,7 @@ export async function measureDriver(driver, opts, { nodeArgs = [], spans } = {})
     }
   }
   const env = driver === 'fs' ? fsEnv(join(ctx.dir, 'records')) : redisEnv(ctx.prefix)
-  const server = await startServer(BASIC.entry, env, undefined, nodeArgs)
+  const server = await startServer(entry, env, undefined, nodeArgs)
   log(`refresh: ${driver} server pid ${server.pid}`)
   const n = opts.refreshConcurrency
   const agent = new Agent({ keepAlive: true, maxSockets: n })
@@ -108,7 +110,14 @@ export async function measureDriver(driver, opts, { nodeArgs = [], spans } = {})
 
 /** Measures and reports the refresh section. */
 export async function measure(opts) {
-  const rows = [...await measureDriver('fs', opts), ...await measureDriver('redis', opts)]
+  const baseline = opts.baseline ? await buildBaseline(opts.baseline) : undefined
+  const rows = []
+  for (const driver of ['fs', 'redis']) {
+    const current = await measureDriver(driver, opts)
+    // The baseline build right after, with the same phases: side by side in one run.
+    const before = baseline ? await measureDriver(driver, opts, { entry: baseline.entry }) : []
+    for (const row of current) rows.push({ ...row, baseline: before.find(b => b.clients === row.clients) })
+  }
   const n = opts.refreshConcurrency
   const find = (driver, clients) => rows.find(r => r.driver === driver && r.clients === clients)
   const fs1 = find('fs', 1)
@@ -129,6 +138,16 @@ export async function measure(opts) {
   ]
   for (const r of rows) {
     lines.push(`| ${r.driver} | ${r.clients} | ${fmtInt(r.perSec)} | ${fmtInt(r.ok)} in ${r.seconds.toFixed(1)} s | ${fmtMs(r.p50)} ms | ${fmtMs(r.p99)} ms | ${fmtInt(r.limit)} ${LIMITS[r.driver].label} | ${(r.perSec / r.limit).toFixed(3)} | ${(r.limit / r.perSec).toFixed(1)} |`)
+  }
+  if (baseline) {
+    lines.push(
+      '',
+      `The same phases against a build of the basic fixture at \`${baseline.rev}\` (${baseline.commit.slice(0, 10)}), run right after each driver's own (\`--baseline ${baseline.rev}\`):`,
+      '',
+      '| Driver | Sessions | Refreshes/s | Baseline refreshes/s | × baseline | Baseline p50 | Baseline p99 |',
+      '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+    )
+    for (const r of rows) lines.push(`| ${r.driver} | ${r.clients} | ${fmtInt(r.perSec)} | ${fmtInt(r.baseline.perSec)} | **${(r.perSec / r.baseline.perSec).toFixed(2)}** | ${fmtMs(r.baseline.p50)} ms | ${fmtMs(r.baseline.p99)} ms |`)
   }
   lines.push(
     '',
