@@ -129,7 +129,10 @@ writes this page, \`--only a,b\` runs some sections (routes, module-cost, refres
 password, startup, memory, client-size, profile) and prints them. It builds the fixtures when their
 \`.output\` is missing (\`--build\` forces it) and needs a Redis on 127.0.0.1:6379 and
 \`redis-server\` on the PATH. \`node bench/run.mjs --help\` lists the options that set durations,
-rounds and sizes. This page is written with \`node bench/run.mjs --profile --write\`.
+rounds and sizes. \`--baseline REV\` also runs the refresh phases on a build of an earlier git
+revision (exported with \`git archive\` into a temp dir), right after the current build's, so the
+gain of a change is a ratio from one run. This page is written with
+\`node bench/run.mjs --profile --baseline <rev> --write\` (the exact command is at the end).
 
 ## Results
 

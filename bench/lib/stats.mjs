@@ -42,3 +42,9 @@ export function goal(name, value, op, limit) {
   const met = op === '≥' ? value >= limit : value <= limit
   return { name, value, target: `${op} ${limit}`, met }
 }
+
+/** Appends `items` to `target` (push(...items) overflows the stack for arrays of ~100,000 and more). */
+export function append(target, items) {
+  for (const item of items) target.push(item)
+  return target
+}

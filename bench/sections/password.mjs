@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { PASSWORD } from '../lib/fixtures.mjs'
 import { codeCookieOf, exchangeCode, httpRequest } from '../lib/http.mjs'
 import { log, ROOT, sleep, spawnTracked, startServer, stopChild, stopServer } from '../lib/processes.mjs'
-import { fmtInt, fmtMs, goal, latencyStats, status } from '../lib/stats.mjs'
+import { append, fmtInt, fmtMs, goal, latencyStats, status } from '../lib/stats.mjs'
 
 const BENCH_PASSWORD = 'Bench-Password-42x'
 const HASH_COST = 12
@@ -121,9 +121,9 @@ export async function measure(opts) {
       sum.logins += logins.logins
       sum.loginSeconds += logins.seconds
       log(`${at}: /api/user/me idle, then with ${opts.passwordLogins} logins in flight (${opts.passwordDuration} s each)`)
-      sum.idle.push(...(await phase(ctx, { inFlight: 0, seconds: opts.passwordDuration, meToken: token })).latencies)
+      append(sum.idle, (await phase(ctx, { inFlight: 0, seconds: opts.passwordDuration, meToken: token })).latencies)
       const loaded = await phase(ctx, { inFlight: opts.passwordLogins, seconds: opts.passwordDuration, meToken: token })
-      sum.loaded.push(...loaded.latencies)
+      append(sum.loaded, loaded.latencies)
       sum.stallLogins += loaded.logins
       sum.stallSeconds += loaded.seconds
     }

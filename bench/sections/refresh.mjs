@@ -10,7 +10,7 @@ import { inParallel, login, refresh } from '../lib/http.mjs'
 import { log, removeTempDir, startServer, stopServer, tempDir } from '../lib/processes.mjs'
 import { uniquePrefix } from '../lib/redis.mjs'
 import { durableWritesPerSec, redisRoundTripsPerSec } from '../lib/storage-probes.mjs'
-import { fmtInt, fmtMs, goal, latencyStats, status } from '../lib/stats.mjs'
+import { append, fmtInt, fmtMs, goal, latencyStats, status } from '../lib/stats.mjs'
 
 /** Refreshes/s of the earlier Redis store (several round trips per rotation) with 10 concurrent sessions. */
 const REDIS_BASELINE = 1252
@@ -87,7 +87,7 @@ export async function measureDriver(driver, opts, { nodeArgs = [], spans, entry 
         spans?.push({ from, to: hr() })
         results[clients].ok += r.ok
         results[clients].seconds += r.seconds
-        results[clients].latencies.push(...r.latencies)
+        append(results[clients].latencies, r.latencies)
       }
     }
     return Object.entries(results).map(([clients, r]) => ({
