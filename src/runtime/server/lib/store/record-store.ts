@@ -7,9 +7,9 @@ import type { CommitResult, StoreBackend } from './types'
 const SWEEP_INTERVAL_MS = 10 * 60 * 1000
 
 /**
- * A claim and what it decides, over records: see `Commit` in `types.ts` (one round trip on Redis, one
- * durable file on fs). A claim under a previous HMAC key counts as taken; guards and deletions
- * cover every key of theirs.
+ * A claim and what it decides, over records: see `Commit` in `types.ts` (one round trip on Redis,
+ * one durable file on fs). A claim under a previous HMAC key counts as taken; guards and
+ * deletions cover every key of theirs.
  */
 export interface RecordCommit {
   /** Nothing is written when one of these records exists (e.g. the session's revocation mark). */
