@@ -42,9 +42,9 @@ return n`
 /**
  * A {@link Commit} as one atomic step (map entries written before copies, as everywhere). KEYS:
  * the guards, the claim's other names, the claim, the copies, the maps of the map copies, the
- * deletions; ARGV[1..5]: how many guards, other names,
- * copies, map copies and deletions; ARGV[6..8]: the claim's value, its TTL (ms) and its map value
- * (`<expiry ms>|<value>`); then the field of each map copy.
+ * deletions; ARGV[1..5]: how many guards, other names, copies, map copies and deletions;
+ * ARGV[6..8]: the claim's value, its TTL (ms) and its map value (`<expiry ms>|<value>`); then the
+ * field of each map copy.
  */
 export const COMMIT_SCRIPT = `local guards, taken, copies, maps, deletes = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local value, ttl, mapValue = ARGV[6], tonumber(ARGV[7]), ARGV[8]
@@ -82,7 +82,7 @@ export function commitScriptInput(op: Commit, now: number = Date.now()): { keys:
     keys: [...op.guards, ...op.taken, claim.key, ...op.copies, ...op.mapCopies.map(copy => copy.key), ...op.deletes],
     args: [
       op.guards.length, op.taken.length, op.copies.length, op.mapCopies.length, op.deletes.length,
-      claim.value, claim.ttlMs, `${now + claim.ttlMs}|${claim.value}`,
+      claim.value, claim.ttlMs, encodeMapValue(claim.value, now + claim.ttlMs),
       ...op.mapCopies.map(copy => copy.field),
     ],
   }
@@ -113,6 +113,11 @@ export async function runScript(client: ScriptClient, script: RedisScript, keys:
     if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error
     return client.eval(script.source, keys.length, ...keys, ...args)
   }
+}
+
+/** A map value as stored: `<expiry ms>|<value>`. */
+export function encodeMapValue(value: string, expiresAt: number): string {
+  return `${expiresAt}|${value}`
 }
 
 /** Parse a stored map value `<expiry ms>|<value>`; null when malformed. */

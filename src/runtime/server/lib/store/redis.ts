@@ -3,7 +3,7 @@ import type { Cluster, Redis } from 'ioredis'
 import { commitInSteps } from './commit'
 import { toStep, toTtlMs } from './envelope'
 import { connectionOptions, type RedisBackendOptions } from './redis-connection'
-import { COMMIT_SCRIPT, commitScriptInput, decodeMapValue, INCR_SCRIPT, MAP_DROP_SCRIPT, MAP_SET_SCRIPT, redisScript, runScript } from './redis-scripts'
+import { COMMIT_SCRIPT, commitScriptInput, decodeMapValue, encodeMapValue, INCR_SCRIPT, MAP_DROP_SCRIPT, MAP_SET_SCRIPT, redisScript, runScript } from './redis-scripts'
 import { assertMapField, type MapEntry, type StoreBackend } from './types'
 
 export type { RedisBackendOptions } from './redis-connection'
@@ -145,7 +145,7 @@ export async function createRedisBackend(options: RedisBackendOptions = {}): Pro
     async mapSet(key, field, value, ttlMs) {
       assertMapField(field)
       const ttl = toTtlMs(ttlMs)
-      await script('mapSet', [key], [field, `${Date.now() + ttl}|${value}`, ttl])
+      await script('mapSet', [key], [field, encodeMapValue(value, Date.now() + ttl), ttl])
     },
 
     async mapEntries(key) {
