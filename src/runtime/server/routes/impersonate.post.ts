@@ -9,15 +9,10 @@
  * 403 forbidden (canImpersonate false) · 404 not_found (feature disabled, or target not found)
  * other statuses raised by the check hook or fetchTarget pass through (e.g. 400, 403, 429)
  */
-import { z } from 'zod'
 import { impersonationRequester, startImpersonation } from '../lib/impersonation'
 import { readBodyWith } from '../lib/validation'
+import { impersonateRequest as schema } from '../lib/schemas/requests'
 import { defineAuthRoute } from '../utils/context'
-
-const schema = z.object({
-  targetUserId: z.string().trim().min(1).max(256),
-  reason: z.string().trim().max(500).optional(),
-})
 
 export default defineAuthRoute(async (event, ctx) => {
   const requester = await impersonationRequester(ctx, event)

@@ -8,7 +8,6 @@
  * 401 code_binding_mismatch (the code was issued to another browser; it is consumed)
  * 403 cross_origin_request · 413 payload_too_large
  */
-import { z } from 'zod'
 import { matchesCodeBinding } from '../lib/code-binding'
 import { authError } from '../lib/errors'
 import { consumeAuthCode } from '../lib/records/auth-code'
@@ -18,10 +17,9 @@ import { refuseCrossOrigin } from '../lib/request-guards'
 import { mintSessionToken, setRefreshCookie } from '../lib/session'
 import { describeClient } from '../lib/sessions'
 import { readBodyWith } from '../lib/validation'
+import { tokenRequest as schema } from '../lib/schemas/requests'
 import { defineAuthRoute } from '../utils/context'
 import { randomToken } from '../lib/crypto'
-
-const schema = z.object({ code: z.string().min(1).max(512) })
 
 export default defineAuthRoute(async (event, ctx) => {
   refuseCrossOrigin(event, ctx)

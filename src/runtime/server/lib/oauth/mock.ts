@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { H3Event } from 'h3'
 import { getQuery, getRequestHeader, readBody, sendRedirect } from 'h3'
-import { z } from 'zod'
+import type { z } from 'zod'
 import type { MockProviderOptions, MockUser } from '../../../types/providers'
 import type { AuthContext } from '../context'
 import { randomToken, safeEqual } from '../crypto'
@@ -9,6 +9,7 @@ import { authError } from '../errors'
 import { originOf } from '../origin'
 import { readMockToken, saveMockCode, saveMockToken, takeMockCode, MOCK_TOKEN_TTL } from '../records/mock-provider'
 import { parseBearer } from '../route-rules'
+import { mockAuthorizeRequest as authorizeSchema, mockTokenRequest as tokenSchema } from '../schemas/requests'
 import { isMockEnabled, MOCK_DEFAULTS } from './mock-preset'
 import { isErrorCode, isSafeRedirect, withQueryParams } from './redirect'
 
@@ -34,20 +35,6 @@ export function findMockUser(users: MockUser[], hint: string | undefined, defaul
   if (/^\d{1,6}$/.test(hint) && Number(hint) < users.length) return users[Number(hint)]
   return users.find(u => u.sub === hint) ?? users.find(u => typeof u.email === 'string' && u.email.toLowerCase() === hint.toLowerCase())
 }
-
-const text = (max: number) => z.string().max(max)
-
-const authorizeSchema = z.object({
-  response_type: text(64).optional(),
-  client_id: text(256),
-  redirect_uri: text(2048),
-  state: text(512).optional(),
-  scope: text(1024).optional(),
-  code_challenge: text(128).optional(),
-  code_challenge_method: text(16).optional(),
-  login_hint: text(320).optional(),
-  mock_error: text(64).optional(),
-})
 
 /**
  * A redirect URI the mock provider may send the browser to: a path of this app, or a URL on the
@@ -92,15 +79,6 @@ export async function mockAuthorize(event: H3Event, ctx: AuthContext): Promise<v
   await saveMockCode(ctx, code, { clientId: q.client_id, redirectUri: q.redirect_uri, codeChallenge: q.code_challenge, scope: q.scope ?? '', sub: user.sub })
   return back({ code })
 }
-
-const tokenSchema = z.object({
-  grant_type: text(64),
-  code: text(256),
-  redirect_uri: text(2048),
-  code_verifier: text(128),
-  client_id: text(256).optional(),
-  client_secret: text(256).optional(),
-})
 
 /** Client credentials of a token request: HTTP Basic (RFC 6749 2.3.1) or the form body. */
 function clientCredentials(event: H3Event, body: z.output<typeof tokenSchema>): { id?: string, secret?: string } {

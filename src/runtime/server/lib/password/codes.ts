@@ -1,21 +1,18 @@
 import type { H3Event } from 'h3'
 import { getQuery, getRequestHeader, sendRedirect } from 'h3'
-import { z } from 'zod'
+import type { z } from 'zod'
 import type { MagicCodeAction } from '../../../types/auth'
 import type { AuthContext } from '../context'
 import { authError } from '../errors'
 import { enforceRateLimit, tooMany } from '../rate-limit'
 import { retryAfterOf } from '../records/rate-counter'
 import { createMagicCode, discardMagicCode, verifyMagicCode, type MagicCodeRecord } from '../records/magic-code'
+import { verifyRequest as verifyInput } from '../schemas/requests'
 import { describeIssues, readBodyWith } from '../validation'
-import { emailField } from './credentials'
 import { requireEmail } from './email'
 import type { ResolvedPasswordHandlers } from './handlers'
 import { verifyLink } from './paths'
 import type { PasswordRuntime } from './runtime'
-
-/** Body of POST verify (JSON or form) and query of GET verify. */
-const verifyInput = z.object({ code: z.string().max(64), email: emailField.optional(), flow: z.string().max(64).optional() })
 
 const CODE_PATTERN = /^\d{6}$/
 

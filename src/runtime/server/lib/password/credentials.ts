@@ -1,23 +1,17 @@
 import type { H3Event } from 'h3'
-import { z } from 'zod'
+import type { z } from 'zod'
 import type { RateLimitRuleName } from '../../../types/rate-limit'
 import type { AuthContext } from '../context'
 import { authError } from '../errors'
 import { enforceRateLimit } from '../rate-limit'
 import { refuseCrossOrigin } from '../request-guards'
 import { readBodyWith } from '../validation'
-import { MAX_EMAIL_LENGTH, requireEmail } from './email'
+import { requireEmail } from './email'
 import type { ResolvedPasswordHandlers } from './handlers'
 import { checkPasswordPolicy, MAX_PASSWORD_BYTES, normalizePassword, passwordBytes, passwordForms, policyMessage, TOO_LONG } from './policy'
 import type { PasswordRuntime } from './runtime'
 
-/** Longest password accepted in a body (bcrypt checks 72 bytes; this bounds the work of others). */
-const MAX_PASSWORD_LENGTH = 1024
-
-/** An email as a body or query carries it (checked further by `requireEmail`). */
-export const emailField = z.string().max(MAX_EMAIL_LENGTH + 64)
-/** A password as a body carries it. */
-export const passwordField = z.string().max(MAX_PASSWORD_LENGTH)
+export { emailField, passwordField } from '../schemas/requests'
 
 /**
  * The body of a POST that names an account by its email (register, reset-request): refused from

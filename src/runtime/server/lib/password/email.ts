@@ -1,11 +1,11 @@
 import { domainToASCII, domainToUnicode } from 'node:url'
 import { z } from 'zod'
 import { authError } from '../errors'
+import { MAX_EMAIL_LENGTH } from '../schemas/requests'
 
 const EMAIL = z.email()
 
-/** Longest address accepted (RFC 5321 path limit), measured in its ASCII (punycode) form. */
-export const MAX_EMAIL_LENGTH = 254
+export { MAX_EMAIL_LENGTH }
 
 /**
  * The canonical form of an address, or undefined when it is not a valid email. Every address is

@@ -3,7 +3,6 @@
  * the shared login pipeline. Resetting and changing a password live in `new-password.ts`.
  */
 import type { H3Event } from 'h3'
-import { z } from 'zod'
 import type { AuthUser, ProviderTokens } from '../../../types/auth'
 import type { AuthContext } from '../context'
 import { authError } from '../errors'
@@ -12,12 +11,12 @@ import { enforceRateLimit, reserveLoginFailure } from '../rate-limit'
 import { refuseCrossOrigin } from '../request-guards'
 import { readBodyWith } from '../validation'
 import { answerRedirect, issueCode, verifyCode } from './codes'
-import { checkPassword, emailField, passwordField, readEmailBody, requirePolicy } from './credentials'
+import { credentialsRequest as credentialsBody } from '../schemas/requests'
+import { checkPassword, readEmailBody, requirePolicy } from './credentials'
 import { requireEmail } from './email'
 import { passwordHandlers, passwordSubject, persistWithProviderHandler, type ResolvedPasswordHandlers } from './handlers'
 import { usePasswordRuntime, type PasswordRuntime } from './runtime'
 
-const credentialsBody = z.object({ email: emailField, password: passwordField })
 const NO_TOKENS: ProviderTokens = { access_token: '' }
 
 /** Static `customClaims` of the options, then the host's callback over them. */

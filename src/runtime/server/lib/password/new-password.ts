@@ -3,7 +3,6 @@
  * other session of the account before the new hash is stored.
  */
 import type { H3Event } from 'h3'
-import { z } from 'zod'
 import type { AuthClaims } from '../../../types/auth'
 import type { AuthContext } from '../context'
 import { authenticationError } from '../authenticate'
@@ -16,14 +15,11 @@ import { revokeSessions } from '../sessions'
 import { hostSubjectOf, type SubjectSource } from '../subject'
 import { readBodyWith } from '../validation'
 import { answerRedirect, issueCode, verifyCode } from './codes'
-import { checkPassword, emailField, passwordField, readEmailBody, requirePolicy } from './credentials'
+import { changePasswordRequest as changeBody, resetCompleteRequest as resetCompleteBody, resetRequestRequest as resetRequestBody } from '../schemas/requests'
+import { checkPassword, readEmailBody, requirePolicy } from './credentials'
 import { requireEmail } from './email'
 import { passwordHandlers, passwordSubject, persistPasswordUser } from './handlers'
 import { usePasswordRuntime } from './runtime'
-
-const resetRequestBody = z.object({ email: emailField })
-const resetCompleteBody = z.object({ sessionId: z.string().min(1).max(512), newPassword: passwordField })
-const changeBody = z.object({ currentPassword: passwordField, newPassword: passwordField })
 
 /** Resolves once the current request's answer has been handed to the socket (the next macrotask). */
 const afterAnswer = () => new Promise<void>(resolve => setImmediate(resolve))

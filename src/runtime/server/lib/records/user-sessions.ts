@@ -1,13 +1,11 @@
-import { z } from 'zod'
+import type { z } from 'zod'
 import type { AuthContext } from '../context'
-import { MAP_FIELD } from '../store/types'
 import { RECORD_TYPES } from './record-types'
 import { storedSessionEntry, type sessionEntry } from './refresh-token-schema'
 
 export { sessionClientSchema, type SessionClient } from './schema'
 
-/** A session id (token family) as it may appear in a user's map; anything else names no session. */
-export const sessionIdSchema = z.string().regex(MAP_FIELD)
+export { sessionIdSchema } from '../schemas/requests'
 
 export type SessionEntry = z.output<typeof sessionEntry> & { id: string, expiresAt: number }
 

@@ -9,7 +9,7 @@
  */
 import { getRouterParam } from 'h3'
 import { authError } from '../../lib/errors'
-import { sessionIdSchema } from '../../lib/records/user-sessions'
+import { sessionIdSchema } from '../../lib/schemas/requests'
 import { revokeSession, requireSessionOwner } from '../../lib/sessions'
 import { defineAuthRoute } from '../../utils/context'
 

@@ -1,0 +1,67 @@
+/**
+ * The zod schemas of what the module's routes read: request bodies, queries and path parameters.
+ * The routes validate with them, and the build derives the OpenAPI request schemas from the same
+ * objects (build/openapi.ts), so the two cannot differ. Only zod and constants here: the build
+ * imports this file.
+ */
+import { z } from 'zod'
+import { MAP_FIELD } from '../store/types'
+
+/** Longest address accepted (RFC 5321 path limit), measured in its ASCII (punycode) form. */
+export const MAX_EMAIL_LENGTH = 254
+
+/** Longest password accepted in a body (bcrypt checks 72 bytes; this bounds the work of others). */
+export const MAX_PASSWORD_LENGTH = 1024
+
+/** An email as a body or query carries it (checked further by `requireEmail`). */
+export const emailField = z.string().max(MAX_EMAIL_LENGTH + 64)
+/** A password as a body carries it. */
+export const passwordField = z.string().max(MAX_PASSWORD_LENGTH)
+
+/** POST /auth/token. */
+export const tokenRequest = z.object({ code: z.string().min(1).max(512) })
+
+/** POST /auth/impersonate. */
+export const impersonateRequest = z.object({
+  targetUserId: z.string().trim().min(1).max(256),
+  reason: z.string().trim().max(500).optional(),
+})
+
+/** A session id (token family) as it may appear in a user's map; anything else names no session. */
+export const sessionIdSchema = z.string().regex(MAP_FIELD)
+
+/** POST password register and login. */
+export const credentialsRequest = z.object({ email: emailField, password: passwordField })
+/** POST password reset-request. */
+export const resetRequestRequest = z.object({ email: emailField })
+/** POST password reset-complete. */
+export const resetCompleteRequest = z.object({ sessionId: z.string().min(1).max(512), newPassword: passwordField })
+/** POST password change. */
+export const changePasswordRequest = z.object({ currentPassword: passwordField, newPassword: passwordField })
+/** Body of POST verify (JSON or form) and query of GET verify. */
+export const verifyRequest = z.object({ code: z.string().max(64), email: emailField.optional(), flow: z.string().max(64).optional() })
+
+const text = (max: number) => z.string().max(max)
+
+/** Query of GET /mock/authorize. */
+export const mockAuthorizeRequest = z.object({
+  response_type: text(64).optional(),
+  client_id: text(256),
+  redirect_uri: text(2048),
+  state: text(512).optional(),
+  scope: text(1024).optional(),
+  code_challenge: text(128).optional(),
+  code_challenge_method: text(16).optional(),
+  login_hint: text(320).optional(),
+  mock_error: text(64).optional(),
+})
+
+/** Form body of POST /mock/token. */
+export const mockTokenRequest = z.object({
+  grant_type: text(64),
+  code: text(256),
+  redirect_uri: text(2048),
+  code_verifier: text(128),
+  client_id: text(256).optional(),
+  client_secret: text(256).optional(),
+})
