@@ -6,7 +6,7 @@
  * 200 `{ success: true }`
  * 401 unauthorized · 400 current_password_incorrect · 400 password_policy · 400
  * no_password_account (no password user for the token's email) · 400 bad_request
- * 403 impersonated_session · 403 forbidden (cross-site) · 429 rate_limited (Retry-After)
+ * 403 impersonated_session · 403 cross_origin_request (cross-site) · 429 rate_limited (Retry-After)
  */
 import { change } from '../../lib/password/new-password'
 import { defineAuthRoute } from '../../utils/context'

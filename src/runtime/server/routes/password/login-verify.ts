@@ -5,7 +5,7 @@
  * 302 to `<callbackPath>?code=<code>`; a POST with `Accept: application/json` gets 200
  * `{ success: true, redirect }` instead.
  * 400 invalid_verification_code (wrong, expired or used) · 400 too_many_attempts · 400 bad_request
- * 403 forbidden (cross-site POST) · 429 rate_limited (Retry-After)
+ * 403 cross_origin_request (cross-site POST) · 429 rate_limited (Retry-After)
  */
 import { loginVerify } from '../../lib/password/flows'
 import { defineAuthRoute } from '../../utils/context'

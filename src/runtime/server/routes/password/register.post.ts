@@ -4,7 +4,7 @@
  * with a 6-digit code and delivers the code (sendVerificationCode, action 'register').
  * 200 `{ success: true }`
  * 400 bad_request (malformed body) · 400 invalid_email · 400 password_policy (lists every
- * violation) · 400 user_exists · 403 forbidden (cross-site) · 429 rate_limited (Retry-After)
+ * violation) · 400 user_exists · 403 cross_origin_request (cross-site) · 429 rate_limited (Retry-After)
  * 500 send_failed (delivery failed; no usable code is left)
  */
 import { register } from '../../lib/password/flows'

@@ -4,7 +4,7 @@
  * 6-digit code (action 'reset') is stored and delivered, so neither the answer nor its timing
  * tells whether it exists.
  * 200 `{ success: true, message }` always
- * 400 invalid_email · 400 bad_request · 403 forbidden (cross-site) · 429 rate_limited (Retry-After)
+ * 400 invalid_email · 400 bad_request · 403 cross_origin_request (cross-site) · 429 rate_limited (Retry-After)
  */
 import { resetRequest } from '../../lib/password/new-password'
 import { defineAuthRoute } from '../../utils/context'
