@@ -5,6 +5,7 @@ import { serverRoutes } from './build/routes'
 import { setupOAuth } from './build/oauth'
 import { setupClient } from './build/client'
 import { setupPassword } from './build/password'
+import { setupOpenAPI } from './build/openapi'
 import { buildRuntimeConfig, writeRuntimeConfig } from './build/runtime-config'
 import type { SetupContext } from './build/setup-context'
 import { typeTemplate } from './build/type-template'
@@ -52,6 +53,7 @@ export default defineNuxtModule<ModuleOptionsInput>({
     setupOAuth(setup)
     setupClient(setup)
     setupPassword(setup)
+    setupOpenAPI(setup)
 
     addTypeTemplate({
       filename: 'types/svc-auth.d.ts',

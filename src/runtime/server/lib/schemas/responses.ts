@@ -1,0 +1,124 @@
+/**
+ * The zod schemas of the JSON bodies the module's routes answer with. The OpenAPI description of
+ * the routes is derived from them (build/openapi.ts), and the tests parse real answers with them,
+ * so the description cannot drift from what the routes send. Closed shapes are strict objects (an
+ * extra field fails the tests); claims, keys and the mock user are open. Only zod and constants
+ * here: the build imports this file.
+ */
+import { z } from 'zod'
+
+/** Whole seconds or a count: never negative (the build's literal reader drops negative numbers). */
+const count = z.number().int().nonnegative()
+
+/** A signed JWT. */
+const jwt = z.string().min(1).describe('Signed JWT access token')
+
+/** `{ success: true }`. */
+export const successResponse = z.strictObject({ success: z.literal(true) })
+
+/** POST /auth/token. */
+export const tokenResponse = z.strictObject({
+  token: jwt,
+  accessToken: jwt,
+  expiresIn: count.describe('Lifetime of the access token in seconds'),
+  tokenType: z.literal('Bearer'),
+  redirect: z.string().optional().describe('Same-origin path the login asked to land on'),
+})
+
+/** POST /auth/refresh. */
+export const refreshResponse = z.strictObject({
+  success: z.literal(true),
+  message: z.string(),
+  token: jwt,
+  accessToken: jwt,
+  expiresIn: count.describe('Lifetime of the access token in seconds'),
+})
+
+/** POST /auth/impersonate and /auth/unimpersonate. */
+export const accessTokenResponse = z.strictObject({ accessToken: jwt })
+
+/** The `impersonation` claim of an impersonated token. */
+const impersonationClaim = z.looseObject({
+  originalUserSub: z.string(),
+  originalUserLookupId: z.string(),
+  originalUserEmail: z.string().optional(),
+  originalUserName: z.string().optional(),
+  impersonatedAt: z.string(),
+  reason: z.string().optional(),
+})
+
+/** GET /api/user/me: the access token's claims (custom claims included). */
+export const claimsResponse = z.looseObject({
+  sub: z.string().min(1),
+  email: z.string().optional(),
+  name: z.string().optional(),
+  picture: z.string().optional(),
+  provider: z.string().optional(),
+  iss: z.string().optional(),
+  aud: z.union([z.string(), z.array(z.string())]).optional(),
+  iat: count.optional(),
+  exp: count.optional(),
+  sid: z.string().optional().describe('Session (refresh token family) of the token'),
+  impersonation: impersonationClaim.optional(),
+})
+
+/** GET /.well-known/jwks.json: the RS256 public keys. */
+export const jwksResponse = z.strictObject({
+  keys: z.array(z.looseObject({
+    kty: z.literal('RSA'),
+    n: z.string(),
+    e: z.string(),
+    kid: z.string().optional(),
+    alg: z.literal('RS256').optional(),
+    use: z.literal('sig').optional(),
+  })),
+})
+
+/** One entry of GET /auth/sessions. */
+export const sessionResponse = z.strictObject({
+  id: z.string(),
+  current: z.boolean(),
+  createdAt: z.iso.datetime(),
+  lastUsedAt: z.iso.datetime(),
+  provider: z.string().optional(),
+  client: z.strictObject({
+    userAgent: z.string().optional().describe('Browser and system family, no versions'),
+    address: z.string().optional().describe('Network prefix of the address (/24 or /48)'),
+  }),
+})
+
+/** GET /auth/sessions. */
+export const sessionsResponse = z.strictObject({ sessions: z.array(sessionResponse) })
+
+/** POST /auth/sessions/revoke-others. */
+export const revokeOthersResponse = z.strictObject({ success: z.literal(true), revoked: count })
+
+/** POST password reset-request (the same answer whether the account exists or not). */
+export const messageResponse = z.strictObject({ success: z.literal(true), message: z.string() })
+
+/** POST password register-verify and login-verify with `Accept: application/json`. */
+export const redirectResponse = z.strictObject({ success: z.literal(true), redirect: z.string() })
+
+/** POST password reset-verify with `Accept: application/json`. */
+export const resetSessionResponse = z.strictObject({ success: z.literal(true), redirect: z.string(), sessionId: z.string() })
+
+/** POST /mock/token. */
+export const mockTokenResponse = z.strictObject({
+  access_token: z.string(),
+  token_type: z.literal('Bearer'),
+  expires_in: count,
+  scope: z.string(),
+})
+
+/** GET /mock/userinfo: the mock user with all its keys. */
+export const mockUserResponse = z.looseObject({ sub: z.string() })
+
+/**
+ * Body of every error answer. `error` is one of the stable codes of `ERRORS`
+ * (server/lib/errors.ts); the description of each route narrows it to the codes it answers with.
+ */
+export const errorResponse = z.strictObject({
+  statusCode: z.number().int().min(400).max(599),
+  message: z.string(),
+  error: z.string(),
+})

@@ -1,0 +1,192 @@
+import { readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { Parser, type Node } from 'acorn'
+import type { H3Event } from 'h3'
+import { describe, expect, it } from 'vitest'
+import { assertLiteralJson, documentModule, errorCodesOf, isOpenAPIServed, jsonSchemaOf, moduleRouteOf, routeDocOf, routeMetaFileName, routeMetaModule, routeOperation, type Json } from '../../src/build/openapi'
+import { ROUTE_DOCS, routeDocKey } from '../../src/build/openapi-routes'
+import { resolveOptions } from '../../src/build/options'
+import { serverRoutes } from '../../src/build/routes'
+import { ERRORS, isAuthErrorCode, type AuthErrorCode } from '../../src/runtime/server/lib/errors'
+import { oauthRoutes, passwordRoutes, type ServerRoute } from '../../src/runtime/server/lib/module-routes'
+import { withoutMiddlewarePaths } from '../../src/runtime/server/lib/openapi-document'
+import { sessionIdSchema, tokenRequest, verifyRequest } from '../../src/runtime/server/lib/schemas/requests'
+import { errorResponse, sessionsResponse, tokenResponse } from '../../src/runtime/server/lib/schemas/responses'
+
+const SECRETS = {
+  token: 'unit-token-secret-0123456789-abcdefghijklmnop',
+  google: 'unit-google-client-secret-value',
+  encryption: 'unit-encryption-key-0123456789-abcdefghij',
+}
+
+const options = resolveOptions({
+  token: { secret: SECRETS.token },
+  tokenRefresh: { encryption: { enabled: true, key: SECRETS.encryption } },
+  providers: {
+    mock: { mockUsers: [{ sub: 'm', email: 'm@example.com', name: 'M' }] },
+    google: { clientId: 'google-client', clientSecret: SECRETS.google },
+    password: {},
+  },
+}, true)
+
+/** Every route the module registers with these options. */
+const routes: ServerRoute[] = [...serverRoutes(options), ...oauthRoutes(options), ...passwordRoutes(options)]
+
+type JsonObject = { [key: string]: Json }
+const operationOf = (route: ServerRoute) => routeOperation(route, routeDocOf(route)!, options) as JsonObject & {
+  responses: Record<string, { content?: Record<string, { schema: JsonObject & { properties: Record<string, JsonObject> } }> }>
+  parameters: JsonObject[]
+  requestBody?: { content: Record<string, { schema: JsonObject }> }
+}
+const find = (handler: string, method = 'post') => routes.find(r => r.handler === handler && r.method === method)!
+
+/** What Nitro's `nitro:handlers-meta` plugin reads from a handler file (a copy of its `astToObject`). */
+function nitroReadsMeta(code: string): unknown {
+  type AstNode = Node & { expression?: AstNode, callee?: AstNode & { name?: string }, arguments?: AstNode[], properties?: Array<AstNode & { key: { name?: string, value?: string }, value: AstNode }>, elements?: AstNode[], value?: unknown }
+  const astToObject = (node: AstNode): unknown => {
+    if (node.type === 'ObjectExpression') return Object.fromEntries(node.properties!.filter(p => p.type === 'Property').map(p => [p.key.name ?? p.key.value, astToObject(p.value)]))
+    if (node.type === 'ArrayExpression') return node.elements!.map(astToObject).filter(item => item !== undefined)
+    if (node.type === 'Literal') return node.value
+    return undefined
+  }
+  const ast = Parser.parse(code, { ecmaVersion: 'latest', sourceType: 'module' }) as Node & { body: AstNode[] }
+  const call = ast.body.find(n => n.type === 'ExpressionStatement' && n.expression?.type === 'CallExpression' && n.expression.callee?.name === 'defineRouteMeta')
+  return call ? JSON.parse(JSON.stringify(astToObject(call.expression!.arguments![0]!))) : null
+}
+
+describe('route descriptions', () => {
+  it('describe every route the module registers, and nothing else', () => {
+    expect(routes.length).toBeGreaterThan(20)
+    for (const route of routes) expect(routeDocOf(route), `${route.method} ${route.handler}`).toBeDefined()
+    const used = new Set(routes.map(r => routeDocKey(r.method, r.handler)))
+    expect(Object.keys(ROUTE_DOCS).filter(key => !used.has(key))).toEqual([])
+  })
+
+  it('list exactly the error codes each route file names (header or code), plus the common ones', () => {
+    const codes = Object.keys(ERRORS).filter(isAuthErrorCode)
+    const byFile = new Map<string, Set<AuthErrorCode>>()
+    for (const route of routes) {
+      const set = byFile.get(route.handler) ?? new Set()
+      for (const code of errorCodesOf(route, routeDocOf(route)!)) set.add(code)
+      byFile.set(route.handler, set)
+    }
+    for (const [handler, documented] of byFile) {
+      const text = readFileSync(resolve(import.meta.dirname, `../../src/runtime/server/routes/${handler}.ts`), 'utf8')
+      const named = codes.filter(code => new RegExp(`\\b${code}\\b`).test(text))
+      expect(named.filter(code => !documented.has(code)), `${handler}: named in the file, not documented`).toEqual([])
+      const own = routes.filter(r => r.handler === handler).flatMap(r => routeDocOf(r)!.errors)
+      expect(own.filter(code => !named.includes(code)), `${handler}: documented, not named in the file`).toEqual([])
+    }
+  })
+
+  it('give unique operation ids, one per provider for the login route', () => {
+    const ids = routes.map(r => operationOf(r).operationId)
+    expect(new Set(ids).size).toBe(ids.length)
+    expect(operationOf(find('oauth/login.get', 'get')).operationId).toMatch(/^svcAuthLogin(Mock|Google)$/)
+    expect(routes.filter(r => r.handler === 'oauth/login.get').map(r => operationOf(r).summary).sort()).toEqual(['Log in with google', 'Log in with mock'])
+  })
+
+  it('take request and answer schemas from the zod schemas the routes use', () => {
+    const token = operationOf(find('token.post'))
+    expect(token.requestBody!.content['application/json']!.schema).toEqual(jsonSchemaOf(tokenRequest, 'input'))
+    expect(token.responses['200']!.content!['application/json']!.schema).toEqual(jsonSchemaOf(tokenResponse, 'output'))
+    expect(operationOf(find('sessions/list.get', 'get')).responses['200']!.content!['application/json']!.schema).toEqual(jsonSchemaOf(sessionsResponse, 'output'))
+    // GET verify reads the query, POST verify a JSON or form body: the same schema.
+    const link = operationOf(find('password/login-verify', 'get'))
+    expect(link.requestBody).toBeUndefined()
+    expect(link.parameters.map(p => [p.name, p.in, p.required])).toEqual([['code', 'query', true], ['email', 'query', false], ['flow', 'query', false]])
+    const form = operationOf(find('password/login-verify', 'post'))
+    expect(Object.keys(form.requestBody!.content)).toEqual(['application/json', 'application/x-www-form-urlencoded'])
+    expect(form.requestBody!.content['application/x-www-form-urlencoded']!.schema).toEqual(jsonSchemaOf(verifyRequest, 'input'))
+  })
+
+  it('answer each error status with the codes of that status, narrowed from the error body', () => {
+    const token = operationOf(find('token.post'))
+    const at = (status: number) => token.responses[String(status)]!.content!['application/json']!.schema
+    expect(Object.keys(token.responses).sort()).toEqual(['200', '400', '401', '403', '413', '500'])
+    expect(at(401).properties.error).toEqual({ type: 'string', enum: ['invalid_code', 'code_binding_mismatch'] })
+    expect(at(401).properties.statusCode).toEqual({ type: 'integer', const: 401 })
+    expect(at(500).properties.error!.enum).toEqual(['internal_error'])
+    expect(Object.keys(at(400).properties).sort()).toEqual(Object.keys(errorResponse.shape).sort())
+    expect(token.responses['401']!).toMatchObject({ description: expect.stringContaining(ERRORS.code_binding_mismatch.message) })
+    // A GET has no body, so no 413.
+    expect(operationOf(find('me.get', 'get')).responses['413']).toBeUndefined()
+  })
+
+  it('declare the bearer scheme, the refresh cookie and path parameters', () => {
+    const me = operationOf(find('me.get', 'get'))
+    expect(me.security).toEqual([{ svcAuthBearer: [] }])
+    expect(me.$global).toEqual({ components: { securitySchemes: { svcAuthBearer: expect.objectContaining({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }) } } })
+    const refresh = operationOf(find('refresh.post'))
+    expect(refresh.security).toBeUndefined()
+    expect(refresh.parameters).toEqual([expect.objectContaining({ name: 'svc-refresh', in: 'cookie', required: false })])
+    expect(operationOf(find('unimpersonate.post')).parameters).toEqual([expect.objectContaining({ name: 'svc-refresh', in: 'cookie', required: true })])
+    const revoke = operationOf(find('sessions/revoke.delete', 'delete'))
+    expect(revoke.parameters).toEqual([{ name: 'id', in: 'path', required: true, schema: jsonSchemaOf(sessionIdSchema, 'input') }])
+    expect(operationOf(find('jwks.get', 'get')).security).toBeUndefined()
+  })
+
+  it('hold nothing of the options but paths and the cookie name', () => {
+    const text = JSON.stringify(routes.map(operationOf))
+    for (const secret of Object.values(SECRETS)) expect(text).not.toContain(secret)
+    expect(text).not.toContain('google-client"')
+  })
+})
+
+describe('generated handler files', () => {
+  it('carry a literal Nitro reads back unchanged, and re-export the handler', () => {
+    for (const route of routes) {
+      const operation = operationOf(route)
+      const code = routeMetaModule(route, `/module/runtime/server/routes/${route.handler}`, operation)
+      expect(code).toContain(`export { default } from "/module/runtime/server/routes/${route.handler}"`)
+      expect(nitroReadsMeta(code)).toEqual({ openAPI: operation })
+    }
+  })
+
+  it('refuse values Nitro would lose (negative or non-finite numbers)', () => {
+    expect(() => assertLiteralJson({ a: [{ minimum: -1 }] })).toThrow(/meta\.a\[0\]\.minimum is -1/)
+    expect(() => assertLiteralJson({ a: Number.POSITIVE_INFINITY })).toThrow()
+    expect(() => assertLiteralJson({ a: 0, b: [1, 'x', null, true] })).not.toThrow()
+    // The literal reader drops a unary minus: this is what the check protects against.
+    expect(nitroReadsMeta('defineRouteMeta({"a":-1,"b":[-2,3]})')).toEqual({ b: [3] })
+  })
+
+  it('get distinct file names per method and route', () => {
+    const names = routes.map(routeMetaFileName)
+    expect(new Set(names).size).toBe(names.length)
+    expect(routeMetaFileName({ route: '/.well-known/jwks.json', method: 'get', handler: 'jwks.get' })).toBe('svc-auth/openapi/get-well-known-jwks-json')
+    expect(routeMetaFileName({ route: '/auth/sessions/:id', method: 'delete', handler: 'sessions/revoke.delete' })).toBe('svc-auth/openapi/delete-auth-sessions-id')
+  })
+
+  it('wrap Nitro\'s document route', () => {
+    const code = documentModule('/nitro/runtime/internal/routes/openapi', '/module/lib/openapi-document')
+    expect(code).toContain('import handler from "/nitro/runtime/internal/routes/openapi"')
+    expect(code).toContain('export default withoutMiddlewarePaths(handler)')
+  })
+})
+
+describe('wiring helpers', () => {
+  it('isOpenAPIServed follows Nitro: experimental.openAPI, and in production openAPI.production', () => {
+    expect(isOpenAPIServed({ dev: true, experimental: { openAPI: true } })).toBe(true)
+    expect(isOpenAPIServed({ dev: false, experimental: { openAPI: true } })).toBe(false)
+    expect(isOpenAPIServed({ dev: false, experimental: { openAPI: true }, openAPI: { production: 'runtime' } })).toBe(true)
+    expect(isOpenAPIServed({ dev: false, experimental: { openAPI: true }, openAPI: { production: 'prerender' } })).toBe(true)
+    expect(isOpenAPIServed({ dev: true, experimental: {}, openAPI: { production: 'runtime' } })).toBe(false)
+    expect(isOpenAPIServed({ dev: true })).toBe(false)
+  })
+
+  it('moduleRouteOf finds the module\'s own handlers only', () => {
+    const dir = '/m/dist/runtime/server/routes'
+    expect(moduleRouteOf({ route: '/auth/token', method: 'post', handler: `${dir}/token.post` }, dir)).toEqual({ route: '/auth/token', method: 'post', handler: 'token.post' })
+    expect(moduleRouteOf({ route: '/auth/sessions/:id', method: 'DELETE', handler: `${dir}/sessions/revoke.delete.js` }, dir)).toEqual({ route: '/auth/sessions/:id', method: 'delete', handler: 'sessions/revoke.delete' })
+    expect(moduleRouteOf({ route: '/api/x', method: 'get', handler: '/app/server/api/x.get.ts' }, dir)).toBeUndefined()
+    expect(moduleRouteOf({ middleware: true, handler: `${dir}/token.post` }, dir)).toBeUndefined()
+    expect(moduleRouteOf({ route: '/auth/token', method: 'post', handler: () => null }, dir)).toBeUndefined()
+  })
+
+  it('withoutMiddlewarePaths drops the entries that are no path', async () => {
+    const nitro = (() => ({ openapi: '3.1.0', paths: { '': { get: {} }, '/auth/token': { post: {} } } })) as unknown as Parameters<typeof withoutMiddlewarePaths>[0]
+    const wrapped = withoutMiddlewarePaths(nitro)
+    expect(await wrapped({ __is_event__: true } as unknown as H3Event)).toEqual({ openapi: '3.1.0', paths: { '/auth/token': { post: {} } } })
+  })
+})
