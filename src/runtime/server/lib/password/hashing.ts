@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os'
-import { hash as bcryptHash, verify as bcryptVerify } from '@node-rs/bcrypt'
 import type { PasswordHandlers } from '../../../types/auth'
 import { randomToken } from '../crypto'
+import { createBcryptEngine, type BcryptEngine } from './bcrypt'
 
 /** Limits how many tasks run at once; the others wait in order. */
 export interface Semaphore {
@@ -55,9 +55,10 @@ export function automaticHashConcurrency(cores = availableParallelism(), poolSiz
 }
 
 /**
- * Password hashing of the provider. bcrypt runs on the libuv thread pool (`@node-rs/bcrypt`), so
- * the event loop keeps answering while hashes are computed; the host may replace both functions
- * (`hashPassword`, `verifyPassword`).
+ * Password hashing of the provider. bcrypt runs on the libuv thread pool (`@node-rs/bcrypt`), or
+ * where that native addon cannot load in worker threads (bcryptjs), so the event loop keeps
+ * answering while hashes are computed; the host may replace both functions (`hashPassword`,
+ * `verifyPassword`).
  */
 export interface PasswordHasher {
   hash(password: string): Promise<string>
@@ -87,6 +88,10 @@ export interface HasherOptions {
   concurrency: number
   /** The host's handlers, read on every call (plugins may register them after startup). */
   handlers: () => PasswordHandlers | undefined
+  /** Reports a fallback to bcryptjs (one line, once). @default console.warn */
+  warn?: (message: string) => void
+  /** The bcrypt implementation, made on first use. @default createBcryptEngine (native, else bcryptjs in workers) */
+  engine?: (options: { workers: number, warn: (message: string) => void }) => Promise<BcryptEngine>
 }
 
 /**
@@ -95,9 +100,13 @@ export interface HasherOptions {
  * the host's functions when it registered them.
  */
 export function createPasswordHasher(options: HasherOptions): PasswordHasher {
-  const limit = createSemaphore(options.concurrency > 0 ? options.concurrency : automaticHashConcurrency())
-  const builtInHash = (password: string) => limit.run(() => bcryptHash(password, { cost: options.rounds }))
-  const builtInVerify = (password: string, hash: string) => limit.run(() => bcryptVerify(password, hash))
+  const slots = options.concurrency > 0 ? options.concurrency : automaticHashConcurrency()
+  const limit = createSemaphore(slots)
+  // Loaded on first use: a native addon that cannot load is caught there, not at import.
+  let engine: Promise<BcryptEngine> | undefined
+  const bcrypt = () => (engine ??= (options.engine ?? createBcryptEngine)({ workers: slots, warn: options.warn ?? (message => console.warn(`[svc-auth] ${message}`)) }))
+  const builtInHash = (password: string) => limit.run(async () => (await bcrypt()).hash(password, options.rounds))
+  const builtInVerify = (password: string, hash: string) => limit.run(async () => (await bcrypt()).verify(password, hash))
 
   const hash = async (password: string): Promise<string> => {
     const custom = options.handlers()?.hashPassword

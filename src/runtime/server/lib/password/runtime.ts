@@ -24,7 +24,7 @@ export function usePasswordRuntime(ctx: AuthContext): PasswordRuntime {
   const options = resolvePasswordOptions(input)
   const errors = [...validatePasswordOptions(options), ...validateRateLimitOptions(ctx.options.rateLimit)]
   if (errors.length) throw new Error(`[nuxt-svc-auth] Invalid configuration:\n${errors.map(e => `  - ${e}`).join('\n')}`)
-  const hasher = createPasswordHasher({ rounds: options.passwordHashRounds, concurrency: options.hashConcurrency, handlers: () => getAuthHandlers().password })
+  const hasher = createPasswordHasher({ rounds: options.passwordHashRounds, concurrency: options.hashConcurrency, handlers: () => getAuthHandlers().password, warn: message => ctx.logger.warn(message) })
   hasher.warmUp().catch(error => ctx.logger.warn('Could not compute the dummy password hash', error))
   runtime = { options, hasher }
   runtimes.set(ctx, runtime)

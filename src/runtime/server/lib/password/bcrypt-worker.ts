@@ -1,0 +1,176 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { Worker } from 'node:worker_threads'
+import type { BcryptEngine } from './bcrypt'
+
+/**
+ * The code of each worker thread, passed as text (`eval`; only `import()`, which works whether Node
+ * reads it as CommonJS or, with `--input-type=module`, as a module): a built Nitro server bundles the
+ * module's runtime files, and a worker file referenced by its own URL would not be copied into
+ * `.output`. It loads bcryptjs from the URL the main thread resolved (Nitro traces the package
+ * into `.output/server/node_modules` from the main thread's own import of it, see `bcrypt.ts`) and
+ * answers one message at a time with the synchronous functions: the thread is there to block.
+ */
+const WORKER_SOURCE = `
+import('node:worker_threads').then(({ parentPort, workerData }) => {
+  const loaded = import(workerData.module).then(m => m.default && m.default.hashSync ? m.default : m)
+  // A module that cannot load fails each job with its reason instead of ending the thread.
+  loaded.catch(() => {})
+  parentPort.on('message', async (job) => {
+    try {
+      const bcrypt = await loaded
+      const value = job.op === 'hash' ? bcrypt.hashSync(job.password, job.cost) : bcrypt.compareSync(job.password, job.hash)
+      parentPort.postMessage({ id: job.id, value })
+    }
+    catch (error) {
+      parentPort.postMessage({ id: job.id, error: String(error && error.message || error) })
+    }
+  })
+})
+`
+
+/** The ES module entry of a package manifest (`exports['.'].import`, `module`, `main`). */
+function moduleEntry(manifest: unknown): string {
+  const pkg = (manifest ?? {}) as { exports?: Record<string, { import?: string | { default?: string } }>, module?: string, main?: string }
+  const target = pkg.exports?.['.']?.import
+  return (typeof target === 'string' ? target : target?.default) ?? pkg.module ?? pkg.main ?? 'index.js'
+}
+
+/**
+ * URL of bcryptjs's ES module for the worker threads: `import.meta.resolve`, or where Nitro's
+ * bundle has none, the package found from this file's `node_modules` path and its manifest
+ * (`require.resolve` would pick the CommonJS build, which the output does not hold).
+ */
+export function bcryptjsUrl(): string {
+  try {
+    return import.meta.resolve('bcryptjs')
+  }
+  catch {
+    // Resolved below.
+  }
+  for (const dir of createRequire(import.meta.url).resolve.paths('bcryptjs') ?? []) {
+    const root = join(dir, 'bcryptjs')
+    const manifest = join(root, 'package.json')
+    if (existsSync(manifest)) return pathToFileURL(join(root, moduleEntry(JSON.parse(readFileSync(manifest, 'utf8'))))).href
+  }
+  throw new Error('[nuxt-svc-auth] bcryptjs was not found beside the server')
+}
+
+type Job = { op: 'hash', password: string, cost: number } | { op: 'verify', password: string, hash: string }
+
+interface Reply {
+  id: number
+  value?: unknown
+  error?: string
+}
+
+/** One worker thread and the one job it runs, if any. */
+interface Slot {
+  worker: Worker
+  job?: { id: number, resolve(value: unknown): void, reject(error: Error): void }
+  dead: boolean
+}
+
+/** Options of {@link createWorkerEngine}. */
+export interface WorkerEngineOptions {
+  /** Most worker threads (the hasher's concurrency: each computation has a thread of its own). */
+  size: number
+  /** URL of the bcryptjs module the workers load. @default bcryptjs as the main thread resolves it */
+  module?: string
+}
+
+const stopped = (reason: string) => new Error(`[nuxt-svc-auth] The bcrypt worker thread stopped (${reason}); the password was not processed`)
+
+/**
+ * bcryptjs in up to `size` worker threads, started on first use and kept (unreferenced while idle,
+ * so they never keep the process alive). A job waits for a free thread; a thread that crashes or
+ * exits rejects its job with a clear error and is replaced by the next job.
+ */
+export function createWorkerEngine({ size, module = bcryptjsUrl() }: WorkerEngineOptions): BcryptEngine {
+  const slots = new Set<Slot>()
+  const idle: Slot[] = []
+  const waiting: Array<{ resolve(slot: Slot): void, reject(error: Error): void }> = []
+  let nextId = 0
+  let closed = false
+
+  const fail = (slot: Slot, reason: string) => {
+    if (slot.dead) return
+    slot.dead = true
+    slots.delete(slot)
+    const index = idle.indexOf(slot)
+    if (index >= 0) idle.splice(index, 1)
+    slot.job?.reject(stopped(reason))
+    slot.job = undefined
+    void slot.worker.terminate()
+    // A waiting job gets a new thread in place of this one.
+    const next = closed ? undefined : waiting.shift()
+    if (next) next.resolve(spawn())
+  }
+
+  const spawn = (): Slot => {
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { module } })
+    const slot: Slot = { worker, dead: false }
+    worker.on('message', (reply: Reply) => {
+      const job = slot.job
+      if (!job || reply?.id !== job.id) return
+      slot.job = undefined
+      if (typeof reply.error === 'string') job.reject(new Error(`[nuxt-svc-auth] bcryptjs: ${reply.error}`))
+      else job.resolve(reply.value)
+    })
+    worker.on('error', error => fail(slot, error instanceof Error ? error.message : String(error)))
+    worker.on('messageerror', () => fail(slot, 'an unreadable message'))
+    worker.on('exit', code => fail(slot, `exit code ${code}`))
+    slots.add(slot)
+    return slot
+  }
+
+  const acquire = (): Promise<Slot> => {
+    if (closed) return Promise.reject(new Error('[nuxt-svc-auth] The bcrypt worker threads are closed'))
+    const free = idle.pop()
+    if (free) return Promise.resolve(free)
+    if (slots.size < size) return Promise.resolve(spawn())
+    return new Promise((resolve, reject) => waiting.push({ resolve, reject }))
+  }
+
+  const release = (slot: Slot) => {
+    if (slot.dead) return
+    const next = waiting.shift()
+    if (next) return next.resolve(slot)
+    slot.worker.unref()
+    idle.push(slot)
+  }
+
+  const run = async (job: Job): Promise<unknown> => {
+    const slot = await acquire()
+    try {
+      return await new Promise((resolve, reject) => {
+        const id = ++nextId
+        slot.job = { id, resolve, reject }
+        slot.worker.ref()
+        slot.worker.postMessage({ id, ...job })
+      })
+    }
+    finally {
+      release(slot)
+    }
+  }
+
+  return {
+    kind: 'worker',
+    async hash(password, cost) {
+      const value = await run({ op: 'hash', password, cost })
+      if (typeof value !== 'string') throw new Error('[nuxt-svc-auth] bcryptjs returned no hash')
+      return value
+    },
+    async verify(password, hash) {
+      return (await run({ op: 'verify', password, hash })) === true
+    },
+    async close() {
+      closed = true
+      for (const waiter of waiting.splice(0)) waiter.reject(new Error('[nuxt-svc-auth] The bcrypt worker threads are closed'))
+      await Promise.all([...slots].map(slot => slot.worker.terminate()))
+    },
+  }
+}
