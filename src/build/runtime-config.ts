@@ -4,6 +4,7 @@ import { isMockEnabled, MOCK_DEFAULTS } from '../runtime/server/lib/oauth/mock-p
 import { BUILT_IN_OAUTH_PROVIDERS, customProviders, presetOf } from '../runtime/server/lib/oauth/providers'
 import type { ModuleOptions, PublicAuthConfig } from '../runtime/types/options'
 import type { MockProviderOptions, NamedCustomProviderOptions, ProvidersOptions } from '../runtime/types/providers'
+import { presenceCookieName } from '../runtime/shared/presence'
 import { toPublicConfig } from './options'
 
 /** The module's part of the runtime config: private (server only) and public (browser). */
@@ -71,7 +72,11 @@ export function buildRuntimeConfig(options: ModuleOptions, { dev }: { dev: boole
   const publicConfig = toPublicConfig(options)
   return {
     private: { ...options, providers: runtimeProviders(options.providers) },
-    public: { ...publicConfig, providers: publicProviderNames(publicConfig.providers, options, dev) },
+    public: {
+      ...publicConfig,
+      providers: publicProviderNames(publicConfig.providers, options, dev),
+      tokenRefresh: { ...publicConfig.tokenRefresh, presenceCookie: presenceCookieName(options.tokenRefresh.cookie.cookieName) },
+    },
   }
 }
 

@@ -281,6 +281,104 @@ describe('login and session in a real browser', () => {
   })
 })
 
+const FLAG = 'svc-refresh-present'
+
+/** Console errors and uncaught page errors of a tab, from now on. */
+function consoleErrors(tab: Tab): string[] {
+  const errors: string[] = []
+  tab.page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text())
+  })
+  tab.page.on('pageerror', error => errors.push(error.message))
+  return errors
+}
+
+async function cookieNamed(tab: Tab, name: string) {
+  return (await tab.context.cookies()).find(c => c.name === name)
+}
+
+describe('no start-up refresh without a session (the presence flag)', () => {
+  it('a logged-out visitor makes no refresh request and sees no console error; protected pages still send to the login page', async () => {
+    const tab = await openTab()
+    const errors = consoleErrors(tab)
+    await goto(tab, '/login')
+    await testId(tab.page, 'page-login').waitFor()
+    await goto(tab, '/dashboard')
+    expectLoginFor(tab.page, '/dashboard')
+    await goto(tab, '/guest-named')
+    await testId(tab.page, 'page-guest-named').waitFor()
+    // In the browser too: a navigation to a protected page checks the session without a request.
+    await goto(tab, '/')
+    await testId(tab.page, 'nav-dashboard').click()
+    await tab.page.waitForURL(url => url.pathname === '/login')
+    expectLoginFor(tab.page, '/dashboard')
+    expect(tab.count('POST', '/auth/refresh')).toBe(0)
+    expect(errors).toEqual([])
+    expect(await cookieNamed(tab, FLAG)).toBeUndefined()
+  })
+
+  it('login sets the flag beside the refresh cookie; a reload refreshes once; logout deletes it and the next load makes no request', async () => {
+    const tab = await openTab()
+    const errors = consoleErrors(tab)
+    await login(tab)
+    const refresh = await cookieNamed(tab, 'svc-refresh')
+    const flag = await cookieNamed(tab, FLAG)
+    expect(flag).toMatchObject({ value: '1', httpOnly: false, path: '/', secure: refresh!.secure, sameSite: refresh!.sameSite })
+    expect(Math.abs(flag!.expires - refresh!.expires)).toBeLessThan(5)
+    expect(await tab.page.evaluate(() => document.cookie)).toContain(`${FLAG}=1`)
+
+    const before = tab.requests.length
+    const refreshed = tab.page.waitForResponse(r => r.url().endsWith('/auth/refresh'))
+    await tab.page.reload()
+    expect((await refreshed).status()).toBe(200)
+    await tab.page.waitForSelector('html[data-hydrated]')
+    await testId(tab.page, 'signed-in').waitFor()
+    expect(tab.count('POST', '/auth/refresh', before)).toBe(1)
+    // Re-set with the rotated refresh cookie.
+    expect(await cookieNamed(tab, FLAG)).toMatchObject({ value: '1' })
+
+    await testId(tab.page, 'logout').click()
+    await tab.page.waitForURL(url => url.pathname === '/')
+    await testId(tab.page, 'signed-out').waitFor()
+    expect(await cookieNamed(tab, FLAG)).toBeUndefined()
+    const afterLogout = tab.requests.length
+    await goto(tab, '/login')
+    await tab.page.reload()
+    await tab.page.waitForSelector('html[data-hydrated]')
+    await testId(tab.page, 'page-login').waitFor()
+    expect(tab.count('POST', '/auth/refresh', afterLogout)).toBe(0)
+    expect(errors).toEqual([])
+  })
+
+  it('a forged flag costs one refused refresh, which deletes it', async () => {
+    const tab = await openTab()
+    await tab.context.addCookies([{ name: FLAG, value: '1', url: tab.base }])
+    const refused = tab.page.waitForResponse(r => r.url().endsWith('/auth/refresh'))
+    await goto(tab, '/login')
+    expect((await refused).status()).toBe(401)
+    await tab.page.waitForFunction(name => !document.cookie.includes(name), FLAG)
+    expect(await cookieNamed(tab, FLAG)).toBeUndefined()
+    await goto(tab, '/login')
+    await goto(tab, '/guest-named')
+    expect(tab.count('POST', '/auth/refresh')).toBe(1)
+  })
+
+  it('a session from before the flag existed gets it with its next page load and stays logged in', async () => {
+    const tab = await openTab()
+    await login(tab)
+    await tab.context.clearCookies({ name: FLAG })
+    expect(await cookieNamed(tab, FLAG)).toBeUndefined()
+    const before = tab.requests.length
+    const refreshed = tab.page.waitForResponse(r => r.url().endsWith('/auth/refresh'))
+    const response = await tab.page.reload()
+    expect((await response!.allHeaders())['set-cookie']).toContain(`${FLAG}=1`)
+    expect((await refreshed).status()).toBe(200)
+    await testId(tab.page, 'signed-in').waitFor()
+    expect(tab.count('POST', '/auth/refresh', before)).toBe(1)
+    expect(await cookieNamed(tab, FLAG)).toMatchObject({ value: '1', httpOnly: false })
+  })
+})
+
 describe('sessions in two browsers', () => {
   it('one browser lists both sessions and ends the other; the other one\'s next request fails', async () => {
     const laptop = await openTab()
@@ -479,7 +577,8 @@ describe('tokens stay in memory', () => {
       expect(text, where).not.toMatch(JWT)
       for (const token of tab.tokens) expect(text.includes(token), where).toBe(false)
     }
-    expect(seen.cookie).not.toContain('svc-refresh')
+    // The refresh cookie is HttpOnly; only its presence flag (no secret) is readable.
+    expect(seen.cookie.split(/;\s*/).map(c => c.split('=')[0])).not.toContain('svc-refresh')
     expect(seen.local).not.toContain('svc')
     expect(seen.session).not.toContain('svc')
   })
@@ -541,6 +640,13 @@ describe('options', () => {
   it('enableSSR false: the server renders logged out without a helper, the browser restores the session', async () => {
     const local = await startServerProcess({ NUXT_SVC_AUTH_ENABLE_SSR: 'false', NUXT_PUBLIC_SVC_AUTH_ENABLE_SSR: 'false' }, 'client')
     extraServers.push(local)
+    // Logged out: the protected page is left for the login page without a refresh request.
+    const visitor = await openTab(local)
+    await goto(visitor, '/dashboard')
+    await visitor.page.waitForURL(url => url.pathname === '/login')
+    expect(visitor.count('POST', '/auth/refresh')).toBe(0)
+    expect(visitor.console.filter(m => /401/.test(m))).toEqual([])
+
     const tab = await openTab(local)
     await login(tab)
     const response = await tab.page.reload()

@@ -13,6 +13,7 @@ import { routeAccess, type RouteAccess } from './lib/access'
 import { messageOf, shareRefresh, statusOf, type RefreshHolder, type RefreshOutcome } from './lib/auth-fetch'
 import { userFromToken } from './lib/claims'
 import { refreshErrorUrl } from './lib/paths'
+import { mayHaveSession } from './lib/presence'
 import { isRelativePath, normalizePath, withQuery } from '../shared/paths'
 import { accessTokenOf } from '../shared/token-response'
 
@@ -178,9 +179,27 @@ export function pendingRefresh(nuxtApp: NuxtApp): Promise<RefreshOutcome> | null
 }
 
 /**
+ * False in the browser when it certainly holds no session: no presence flag cookie beside the
+ * refresh cookie, and no user rendered by the server (see `mayHaveSession`). A refresh would
+ * only be refused then.
+ */
+export function sessionMayExist(nuxtApp: NuxtApp): boolean {
+  const known = !!sessionState(nuxtApp).value.user || !!tokenState(nuxtApp).value
+  return mayHaveSession(document.cookie, publicAuthConfig(nuxtApp).tokenRefresh.presenceCookie, known)
+}
+
+/**
+ * Records that there is no session, without a request: the state a refused refresh leaves
+ * (applied after hydration while hydrating, so the first render matches the server's HTML).
+ */
+export function settleWithoutSession(nuxtApp: NuxtApp): void {
+  if (!sessionState(nuxtApp).value.checked) clearSession(nuxtApp, nuxtApp.isHydrating)
+}
+
+/**
  * Makes sure the session state reflects a check: waits for a refresh in flight, or, in the
  * browser, tries one refresh when nothing has been checked yet (for example after landing on a
- * public route, where rule 8 skips the startup refresh).
+ * public route, where rule 8 skips the startup refresh) and a session may exist.
  */
 export async function ensureSession(nuxtApp: NuxtApp): Promise<void> {
   const inFlight = pendingRefresh(nuxtApp)
@@ -188,7 +207,9 @@ export async function ensureSession(nuxtApp: NuxtApp): Promise<void> {
     await inFlight
     return
   }
-  if (import.meta.client && !sessionState(nuxtApp).value.checked && !tokenState(nuxtApp).value) await refreshSession(nuxtApp)
+  if (!import.meta.client || sessionState(nuxtApp).value.checked || tokenState(nuxtApp).value) return
+  if (sessionMayExist(nuxtApp)) await refreshSession(nuxtApp)
+  else settleWithoutSession(nuxtApp)
 }
 
 /**

@@ -247,6 +247,13 @@ export interface PublicAuthConfig {
   endpoints: EndpointOptions
   redirect: RedirectOptions
   clientMiddleware: ClientMiddlewareOptions
-  tokenRefresh: Pick<TokenRefreshOptions, 'enabled' | 'automaticRefresh'>
+  tokenRefresh: Pick<TokenRefreshOptions, 'enabled' | 'automaticRefresh'> & {
+    /**
+     * Name of the session presence flag (`<tokenRefresh.cookie.cookieName>-present`), a readable
+     * cookie beside the refresh cookie: without it the browser makes no refresh at start-up.
+     * Absent: every start refreshes (as before the flag existed).
+     */
+    presenceCookie?: string
+  }
   enableSSR: boolean
 }

@@ -3,8 +3,9 @@
  * - Server (with `enableSSR`): the user of the per-request SSR token goes into the session state,
  *   so the first paint already shows who is logged in. Only the decoded claims travel in the
  *   payload, never the token; such pages are sent with `Cache-Control: private, no-store`.
- * - Browser (rule 8): unless on the callback page, on a public route or with a token in memory,
- *   one refresh with the cookie. When the server already knew the session (SSR token) it runs in
+ * - Browser (rule 8): unless on the callback page, on a public route, with a token in memory or
+ *   without a session (no presence flag cookie and no user from the server), one refresh with
+ *   the cookie. When the server already knew the session (SSR token) it runs in
  *   the background: the page already shows the user (with the client middleware, a protected
  *   page is left for the login page when that refresh is refused). Otherwise (no SSR, or
  *   `enableSSR: false`) the app waits for it before the route middleware runs, so protected
@@ -19,7 +20,7 @@ import { getAuthFetch } from '../client'
 import { userFromToken } from '../lib/claims'
 import { isPublicRoute } from '../lib/paths'
 import { normalizePath, stripBase } from '../../shared/paths'
-import { accessOf, afterHydration, goTo, inApp, loginRedirect, publicAuthConfig, refreshSession, sessionState, tokenState } from '../state'
+import { accessOf, afterHydration, goTo, inApp, loginRedirect, publicAuthConfig, refreshSession, sessionMayExist, sessionState, settleWithoutSession, tokenState } from '../state'
 
 function hydrateFromServer(nuxtApp: NuxtApp, config: PublicAuthConfig): void {
   if (!config.enableSSR) return
@@ -50,6 +51,9 @@ async function leaveProtectedPage(nuxtApp: NuxtApp, config: PublicAuthConfig): P
 async function startSession(nuxtApp: NuxtApp, config: PublicAuthConfig): Promise<void> {
   const path = stripBase(window.location.pathname, nuxtApp.$config.app.baseURL)
   if (!refreshesOnStart(nuxtApp, config, path)) return
+  // No presence flag and no user from the server: certainly no refresh cookie, so no request
+  // (a refused one would only log a 401 in the console). The state is what that refusal leaves.
+  if (!sessionMayExist(nuxtApp)) return settleWithoutSession(nuxtApp)
   const knownFromServer = sessionState(nuxtApp).value.checked
   // While hydrating, the state changes wait until hydration is done, so that the first render
   // matches the server's HTML; the token is kept at once (the middleware reads it).

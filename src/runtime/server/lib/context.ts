@@ -21,6 +21,8 @@ export interface AuthContext {
   callHook: HookCaller
   /** Parsed lifetimes in seconds. */
   lifetimes: { access: number, ssr: number, authCode: number, refresh: number, impersonation: number }
+  /** The app's base URL (`app.baseURL`): the path of the session presence cookie. */
+  baseURL: string
   /** Revoked sessions whose access tokens are refused; undefined when `sessions.revokeAccessTokens` is off. */
   revocations: RevocationList | undefined
   dispose(): Promise<void>
@@ -95,6 +97,7 @@ export async function createAuthContext(options: ModuleOptions, { dev = false, c
     dev,
     callHook,
     lifetimes,
+    baseURL: baseURL || '/',
     revocations,
     async dispose() {
       await revocations?.dispose()

@@ -4,22 +4,40 @@ import type { AuthClaims, AuthUser, CustomClaims } from '../../types/auth'
 import { buildAccessClaims, sanitizeCustomClaims } from './claims'
 import type { AuthContext } from './context'
 import { getAuthHandlers } from './handlers'
-import type { RefreshTokenRecord } from './records/refresh-token'
+import { clearPresenceCookie, setPresenceCookie } from './presence-cookie'
+import { readSessionRecord, type RefreshTokenRecord } from './records/refresh-token'
 
-/** Sets the HttpOnly refresh cookie with the configured attributes (`maxAge` overrides the lifetime). */
+/**
+ * Sets the HttpOnly refresh cookie with the configured attributes (`maxAge` overrides the
+ * lifetime), and the session presence flag beside it with the same lifetime.
+ */
 export function setRefreshCookie(event: H3Event, ctx: AuthContext, token: string, maxAge?: number): void {
   const c = ctx.options.tokenRefresh.cookie
   setCookie(event, c.cookieName, token, { maxAge: maxAge ?? c.maxAge, secure: c.secure, httpOnly: c.httpOnly, sameSite: c.sameSite, path: c.path })
+  setPresenceCookie(event, c, ctx.baseURL, maxAge ?? c.maxAge)
 }
 
+/** Deletes the refresh cookie and the session presence flag. */
 export function clearRefreshCookie(event: H3Event, ctx: AuthContext): void {
   const c = ctx.options.tokenRefresh.cookie
   deleteCookie(event, c.cookieName, { secure: c.secure, httpOnly: c.httpOnly, sameSite: c.sameSite, path: c.path })
+  clearPresenceCookie(event, c, ctx.baseURL)
+}
+
+/** Deletes the session presence flag only (a request that came without a refresh cookie). */
+export function clearSessionPresence(event: H3Event, ctx: AuthContext): void {
+  clearPresenceCookie(event, ctx.options.tokenRefresh.cookie, ctx.baseURL)
 }
 
 export function readRefreshCookie(event: H3Event, ctx: AuthContext): string | undefined {
   const value = getCookie(event, ctx.options.tokenRefresh.cookie.cookieName)
   return value && value.length <= 512 ? value : undefined
+}
+
+/** The session (family) of the request's refresh cookie when it carries a live one. */
+export async function cookieSessionId(event: H3Event, ctx: AuthContext): Promise<string | undefined> {
+  const cookie = readRefreshCookie(event, ctx)
+  return cookie ? (await readSessionRecord(ctx, cookie))?.family : undefined
 }
 
 /**

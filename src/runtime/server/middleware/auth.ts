@@ -9,14 +9,17 @@
  *   token in `event.context.ssrAccessToken` (server only: never written into HTML or payload).
  *   Requests to the module's own routes (login hops, callback page, password links, mock
  *   provider, …) are not page requests: they never read the session or sign a token here.
+ * - A page request that carries the refresh cookie without the session presence flag gets the
+ *   flag (sessions that began before the flag existed; nothing is read from storage).
  */
 import { defineEventHandler, getCookie, getRequestHeader, type H3Event } from 'h3'
-import { getRouteRules } from 'nitropack/runtime'
+import { getRouteRules, useRuntimeConfig } from 'nitropack/runtime'
 import type { ModuleOptions } from '../../types/options'
 import type { AuthContext } from '../lib/context'
 import { sendAuthError } from '../lib/errors'
 import { readSessionRecord } from '../lib/records/refresh-token'
 import { isModuleRoute } from '../lib/module-routes'
+import { restorePresenceCookie } from '../lib/presence-cookie'
 import { resolveAuthRule } from '../lib/route-rules'
 import { mintSessionToken, readRefreshCookie, resolveGlobalClaims } from '../lib/session'
 import { authOptions, peekAuthContext, useAuthContext } from '../utils/context'
@@ -53,7 +56,10 @@ export default defineEventHandler(async (event) => {
     const rule = resolveAuthRule(getRouteRules(event).auth)
     const hasBearer = !!event.node.req.headers.authorization
     const needsUser = hasBearer || rule === 'required'
-    const wantsSsrToken = options.enableSSR && isPageRequest(event, options) && !!getCookie(event, options.tokenRefresh.cookie.cookieName)
+    const page = isPageRequest(event, options)
+    // A session that began before the presence flag existed gets it with its next page load.
+    if (page && options.tokenRefresh.enabled) restorePresenceCookie(event, options.tokenRefresh.cookie, useRuntimeConfig().app?.baseURL || '/')
+    const wantsSsrToken = options.enableSSR && page && !!getCookie(event, options.tokenRefresh.cookie.cookieName)
     // Nothing to check: the request never waits for the auth context (start-up, storage).
     if (!needsUser && !wantsSsrToken) return
     ctx ??= await useAuthContext()

@@ -4,7 +4,8 @@
  * signs a new access token (custom claims resolved again) and rotates the refresh token. Every
  * use of the old cookie within `reuseGracePeriod` seconds of its rotation (a second tab, a retry
  * after a lost answer) gets the same successor cookie.
- * 200 `{ success: true, message, token, accessToken, expiresIn }` (+ the successor refresh cookie)
+ * 200 `{ success: true, message, token, accessToken, expiresIn }` (+ the successor refresh cookie
+ * and the presence flag). A 401 deletes the presence flag (and the refresh cookie it refused).
  * 401 invalid_refresh_token (missing, unknown, expired, revoked) · 401 refresh_token_reused (a
  * rotated token used again after the grace period: the whole session is revoked)
  * 403 impersonated_session · 403 cross_origin_request · 413 payload_too_large
@@ -12,14 +13,20 @@
 import { authError } from '../lib/errors'
 import { rotateRefreshToken } from '../lib/records/refresh-token'
 import { refuseCrossOrigin } from '../lib/request-guards'
-import { clearRefreshCookie, mintSessionToken, readRefreshCookie, resolveGlobalClaims, setRefreshCookie } from '../lib/session'
+import { clearRefreshCookie, clearSessionPresence, mintSessionToken, readRefreshCookie, resolveGlobalClaims, setRefreshCookie } from '../lib/session'
 import { defineAuthRoute } from '../utils/context'
 
 export default defineAuthRoute(async (event, ctx) => {
   refuseCrossOrigin(event, ctx)
   if (!ctx.options.tokenRefresh.enabled) throw authError('not_found', 'Token refresh is disabled')
   const cookie = readRefreshCookie(event, ctx)
-  if (!cookie) throw authError('invalid_refresh_token', 'Missing refresh token')
+  if (!cookie) {
+    // A presence flag without a refresh cookie (stale or forged): deleted, so the next start of
+    // the app makes no request. Only the flag: a refresh cookie set meanwhile by a login in
+    // another tab must survive this answer.
+    clearSessionPresence(event, ctx)
+    throw authError('invalid_refresh_token', 'Missing refresh token')
+  }
 
   const result = await rotateRefreshToken(ctx, cookie, { rotate: record => !record.impersonation })
   if (result.status === 'reused') {
