@@ -36,4 +36,17 @@ describe('password hashing with bcryptjs in worker threads, in the built server'
     expect(server.output().match(FALLBACK_WARNING)).toHaveLength(1)
     expect(server.output()).not.toMatch(/bcrypt worker thread stopped|ERR_MODULE_NOT_FOUND/)
   })
+
+  it('the control: without the variable the built server loads @node-rs/bcrypt on first use, silently', async () => {
+    const native = await startServerProcess({ NUXT_SVC_AUTH_RATE_LIMIT_ENABLED: 'false' }, 'password')
+    try {
+      const email = uniqueEmail('native')
+      await registerUser(native, email)
+      expect((await loginUser(native, email)).token).toBeTruthy()
+      expect(native.output()).not.toMatch(/bcryptjs|@node-rs\/bcrypt could not be loaded/)
+    }
+    finally {
+      await native.stop()
+    }
+  })
 })
