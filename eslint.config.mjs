@@ -6,6 +6,8 @@ const serverOnly = { regex: '^(node:|h3$|unstorage|ioredis|@node-rs/)', message:
 const notBrowser = { regex: '(^|/)app(/|$)', message: 'Server code must not import browser code.' }
 const belowEdges = { regex: '(^|/)(routes|utils|plugins|middleware)(/|$)', message: 'Server libraries must not import routes, host utils, plugins or middleware (those are the edges that call them).' }
 const belowProviders = { regex: '(^|/)(oauth|password)(/|$)', message: 'Records and stores must not import providers.' }
+const notTesting = { regex: '(^|/)testing(/|$)', message: 'Runtime code must not import the test helpers (src/testing).' }
+const noTestRunner = { regex: '^(@nuxt/test-utils|playwright-core|vitest)', message: 'Only src/testing/e2e.ts may import the test runner\'s packages: `nuxt-svc-auth/testing` must load without them.' }
 
 /**
  * Layer rules: which folder may import which. ESLint applies the last matching entry's options
@@ -20,6 +22,7 @@ const layers = [
       { regex: '(^|/)build(/|$)', message: 'Browser code must not import build-time code.' },
       serverOnly,
       { regex: '^jose$', message: 'The browser only reads token payloads (app/lib/claims.ts decodes them): no JWT library in the client bundle.' },
+      notTesting,
     ],
   },
   {
@@ -28,22 +31,33 @@ const layers = [
     forbid: [
       { regex: '(^|/)(server|app|build)(/|$)', message: 'Shared code is used by the browser and the server: it imports only src/runtime/shared and src/runtime/types.' },
       { regex: '^(#imports|#app|node:)', message: 'Shared code must not depend on Nuxt, Nitro or Node.' },
+      notTesting,
     ],
   },
   {
     name: 'server code never imports browser code',
     files: ['src/runtime/server/**'],
-    forbid: [notBrowser],
+    forbid: [notBrowser, notTesting],
   },
   {
     name: 'server libraries never import routes, host utils or plugins',
     files: ['src/runtime/server/lib/**'],
-    forbid: [notBrowser, belowEdges],
+    forbid: [notBrowser, belowEdges, notTesting],
   },
   {
     name: 'records and stores are the bottom layer',
     files: ['src/runtime/server/lib/store/**', 'src/runtime/server/lib/records/**'],
-    forbid: [notBrowser, belowEdges, belowProviders],
+    forbid: [notBrowser, belowEdges, belowProviders, notTesting],
+  },
+  {
+    name: 'test helpers use the server libraries, never browser code; only the e2e entry loads the test runner',
+    files: ['src/testing/**'],
+    forbid: [notBrowser, noTestRunner],
+  },
+  {
+    name: 'the e2e test helpers',
+    files: ['src/testing/e2e.ts'],
+    forbid: [notBrowser],
   },
 ]
 

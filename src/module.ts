@@ -5,6 +5,7 @@ import { serverRoutes } from './build/routes'
 import { setupOAuth } from './build/oauth'
 import { setupClient } from './build/client'
 import { setupPassword } from './build/password'
+import { setupTesting } from './build/testing'
 import { setupOpenAPI } from './build/openapi'
 import { buildRuntimeConfig, writeRuntimeConfig } from './build/runtime-config'
 import type { SetupContext } from './build/setup-context'
@@ -53,6 +54,7 @@ export default defineNuxtModule<ModuleOptionsInput>({
     setupOAuth(setup)
     setupClient(setup)
     setupPassword(setup)
+    setupTesting(setup)
     setupOpenAPI(setup)
 
     addTypeTemplate({

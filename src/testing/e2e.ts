@@ -1,0 +1,305 @@
+/**
+ * `nuxt-svc-auth/testing/e2e`: log in to the app `@nuxt/test-utils` runs (`setup()`), over HTTP
+ * and through the real flow, and open Playwright pages that start logged in.
+ *
+ * - `loginAs('ada@example.com')` logs in through the mock provider (`/auth/mock` → `/mock/authorize`
+ *   → callback code → POST /auth/token with the code cookie), as a browser would.
+ * - `loginAs({ sub: 'u1', role: 'admin' })` uses the test-only login endpoint, which exists only in
+ *   a build made for tests and answers only with the secret of that build (read from its build
+ *   directory): any user, for apps without the mock provider.
+ */
+import { existsSync, readFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { createPage, fetch as testFetch, url, useTestContext } from '@nuxt/test-utils/e2e'
+import type { NuxtPage, TestContext } from '@nuxt/test-utils/e2e'
+import { decodeJwt } from 'jose'
+import { ofetch, type FetchOptions } from 'ofetch'
+import type { BrowserContextOptions } from 'playwright-core'
+import type { AuthClaims } from '../runtime/types/auth'
+import type { ModuleOptions } from '../runtime/types/options'
+import { TEST_LOGIN_FILE, TEST_LOGIN_PATH, TEST_LOGIN_SECRET_HEADER, type TestLoginFile } from '../runtime/server/lib/test-login'
+import { CookieJar, type TestCookie } from './cookies'
+import { appAuthConfig, loadAppAuthConfig, type AppConfigView } from './options'
+
+export type { TestCookie } from './cookies'
+
+/** A user to log in: a mock user (index, `sub` or email) or any user (test-only login). */
+export type LoginUser = string | number | { sub?: string, id?: string, email?: string, name?: string, picture?: string, [key: string]: unknown }
+
+/** Options of {@link loginAs}. */
+export interface LoginAsOptions {
+  /**
+   * How to log in: `'mock'` through the mock provider (the user is a mock user's index, `sub` or
+   * email), `'test-login'` through the test-only login endpoint (any user object).
+   * @default 'test-login' for a user object, 'mock' for a string or number
+   */
+  via?: 'mock' | 'test-login'
+  /** Test-only login: custom claims (the app's `customClaims` handler applies over them). @default {} */
+  claims?: Record<string, unknown>
+  /** Test-only login: the `provider` claim. @default 'test' */
+  provider?: string
+  /**
+   * Test-only login: the build directory holding `svc-auth/test-login.json`.
+   * @default the build directory of the test context, else `<rootDir>/.nuxt`
+   */
+  buildDir?: string
+  /** Test-only login: the build's secret itself, instead of reading it from the build directory. @default read from the build directory */
+  secret?: string
+}
+
+/** Options of session requests: ofetch's, with JSON bodies. */
+export type SessionFetchOptions = FetchOptions<'json'>
+
+/** A logged-in session of the test: its access token, its cookies, and requests that carry both. */
+export interface TestSession {
+  /** The current access token (`refresh()` replaces it). */
+  readonly accessToken: string
+  /** Its lifetime in seconds, as POST /auth/token answered. */
+  readonly expiresIn: number
+  /** The claims of the current access token (decoded; the server verified it). */
+  readonly user: AuthClaims
+  /** Every cookie the app has set for this session (refresh cookie, code cookie, …). */
+  readonly cookies: TestCookie[]
+  /** `Cookie` header of those cookies. */
+  readonly cookieHeader: string
+  /** `{ authorization: 'Bearer …', cookie: '…' }`: the headers of a logged-in browser. */
+  readonly headers: { authorization: string, cookie: string }
+  /**
+   * A request to a path of the app (test-utils `fetch`) with the bearer token and the cookies
+   * (headers given in `init` win); cookies the answer sets are kept. Redirects are not followed.
+   */
+  fetch(path: string, init?: RequestInit): Promise<Response>
+  /** Like `$fetch` of test-utils (ofetch), with the bearer token and the cookies. */
+  $fetch<T = unknown>(path: string, options?: SessionFetchOptions): Promise<T>
+  /** POST to the refresh endpoint with the refresh cookie: a new access token, a rotated cookie. */
+  refresh(): Promise<string>
+  /** POST to the logout endpoint: the session ends on the server, its cookies are dropped. */
+  logout(): Promise<void>
+}
+
+interface AppView {
+  options: ModuleOptions
+  baseURL: string
+  /** A path of the app under its base URL. */
+  path(route: string): string
+}
+
+const apps = new WeakMap<TestContext, Promise<AppView>>()
+
+function joinPath(base: string, route: string): string {
+  return `${base.replace(/\/+$/, '')}/${route.replace(/^\/+/, '')}`
+}
+
+/** The module options and base URL of the app of the test context (read once per context). */
+function appView(): Promise<AppView> {
+  const ctx = useTestContext()
+  let view = apps.get(ctx)
+  if (!view) {
+    // The server's environment: the runner's, with the `env` of setup() over it.
+    const given = Object.entries(ctx.options.env ?? {}).map(([key, value]) => [key, value === undefined ? undefined : String(value)])
+    const env = { ...process.env, ...Object.fromEntries(given) }
+    const loaded = ctx.nuxt
+      ? Promise.resolve(appAuthConfig(ctx.nuxt.options as unknown as AppConfigView, { env, dev: ctx.options.dev }))
+      : loadAppAuthConfig({ rootDir: ctx.options.rootDir, env, dev: ctx.options.dev })
+    view = loaded.then(({ options, baseURL }) => ({ options, baseURL, path: route => joinPath(baseURL, route) }))
+    apps.set(ctx, view)
+  }
+  return view
+}
+
+/** A request to the test server, cookies of `jar` attached and the ones it sets kept. */
+async function send(jar: CookieJar, path: string, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers)
+  const cookie = jar.header(path.split('?')[0])
+  if (cookie && !headers.has('cookie')) headers.set('cookie', cookie)
+  const response = await testFetch(path, { redirect: 'manual', ...init, headers })
+  jar.store(response)
+  return response
+}
+
+async function failure(step: string, response: Response): Promise<Error> {
+  return new Error(`nuxt-svc-auth/testing: ${step} answered ${response.status}: ${(await response.text()).slice(0, 500)}`)
+}
+
+/** The authorization code of a login through the mock provider, following its redirects. */
+async function mockLoginCode(app: AppView, jar: CookieJar, hint: string): Promise<string> {
+  const origin = new URL(url('/')).origin
+  const callback = app.path(app.options.endpoints.callbackPath)
+  const loginRoute = app.path(`${app.options.endpoints.loginPath}/mock`)
+  let target = `${loginRoute}?user=${encodeURIComponent(hint)}`
+  for (let hop = 0; hop < 8; hop++) {
+    const response = await send(jar, target)
+    const location = response.headers.get('location')
+    if (response.status < 300 || response.status >= 400 || !location) throw await failure(`login through the mock provider (GET ${target})`, response)
+    const next = new URL(location, url(target))
+    if (next.origin !== origin) throw new Error(`nuxt-svc-auth/testing: the mock login left the app for ${next.origin}`)
+    const code = next.searchParams.get('code')
+    if (next.pathname === callback && code) return code
+    // The provider's errors go back to the login route; the login route's go to `redirect.error`.
+    const error = next.searchParams.get('error')
+    if (error && next.pathname !== loginRoute) {
+      throw new Error(`nuxt-svc-auth/testing: login through the mock provider failed: ${error} (${next.searchParams.get('error_description') ?? ''})`)
+    }
+    target = next.pathname + next.search
+  }
+  throw new Error('nuxt-svc-auth/testing: the mock login did not reach the callback page')
+}
+
+/** The test-only login endpoint and secret of the build under test. */
+function testLoginAccess(options: LoginAsOptions): TestLoginFile {
+  if (options.secret) return { path: TEST_LOGIN_PATH, secret: options.secret }
+  const ctx = useTestContext()
+  const dirs = [options.buildDir, ctx.nuxt?.options.buildDir, ctx.options.rootDir ? resolve(ctx.options.rootDir, '.nuxt') : undefined]
+  const files = dirs.filter((dir): dir is string => typeof dir === 'string').map(dir => join(dir, TEST_LOGIN_FILE))
+  const found = files.find(file => existsSync(file))
+  if (!found) {
+    throw new Error(`nuxt-svc-auth/testing: no test login secret (looked for ${files.join(', ')}). The test-only login exists only in a build made for tests (nuxt.options.test, set under vitest); log in through the mock provider (via: 'mock') otherwise.`)
+  }
+  const file = JSON.parse(readFileSync(found, 'utf8')) as Partial<TestLoginFile>
+  if (typeof file.path !== 'string' || typeof file.secret !== 'string') throw new Error(`nuxt-svc-auth/testing: ${found} is not a test login file`)
+  return { path: file.path, secret: file.secret }
+}
+
+/** The authorization code of the test-only login endpoint for `user`. */
+async function testLoginCode(app: AppView, jar: CookieJar, user: Exclude<LoginUser, number>, options: LoginAsOptions): Promise<string> {
+  const access = testLoginAccess(options)
+  const body = { user: typeof user === 'string' ? { sub: user } : user, claims: options.claims, provider: options.provider }
+  const response = await send(jar, app.path(access.path), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', [TEST_LOGIN_SECRET_HEADER]: access.secret },
+    body: JSON.stringify(body),
+  })
+  if (response.status !== 200) throw await failure(`the test-only login (${response.status === 404 ? 'is the server the build the secret belongs to?' : 'POST'} ${access.path})`, response)
+  return ((await response.json()) as { code: string }).code
+}
+
+function createSession(app: AppView, jar: CookieJar, token: { accessToken: string, expiresIn: number }): TestSession {
+  let current = token
+  const headers = () => {
+    const cookie = jar.header(app.baseURL)
+    return { authorization: `Bearer ${current.accessToken}`, cookie }
+  }
+  const withSession = (given: HeadersInit | undefined, path: string): Headers => {
+    const merged = new Headers(given)
+    if (!merged.has('authorization')) merged.set('authorization', `Bearer ${current.accessToken}`)
+    const cookie = jar.header(path.split('?')[0])
+    if (cookie && !merged.has('cookie')) merged.set('cookie', cookie)
+    return merged
+  }
+  const post = async (route: string, step: string) => {
+    const response = await send(jar, app.path(route), { method: 'POST' })
+    if (response.status !== 200) throw await failure(step, response)
+    return response
+  }
+  return {
+    get accessToken() {
+      return current.accessToken
+    },
+    get expiresIn() {
+      return current.expiresIn
+    },
+    get user() {
+      return decodeJwt(current.accessToken) as AuthClaims
+    },
+    get cookies() {
+      return jar.list()
+    },
+    get cookieHeader() {
+      return jar.header(app.baseURL)
+    },
+    get headers() {
+      return headers()
+    },
+    async fetch(path, init = {}) {
+      const response = await testFetch(path, { redirect: 'manual', ...init, headers: withSession(init.headers, path) })
+      jar.store(response)
+      return response
+    },
+    $fetch<T>(path: string, options: SessionFetchOptions = {}) {
+      return ofetch<T, 'json'>(url(path), {
+        ...options,
+        headers: withSession(options.headers, path),
+        onResponse: [({ response }) => jar.store(response), ...[options.onResponse ?? []].flat()],
+      })
+    },
+    async refresh() {
+      const response = await post(app.options.endpoints.refreshPath, 'the refresh')
+      const body = (await response.json()) as { token: string, expiresIn: number }
+      current = { accessToken: body.token, expiresIn: body.expiresIn }
+      return current.accessToken
+    },
+    async logout() {
+      await post(app.options.endpoints.logoutPath, 'the logout')
+    },
+  }
+}
+
+/**
+ * Logs `user` in to the app of the test context over HTTP, through the real flow, and returns
+ * the session: access token, cookies (the refresh cookie among them) and requests carrying them.
+ *
+ * - A string or number: a user of the mock provider (index, `sub` or email), through
+ *   `/auth/mock`. A production build serves the mock provider only with
+ *   `providers.mock.enableInProduction` (or `NUXT_SVC_AUTH_PROVIDERS_MOCK_ENABLE_IN_PRODUCTION=true`).
+ * - An object: any user (`sub` or `id`, and claims), through the test-only login endpoint of a
+ *   build made for tests.
+ */
+export async function loginAs(user: LoginUser, options: LoginAsOptions = {}): Promise<TestSession> {
+  const app = await appView()
+  const jar = new CookieJar()
+  const via = options.via ?? (typeof user === 'object' ? 'test-login' : 'mock')
+  let code: string
+  if (via === 'mock') {
+    const hint = typeof user === 'object' ? user.sub ?? user.email : String(user)
+    if (!hint) throw new TypeError('nuxt-svc-auth/testing: a mock user is named by its index, sub or email')
+    code = await mockLoginCode(app, jar, hint)
+  }
+  else {
+    if (typeof user === 'number') throw new TypeError('nuxt-svc-auth/testing: the test-only login takes a user object (or a sub)')
+    code = await testLoginCode(app, jar, user, options)
+  }
+  const response = await send(jar, app.path(app.options.endpoints.tokenPath), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ code }),
+  })
+  if (response.status !== 200) throw await failure('the code exchange', response)
+  const body = (await response.json()) as { token: string, expiresIn: number }
+  return createSession(app, jar, { accessToken: body.token, expiresIn: body.expiresIn })
+}
+
+/** Options of {@link createLoggedInPage}. */
+export interface LoggedInPageOptions extends LoginAsOptions {
+  /**
+   * A session of {@link loginAs} to hand to the browser instead of logging in anew. The browser
+   * then rotates its refresh cookie: do not `refresh()` that session from the test afterwards
+   * (presenting the old cookie again counts as reuse and ends the session).
+   * @default a new login
+   */
+  session?: TestSession
+  /** Options of the browser context (Playwright), as for `createPage`. @default {} */
+  page?: BrowserContextOptions
+}
+
+/**
+ * `createPage` of `@nuxt/test-utils`, logged in as `user` (see {@link loginAs}): the session's
+ * cookies go into the browser context before it opens `path`, so the app's start-up refresh
+ * finds the session and the page renders for the logged-in user. Waits for hydration.
+ */
+export async function createLoggedInPage(path: string, user: LoginUser, options: LoggedInPageOptions = {}): Promise<NuxtPage> {
+  const session = options.session ?? await loginAs(user, options)
+  const page = await createPage(undefined, options.page)
+  const { hostname } = new URL(url('/'))
+  await page.context().addCookies(session.cookies.map(cookie => ({
+    name: cookie.name,
+    value: cookie.value,
+    domain: hostname,
+    path: cookie.path,
+    secure: cookie.secure,
+    httpOnly: cookie.httpOnly,
+    sameSite: cookie.sameSite,
+    expires: cookie.expires,
+  })))
+  await page.goto(url(path), { waitUntil: 'hydration' })
+  return page
+}
