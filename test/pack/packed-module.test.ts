@@ -116,3 +116,26 @@ describe('the packed module', () => {
     expect((await fetch('/auth/logout', cookie(setCookieValue(refreshed, 'svc-refresh')!))).status).toBe(200)
   })
 })
+
+describe('nuxt-svc-auth/testing of the packed module', () => {
+  it('ships the test helpers as their own entries, outside the runtime directory', () => {
+    expect(packedFiles).toEqual(expect.arrayContaining(['dist/testing/index.mjs', 'dist/testing/index.d.mts', 'dist/testing/e2e.mjs', 'dist/testing/e2e.d.mts']))
+    expect(packedFiles.filter(f => f.startsWith('dist/runtime/testing'))).toEqual([])
+  })
+
+  it('resolves in the app and mints tokens with the app\'s key that the app accepts', async () => {
+    // A script of the app, run by plain Node from the app's directory: what a handler unit test does.
+    write(join(app, 'mint.mjs'), `import { createTestAuth } from 'nuxt-svc-auth/testing'
+const auth = await createTestAuth()
+const { token } = await auth.mint({ sub: 'minted-1', plan: 'gold' })
+const impersonated = await auth.mintImpersonated({ sub: 'minted-2' }, { sub: 'minted-1' })
+await auth.dispose()
+console.log(JSON.stringify({ token, impersonated: impersonated.token, e2e: import.meta.resolve('nuxt-svc-auth/testing/e2e') }))
+`)
+    const out = JSON.parse(run(process.execPath, ['mint.mjs'], app).trim().split('\n').pop()!) as { token: string, impersonated: string, e2e: string }
+    expect(out.e2e).toMatch(/node_modules\/nuxt-svc-auth\/dist\/testing\/e2e\.mjs$/)
+    expect(await $fetch<Record<string, unknown>>('/api/user/me', { headers: bearer(out.token).headers })).toMatchObject({ sub: 'minted-1', plan: 'gold' })
+    expect(await $fetch<{ sub?: string }>('/api/secret', { headers: bearer(out.token).headers })).toEqual({ sub: 'minted-1' })
+    expect(await $fetch<Record<string, unknown>>('/api/user/me', { headers: bearer(out.impersonated).headers })).toMatchObject({ sub: 'minted-2', impersonation: { originalUserSub: 'minted-1' } })
+  })
+})
