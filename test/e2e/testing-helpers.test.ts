@@ -96,7 +96,7 @@ describe('loginAs through the test-only login', () => {
   })
 
   it('refuses requests without the build\'s secret: 404, as if it did not exist', async () => {
-    for (const headers of [{}, { [TEST_LOGIN_SECRET_HEADER]: 'guessed' }, { [TEST_LOGIN_SECRET_HEADER]: `${buildSecret()}x` }]) {
+    for (const headers of [{}, { [TEST_LOGIN_SECRET_HEADER]: 'guessed' }, { [TEST_LOGIN_SECRET_HEADER]: `${buildSecret()}x` }] as Array<Record<string, string>>) {
       const response = await testLogin(headers)
       expect(response.status).toBe(404)
       expect(await response.json()).toEqual({ statusCode: 404, message: 'Not found', error: 'not_found' })

@@ -1,5 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto'
-import { resolve } from 'node:path'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
 import { defineEventHandler, type H3Event } from 'h3'
 import { decodeJwt } from 'jose'
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
@@ -168,5 +170,33 @@ describe('the configuration of an app directory', () => {
     const { token } = await mintAccessToken({ sub: 'ada', role: 'admin' }, { rootDir: playground, env: {} })
     const server = await createTokenService(resolveOptions({ token: { secret: 'playground-development-secret-change-me-0123456789' } }, true).token)
     expect(await server.verify(token)).toMatchObject({ sub: 'ada', role: 'admin' })
+  })
+})
+
+describe('the handler unit test of docs/testing.md', () => {
+  it('runs a server handler that uses the auto-imported requireAuthUser, with minted tokens', async () => {
+    // The handler file exactly as an app has it (auto-imports, no import lines).
+    const dir = mkdtempSync(join(tmpdir(), 'svc-auth-handler-'))
+    const file = join(dir, 'notes.get.ts')
+    writeFileSync(file, `export default defineEventHandler(async (event) => {
+  const user = await requireAuthUser(event)
+  return { owner: user.sub, admin: user.role === 'admin', impersonated: Boolean(event.context.originalUser) }
+})
+`)
+    const auth = await testAuth()
+    vi.stubGlobal('defineEventHandler', <T>(handler: T) => handler)
+    vi.stubGlobal('requireAuthUser', auth.requireAuthUser)
+    try {
+      const { default: handler } = await import(/* @vite-ignore */ file) as { default: (event: H3Event) => Promise<unknown> }
+      const { headers } = await auth.mint({ sub: 'u1', role: 'admin' })
+      expect(await handler(request(headers))).toEqual({ owner: 'u1', admin: true, impersonated: false })
+      const impersonated = await auth.mintImpersonated({ sub: 'u2' }, { sub: 'u1', role: 'admin' })
+      expect(await handler(request(impersonated.headers))).toEqual({ owner: 'u2', admin: false, impersonated: true })
+      await expect(handler(request())).rejects.toMatchObject({ statusCode: 401 })
+    }
+    finally {
+      vi.unstubAllGlobals()
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
