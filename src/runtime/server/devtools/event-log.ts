@@ -1,0 +1,72 @@
+/**
+ * The last `svc:*` hook calls of this server process, for the DevTools tab (development only):
+ * a bounded ring buffer whose entries are redacted when they are recorded, so that no secret or
+ * token is ever held by it.
+ */
+import { redact } from './redact'
+
+/** One recorded hook call. */
+export interface DevtoolsEvent {
+  /** Increasing number of the call in this process (starts at 1). */
+  id: number
+  /** ISO time of the call. */
+  time: string
+  /** Hook name, e.g. `svc:session:revoked`. */
+  name: string
+  /** The payload, redacted (see `redact`). */
+  payload: unknown
+}
+
+/** How many hook calls the log keeps. */
+export const EVENT_LOG_SIZE = 50
+
+/** A ring buffer of the last `size` hook calls. */
+export class EventLog {
+  private readonly entries: DevtoolsEvent[] = []
+  private next = 1
+
+  constructor(readonly size: number = EVENT_LOG_SIZE, private readonly now: () => Date = () => new Date()) {}
+
+  /** Records a hook call: its first argument (all of them when there are several), redacted. */
+  record(name: string, args: readonly unknown[]): DevtoolsEvent {
+    const event: DevtoolsEvent = { id: this.next++, time: this.now().toISOString(), name, payload: redact(args.length === 1 ? args[0] : [...args]) }
+    this.entries.push(event)
+    if (this.entries.length > this.size) this.entries.splice(0, this.entries.length - this.size)
+    return event
+  }
+
+  /** The kept calls, oldest first; with `after`, only those with a greater id. */
+  list(after = 0): DevtoolsEvent[] {
+    return this.entries.filter(event => event.id > after)
+  }
+
+  /** Forgets every call (ids keep increasing). */
+  clear(): void {
+    this.entries.length = 0
+  }
+}
+
+/**
+ * The arguments of a hook call as `beforeEach` sees them: hookable 5 (Nitro 2) lists the hook's
+ * name first, hookable 6 does not.
+ */
+export function hookArgs(name: string, args: readonly unknown[]): readonly unknown[] {
+  return args[0] === name ? args.slice(1) : args
+}
+
+/** True for the module's hooks (`svc:userInfo`, `svc:session:revoked`, …). */
+export function isModuleHook(name: string): boolean {
+  return name.startsWith('svc:')
+}
+
+const logs = new WeakMap<object, EventLog>()
+
+/** The event log of a Nitro app (one per app, created on first use). */
+export function eventLogOf(nitroApp: object): EventLog {
+  let log = logs.get(nitroApp)
+  if (!log) {
+    log = new EventLog()
+    logs.set(nitroApp, log)
+  }
+  return log
+}
