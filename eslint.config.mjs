@@ -16,7 +16,7 @@ const noTestRunner = { regex: '^(@nuxt/test-utils|playwright-core|vitest)', mess
 const layers = [
   {
     name: 'browser code imports nothing of the server or the build',
-    files: ['src/runtime/app/**'],
+    files: ['src/runtime/app/**', 'src/runtime/devtools/**'],
     forbid: [
       { regex: '(^|/)server(/|$)', message: 'Browser code must not import server code: move what both sides need to src/runtime/shared/.' },
       { regex: '(^|/)build(/|$)', message: 'Browser code must not import build-time code.' },

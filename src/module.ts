@@ -4,6 +4,7 @@ import { resolveOptions } from './build/options'
 import { serverRoutes } from './build/routes'
 import { setupOAuth } from './build/oauth'
 import { setupClient } from './build/client'
+import { setupDevtools } from './build/devtools'
 import { setupPassword } from './build/password'
 import { setupTesting } from './build/testing'
 import { setupOpenAPI } from './build/openapi'
@@ -24,7 +25,7 @@ export default defineNuxtModule<ModuleOptionsInput>({
     compatibility: { nuxt: '>=3.16.0' },
   },
   defaults: {},
-  setup(input, nuxt) {
+  async setup(input, nuxt) {
     const logger = useLogger('nuxt-svc-auth')
     const resolver = createResolver(import.meta.url)
     const options = resolveOptions(input, nuxt.options.ssr)
@@ -54,6 +55,7 @@ export default defineNuxtModule<ModuleOptionsInput>({
     setupOAuth(setup)
     setupClient(setup)
     setupPassword(setup)
+    await setupDevtools(setup)
     setupTesting(setup)
     setupOpenAPI(setup)
 

@@ -1,0 +1,57 @@
+import { addDevServerHandler, addPlugin, addServerHandler, addServerPlugin } from '@nuxt/kit'
+import type { Nuxt } from '@nuxt/schema'
+import { devtoolsGate } from '../runtime/server/devtools/http'
+import { TAB_ASSETS } from '../runtime/server/devtools/page'
+import { DEVTOOLS_API, DEVTOOLS_ROUTE, DEVTOOLS_TAB } from '../runtime/server/devtools/paths'
+import type { SetupContext } from './setup-context'
+
+/** Whether Nuxt DevTools runs: in development, unless `devtools: false` or `devtools: { enabled: false }`. */
+export function devtoolsEnabled(nuxt: Pick<Nuxt, 'options'>): boolean {
+  if (!nuxt.options.dev) return false
+  const devtools: unknown = nuxt.options.devtools
+  if (typeof devtools === 'boolean') return devtools
+  return (devtools as { enabled?: unknown } | undefined)?.enabled !== false
+}
+
+/** `base` + `path` with one slash between them. */
+export function withBase(base: string, path: string): string {
+  return `${(base || '/').replace(/\/+$/, '')}${path}`
+}
+
+/** The DevTools tab's server routes (page and JSON) at their paths under the app's base URL. */
+export function devtoolsRoutes(): Array<{ route: string, method: 'get' | 'delete', handler: string }> {
+  return [
+    { route: DEVTOOLS_ROUTE, method: 'get', handler: 'page.get' },
+    { route: `${DEVTOOLS_ROUTE}${DEVTOOLS_API.events}`, method: 'get', handler: 'events.get' },
+    { route: `${DEVTOOLS_ROUTE}${DEVTOOLS_API.events}`, method: 'delete', handler: 'events.delete' },
+    { route: `${DEVTOOLS_ROUTE}${DEVTOOLS_API.options}`, method: 'get', handler: 'options.get' },
+  ]
+}
+
+/**
+ * The DevTools tab, in development only and only when Nuxt DevTools runs: its routes (the page
+ * and the JSON routes of `runtime/server/devtools/`), the dev server's gate in front of them
+ * (loopback clients only), the Nitro plugin that records the `svc:*` hook calls, the client
+ * plugin the page calls into, the page as a server asset, and the tab itself
+ * (`@nuxt/devtools-kit`, imported only here). A production build contains none of it.
+ */
+export async function setupDevtools({ nuxt, resolver }: SetupContext): Promise<void> {
+  if (!devtoolsEnabled(nuxt)) return
+  const { addCustomTab } = await import('@nuxt/devtools-kit')
+  for (const route of devtoolsRoutes()) {
+    addServerHandler({ route: route.route, method: route.method, handler: resolver.resolve(`./runtime/server/devtools/routes/${route.handler}`) })
+  }
+  addDevServerHandler({ route: withBase(nuxt.options.app.baseURL, DEVTOOLS_ROUTE), handler: devtoolsGate })
+  addServerPlugin(resolver.resolve('./runtime/server/devtools/plugin'))
+  addPlugin({ src: resolver.resolve('./runtime/devtools/bridge'), mode: 'client' }, { append: true })
+  nuxt.hook('nitro:config', (config) => {
+    config.serverAssets ??= []
+    config.serverAssets.push({ baseName: TAB_ASSETS.base, dir: resolver.resolve('./runtime/devtools') })
+  })
+  addCustomTab({
+    name: DEVTOOLS_TAB,
+    title: 'Auth',
+    icon: 'carbon:user-identification',
+    view: { type: 'iframe', src: withBase(nuxt.options.app.baseURL, DEVTOOLS_ROUTE) },
+  }, nuxt)
+}

@@ -1,0 +1,112 @@
+import { fileURLToPath } from 'node:url'
+import { createResolver, runWithNuxtContext } from '@nuxt/kit'
+import { ESLint } from 'eslint'
+import type { Nuxt } from '@nuxt/schema'
+import { createHooks } from 'hookable'
+import { describe, expect, it } from 'vitest'
+import { devtoolsEnabled, devtoolsRoutes, setupDevtools } from '../../src/build/devtools'
+import { resolveOptions } from '../../src/build/options'
+import type { SetupContext } from '../../src/build/setup-context'
+import { DEVTOOLS_ROUTE } from '../../src/runtime/server/devtools/paths'
+
+interface FakeNuxtInit {
+  dev: boolean
+  devtools?: unknown
+  baseURL?: string
+}
+
+/** A Nuxt stand-in with the options and hooks the set-up step touches. */
+function fakeNuxt({ dev, devtools, baseURL = '/' }: FakeNuxtInit) {
+  const hooks = createHooks<Record<string, (arg: unknown) => unknown>>()
+  const options = {
+    dev,
+    devtools,
+    app: { baseURL },
+    serverHandlers: [] as Array<{ route: string, method?: string, handler: string }>,
+    devServerHandlers: [] as Array<{ route: string, handler: unknown }>,
+    plugins: [] as Array<{ src: string, mode?: string }>,
+    nitro: {} as { plugins?: string[] },
+    extensions: ['.ts', '.js', '.mjs'],
+    alias: {},
+  }
+  const nuxt = { options, hooks, hook: hooks.hook.bind(hooks), callHook: hooks.callHook.bind(hooks) }
+  return { nuxt, options, hooks }
+}
+
+async function run(init: FakeNuxtInit) {
+  const fake = fakeNuxt(init)
+  const setup: SetupContext = {
+    nuxt: fake.nuxt as unknown as Nuxt,
+    options: resolveOptions({}, true),
+    resolver: createResolver(new URL('../../src/module.ts', import.meta.url).href),
+    logger: { warn: () => {}, info: () => {} },
+  }
+  await runWithNuxtContext(fake.nuxt as unknown as Nuxt, () => setupDevtools(setup))
+  const tabs: Array<{ name: string, view: { type: string, src: string } }> = []
+  const callHook = fake.hooks.callHook.bind(fake.hooks) as unknown as (name: string, arg: unknown) => Promise<unknown>
+  await callHook('devtools:customTabs', tabs)
+  const nitroConfig: { serverAssets?: Array<{ baseName: string, dir: string }> } = {}
+  await callHook('nitro:config', nitroConfig)
+  return { ...fake, tabs, nitroConfig }
+}
+
+describe('devtoolsEnabled', () => {
+  it('is true in development unless DevTools are turned off', () => {
+    expect(devtoolsEnabled({ options: { dev: true, devtools: {} } } as never)).toBe(true)
+    expect(devtoolsEnabled({ options: { dev: true, devtools: undefined } } as never)).toBe(true)
+    expect(devtoolsEnabled({ options: { dev: true, devtools: true } } as never)).toBe(true)
+    expect(devtoolsEnabled({ options: { dev: true, devtools: { enabled: true } } } as never)).toBe(true)
+    expect(devtoolsEnabled({ options: { dev: true, devtools: false } } as never)).toBe(false)
+    expect(devtoolsEnabled({ options: { dev: true, devtools: { enabled: false } } } as never)).toBe(false)
+    expect(devtoolsEnabled({ options: { dev: false, devtools: { enabled: true } } } as never)).toBe(false)
+  })
+})
+
+describe('setupDevtools', () => {
+  it('registers nothing in a production build, even with DevTools on', async () => {
+    const { options, tabs, nitroConfig } = await run({ dev: false, devtools: { enabled: true } })
+    expect(options.serverHandlers).toEqual([])
+    expect(options.devServerHandlers).toEqual([])
+    expect(options.plugins).toEqual([])
+    expect(options.nitro.plugins ?? []).toEqual([])
+    expect(tabs).toEqual([])
+    expect(nitroConfig.serverAssets).toBeUndefined()
+  })
+
+  it('registers nothing in development when DevTools are off', async () => {
+    for (const devtools of [false, { enabled: false }]) {
+      const { options, tabs, nitroConfig } = await run({ dev: true, devtools })
+      expect(options.serverHandlers).toEqual([])
+      expect(options.devServerHandlers).toEqual([])
+      expect(options.plugins).toEqual([])
+      expect(options.nitro.plugins ?? []).toEqual([])
+      expect(tabs).toEqual([])
+      expect(nitroConfig.serverAssets).toBeUndefined()
+    }
+  })
+
+  it('in development: the routes, the gate, the hook recorder, the client plugin, the page asset and the tab', async () => {
+    const { options, tabs, nitroConfig } = await run({ dev: true, devtools: { enabled: true }, baseURL: '/app/' })
+    expect(options.serverHandlers.map(h => `${h.method} ${h.route}`)).toEqual(devtoolsRoutes().map(r => `${r.method} ${r.route}`))
+    expect(options.serverHandlers.every(h => h.route.startsWith(DEVTOOLS_ROUTE) && h.handler.includes('/runtime/server/devtools/routes/'))).toBe(true)
+    expect(options.devServerHandlers.map(h => h.route)).toEqual([`/app${DEVTOOLS_ROUTE}`])
+    expect(options.nitro.plugins).toEqual([expect.stringMatching(/runtime\/server\/devtools\/plugin$/)])
+    expect(options.plugins).toEqual([expect.objectContaining({ src: expect.stringMatching(/runtime\/devtools\/bridge\.ts$/), mode: 'client' })])
+    expect(nitroConfig.serverAssets).toEqual([{ baseName: 'svc-auth-devtools', dir: expect.stringMatching(/runtime\/devtools$/) }])
+    expect(tabs).toEqual([expect.objectContaining({ name: 'svc-auth', view: { type: 'iframe', src: `/app${DEVTOOLS_ROUTE}` } })])
+  })
+})
+
+describe('the layer rule of the browser side (eslint.config.mjs)', () => {
+  it('refuses server code and server-only packages in src/runtime/devtools, allows the app\'s client code', async () => {
+    const root = fileURLToPath(new URL('../..', import.meta.url))
+    const eslint = new ESLint({ cwd: root })
+    const errors = async (code: string) => {
+      const [result] = await eslint.lintText(code, { filePath: `${root}src/runtime/devtools/example.ts` })
+      return (result?.messages ?? []).filter(m => m.ruleId === 'no-restricted-imports').map(m => m.message)
+    }
+    expect(await errors(`import { redact } from '../server/devtools/redact'\nexport const x = redact\n`)).toEqual([expect.stringContaining('Browser code must not import server code')])
+    expect(await errors(`import { getCookie } from 'h3'\nexport const x = getCookie\n`)).toEqual([expect.stringContaining('server-only packages')])
+    expect(await errors(`import { refreshSession } from '../app/state'\nexport const x = refreshSession\n`)).toEqual([])
+  })
+})
