@@ -83,7 +83,9 @@ describe('bcryptjs in worker threads', () => {
     expect(await engine.verify(password, fromWorker)).toBe(true)
     expect(await engine.verify('wrong', fromWorker)).toBe(false)
     // Not a hash: bcryptjs answers false or throws, which the hasher turns into false.
-    expect(await engine.verify(password, 'not-a-hash').catch(() => false)).toBe(false)
+    // A hash bcryptjs cannot read is no match, not a failure of the engine.
+    expect(await engine.verify(password, 'not-a-hash')).toBe(false)
+    expect(await engine.verify(password, '$2b$99$tooshort')).toBe(false)
   })
 
   it('never runs more threads than its size; a waiting job takes the next free thread', async () => {
@@ -126,6 +128,49 @@ describe('bcryptjs in worker threads', () => {
     const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { cwd: join(import.meta.dirname, '../..'), timeout: 15_000 })
     expect(stdout.trim()).toBe('true')
     expect(Date.now() - started).toBeLessThan(15_000)
+  })
+})
+
+describe('a hasher whose engine cannot compute', () => {
+  const stoppedEngine = (): BcryptEngine => ({
+    kind: 'worker',
+    hash: () => Promise.reject(new Error('[nuxt-svc-auth] The bcrypt worker thread stopped (exit code 1)')),
+    verify: () => Promise.reject(new Error('[nuxt-svc-auth] The bcrypt worker thread stopped (exit code 1)')),
+    close: async () => {},
+  })
+
+  it('verify rejects instead of answering a silent false (no wrong-password answer for a broken engine)', async () => {
+    const hasher = createPasswordHasher({ rounds: 4, concurrency: 1, handlers: () => undefined, engine: async () => stoppedEngine() })
+    const real = await nativeHash('pw', { cost: 4 })
+    await expect(hasher.verify('pw', real)).rejects.toThrow(/worker thread stopped/)
+    await expect(hasher.verifyFirst(['pw'], real)).rejects.toThrow(/worker thread stopped/)
+    // A hash that is not one stays a plain false, before any engine runs.
+    expect(await hasher.verify('pw', '')).toBe(false)
+  })
+
+  it('a worker whose bcryptjs cannot load makes verify reject', async () => {
+    const broken = keep(createWorkerEngine({ size: 1, module: pathToFileURL('/nonexistent/bcryptjs.mjs').href }))
+    const hasher = createPasswordHasher({ rounds: 4, concurrency: 1, handlers: () => undefined, engine: async () => broken })
+    await expect(hasher.verify('pw', await nativeHash('pw', { cost: 4 }))).rejects.toThrow(/bcryptjs: .*nonexistent/)
+  })
+
+  it('an engine that failed to start is made again on the next call, not kept failed', async () => {
+    let calls = 0
+    const engine = vi.fn(async () => {
+      calls++
+      if (calls === 1) throw new Error('bcryptjs could not be loaded')
+      return keep(await createBcryptEngine({ workers: 1, warn: () => {} }))
+    })
+    const hasher = createPasswordHasher({ rounds: 4, concurrency: 1, handlers: () => undefined, engine })
+    await expect(hasher.hash('pw')).rejects.toThrow(/could not be loaded/)
+    const hashed = await hasher.hash('pw')
+    expect(await hasher.verify('pw', hashed)).toBe(true)
+    expect(engine).toHaveBeenCalledTimes(2)
+  })
+
+  it('a host\'s verifyPassword that throws still counts as no match (its own contract)', async () => {
+    const hasher = createPasswordHasher({ rounds: 4, concurrency: 1, handlers: () => ({ verifyPassword: () => Promise.reject(new Error('down')) }) as never, engine: async () => stoppedEngine() })
+    expect(await hasher.verify('pw', 'anything')).toBe(false)
   })
 })
 

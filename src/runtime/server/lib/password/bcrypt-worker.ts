@@ -21,7 +21,13 @@ import('node:worker_threads').then(({ parentPort, workerData }) => {
   parentPort.on('message', async (job) => {
     try {
       const bcrypt = await loaded
-      const value = job.op === 'hash' ? bcrypt.hashSync(job.password, job.cost) : bcrypt.compareSync(job.password, job.hash)
+      let value
+      if (job.op === 'hash') value = bcrypt.hashSync(job.password, job.cost)
+      else {
+        // A hash bcryptjs cannot read is no match, as with @node-rs/bcrypt.
+        try { value = bcrypt.compareSync(job.password, job.hash) === true }
+        catch { value = false }
+      }
       parentPort.postMessage({ id: job.id, value })
     }
     catch (error) {
@@ -104,9 +110,16 @@ export function createWorkerEngine({ size, module = bcryptjsUrl() }: WorkerEngin
     slot.job?.reject(stopped(reason))
     slot.job = undefined
     void slot.worker.terminate()
-    // A waiting job gets a new thread in place of this one.
+    // A waiting job gets a new thread in place of this one (or the reason there is none: this
+    // runs in a thread's event listener, where a throw would end the process).
     const next = closed ? undefined : waiting.shift()
-    if (next) next.resolve(spawn())
+    if (!next) return
+    try {
+      next.resolve(spawn())
+    }
+    catch (error) {
+      next.reject(error instanceof Error ? error : new Error(String(error)))
+    }
   }
 
   const spawn = (): Slot => {

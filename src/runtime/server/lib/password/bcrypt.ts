@@ -5,7 +5,11 @@ export interface BcryptEngine {
   /** `native`: `@node-rs/bcrypt` on the libuv thread pool; `worker`: bcryptjs in worker threads. */
   readonly kind: 'native' | 'worker'
   hash(password: string, cost: number): Promise<string>
-  /** Rejects for a hash that is not a bcrypt hash (the hasher turns that into false). */
+  /**
+   * False for a wrong password and for a hash that is not a bcrypt hash. Rejects only when the
+   * engine could not compute (bcryptjs could not be loaded, a worker thread stopped): that is no
+   * answer about the password, and must not read as a wrong one.
+   */
   verify(password: string, hash: string): Promise<boolean>
   /** Stops the threads the engine started (none for `native`). */
   close(): Promise<void>
@@ -65,7 +69,8 @@ function nativeEngine(native: NativeBcrypt): BcryptEngine {
   return {
     kind: 'native',
     hash: (password, cost) => native.hash(password, { cost }),
-    verify: (password, hash) => native.verify(password, hash),
+    // The addon rejects only a hash it cannot read: no match.
+    verify: (password, hash) => native.verify(password, hash).catch(() => false),
     close: async () => {},
   }
 }

@@ -62,7 +62,10 @@ export function automaticHashConcurrency(cores = availableParallelism(), poolSiz
  */
 export interface PasswordHasher {
   hash(password: string): Promise<string>
-  /** False for a wrong password and for a hash that is not a hash. */
+  /**
+   * False for a wrong password and for a hash that is not a hash. Rejects when the built-in bcrypt
+   * could not compute (never a silent false: the request fails as a 500 and is logged).
+   */
   verify(password: string, hash: string): Promise<boolean>
   /**
    * The same work as {@link verify} against a hash of a random password (always false): used when
@@ -104,7 +107,12 @@ export function createPasswordHasher(options: HasherOptions): PasswordHasher {
   const limit = createSemaphore(slots)
   // Loaded on first use: a native addon that cannot load is caught there, not at import.
   let engine: Promise<BcryptEngine> | undefined
-  const bcrypt = () => (engine ??= (options.engine ?? createBcryptEngine)({ workers: slots, warn: options.warn ?? (message => console.warn(`[svc-auth] ${message}`)) }))
+  const bcrypt = () => (engine ??= (options.engine ?? createBcryptEngine)({ workers: slots, warn: options.warn ?? (message => console.warn(`[svc-auth] ${message}`)) })
+    .catch((error: unknown) => {
+      // Made again on the next call instead of failing every later one.
+      engine = undefined
+      throw error
+    }))
   const builtInHash = (password: string) => limit.run(async () => (await bcrypt()).hash(password, options.rounds))
   const builtInVerify = (password: string, hash: string) => limit.run(async () => (await bcrypt()).verify(password, hash))
 
@@ -117,8 +125,13 @@ export function createPasswordHasher(options: HasherOptions): PasswordHasher {
   const verify = async (password: string, hashed: string): Promise<boolean> => {
     if (typeof hashed !== 'string' || !hashed) return false
     const custom = options.handlers()?.verifyPassword
+    if (!custom) {
+      // False for a wrong password or an unreadable hash; an engine that could not compute
+      // rejects (a 500 for the request, logged), so it never reads as a wrong password.
+      return (await builtInVerify(password, hashed)) === true
+    }
     try {
-      return (custom ? await custom(password, hashed) : await builtInVerify(password, hashed)) === true
+      return (await custom(password, hashed)) === true
     }
     catch {
       return false
