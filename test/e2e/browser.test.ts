@@ -363,6 +363,28 @@ describe('no start-up refresh without a session (the presence flag)', () => {
     expect(tab.count('POST', '/auth/refresh')).toBe(1)
   })
 
+  it('a tab that found no session picks up a login in another tab at its next navigation to a protected page', async () => {
+    const tab = await openTab()
+    await goto(tab, '/login')
+    await testId(tab.page, 'page-login').waitFor()
+    // Another tab of the same browser (opened from this one) logs in: it shares the cookies.
+    await tab.page.evaluate(() => {
+      const link = Object.assign(document.createElement('a'), { href: '/login', target: '_blank', id: 'open-other-tab', textContent: 'other tab' })
+      document.body.append(link)
+    })
+    const opened = tab.context.waitForEvent('page')
+    await tab.page.click('#open-other-tab')
+    const other: Tab = { ...tab, page: await opened }
+    await other.page.waitForSelector('html[data-hydrated]')
+    await login(other)
+    const before = tab.requests.length
+    await testId(tab.page, 'nav-dashboard').click()
+    await tab.page.waitForURL(url => url.pathname === '/dashboard')
+    await testId(tab.page, 'signed-in').waitFor()
+    expect(tab.count('POST', '/auth/refresh', before)).toBe(1)
+    await other.page.close()
+  })
+
   it('a session from before the flag existed gets it with its next page load and stays logged in', async () => {
     const tab = await openTab()
     await login(tab)

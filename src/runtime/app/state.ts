@@ -14,6 +14,7 @@ import { messageOf, shareRefresh, statusOf, type RefreshHolder, type RefreshOutc
 import { userFromToken } from './lib/claims'
 import { refreshErrorUrl } from './lib/paths'
 import { mayHaveSession } from './lib/presence'
+import { hasCookie } from '../shared/presence'
 import { isRelativePath, normalizePath, withQuery } from '../shared/paths'
 import { accessTokenOf } from '../shared/token-response'
 
@@ -188,6 +189,12 @@ export function sessionMayExist(nuxtApp: NuxtApp): boolean {
   return mayHaveSession(document.cookie, publicAuthConfig(nuxtApp).tokenRefresh.presenceCookie, known)
 }
 
+/** True in the browser when the presence flag cookie is set (a refresh cookie may exist). */
+function presenceFlagSet(nuxtApp: NuxtApp): boolean {
+  const name = publicAuthConfig(nuxtApp).tokenRefresh.presenceCookie
+  return !!name && hasCookie(document.cookie, name)
+}
+
 /**
  * Records that there is no session, without a request: the state a refused refresh leaves
  * (applied after hydration while hydrating, so the first render matches the server's HTML).
@@ -255,6 +262,11 @@ export async function guardRoute(nuxtApp: NuxtApp, to: { path: string, fullPath:
   if (!session.value.checked) {
     if (import.meta.server) return
     await ensureSession(nuxtApp)
+  }
+  else if (import.meta.client && access === 'protected' && !session.value.user && !tokenState(nuxtApp).value && presenceFlagSet(nuxtApp)) {
+    // Checked and found no session, but the presence flag is back: another tab logged in since
+    // (a refused refresh deletes the flag, so a stale one costs at most one more request).
+    await refreshSession(nuxtApp)
   }
   // The token counts too: while hydrating, a startup refresh keeps it at once but shows the user
   // only after hydration.
