@@ -56,7 +56,7 @@ export default defineNuxtModule<ModuleOptionsInput>({
     setupClient(setup)
     setupPassword(setup)
     await setupDevtools(setup)
-    setupTesting(setup)
+    setupTesting(setup, process.env)
     setupOpenAPI(setup)
 
     addTypeTemplate({

@@ -6,7 +6,7 @@ import type { SetupContext } from './setup-context'
 /** Virtual module of the server bundle holding the secret's hash (read by the endpoint). */
 export const TEST_LOGIN_TEMPLATE = '#svc-auth/test-login'
 
-/** What a build made for tests adds for the test-only login endpoint. */
+/** What a build that gets the test-only login adds for its endpoint. */
 export interface TestLoginPlan {
   /** The random secret: goes to the build directory only. */
   secret: string
@@ -18,30 +18,58 @@ export interface TestLoginPlan {
   warning: string
 }
 
+/** Environment variable that switches the test-only login on for a build made outside the test runner. */
+export const TEST_LOGIN_ENV = 'NUXT_SVC_AUTH_TEST_LOGIN'
+
+/** What decides whether a build gets the test-only login. */
+export interface TestLoginBuild {
+  /** `nuxt.options.test`. */
+  test: boolean
+  /** Environment of the build (`VITEST`, {@link TEST_LOGIN_ENV}). */
+  env: Record<string, string | undefined>
+}
+
 /**
- * The test-only login endpoint for a build made for tests (`nuxt.options.test`, which
- * `@nuxt/test-utils` and vitest set), or null for every other build, which then has neither the
- * endpoint nor the secret. `random` is the source of the secret (tests pass their own).
+ * Why a build gets the test-only login, or null when it does not:
+ * - `'test runner'`: a build made for tests (`nuxt.options.test`) inside the test runner (`VITEST`
+ *   set: `@nuxt/test-utils`' `setup()` builds in the vitest process). `NODE_ENV=test` or `TEST=1`
+ *   alone make `nuxt.options.test` true for an ordinary `nuxi build` too, so they do not suffice.
+ * - `'opt-in'`: {@link TEST_LOGIN_ENV}`=true` (or `1`), for a test app built before the tests run.
+ * {@link TEST_LOGIN_ENV}`=false` (or `0`) switches it off even under the test runner.
  */
-export function testLoginPlan(test: boolean, random: (bytes: number) => Buffer = randomBytes): TestLoginPlan | null {
-  if (!test) return null
+export function testLoginReason({ test, env }: TestLoginBuild): 'test runner' | 'opt-in' | null {
+  const flag = env[TEST_LOGIN_ENV]?.trim().toLowerCase()
+  if (flag === 'false' || flag === '0') return null
+  if (flag === 'true' || flag === '1') return 'opt-in'
+  return test && !!env.VITEST ? 'test runner' : null
+}
+
+/**
+ * The test-only login endpoint for a build that gets it (see {@link testLoginReason}), or null for
+ * every other build, which then has neither the endpoint nor the secret. `random` is the source
+ * of the secret (tests pass their own).
+ */
+export function testLoginPlan(build: TestLoginBuild, random: (bytes: number) => Buffer = randomBytes): TestLoginPlan | null {
+  const reason = testLoginReason(build)
+  if (!reason) return null
   const secret = random(TEST_LOGIN_SECRET_BYTES).toString('base64url')
   const file: TestLoginFile = { path: TEST_LOGIN_PATH, secret }
   return {
     secret,
     file: `${JSON.stringify(file)}\n`,
     serverModule: `export const secretHash = ${JSON.stringify(hashTestLoginSecret(secret))}\n`,
-    warning: `Test build (nuxt.options.test): POST ${TEST_LOGIN_PATH} logs in any user for the holder of this build's secret (in <buildDir>/${TEST_LOGIN_FILE}). Never deploy a test build.`,
+    warning: `Test build (${reason === 'opt-in' ? `${TEST_LOGIN_ENV}=true` : 'nuxt.options.test under vitest'}): POST ${TEST_LOGIN_PATH} logs in any user for the holder of this build's secret (in <buildDir>/${TEST_LOGIN_FILE}). Never deploy a test build, nor an image or cache holding its build directory.`,
   }
 }
 
 /**
- * In a build made for tests: registers POST {@link TEST_LOGIN_PATH}, writes the secret to the
- * build directory for the test helpers, gives the server bundle only its hash, and warns.
- * Other builds get nothing of it.
+ * In a build that gets the test-only login (see {@link testLoginReason}; `env` is the build's
+ * environment): registers POST {@link TEST_LOGIN_PATH}, writes the secret to the build directory
+ * for the test helpers, gives the server bundle only its hash, and warns. Other builds get
+ * nothing of it.
  */
-export function setupTesting(ctx: SetupContext): void {
-  const plan = testLoginPlan(ctx.nuxt.options.test === true)
+export function setupTesting(ctx: SetupContext, env: Record<string, string | undefined>): void {
+  const plan = testLoginPlan({ test: ctx.nuxt.options.test === true, env })
   if (!plan) return
   ctx.logger.warn(plan.warning)
   addTemplate({ filename: TEST_LOGIN_FILE, write: true, getContents: () => plan.file })

@@ -71,3 +71,36 @@ export class CookieJar {
       .join('; ')
   }
 }
+
+/** A cookie as Playwright's `BrowserContext.addCookies` takes it (the `domain` and `path` form). */
+export interface BrowserCookie {
+  name: string
+  value: string
+  domain: string
+  path: string
+  secure: boolean
+  httpOnly: boolean
+  sameSite: 'Strict' | 'Lax' | 'None'
+  expires: number
+}
+
+/**
+ * The cookies of a session as the browser would have kept them from the app at `appUrl`: each one
+ * host-only for the app's host (the bare hostname, no leading dot, is what Chromium stores as a
+ * host-only cookie, so a `__Host-` cookie stays valid), with its own path, Secure, HttpOnly and
+ * SameSite. Not Playwright's `url` form: it takes Secure from the URL's scheme, so over the
+ * test server's plain http it would drop Secure, and Chromium refuses a `__Host-` cookie without it.
+ */
+export function browserCookies(cookies: TestCookie[], appUrl: string): BrowserCookie[] {
+  const { hostname } = new URL(appUrl)
+  return cookies.map(cookie => ({
+    name: cookie.name,
+    value: cookie.value,
+    domain: hostname,
+    path: cookie.path,
+    secure: cookie.secure,
+    httpOnly: cookie.httpOnly,
+    sameSite: cookie.sameSite,
+    expires: cookie.expires,
+  }))
+}

@@ -18,7 +18,7 @@ import type { BrowserContextOptions } from 'playwright-core'
 import type { AuthClaims } from '../runtime/types/auth'
 import type { ModuleOptions } from '../runtime/types/options'
 import { TEST_LOGIN_FILE, TEST_LOGIN_PATH, TEST_LOGIN_SECRET_HEADER, type TestLoginFile } from '../runtime/server/lib/test-login'
-import { CookieJar, type TestCookie } from './cookies'
+import { browserCookies, CookieJar, type TestCookie } from './cookies'
 import { appAuthConfig, loadAppAuthConfig, type AppConfigView } from './options'
 
 export type { TestCookie } from './cookies'
@@ -153,7 +153,7 @@ function testLoginAccess(options: LoginAsOptions): TestLoginFile {
   const files = dirs.filter((dir): dir is string => typeof dir === 'string').map(dir => join(dir, TEST_LOGIN_FILE))
   const found = files.find(file => existsSync(file))
   if (!found) {
-    throw new Error(`nuxt-svc-auth/testing: no test login secret (looked for ${files.join(', ')}). The test-only login exists only in a build made for tests (nuxt.options.test, set under vitest); log in through the mock provider (via: 'mock') otherwise.`)
+    throw new Error(`nuxt-svc-auth/testing: no test login secret (looked for ${files.join(', ')}). The test-only login exists only in a build made for tests (nuxt.options.test under vitest, or NUXT_SVC_AUTH_TEST_LOGIN=true); log in through the mock provider (via: 'mock') otherwise.`)
   }
   const file = JSON.parse(readFileSync(found, 'utf8')) as Partial<TestLoginFile>
   if (typeof file.path !== 'string' || typeof file.secret !== 'string') throw new Error(`nuxt-svc-auth/testing: ${found} is not a test login file`)
@@ -289,17 +289,7 @@ export interface LoggedInPageOptions extends LoginAsOptions {
 export async function createLoggedInPage(path: string, user: LoginUser, options: LoggedInPageOptions = {}): Promise<NuxtPage> {
   const session = options.session ?? await loginAs(user, options)
   const page = await createPage(undefined, options.page)
-  const { hostname } = new URL(url('/'))
-  await page.context().addCookies(session.cookies.map(cookie => ({
-    name: cookie.name,
-    value: cookie.value,
-    domain: hostname,
-    path: cookie.path,
-    secure: cookie.secure,
-    httpOnly: cookie.httpOnly,
-    sameSite: cookie.sameSite,
-    expires: cookie.expires,
-  })))
+  await page.context().addCookies(browserCookies(session.cookies, url('/')))
   await page.goto(url(path), { waitUntil: 'hydration' })
   return page
 }

@@ -12,8 +12,9 @@ import { TEST_LOGIN_FILE, TEST_LOGIN_PATH, TEST_LOGIN_SECRET_HEADER } from '../.
 
 /**
  * The test helpers as a host app uses them: the playground, built by @nuxt/test-utils for this
- * file (a build made for tests, so it has the test-only login), run in production mode with the
- * mock provider switched on from the environment, and Chromium for the logged-in pages.
+ * file (a build made for tests inside the test runner, so it has the test-only login), run in
+ * production mode with the mock provider switched on from the environment, and Chromium for the
+ * logged-in pages.
  */
 const playground = resolve(import.meta.dirname, '../../playground')
 const executablePath = process.env.CHROMIUM_PATH || '/usr/bin/chromium'
@@ -159,6 +160,18 @@ describe('createLoggedInPage', () => {
     await page.close()
   })
 
+  it('hands the browser every cookie of the session, a __Host- one included (host-only, Secure, over http)', async () => {
+    const session = await loginAs({ sub: 'hana', name: 'Hana Host' })
+    const probe = { name: '__Host-svc-probe', value: 'p1', path: '/', secure: true, httpOnly: true, sameSite: 'Lax' as const, expires: -1 }
+    const page = await createLoggedInPage('/profile', 'hana', { session: { ...session, cookies: [...session.cookies, probe] } })
+    await page.waitForSelector('h2:has-text("Hana Host")')
+    expect((await page.context().cookies()).find(c => c.name === probe.name)).toMatchObject({ value: 'p1', path: '/', secure: true, httpOnly: true })
+    const request = page.waitForRequest(r => new URL(r.url()).pathname === '/profile')
+    await page.reload()
+    expect(await (await request).headerValue('cookie')).toMatch(/(?:^|; )__Host-svc-probe=p1(?:;|$)/)
+    await page.close()
+  })
+
   it('without a session the same page sends the visitor to the login page (control)', async () => {
     const page = await createPage('/profile')
     await page.waitForURL(u => new URL(u).pathname === '/login')
@@ -166,18 +179,21 @@ describe('createLoggedInPage', () => {
   })
 })
 
-describe('a build not made for tests', () => {
+describe('a production build that TEST=1 makes "for tests", outside the test runner', () => {
   const work = mkdtempSync(join(tmpdir(), 'svc-auth-nontest-'))
   afterAll(() => rmSync(work, { recursive: true, force: true }))
 
   it('has no test-only login: not in the output, and over HTTP its path is like any path that does not exist', async () => {
     const output = join(work, 'output')
-    await run(process.execPath, ['--input-type=module', '-e', `
+    // What `NODE_ENV=test nuxi build` or a pipeline with TEST=1 does: nuxt.options.test is true.
+    const log = await run(process.execPath, ['--input-type=module', '-e', `
       const { loadNuxt, buildNuxt } = await import('@nuxt/kit')
-      const nuxt = await loadNuxt({ cwd: ${JSON.stringify(playground)}, dev: false, overrides: { test: false, buildDir: ${JSON.stringify(join(work, 'build'))}, nitro: { output: { dir: ${JSON.stringify(output)} } } } })
+      const nuxt = await loadNuxt({ cwd: ${JSON.stringify(playground)}, dev: false, overrides: { buildDir: ${JSON.stringify(join(work, 'build'))}, nitro: { output: { dir: ${JSON.stringify(output)} } } } })
+      console.log('nuxt.options.test=' + nuxt.options.test)
       await buildNuxt(nuxt)
       await nuxt.close()
-    `], { ...process.env, NODE_ENV: 'production', TEST: '', VITEST: '' })
+    `], { ...process.env, NODE_ENV: 'production', TEST: '1', VITEST: '', NUXT_SVC_AUTH_TEST_LOGIN: '' })
+    expect(log).toContain('nuxt.options.test=true')
     expect(existsSync(join(work, 'build', TEST_LOGIN_FILE))).toBe(false)
     expect(filesUnder(output).some(file => /test-login/.test(readFileSync(file, 'latin1')))).toBe(false)
     const port = await freePort()
@@ -204,14 +220,15 @@ function filesUnder(dir: string): string[] {
   return readdirSync(dir, { recursive: true, encoding: 'utf8' }).map(name => join(dir, name)).filter(file => statSync(file).isFile())
 }
 
-function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {
+/** Runs a command in the playground; resolves with its output. */
+function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   return new Promise((done, fail) => {
     let output = ''
     const child = spawn(command, args, { cwd: playground, env, stdio: ['ignore', 'pipe', 'pipe'] })
     child.stdout.on('data', (d: Buffer) => (output += d.toString()))
     child.stderr.on('data', (d: Buffer) => (output += d.toString()))
     child.on('error', fail)
-    child.on('close', code => (code === 0 ? done() : fail(new Error(`build failed (${code}):\n${output}`))))
+    child.on('close', code => (code === 0 ? done(output) : fail(new Error(`build failed (${code}):\n${output}`))))
   })
 }
 

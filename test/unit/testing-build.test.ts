@@ -3,10 +3,10 @@ import type { Resolver } from '@nuxt/kit'
 import type { Nuxt } from '@nuxt/schema'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { SetupContext } from '../../src/build/setup-context'
-import { setupTesting, testLoginPlan, TEST_LOGIN_TEMPLATE } from '../../src/build/testing'
+import { setupTesting, testLoginPlan, testLoginReason, TEST_LOGIN_ENV, TEST_LOGIN_TEMPLATE } from '../../src/build/testing'
 import { authErrorCode } from '../../src/runtime/server/lib/errors'
 import { hashTestLoginSecret, requireTestLoginSecret, TEST_LOGIN_FILE, TEST_LOGIN_PATH, TEST_LOGIN_SECRET_HEADER } from '../../src/runtime/server/lib/test-login'
-import { CookieJar, parseSetCookie } from '../../src/testing/cookies'
+import { browserCookies, CookieJar, parseSetCookie } from '../../src/testing/cookies'
 import { unitContext } from './helpers/context'
 import { fakeEvent } from './helpers/event'
 
@@ -26,11 +26,57 @@ function setupContext(test: boolean) {
 
 afterEach(() => vi.clearAllMocks())
 
+/** The environment of a build under vitest (it sets these in its own process). */
+const UNDER_VITEST = { NODE_ENV: 'test', TEST: 'true', VITEST: 'true' }
+
+describe('which builds get the test-only login', () => {
+  it('a build made for tests inside the test runner (nuxt.options.test and VITEST)', () => {
+    expect(testLoginReason({ test: true, env: UNDER_VITEST })).toBe('test runner')
+    expect(testLoginReason({ test: true, env: { NODE_ENV: 'production', VITEST: 'true' } })).toBe('test runner')
+  })
+
+  it('not an ordinary build that NODE_ENV=test or TEST=1 made "for tests" (nuxt.options.test without VITEST)', () => {
+    expect(testLoginReason({ test: true, env: { NODE_ENV: 'test' } })).toBeNull()
+    expect(testLoginReason({ test: true, env: { NODE_ENV: 'production', TEST: '1' } })).toBeNull()
+    expect(testLoginReason({ test: true, env: { NODE_ENV: 'production', TEST: 'true', VITEST: '' } })).toBeNull()
+  })
+
+  it('not a build without nuxt.options.test, even in the test runner\'s environment', () => {
+    expect(testLoginReason({ test: false, env: {} })).toBeNull()
+    expect(testLoginReason({ test: false, env: { NODE_ENV: 'production' } })).toBeNull()
+    expect(testLoginReason({ test: false, env: UNDER_VITEST })).toBeNull()
+  })
+
+  it(`any build with ${TEST_LOGIN_ENV}=true (a test app built before the tests run); =false switches it off`, () => {
+    expect(testLoginReason({ test: false, env: { NODE_ENV: 'production', [TEST_LOGIN_ENV]: 'true' } })).toBe('opt-in')
+    expect(testLoginReason({ test: true, env: { [TEST_LOGIN_ENV]: '1' } })).toBe('opt-in')
+    expect(testLoginReason({ test: true, env: { ...UNDER_VITEST, [TEST_LOGIN_ENV]: 'false' } })).toBeNull()
+    expect(testLoginReason({ test: true, env: { ...UNDER_VITEST, [TEST_LOGIN_ENV]: '0' } })).toBeNull()
+    // Only an explicit yes: anything else is no opt-in.
+    expect(testLoginReason({ test: false, env: { [TEST_LOGIN_ENV]: 'yes' } })).toBeNull()
+    expect(testLoginReason({ test: false, env: { [TEST_LOGIN_ENV]: '' } })).toBeNull()
+  })
+
+  it('the warning says why the build has it', () => {
+    expect(testLoginPlan({ test: true, env: UNDER_VITEST })!.warning).toMatch(/^Test build \(nuxt\.options\.test under vitest\)/)
+    expect(testLoginPlan({ test: false, env: { [TEST_LOGIN_ENV]: 'true' } })!.warning).toMatch(new RegExp(`^Test build \\(${TEST_LOGIN_ENV}=true\\)`))
+  })
+})
+
 describe('the test-only login in the build', () => {
   it('is absent from a build not made for tests: no route, no secret, no template, no warning', () => {
-    expect(testLoginPlan(false)).toBeNull()
+    expect(testLoginPlan({ test: false, env: {} })).toBeNull()
     const { ctx, warnings } = setupContext(false)
-    setupTesting(ctx)
+    setupTesting(ctx, UNDER_VITEST)
+    expect(kit.addServerHandler).not.toHaveBeenCalled()
+    expect(kit.addServerTemplate).not.toHaveBeenCalled()
+    expect(kit.addTemplate).not.toHaveBeenCalled()
+    expect(warnings).toEqual([])
+  })
+
+  it('is absent from `NODE_ENV=test nuxi build` (nuxt.options.test, outside the test runner)', () => {
+    const { ctx, warnings } = setupContext(true)
+    setupTesting(ctx, { NODE_ENV: 'production', TEST: '1' })
     expect(kit.addServerHandler).not.toHaveBeenCalled()
     expect(kit.addServerTemplate).not.toHaveBeenCalled()
     expect(kit.addTemplate).not.toHaveBeenCalled()
@@ -39,7 +85,7 @@ describe('the test-only login in the build', () => {
 
   it('in a test build: the route, the secret in the build directory only, its hash in the server bundle, a warning', () => {
     const { ctx, warnings } = setupContext(true)
-    setupTesting(ctx)
+    setupTesting(ctx, UNDER_VITEST)
     expect(kit.addServerHandler).toHaveBeenCalledExactlyOnceWith({ route: TEST_LOGIN_PATH, method: 'post', handler: '/module/runtime/server/routes/testing/login.post' })
     const file = kit.addTemplate.mock.calls[0]![0] as { filename: string, write: boolean, getContents: () => string }
     expect(file).toMatchObject({ filename: TEST_LOGIN_FILE, write: true })
@@ -55,7 +101,8 @@ describe('the test-only login in the build', () => {
   })
 
   it('makes a new secret for every build', () => {
-    expect(testLoginPlan(true)!.secret).not.toBe(testLoginPlan(true)!.secret)
+    const build = { test: true, env: UNDER_VITEST }
+    expect(testLoginPlan(build)!.secret).not.toBe(testLoginPlan(build)!.secret)
   })
 })
 
@@ -112,5 +159,27 @@ describe('the cookie jar of the e2e helpers', () => {
     jar.store(response('svc-refresh=r2; Path=/', '__Host-svc-code=; Max-Age=0; Path=/'), now)
     expect(jar.get('svc-refresh')).toBe('r2')
     expect(jar.list().map(c => c.name)).toEqual(['svc-refresh', 'scoped'])
+  })
+
+  it('hands cookies to the browser host-only, in the domain form: a __Host- cookie keeps Secure and Path=/ over http', () => {
+    const jar = new CookieJar()
+    const headers = new Headers()
+    headers.append('set-cookie', '__Host-svc-code=c1; Max-Age=60; Path=/; HttpOnly; Secure; SameSite=Lax')
+    headers.append('set-cookie', 'svc-refresh=r1; Path=/auth; HttpOnly; Secure; SameSite=Strict')
+    headers.append('set-cookie', 'flag=1')
+    jar.store(new Response(null, { headers }), now)
+    const cookies = browserCookies(jar.list(now), 'http://127.0.0.1:3000/')
+    expect(cookies).toEqual([
+      { name: '__Host-svc-code', value: 'c1', domain: '127.0.0.1', path: '/', secure: true, httpOnly: true, sameSite: 'Lax', expires: now / 1000 + 60 },
+      { name: 'svc-refresh', value: 'r1', domain: '127.0.0.1', path: '/auth', secure: true, httpOnly: true, sameSite: 'Strict', expires: -1 },
+      { name: 'flag', value: '1', domain: '127.0.0.1', path: '/', secure: false, httpOnly: false, sameSite: 'Lax', expires: -1 },
+    ])
+    // Never Playwright's `url` form (it would take Secure from the scheme) nor a domain cookie.
+    for (const cookie of cookies) {
+      expect(cookie).not.toHaveProperty('url')
+      expect(cookie.domain.startsWith('.')).toBe(false)
+    }
+    expect(browserCookies(jar.list(now), 'http://localhost:4000/base/')[0]).toMatchObject({ domain: 'localhost', path: '/' })
+    expect(browserCookies(jar.list(now), 'http://[::1]:4000/')[0]).toMatchObject({ domain: '[::1]' })
   })
 })

@@ -1,6 +1,6 @@
 /**
- * The test-only login endpoint: present only in a build made for tests (`nuxt.options.test`), and
- * even there it answers only requests carrying the random secret of that build. The build keeps
+ * The test-only login endpoint: present only in a build made for tests (`nuxt.options.test` under
+ * vitest, or `NUXT_SVC_AUTH_TEST_LOGIN=true`: src/build/testing.ts), and even there it answers only requests carrying the random secret of that build. The build keeps
  * the secret in its build directory for the test helpers (`nuxt-svc-auth/testing/e2e`); the
  * server bundle holds only its SHA-256 hash.
  */

@@ -1,5 +1,6 @@
 /**
- * POST /_svc-auth/test-login (registered only in a build made for tests, `nuxt.options.test`)
+ * POST /_svc-auth/test-login (registered only in a build made for tests: `nuxt.options.test` under
+ * vitest, or `NUXT_SVC_AUTH_TEST_LOGIN=true`)
  * Header `x-svc-auth-test-secret`: the random secret of this build (the test helpers read it from
  * the build directory). Body `{ user: { sub | id, email?, name?, picture?, …}, claims?, provider?,
  * redirect? }`: the user to log in, their custom claims (the host's `customClaims` handler is
