@@ -128,6 +128,71 @@ describe('redact', () => {
   })
 })
 
+describe('redaction of credentials in URLs and of credential key names', () => {
+  it('masks a URL password up to the last @ of the authority, as URL parsers read it', () => {
+    expect(redactString('redis://default:p@ss@redis.internal:6379/0')).toBe(`redis://default:${REDACTED}@redis.internal:6379/0`)
+    expect(redactString('redis://:p@ss@w@rd@redis.internal')).toBe(`redis://:${REDACTED}@redis.internal`)
+    expect(redactString('redis://u:pw@redis.internal/0?note=a@b')).toBe(`redis://u:${REDACTED}@redis.internal/0?note=a@b`)
+    // A password with an unencoded / or ? is no valid URL, but still a password.
+    expect(redactString('redis://u:ab/cd?ef@redis.internal:6379')).toBe(`redis://u:${REDACTED}@redis.internal:6379`)
+    // In the middle of a text, several times.
+    expect(redactString('from rediss://u:one@a:1 to postgres://v:tw@o@b/db failed')).toBe(`from rediss://u:${REDACTED}@a:1 to postgres://v:${REDACTED}@b/db failed`)
+    // A port is no password, an @ in the path no userinfo, a user without a password no secret.
+    for (const url of ['https://registry.example:443/@scope/pkg', 'https://example.com/@alice', 'redis://redis.internal:6379/0', 'https://user@example.com/x', 'http://[::1]:3000/@x', 'mailto:ada@example.com']) {
+      expect(redactString(url)).toBe(url)
+    }
+  })
+
+  it('masks the values of secret query and fragment parameters, keeps the others', () => {
+    const url = 'https://api.example/cb?password=hunter2&token=t0k&secret=s3&key=k1&api_key=a1&apikey=b1&access_token=c1&client_secret=d1&code=e1&pass=f1&auth=g1&sslpassword=h1&x-api-key=i1&state=j1&sig=k2&page=2&tokenPath=%2Fauth%2Ftoken&keyId=main&empty_token='
+    expect(redactString(url)).toBe(`https://api.example/cb?password=${REDACTED}&token=${REDACTED}&secret=${REDACTED}&key=${REDACTED}&api_key=${REDACTED}&apikey=${REDACTED}&access_token=${REDACTED}&client_secret=${REDACTED}&code=${REDACTED}&pass=${REDACTED}&auth=${REDACTED}&sslpassword=${REDACTED}&x-api-key=${REDACTED}&state=${REDACTED}&sig=${REDACTED}&page=2&tokenPath=%2Fauth%2Ftoken&keyId=main&empty_token=`)
+    expect(redactString('/auth/callback#access_token=c1&token_type=bearer&expires_in=3600')).toBe(`/auth/callback#access_token=${REDACTED}&token_type=bearer&expires_in=3600`)
+    expect(redactString('redis://h:6379/0?password=hunter2&db=1')).toBe(`redis://h:6379/0?password=${REDACTED}&db=1`)
+    expect(redactString('postgres://u:pw@db.internal/app?sslmode=require&sslpassword=x%20y')).toBe(`postgres://u:${REDACTED}@db.internal/app?sslmode=require&sslpassword=${REDACTED}`)
+    // A value ends where the next parameter begins: unencoded separators in a secret are masked too.
+    expect(redactString('/x?password=ab;cd&db=1')).toBe(`/x?password=${REDACTED}&db=1`)
+    expect(redactString('/x?password=ab&cd#ef&db=1')).toBe(`/x?password=${REDACTED}&db=1`)
+    expect(redactString('jdbc:sqlserver://h:1433;user=sa;password=p;w;encrypt=true')).toBe(`jdbc:sqlserver://h:1433;user=sa;password=${REDACTED};encrypt=true`)
+    expect(redactString('/login?next=/cb?token=t1')).toBe(`/login?next=/cb?token=${REDACTED}`)
+    // Percent-encoded names are decoded first; a malformed one is read as it is.
+    expect(redactString('/x?client%5Fsecret=d1&%E0%A4%A=1')).toBe(`/x?client%5Fsecret=${REDACTED}&%E0%A4%A=1`)
+    expect(redactString('a & b = c, and secret=plain text')).toBe('a & b = c, and secret=plain text')
+  })
+
+  it.each(['pass', 'smtpPass', 'auth', 'basicAuth', 'proxy_auth', 'dsn', 'sentryDsn', 'apikey', 'apiKey', 'x-api-key', 'credentials', 'passphrase', 'salt', 'sslpassword', 'authtoken', 'clientsecret'])(
+    '%s is a secret key name', key => expect(isSecretKey(key)).toBe(true))
+  it.each(['authPath', 'cookieName', 'tokenPath', 'keyId', 'tokenEndpointAuthMethod', 'oauth', 'bypass', 'passwordPolicy', 'passwordHashRounds', 'codeOnlyVerify', 'compass', 'monkey', 'authorizationParams', 'authorizationUrl'])(
+    '%s is not', key => expect(isSecretKey(key)).toBe(false))
+
+  it('masks values under credential key names, keeps the route-rule values of auth', () => {
+    const out = redact({
+      storage: { driver: 'redis', auth: 'default:hunter2', pass: 'hunter3', dsn: 'redis://h:6379', apikey: 'key-1', credentials: 'user:pw', passphrase: 'words', salt: 'pinch' },
+      smtp: { host: 'mail.internal', auth: { user: 'mailer', pass: 'hunter4' } },
+      routeRules: { '/api/**': { auth: 'required' }, '/api/public/**': { auth: 'public' }, '/admin/**': { auth: true }, '/x': { auth: 'protected' }, '/y': { auth: 'skip' }, '/z': { auth: false } },
+      numeric: { auth: 123456 },
+    }) as Record<string, Record<string, unknown>>
+    expect(out.storage).toEqual({ driver: 'redis', auth: REDACTED, pass: REDACTED, dsn: REDACTED, apikey: REDACTED, credentials: REDACTED, passphrase: REDACTED, salt: REDACTED })
+    expect(out.smtp).toEqual({ host: 'mail.internal', auth: { user: 'mailer', pass: REDACTED } })
+    expect(out.routeRules).toEqual({ '/api/**': { auth: 'required' }, '/api/public/**': { auth: 'public' }, '/admin/**': { auth: true }, '/x': { auth: 'protected' }, '/y': { auth: 'skip' }, '/z': { auth: false } })
+    expect(out.numeric).toEqual({ auth: REDACTED })
+    expect(JSON.stringify(out)).not.toMatch(/hunter|key-1|user:pw|words|pinch|123456/)
+  })
+
+  it('maskOptions hides storage URLs\' passwords and secret parameters, and keeps the useful non-secrets', () => {
+    const options = resolveOptions({
+      token: { secret: 'token-secret-0123456789-abcdefghijklmnop' },
+      tokenRefresh: { storage: { driver: 'redis', url: 'redis://default:p@ss@redis.internal:6379/0?password=p%40ss2' } },
+      providers: { mock: { mockUsers: [{ sub: 'ada', email: 'ada@example.com', name: 'Ada' }] } },
+    }, true)
+    const masked = maskOptions(buildRuntimeConfig(options, { dev: true }).private) as Record<string, Record<string, Record<string, unknown>>>
+    expect(masked.tokenRefresh!.storage!.url).toBe(`redis://default:${REDACTED}@redis.internal:6379/0?password=${REDACTED}`)
+    expect(JSON.stringify(masked)).not.toMatch(/p@ss|p%40ss/)
+    expect(masked.token!.keyId).toBe('svc-auth')
+    expect(masked.tokenRefresh!.cookie!.cookieName).toBe('svc-refresh')
+    expect(masked.endpoints).toMatchObject({ authPath: '/auth', tokenPath: '/auth/token' })
+  })
+})
+
 describe('EventLog', () => {
   it('keeps the last 50 calls, redacted when recorded, with increasing ids', () => {
     const log = new EventLog()

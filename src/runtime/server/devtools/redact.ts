@@ -9,15 +9,33 @@ export const REDACTED = '•••'
 
 /**
  * Last words of key names whose values are secrets: `secret`, `clientSecret`, `previousSecrets`,
- * `access_token`, `refreshToken`, `password`, `hashedPassword`, `privateKey`, `code`,
- * `code_verifier`, `cookie`, `authorization`, … A key is split into words at `_`, `-`, `.` and
- * camelCase humps; its last word decides (so `cookieName`, `tokenPath` and `keyId` are shown).
+ * `access_token`, `refreshToken`, `password`, `hashedPassword`, `privateKey`, `apiKey`, `code`,
+ * `code_verifier`, `cookie`, `authorization`, `pass` (`smtp.auth.pass`), `auth` (`auth:
+ * 'user:password'` of Redis and HTTP clients), `dsn`, … A key is split into words at `_`, `-`,
+ * `.` and camelCase humps; its last word decides (so `cookieName`, `tokenPath`, `authPath` and
+ * `keyId` are shown).
  */
 const SECRET_WORDS = new Set([
-  'token', 'tokens', 'secret', 'secrets', 'password', 'passwords', 'passwd', 'pwd', 'passphrase',
-  'code', 'codes', 'verifier', 'key', 'keys', 'cookie', 'cookies', 'authorization', 'credential',
-  'credentials', 'pepper', 'salt', 'otp', 'hash', 'signature',
+  'token', 'tokens', 'secret', 'secrets', 'password', 'passwords', 'passwd', 'pwd', 'pass', 'passphrase',
+  'code', 'codes', 'verifier', 'key', 'keys', 'apikey', 'cookie', 'cookies', 'authorization', 'auth',
+  'credential', 'credentials', 'dsn', 'pepper', 'salt', 'otp', 'hash', 'signature',
 ])
+
+/**
+ * Endings of a last word written in one piece (`sslpassword`, `authtoken`, `clientsecret`) that
+ * make it secret too. Only unmistakable ones: `key` or `code` would also end `monkey`, `barcode`.
+ */
+const SECRET_ENDINGS = ['password', 'passwd', 'passphrase', 'secret', 'secrets', 'token', 'tokens', 'apikey']
+
+/**
+ * Values of the module's `auth` route rule (`true`, `false`, `'required'`, `'protected'`,
+ * `'public'`, `'skip'`): shown under a key whose last word is `auth`, every other string or number
+ * there is masked.
+ */
+const AUTH_RULE_VALUES = new Set(['required', 'protected', 'public', 'skip'])
+
+/** Query and fragment parameters whose values are secret besides the secret key names: the OAuth `state`, signed URLs' `sig`. */
+const SECRET_PARAMS = new Set(['state', 'sig'])
 
 /** Keys that name identifiers: exempt from the opaque-token guess (never from the JWT one). */
 const ID_KEYS = /^(?:sid|jti|kid|sub|family|id)$|(?:Id|_id|-id)$/
@@ -27,10 +45,21 @@ function keyWords(key: string): string[] {
   return key.replace(/([a-z\d])([A-Z])/g, '$1 $2').toLowerCase().split(/[\s_.-]+/).filter(Boolean)
 }
 
-/** True when a value under this key name is a secret (see {@link SECRET_WORDS}). */
-export function isSecretKey(key: string): boolean {
+/** The last word of a key name, or '' (see {@link keyWords}). */
+function lastWord(key: string): string {
   const words = keyWords(key)
-  return words.length > 0 && SECRET_WORDS.has(words[words.length - 1]!)
+  return words[words.length - 1] ?? ''
+}
+
+/** True when a value under this key name is a secret (see {@link SECRET_WORDS} and {@link SECRET_ENDINGS}). */
+export function isSecretKey(key: string): boolean {
+  const word = lastWord(key)
+  return SECRET_WORDS.has(word) || SECRET_ENDINGS.some(ending => word.endsWith(ending))
+}
+
+/** True for the values of a secret key that are shown anyway: the empty string (an unset secret) and the `auth` route rule's values. */
+function shownUnderSecretKey(key: string, value: string): boolean {
+  return value === '' || (AUTH_RULE_VALUES.has(value) && lastWord(key) === 'auth')
 }
 
 const JWT = /eyJ[\w-]{4,}\.[\w-]{4,}\.[\w-]*/g
@@ -41,15 +70,62 @@ const PEM = /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVAT
  */
 const OPAQUE = /(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[a-z])[\w-]{32,}(?![\w-])/gi
 const UUID = /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i
-const URL_PASSWORD = /^([a-z][\w+.-]*:\/\/[^/@:\s]*:)[^/@\s]+@/i
+/** A URL with an authority (`scheme://…`) up to the next white space. */
+const URL_WITH_AUTHORITY = /(?<![\w+.-])([a-z][\w+.-]*:\/\/)(\S+)/gi
+/**
+ * A query or fragment parameter (`?name=value`, `&…`, `#…`, and `;…` as in JDBC URLs). Its value
+ * ends at white space or where the next `name=` begins, so that a value holding an unencoded
+ * `&`, `;`, `#` or `?` is masked whole.
+ */
+const URL_PARAM = /([?&#;])([^=&#?;\s]+)=(\S*?)(?=[?&#;][^=&#?;\s]+=|\s|$)/g
 
 /**
- * A string with what looks like a credential replaced: JWTs and PEM private keys, opaque tokens
- * (unless `key` names an identifier such as `sid` or `sessionId`, or the token is a UUID) and
- * the password of a URL (`redis://user:pw@host`).
+ * The part of a URL after `scheme://` with the password of its userinfo masked. URL parsers end
+ * the authority at the first `/`, `?` or `#` and the userinfo at the LAST `@` before it, so a
+ * password may hold `@` (`redis://default:p@ss@host` → `redis://default:•••@host`). A password
+ * with an unencoded `/`, `?` or `#` makes no valid URL but is a password still: when what follows
+ * the first `:` is no port, it is masked up to the last `@` of the URL.
+ */
+function maskUserinfo(rest: string): string {
+  const colon = rest.search(/[:/?#@[]/)
+  if (colon < 0 || rest[colon] !== ':') return rest
+  const authorityEnd = rest.search(/[/?#]/)
+  const authority = authorityEnd < 0 ? rest : rest.slice(0, authorityEnd)
+  let at = authority.lastIndexOf('@')
+  if (at < colon) {
+    if (/^\d*$/.test(authority.slice(colon + 1))) return rest
+    at = rest.lastIndexOf('@')
+    if (at < colon) return rest
+  }
+  return `${rest.slice(0, colon + 1)}${REDACTED}${rest.slice(at)}`
+}
+
+/** A parameter name as its server reads it (percent-decoded), or as it is when malformed. */
+function paramName(raw: string): string {
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' '))
+  }
+  catch {
+    return raw
+  }
+}
+
+/** True when a URL parameter of this name carries a secret (a secret key name, `state`, `sig`). */
+function isSecretParam(name: string): boolean {
+  return isSecretKey(name) || SECRET_PARAMS.has(name.toLowerCase())
+}
+
+/**
+ * A string with what looks like a credential replaced: JWTs and PEM private keys, the password
+ * of a URL (`redis://user:pw@host`), the values of secret query and fragment parameters
+ * (`?password=…`, `&access_token=…`, `#code=…`; see {@link isSecretKey}), and opaque tokens
+ * (unless `key` names an identifier such as `sid` or `sessionId`, or the token is a UUID).
  */
 export function redactString(value: string, key = ''): string {
-  let out = value.replace(JWT, REDACTED).replace(PEM, REDACTED).replace(URL_PASSWORD, `$1${REDACTED}@`)
+  let out = value.replace(JWT, REDACTED).replace(PEM, REDACTED)
+    .replace(URL_WITH_AUTHORITY, (_, scheme: string, rest: string) => `${scheme}${maskUserinfo(rest)}`)
+    .replace(URL_PARAM, (param, separator: string, name: string, paramValue: string) =>
+      paramValue !== '' && isSecretParam(paramName(name)) ? `${separator}${name}=${REDACTED}` : param)
   if (!ID_KEYS.test(key)) out = out.replace(OPAQUE, run => (UUID.test(run) ? run : REDACTED))
   return out
 }
@@ -101,10 +177,11 @@ function typeName(value: object): string {
 /**
  * A JSON-safe copy of `value` with secrets removed:
  * - under a secret key name ({@link isSecretKey}), strings, numbers and bigints become `•••`
- *   (empty strings stay empty: an unset secret); the items of arrays and sets under it too, while
- *   objects are walked by their own key names;
+ *   (empty strings stay empty: an unset secret; under `auth`, the values of the `auth` route rule
+ *   stay); the items of arrays and sets under it too, while objects are walked by their own key
+ *   names;
  * - every other string goes through {@link redactString} (JWTs, opaque tokens, PEM keys, URL
- *   passwords) and is cut at `limits.stringLength`;
+ *   passwords, secret URL parameters) and is cut at `limits.stringLength`;
  * - h3 events and requests become `[H3Event GET /path?query=•••]`; errors `{ name, message }`;
  *   dates their ISO string; maps and sets plain objects and arrays; functions, symbols and other
  *   class instances a `[Name]` label; cycles `[Circular]`; deeper than `limits.depth`, `[Object]`.
@@ -121,7 +198,7 @@ export function redact(value: unknown, limits: Partial<RedactLimits> = {}): unkn
       return typeof input === 'bigint' ? input.toString() : (Number.isFinite(input) ? input : String(input))
     }
     if (typeof input === 'string') {
-      if (secret) return input === '' ? '' : REDACTED
+      if (secret) return shownUnderSecretKey(key, input) ? input : REDACTED
       const clean = redactString(input, key)
       return clean.length > bounds.stringLength ? `${clean.slice(0, bounds.stringLength)}…` : clean
     }
@@ -178,7 +255,8 @@ function readProperty(object: object, key: string): unknown {
  * The module keeps its secrets in the private runtime config only (token secret and keys, client
  * secrets, storage passwords, the encryption key, …); their key names are secret names
  * ({@link isSecretKey}), and secret-looking values under other names ({@link redactString}: a
- * password in a Redis URL, a PEM private key, a JWT) are masked as well.
+ * password or a `?password=` parameter in a Redis URL, a PEM private key, a JWT) are masked as
+ * well.
  */
 export function maskOptions(options: unknown): unknown {
   return redact(options, { depth: 12, entries: 500, stringLength: 4000 })
