@@ -1,13 +1,18 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { z } from 'zod'
 import { errorCodesOf, jsonSchemaOf, routeDocOf } from '../../src/build/openapi'
 import { resolveOptions } from '../../src/build/options'
 import { serverRoutes } from '../../src/build/routes'
+import { DEVTOOLS_ROUTE } from '../../src/runtime/server/devtools/paths'
 import { ERRORS } from '../../src/runtime/server/lib/errors'
 import { oauthRoutes, passwordRoutes, type ServerRoute } from '../../src/runtime/server/lib/module-routes'
 import * as res from '../../src/runtime/server/lib/schemas/responses'
+import { TEST_LOGIN_FILE, TEST_LOGIN_PATH, TEST_LOGIN_SECRET_HEADER } from '../../src/runtime/server/lib/test-login'
 import { setupApp } from './app'
+import { fixtureDir } from './fixtures'
 import { bearer, cookie, json, rememberCodeCookie, setCookieValue, tokenRequest } from './requests'
 
 const server = await setupApp('openapi')
@@ -102,6 +107,15 @@ describe('/_openapi.json', () => {
   it('keeps the host\'s own routes beside the module\'s, and no entry that is not a path', () => {
     expect(document.paths['/api/host/hello']?.get).toMatchObject({ operationId: 'hostHello', tags: ['Host'], summary: 'Greeting of the host app' })
     expect(Object.keys(document.paths).filter(path => !path.startsWith('/'))).toEqual([])
+  })
+
+  it('lists none of the module\'s internal routes, though this test build has the test-only login', async () => {
+    const { secret } = JSON.parse(readFileSync(join(fixtureDir('openapi'), '.nuxt', TEST_LOGIN_FILE), 'utf8')) as { secret: string }
+    // With the build's secret and no user, the route answers 400: it exists (without it, 404).
+    const login = await server.fetch(TEST_LOGIN_PATH, { method: 'POST', headers: { 'content-type': 'application/json', [TEST_LOGIN_SECRET_HEADER]: secret }, body: '{}' })
+    expect(login.status).toBe(400)
+    expect(Object.keys(document.paths).filter(path => path === TEST_LOGIN_PATH || path.startsWith(DEVTOOLS_ROUTE))).toEqual([])
+    expect(text).not.toContain(TEST_LOGIN_PATH)
   })
 
   it('declares the bearer scheme and holds no secret of the configuration', () => {

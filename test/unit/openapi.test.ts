@@ -9,9 +9,11 @@ import { resolveOptions } from '../../src/build/options'
 import { serverRoutes } from '../../src/build/routes'
 import { ERRORS, isAuthErrorCode, type AuthErrorCode } from '../../src/runtime/server/lib/errors'
 import { oauthRoutes, passwordRoutes, type ServerRoute } from '../../src/runtime/server/lib/module-routes'
-import { withoutMiddlewarePaths } from '../../src/runtime/server/lib/openapi-document'
+import { DEVTOOLS_API, DEVTOOLS_ROUTE } from '../../src/runtime/server/devtools/paths'
+import { isDocumentedPath, withoutInternalPaths } from '../../src/runtime/server/lib/openapi-document'
 import { sessionIdSchema, tokenRequest, verifyRequest } from '../../src/runtime/server/lib/schemas/requests'
 import { errorResponse, sessionsResponse, tokenResponse } from '../../src/runtime/server/lib/schemas/responses'
+import { TEST_LOGIN_PATH } from '../../src/runtime/server/lib/test-login'
 
 const SECRETS = {
   token: 'unit-token-secret-0123456789-abcdefghijklmnop',
@@ -161,7 +163,9 @@ describe('generated handler files', () => {
   it('wrap Nitro\'s document route', () => {
     const code = documentModule('/nitro/runtime/internal/routes/openapi', '/module/lib/openapi-document')
     expect(code).toContain('import handler from "/nitro/runtime/internal/routes/openapi"')
-    expect(code).toContain('export default withoutMiddlewarePaths(handler)')
+    expect(code).toContain('export default withoutInternalPaths(handler, event => useRuntimeConfig(event).app?.baseURL || \'/\')')
+    expect(code).toContain('import { withoutInternalPaths } from "/module/lib/openapi-document"')
+    expect(code).toContain('import { useRuntimeConfig } from "nitropack/runtime"')
   })
 })
 
@@ -184,9 +188,29 @@ describe('wiring helpers', () => {
     expect(moduleRouteOf({ route: '/auth/token', method: 'post', handler: () => null }, dir)).toBeUndefined()
   })
 
-  it('withoutMiddlewarePaths drops the entries that are no path', async () => {
-    const nitro = (() => ({ openapi: '3.1.0', paths: { '': { get: {} }, '/auth/token': { post: {} } } })) as unknown as Parameters<typeof withoutMiddlewarePaths>[0]
-    const wrapped = withoutMiddlewarePaths(nitro)
+  it('withoutInternalPaths drops the entries that are no path', async () => {
+    const nitro = (() => ({ openapi: '3.1.0', paths: { '': { get: {} }, '/auth/token': { post: {} } } })) as unknown as Parameters<typeof withoutInternalPaths>[0]
+    const wrapped = withoutInternalPaths(nitro)
     expect(await wrapped({ __is_event__: true } as unknown as H3Event)).toEqual({ openapi: '3.1.0', paths: { '/auth/token': { post: {} } } })
+  })
+
+  it('withoutInternalPaths drops the DevTools routes and the test-only login, under any base URL', async () => {
+    const internal = [DEVTOOLS_ROUTE, `${DEVTOOLS_ROUTE}${DEVTOOLS_API.events}`, `${DEVTOOLS_ROUTE}${DEVTOOLS_API.options}`, TEST_LOGIN_PATH]
+    // Routes of the host that only share a beginning with them stay.
+    const kept = ['/auth/token', '/api/host/hello', `${DEVTOOLS_ROUTE}-host`, `${TEST_LOGIN_PATH}-host`, `${TEST_LOGIN_PATH}/more`, '/__nuxt_svc_auth__']
+    for (const base of ['/', '/app/', '/app']) {
+      // Nitro lists routes relative to the base URL (which it puts in `servers`); a path with the base is recognized too.
+      const listed = base === '/' ? internal : [...internal, ...internal.map(path => `/app${path}`)]
+      const paths = Object.fromEntries([...listed, ...kept].map(path => [path, { get: { responses: {} } }]))
+      const nitro = (() => ({ openapi: '3.1.0', servers: [{ url: `http://localhost:3000${base}` }], paths })) as unknown as Parameters<typeof withoutInternalPaths>[0]
+      const document = await withoutInternalPaths(nitro, () => base)({ __is_event__: true } as unknown as H3Event) as { paths: Record<string, unknown>, servers: unknown[] }
+      expect(Object.keys(document.paths).sort(), base).toEqual([...kept].sort())
+      expect(document.servers).toEqual([{ url: `http://localhost:3000${base}` }])
+      for (const path of listed) expect(isDocumentedPath(path, base), `${base} ${path}`).toBe(false)
+    }
+    // Under another base, a path that carries some other prefix is the host's.
+    expect(isDocumentedPath(`/other${DEVTOOLS_ROUTE}`, '/app/')).toBe(true)
+    expect(isDocumentedPath('', '/')).toBe(false)
+    expect(isDocumentedPath('/auth/token', '/')).toBe(true)
   })
 })
