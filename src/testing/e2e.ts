@@ -8,8 +8,7 @@
  *   a build made for tests and answers only with the secret of that build (read from its build
  *   directory): any user, for apps without the mock provider.
  */
-import { existsSync, readFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { readFileSync } from 'node:fs'
 import { createPage, fetch as testFetch, url, useTestContext } from '@nuxt/test-utils/e2e'
 import type { NuxtPage, TestContext } from '@nuxt/test-utils/e2e'
 import { decodeJwt } from 'jose'
@@ -17,9 +16,10 @@ import { ofetch, type FetchOptions } from 'ofetch'
 import type { BrowserContextOptions } from 'playwright-core'
 import type { AuthClaims } from '../runtime/types/auth'
 import type { ModuleOptions } from '../runtime/types/options'
-import { TEST_LOGIN_FILE, TEST_LOGIN_PATH, TEST_LOGIN_SECRET_HEADER, type TestLoginFile } from '../runtime/server/lib/test-login'
+import { TEST_LOGIN_PATH, TEST_LOGIN_SECRET_HEADER, type TestLoginFile } from '../runtime/server/lib/test-login'
 import { browserCookies, CookieJar, type TestCookie } from './cookies'
 import { appAuthConfig, loadAppAuthConfig, type AppConfigView } from './options'
+import { findTestLoginFile } from './secret-file'
 
 export type { TestCookie } from './cookies'
 
@@ -40,7 +40,7 @@ export interface LoginAsOptions {
   provider?: string
   /**
    * Test-only login: the build directory holding `svc-auth/test-login.json`.
-   * @default the build directory of the test context, else `<rootDir>/.nuxt`
+   * @default the build directory of the test context, else the newer of `<rootDir>/node_modules/.cache/nuxt/.nuxt` (production builds) and `<rootDir>/.nuxt`
    */
   buildDir?: string
   /** Test-only login: the build's secret itself, instead of reading it from the build directory. @default read from the build directory */
@@ -149,11 +149,9 @@ async function mockLoginCode(app: AppView, jar: CookieJar, hint: string): Promis
 function testLoginAccess(options: LoginAsOptions): TestLoginFile {
   if (options.secret) return { path: TEST_LOGIN_PATH, secret: options.secret }
   const ctx = useTestContext()
-  const dirs = [options.buildDir, ctx.nuxt?.options.buildDir, ctx.options.rootDir ? resolve(ctx.options.rootDir, '.nuxt') : undefined]
-  const files = dirs.filter((dir): dir is string => typeof dir === 'string').map(dir => join(dir, TEST_LOGIN_FILE))
-  const found = files.find(file => existsSync(file))
+  const { found, looked } = findTestLoginFile({ buildDir: options.buildDir, contextBuildDir: ctx.nuxt?.options.buildDir, rootDir: ctx.options.rootDir })
   if (!found) {
-    throw new Error(`nuxt-svc-auth/testing: no test login secret (looked for ${files.join(', ')}). The test-only login exists only in a build made for tests (nuxt.options.test under vitest, or NUXT_SVC_AUTH_TEST_LOGIN=true); log in through the mock provider (via: 'mock') otherwise.`)
+    throw new Error(`nuxt-svc-auth/testing: no test login secret (looked for ${looked.join(', ')}). The test-only login exists only in a build made for tests (nuxt.options.test under vitest, or NUXT_SVC_AUTH_TEST_LOGIN=true); log in through the mock provider (via: 'mock') otherwise.`)
   }
   const file = JSON.parse(readFileSync(found, 'utf8')) as Partial<TestLoginFile>
   if (typeof file.path !== 'string' || typeof file.secret !== 'string') throw new Error(`nuxt-svc-auth/testing: ${found} is not a test login file`)

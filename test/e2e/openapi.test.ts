@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { z } from 'zod'
@@ -10,7 +9,8 @@ import { DEVTOOLS_ROUTE } from '../../src/runtime/server/devtools/paths'
 import { ERRORS } from '../../src/runtime/server/lib/errors'
 import { oauthRoutes, passwordRoutes, type ServerRoute } from '../../src/runtime/server/lib/module-routes'
 import * as res from '../../src/runtime/server/lib/schemas/responses'
-import { TEST_LOGIN_FILE, TEST_LOGIN_PATH, TEST_LOGIN_SECRET_HEADER } from '../../src/runtime/server/lib/test-login'
+import { TEST_LOGIN_PATH, TEST_LOGIN_SECRET_HEADER } from '../../src/runtime/server/lib/test-login'
+import { findTestLoginFile } from '../../src/testing/secret-file'
 import { setupApp } from './app'
 import { fixtureDir } from './fixtures'
 import { bearer, cookie, json, rememberCodeCookie, setCookieValue, tokenRequest } from './requests'
@@ -110,7 +110,8 @@ describe('/_openapi.json', () => {
   })
 
   it('lists none of the module\'s internal routes, though this test build has the test-only login', async () => {
-    const { secret } = JSON.parse(readFileSync(join(fixtureDir('openapi'), '.nuxt', TEST_LOGIN_FILE), 'utf8')) as { secret: string }
+    const { found } = findTestLoginFile({ rootDir: fixtureDir('openapi') })
+    const { secret } = JSON.parse(readFileSync(found!, 'utf8')) as { secret: string }
     // With the build's secret and no user, the route answers 400: it exists (without it, 404).
     const login = await server.fetch(TEST_LOGIN_PATH, { method: 'POST', headers: { 'content-type': 'application/json', [TEST_LOGIN_SECRET_HEADER]: secret }, body: '{}' })
     expect(login.status).toBe(400)

@@ -1,4 +1,7 @@
 import { createHash } from 'node:crypto'
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
 import type { Resolver } from '@nuxt/kit'
 import type { Nuxt } from '@nuxt/schema'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -7,6 +10,7 @@ import { setupTesting, testLoginPlan, testLoginReason, TEST_LOGIN_ENV, TEST_LOGI
 import { authErrorCode } from '../../src/runtime/server/lib/errors'
 import { hashTestLoginSecret, requireTestLoginSecret, TEST_LOGIN_FILE, TEST_LOGIN_PATH, TEST_LOGIN_SECRET_HEADER } from '../../src/runtime/server/lib/test-login'
 import { browserCookies, CookieJar, parseSetCookie } from '../../src/testing/cookies'
+import { findTestLoginFile } from '../../src/testing/secret-file'
 import { unitContext } from './helpers/context'
 import { fakeEvent } from './helpers/event'
 
@@ -181,5 +185,33 @@ describe('the cookie jar of the e2e helpers', () => {
     }
     expect(browserCookies(jar.list(now), 'http://localhost:4000/base/')[0]).toMatchObject({ domain: 'localhost', path: '/' })
     expect(browserCookies(jar.list(now), 'http://[::1]:4000/')[0]).toMatchObject({ domain: '[::1]' })
+  })
+})
+
+describe('finding the secret of a build made beforehand', () => {
+  const write = (dir: string, secret: string, mtime: Date) => {
+    const file = join(dir, TEST_LOGIN_FILE)
+    mkdirSync(dirname(file), { recursive: true })
+    writeFileSync(file, JSON.stringify({ path: TEST_LOGIN_PATH, secret }))
+    utimesSync(file, mtime, mtime)
+    return file
+  }
+
+  it('looks in the production build directory (node_modules/.cache/nuxt/.nuxt) and takes the newest file over a stale .nuxt', () => {
+    const root = mkdtempSync(join(tmpdir(), 'svc-test-login-'))
+    try {
+      const stale = write(join(root, '.nuxt'), 'from-prepare', new Date(Date.now() - 60_000))
+      const production = write(join(root, 'node_modules/.cache/nuxt/.nuxt'), 'from-build', new Date())
+      expect(findTestLoginFile({ rootDir: root })).toEqual({ found: production, looked: [production, stale] })
+      // A dev server's build, newer than the production one, wins the same way.
+      utimesSync(stale, new Date(Date.now() + 1_000), new Date(Date.now() + 1_000))
+      expect(findTestLoginFile({ rootDir: root }).found).toBe(stale)
+      // A named build directory, or the one the test context built, is the only place looked at.
+      expect(findTestLoginFile({ rootDir: root, buildDir: join(root, 'elsewhere') })).toEqual({ found: undefined, looked: [join(root, 'elsewhere', TEST_LOGIN_FILE)] })
+      expect(findTestLoginFile({ rootDir: root, contextBuildDir: join(root, 'node_modules/.cache/nuxt/.nuxt') }).found).toBe(production)
+    }
+    finally {
+      rmSync(root, { recursive: true, force: true })
+    }
   })
 })
