@@ -5,22 +5,12 @@
 // stops the dev server again.
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { chromium } from 'playwright-core'
+import { freePort, launchChromium } from './lib/browser.mjs'
 
 const root = resolve(import.meta.dirname, '..')
 const out = join(root, 'docs/screenshots/devtools.png')
-
-function freePort() {
-  return new Promise((done, fail) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => done(port))
-    }).on('error', fail)
-  })
-}
 
 async function startDevServer() {
   const port = await freePort()
@@ -54,10 +44,7 @@ async function startDevServer() {
 const server = await startDevServer()
 let browser
 try {
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  })
+  browser = await launchChromium()
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
   // Not DevTools' welcome screen of a first visit; a panel almost as tall as the window.
   await page.addInitScript(() => {

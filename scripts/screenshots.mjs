@@ -3,22 +3,12 @@
 // Runs the built playground on a loopback port with Debian's Chromium (CHROMIUM_PATH to override).
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { chromium } from 'playwright-core'
+import { freePort, launchChromium } from './lib/browser.mjs'
 
 const root = resolve(import.meta.dirname, '..')
 const out = join(root, 'docs/screenshots')
-
-function freePort() {
-  return new Promise((done, fail) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => done(port))
-    }).on('error', fail)
-  })
-}
 
 async function startPlayground() {
   const port = await freePort()
@@ -61,10 +51,7 @@ async function startPlayground() {
 }
 
 const server = await startPlayground()
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-})
+const browser = await launchChromium()
 try {
   const page = await browser.newPage({ viewport: { width: 1040, height: 760 } })
   const hydrated = () => page.waitForFunction(() => document.querySelector('#__nuxt')?.__vue_app__)
