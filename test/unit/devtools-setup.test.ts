@@ -63,26 +63,22 @@ describe('devtoolsEnabled', () => {
 })
 
 describe('setupDevtools', () => {
-  it('registers nothing in a production build, even with DevTools on', async () => {
-    const { options, tabs, nitroConfig } = await run({ dev: false, devtools: { enabled: true } })
+  /** Nothing of the tab: no route, gate, plugin, page asset or tab. */
+  function expectNothingRegistered({ options, tabs, nitroConfig }: Awaited<ReturnType<typeof run>>): void {
     expect(options.serverHandlers).toEqual([])
     expect(options.devServerHandlers).toEqual([])
     expect(options.plugins).toEqual([])
     expect(options.nitro.plugins ?? []).toEqual([])
     expect(tabs).toEqual([])
     expect(nitroConfig.serverAssets).toBeUndefined()
+  }
+
+  it('registers nothing in a production build, even with DevTools on', async () => {
+    expectNothingRegistered(await run({ dev: false, devtools: { enabled: true } }))
   })
 
   it('registers nothing in development when DevTools are off', async () => {
-    for (const devtools of [false, { enabled: false }]) {
-      const { options, tabs, nitroConfig } = await run({ dev: true, devtools })
-      expect(options.serverHandlers).toEqual([])
-      expect(options.devServerHandlers).toEqual([])
-      expect(options.plugins).toEqual([])
-      expect(options.nitro.plugins ?? []).toEqual([])
-      expect(tabs).toEqual([])
-      expect(nitroConfig.serverAssets).toBeUndefined()
-    }
+    for (const devtools of [false, { enabled: false }]) expectNothingRegistered(await run({ dev: true, devtools }))
   })
 
   it('in development: the routes, the gate, the hook recorder, the client plugin, the page asset and the tab', async () => {
