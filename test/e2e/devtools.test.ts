@@ -1,6 +1,7 @@
 // The DevTools tab: none of it in a production build (its output is searched for the tab's
 // markers), all of it on the dev server (`nuxi dev` of the playground, DevTools on), where the
-// event log shows a real login's hook calls with the tokens redacted.
+// event log shows a real login's hook calls with the tokens redacted, and where the tab itself,
+// opened in Nuxt DevTools in Chromium, shows and drives the app's session.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { request } from 'node:http'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
@@ -8,12 +9,16 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, relative, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { chromium, type Browser, type FrameLocator, type Page } from 'playwright-core'
 import { codeOf, exchange, finishLogin, startLogin } from './oauth-support'
 import type { Server } from './requests'
 
 const root = resolve(import.meta.dirname, '../..')
 const playground = join(root, 'playground')
 const HEADER = { 'x-svc-auth-devtools': '1' }
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+const JWT = /eyJ[\w-]+\.[\w-]+\.[\w-]+/
+const PLAYGROUND_SECRET = 'playground-development-secret-change-me'
 
 /**
  * Strings only the DevTools code carries: its route, the client plugin's name and the property it
@@ -104,6 +109,11 @@ function statusWithHost(origin: string, path: string, host: string): Promise<num
   })
 }
 
+/** This process's environment without the test runner's variables. */
+function devEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'TEST' && !name.startsWith('VITEST')))
+}
+
 describe('the dev server', () => {
   let child: ChildProcess | undefined
   let log = ''
@@ -114,7 +124,8 @@ describe('the dev server', () => {
     server.url = `http://127.0.0.1:${port}`
     child = spawn(process.execPath, [join(root, 'node_modules/@nuxt/cli/bin/nuxi.mjs'), 'dev', playground, '--host', '127.0.0.1', '--port', String(port)], {
       cwd: root,
-      env: { ...process.env, NODE_ENV: 'development', NUXT_TELEMETRY_DISABLED: '1', NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_BASE: tempDir('svc-auth-dt-dev-'), NUXT_SVC_AUTH_LOGGING_LEVEL: 'warn' },
+      // Without the test runner's variables (VITEST, TEST): with them Nuxt DevTools stays off.
+      env: { ...devEnv(), NODE_ENV: 'development', NUXT_TELEMETRY_DISABLED: '1', NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_BASE: tempDir('svc-auth-dt-dev-'), NUXT_SVC_AUTH_LOGGING_LEVEL: 'warn' },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     child.stdout!.on('data', (chunk: Buffer) => (log += chunk))
@@ -212,5 +223,97 @@ describe('the dev server', () => {
       { index: 1, sub: 'una', email: 'una@example.com', name: 'Una User' },
       { index: 2, sub: 'gus', email: 'gus@example.com', name: 'Gus Guest' },
     ])
+  })
+
+  describe('the tab in Nuxt DevTools (Chromium)', () => {
+    let browser: Browser | undefined
+    afterAll(async () => {
+      await browser?.close()
+    })
+
+    /** The app's page with DevTools open on the tab; the tab's frame, found inside DevTools' own. */
+    async function openTab(page: Page): Promise<FrameLocator> {
+      await page.waitForFunction(() => (window as { __NUXT_DEVTOOLS_HOST__?: { devtools?: unknown } }).__NUXT_DEVTOOLS_HOST__?.devtools, undefined, { timeout: 60_000 })
+      type Host = { __NUXT_DEVTOOLS_HOST__: { devtools: { open(): void, navigate(path: string): void } } }
+      await page.evaluate(() => (window as unknown as Host).__NUXT_DEVTOOLS_HOST__.devtools.open())
+      const devtools = page.frameLocator('#nuxt-devtools-iframe')
+      // A fresh profile may see a permission prompt of DevTools (which the tab does not need).
+      await devtools.getByRole('button', { name: 'Cancel' }).click({ timeout: 3_000 }).catch(() => {})
+      await page.evaluate(() => (window as unknown as Host).__NUXT_DEVTOOLS_HOST__.devtools.navigate('/modules/custom-svc-auth'))
+      return devtools.frameLocator('iframe[src*="__nuxt_svc_auth__"]')
+    }
+
+    /** The text of the claims table's row `name`. */
+    const claim = (tab: FrameLocator, name: string) => tab.locator('table.claims tr').filter({ has: tab.locator('th', { hasText: new RegExp(`^${name}$`) }) }).locator('td')
+
+    it('shows the logged-in mock user, refreshes, lists the hook calls redacted, masks the secrets and switches users', async () => {
+      const executablePath = process.env.CHROMIUM_PATH || '/usr/bin/chromium'
+      browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS })
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
+      // Not DevTools' welcome screen of a first visit; a panel almost as tall as the window.
+      await page.addInitScript(() => {
+        localStorage.setItem('nuxt-devtools-first-visit', 'false')
+        if (!localStorage.getItem('nuxt-devtools-frame-state')) localStorage.setItem('nuxt-devtools-frame-state', JSON.stringify({ width: 96, height: 88, top: 0, left: 50, open: false, route: '/', position: 'bottom', closeOnOutsideClick: false, minimizePanelInactive: 5000 }))
+      })
+      const tabErrors: string[] = []
+      page.on('console', (message) => {
+        if (message.type() === 'error' && message.location().url.includes('__nuxt_svc_auth__')) tabErrors.push(message.text())
+      })
+      const refreshes: number[] = []
+      page.on('response', (response) => {
+        if (response.request().method() === 'POST' && new URL(response.url()).pathname === '/auth/refresh') refreshes.push(response.status())
+      })
+
+      // Logged in as Ada through the normal mock login route: the app holds her access token.
+      await page.goto(`${server.url}/auth/mock?user=0&redirect=/profile`)
+      await page.waitForURL('**/profile', { timeout: 60_000 })
+      await page.locator('h2', { hasText: 'Ada Admin' }).waitFor({ timeout: 60_000 })
+      let tab = await openTab(page)
+
+      // 1. Her name, her claims and the time left.
+      await expect.poll(() => tab.locator('#session-body strong').textContent(), { timeout: 60_000 }).toBe('Ada Admin')
+      expect(await claim(tab, 'sub').textContent()).toBe('mock:ada')
+      expect(await claim(tab, 'email').textContent()).toBe('ada@example.com')
+      expect(await tab.locator('#session-body p').textContent()).toMatch(/expires in (\d+ h \d+ min|\d+:\d\d)/)
+      const jti = (await claim(tab, 'jti').textContent())!
+      expect(jti).toMatch(/\S{8,}/)
+
+      // 2. Refresh: one POST to the refresh endpoint, a new access token shown (another jti).
+      const before = refreshes.length
+      const refreshed = page.waitForResponse(r => r.request().method() === 'POST' && new URL(r.url()).pathname === '/auth/refresh', { timeout: 30_000 })
+      await tab.locator('#refresh').click()
+      expect((await refreshed).status()).toBe(200)
+      await expect.poll(() => claim(tab, 'jti').textContent(), { timeout: 15_000 }).not.toBe(jti)
+      expect(refreshes.slice(before)).toEqual([200])
+      expect(await tab.locator('#session-body strong').textContent()).toBe('Ada Admin')
+      await expect.poll(() => tab.locator('#refresh').isDisabled(), { timeout: 15_000 }).toBe(false)
+
+      // 3. The hook events: Ada's svc:success, its access token redacted.
+      const success = tab.locator('#events-body details').filter({ has: tab.locator('summary code', { hasText: /^svc:success$/ }) }).filter({ hasText: 'mock:ada' }).first()
+      await success.waitFor({ state: 'attached', timeout: 30_000 })
+      await success.locator('summary').click()
+      const payload = (await success.locator('pre').textContent())!
+      expect(JSON.parse(payload)).toMatchObject({ provider: 'mock', user: { sub: 'mock:ada' }, tokens: { access_token: '•••' } })
+
+      // 4. The options: the token's secret as •••, never its value.
+      const token = tab.locator('#options-body details').filter({ has: tab.locator('summary code', { hasText: /^token$/ }) })
+      expect(JSON.parse((await token.locator('pre').textContent())!)).toMatchObject({ secret: '•••' })
+      const html = await tab.locator('html').evaluate(el => el.outerHTML)
+      expect(html).not.toContain(PLAYGROUND_SECRET)
+      expect(html).not.toContain('mock-secret')
+      expect(html).not.toMatch(JWT)
+
+      // 5. Another mock user: the app logs in again as Una and comes back to the page.
+      await tab.locator('#mock-body button', { hasText: 'Una User' }).click()
+      await page.locator('h2', { hasText: 'Una User' }).waitFor({ timeout: 60_000 })
+      expect(page.url()).toBe(`${server.url}/profile`)
+      // The page was loaded again: DevTools with it.
+      tab = await openTab(page)
+      await expect.poll(() => tab.locator('#session-body strong').textContent(), { timeout: 60_000 }).toBe('Una User')
+      expect(await claim(tab, 'sub').textContent()).toBe('mock:una')
+      await expect.poll(() => tab.locator('#mock-body button.current').textContent(), { timeout: 15_000 }).toBe('Una User')
+      expect(await tab.locator('html').evaluate(el => el.outerHTML)).not.toMatch(JWT)
+      expect(tabErrors).toEqual([])
+    }, 240_000)
   })
 })
