@@ -68,23 +68,25 @@ describe('which builds get the test-only login', () => {
 })
 
 describe('the test-only login in the build', () => {
-  it('is absent from a build not made for tests: no route, no secret, no template, no warning', () => {
-    expect(testLoginPlan({ test: false, env: {} })).toBeNull()
-    const { ctx, warnings } = setupContext(false)
-    setupTesting(ctx, UNDER_VITEST)
+  /** No route, no secret, no template, no warning. */
+  function expectNothingAdded(warnings: string[]): void {
     expect(kit.addServerHandler).not.toHaveBeenCalled()
     expect(kit.addServerTemplate).not.toHaveBeenCalled()
     expect(kit.addTemplate).not.toHaveBeenCalled()
     expect(warnings).toEqual([])
+  }
+
+  it('is absent from a build not made for tests: no route, no secret, no template, no warning', () => {
+    expect(testLoginPlan({ test: false, env: {} })).toBeNull()
+    const { ctx, warnings } = setupContext(false)
+    setupTesting(ctx, UNDER_VITEST)
+    expectNothingAdded(warnings)
   })
 
   it('is absent from `NODE_ENV=test nuxi build` (nuxt.options.test, outside the test runner)', () => {
     const { ctx, warnings } = setupContext(true)
     setupTesting(ctx, { NODE_ENV: 'production', TEST: '1' })
-    expect(kit.addServerHandler).not.toHaveBeenCalled()
-    expect(kit.addServerTemplate).not.toHaveBeenCalled()
-    expect(kit.addTemplate).not.toHaveBeenCalled()
-    expect(warnings).toEqual([])
+    expectNothingAdded(warnings)
   })
 
   it('in a test build: the route, the secret in the build directory only, its hash in the server bundle, a warning', () => {
