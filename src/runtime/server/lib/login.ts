@@ -2,6 +2,7 @@ import type { H3Event } from 'h3'
 import type { AuthUser, CustomClaims, ProviderTokens, UserInfoPayload } from '../../types/auth'
 import type { AuthContext } from './context'
 import { getAuthHandlers } from './handlers'
+import { withQueryParams } from './oauth/redirect'
 import { createAuthCode } from './records/auth-code'
 import { hostSubjectOf, subjectOf } from './subject'
 import { resolveGlobalClaims } from './session'
@@ -28,9 +29,16 @@ export interface CompleteLoginInput {
   redirect?: string
   /** Keep `sub` as it is instead of qualifying it with the provider (password accounts). */
   keepSubject?: boolean
+  /**
+   * The first factor already proved two factors (a passkey verified with user verification): no
+   * second factor is asked of this login.
+   */
+  multiFactor?: boolean
 }
 
 export interface CompletedLogin {
+  /** Where the browser goes next: the callback page with the code. */
+  location: string
   code: string
   user: AuthUser
   claims: CustomClaims
@@ -46,7 +54,7 @@ export interface CompletedLogin {
  * 4. claims: the provider's static or callback customClaims, then the global customClaims;
  * 5. `svc:success` hook and the provider's onSuccess (the account-linking point);
  * 6. a single-use authorization code for the callback page, bound to the browser of `event`
- *    (the answer sets the code cookie).
+ *    (the answer sets the code cookie); `location` is where the browser goes next.
  */
 export async function completeLogin(ctx: AuthContext, input: CompleteLoginInput): Promise<CompletedLogin> {
   const global = getAuthHandlers()
@@ -83,5 +91,10 @@ export async function completeLogin(ctx: AuthContext, input: CompleteLoginInput)
   await handlers.onSuccess?.(payload)
 
   const code = await createAuthCode(ctx, event, { user, claims, provider, redirect: input.redirect })
-  return { code, user, claims }
+  return { location: callbackLocation(ctx, code), code, user, claims }
+}
+
+/** The callback page with an authorization code: `<callbackPath>?code=<code>`. */
+export function callbackLocation(ctx: AuthContext, code: string): string {
+  return withQueryParams(ctx.options.endpoints.callbackPath, { code })
 }

@@ -79,8 +79,8 @@ export async function handleOAuthRequest(event: H3Event, ctx: AuthContext, optio
       const location = await startLogin(event, ctx, provider, parsed.data, { redirectUri, cookiePath, origin, relative, fetchFn, forwarded: forwardedParams(provider, rawQuery) })
       return await sendRedirect(event, location, 302)
     }
-    const code = await finishLogin(event, ctx, provider, parsed.data, { requestUrl, cookiePath, origin, fetchFn, handlers })
-    return await sendRedirect(event, withQueryParams(ctx.options.endpoints.callbackPath, { code }), 302)
+    const location = await finishLogin(event, ctx, provider, parsed.data, { requestUrl, cookiePath, origin, fetchFn, handlers })
+    return await sendRedirect(event, location, 302)
   }
   catch (error) {
     // Anything unexpected (storage down, a bug) still ends on the error page, never a 500.
@@ -170,6 +170,7 @@ const PROVIDER_ERROR_TEXT: Record<string, string> = {
   access_denied: 'The login was cancelled or refused at the provider',
 }
 
+/** Finishes a login at the provider's callback; resolves where the browser goes next. */
 async function finishLogin(event: H3Event, ctx: AuthContext, provider: ResolvedProvider, query: LoginQuery, finish: FinishContext): Promise<string> {
   const cookies = readLoginCookies(event)
   clearLoginCookies(event, ctx, finish.cookiePath)
@@ -211,8 +212,8 @@ async function finishLogin(event: H3Event, ctx: AuthContext, provider: ResolvedP
     onSuccess: finish.handlers.onSuccess,
   }
   try {
-    const { code } = await completeLogin(ctx, { event, provider: provider.name, user, tokens, handlers, redirect: record.redirect })
-    return code
+    const { location } = await completeLogin(ctx, { event, provider: provider.name, user, tokens, handlers, redirect: record.redirect })
+    return location
   }
   catch (cause) {
     const deliberate = isError(cause) && !cause.unhandled && cause.statusCode >= 400 && cause.statusCode < 500

@@ -30,7 +30,7 @@ function providerClaims(runtime: PasswordRuntime, handlers: ResolvedPasswordHand
 /** Ends a verified register or login in the shared pipeline and redirects to the callback page. */
 async function finishLogin(ctx: AuthContext, event: H3Event, runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, user: AuthUser & { email: string, hashedPassword: string }) {
   const prepared = await persistWithProviderHandler(user)
-  const { code } = await completeLogin(ctx, {
+  const { location } = await completeLogin(ctx, {
     event,
     provider: 'password',
     user: prepared,
@@ -38,7 +38,6 @@ async function finishLogin(ctx: AuthContext, event: H3Event, runtime: PasswordRu
     keepSubject: true,
     handlers: { customClaims: providerClaims(runtime, handlers) },
   })
-  const location = `${ctx.options.endpoints.callbackPath}?code=${encodeURIComponent(code)}`
   return answerRedirect(event, location)
 }
 
