@@ -6,6 +6,7 @@ import { setupOAuth } from './build/oauth'
 import { setupClient } from './build/client'
 import { setupDevtools } from './build/devtools'
 import { setupPassword } from './build/password'
+import { setupTwoFactor } from './build/two-factor'
 import { setupTesting } from './build/testing'
 import { setupOpenAPI } from './build/openapi'
 import { buildRuntimeConfig, writeRuntimeConfig } from './build/runtime-config'
@@ -55,6 +56,7 @@ export default defineNuxtModule<ModuleOptionsInput>({
     setupOAuth(setup)
     setupClient(setup)
     setupPassword(setup)
+    setupTwoFactor(setup)
     await setupDevtools(setup)
     setupTesting(setup, process.env)
     setupOpenAPI(setup)

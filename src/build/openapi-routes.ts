@@ -39,6 +39,8 @@ export const routeDocKey = (method: string, handler: string) => `${method.toLowe
 const PASSWORD_POST_ERRORS: AuthErrorCode[] = ['bad_request', 'cross_origin_request', 'rate_limited']
 const VERIFY_ERRORS: AuthErrorCode[] = ['invalid_verification_code', 'too_many_attempts', 'bad_request', 'rate_limited']
 const SESSION_ERRORS: AuthErrorCode[] = ['unauthorized', 'session_revoked', 'impersonated_session', 'not_found']
+const TWO_FACTOR_SETTINGS_ERRORS: AuthErrorCode[] = ['unauthorized', 'session_revoked', 'impersonated_session', 'cross_origin_request']
+const TWO_FACTOR_FLOW_ERRORS: AuthErrorCode[] = ['two_factor_login_expired', 'bad_request', 'code_binding_mismatch', 'cross_origin_request']
 const CODE_LINK = 'The link of the emailed message (`code`, `flow`; `email` instead of `flow` when the code is typed).'
 const CODE_FORM = 'The code typed into a form (JSON or form body). With `Accept: application/json` the answer is JSON, else a redirect.'
 
@@ -212,4 +214,71 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   ...verifyDocs('register', 'PasswordRegisterVerify', 'The callback page with an authorization code', { schema: res.redirectResponse, description: 'The account is created; `redirect` is the callback page with a code' }, ['user_exists']),
   ...verifyDocs('login', 'PasswordLoginVerify', 'The callback page with an authorization code', { schema: res.redirectResponse, description: '`redirect` is the callback page with a code' }),
   ...verifyDocs('reset', 'PasswordResetVerify', 'The reset page with `?session=<sessionId>`', { schema: res.resetSessionResponse, description: 'A 5-minute reset session' }),
+  [routeDocKey('get', 'two-factor/status.get')]: {
+    id: 'TwoFactorStatus',
+    summary: 'The caller\'s second factor',
+    description: 'Whether the caller has a confirmed second factor, and how many unused recovery codes are left.',
+    auth: 'bearer',
+    ok: { schema: res.twoFactorStatusResponse, description: 'The second factor\'s status' },
+    errors: ['unauthorized', 'session_revoked', 'impersonated_session'],
+  },
+  [routeDocKey('post', 'two-factor/enrol.post')]: {
+    id: 'TwoFactorEnrol',
+    summary: 'Start a second-factor enrolment',
+    description: 'A new TOTP secret, kept (encrypted) as a pending enrolment until a code confirms it. Shown once.',
+    auth: 'bearer',
+    ok: { schema: res.twoFactorEnrolmentResponse, description: 'The otpauth:// URI and the secret' },
+    errors: [...TWO_FACTOR_SETTINGS_ERRORS, 'two_factor_already_enabled'],
+  },
+  [routeDocKey('post', 'two-factor/confirm.post')]: {
+    id: 'TwoFactorConfirm',
+    summary: 'Confirm a second-factor enrolment',
+    description: 'Checks the first code of the authenticator app, saves the enrolment through the host and answers the recovery codes (shown once).',
+    auth: 'bearer',
+    body: req.twoFactorCodeRequest,
+    ok: { schema: res.recoveryCodesResponse, description: 'The recovery codes' },
+    errors: [...TWO_FACTOR_SETTINGS_ERRORS, 'bad_request', 'two_factor_invalid_code', 'two_factor_enrolment_expired', 'two_factor_already_enabled'],
+  },
+  [routeDocKey('post', 'two-factor/recovery-codes.post')]: {
+    id: 'TwoFactorRecoveryCodes',
+    summary: 'Make new recovery codes',
+    description: 'With a current code of the authenticator app: new recovery codes (shown once); the old ones stop working.',
+    auth: 'bearer',
+    body: req.twoFactorCodeRequest,
+    ok: { schema: res.recoveryCodesResponse, description: 'The new recovery codes' },
+    errors: [...TWO_FACTOR_SETTINGS_ERRORS, 'bad_request', 'two_factor_invalid_code', 'two_factor_not_enabled', 'rate_limited'],
+  },
+  [routeDocKey('post', 'two-factor/disable.post')]: {
+    id: 'TwoFactorDisable',
+    summary: 'Turn the second factor off',
+    description: 'With the account\'s password (password accounts), a code of the authenticator app or a recovery code: deletes the second factor.',
+    auth: 'bearer',
+    body: req.twoFactorDisableRequest,
+    ok: { schema: res.successResponse, description: 'The second factor is off' },
+    errors: [...TWO_FACTOR_SETTINGS_ERRORS, 'bad_request', 'two_factor_invalid_code', 'current_password_incorrect', 'no_password_account', 'two_factor_not_enabled', 'rate_limited'],
+  },
+  [routeDocKey('post', 'two-factor/verify.post')]: {
+    id: 'TwoFactorVerify',
+    summary: 'Prove the second factor of a login',
+    description: 'A code of the authenticator app or a recovery code for the pending login `flow`, from the browser that passed the first factor. Completes the login: `redirect` is the callback page with an authorization code.',
+    body: req.twoFactorVerifyRequest,
+    ok: { schema: res.redirectResponse, description: '`redirect` is the callback page with a code' },
+    errors: [...TWO_FACTOR_FLOW_ERRORS, 'two_factor_invalid_code', 'too_many_attempts', 'two_factor_not_enabled', 'rate_limited'],
+  },
+  [routeDocKey('post', 'two-factor/login-enrol.post')]: {
+    id: 'TwoFactorLoginEnrol',
+    summary: 'Start the enrolment a login requires',
+    description: 'For a pending login whose user must enrol: a new TOTP secret, kept with the pending login. Shown once.',
+    body: req.twoFactorFlowRequest,
+    ok: { schema: res.twoFactorEnrolmentResponse, description: 'The otpauth:// URI and the secret' },
+    errors: [...TWO_FACTOR_FLOW_ERRORS, 'two_factor_already_enabled'],
+  },
+  [routeDocKey('post', 'two-factor/login-confirm.post')]: {
+    id: 'TwoFactorLoginConfirm',
+    summary: 'Confirm the enrolment a login requires',
+    description: 'The first code of the authenticator app: saves the enrolment through the host and completes the login. The recovery codes are shown once.',
+    body: req.twoFactorConfirmLoginRequest,
+    ok: { schema: res.loginEnrolledResponse, description: '`redirect` is the callback page with a code' },
+    errors: [...TWO_FACTOR_FLOW_ERRORS, 'two_factor_invalid_code', 'too_many_attempts', 'two_factor_enrolment_expired', 'two_factor_already_enabled'],
+  },
 }

@@ -8,7 +8,7 @@ import { ROUTE_DOCS, routeDocKey } from '../../src/build/openapi-routes'
 import { resolveOptions } from '../../src/build/options'
 import { serverRoutes } from '../../src/build/routes'
 import { ERRORS, isAuthErrorCode, type AuthErrorCode } from '../../src/runtime/server/lib/errors'
-import { oauthRoutes, passwordRoutes, type ServerRoute } from '../../src/runtime/server/lib/module-routes'
+import { oauthRoutes, passwordRoutes, twoFactorRoutes, type ServerRoute } from '../../src/runtime/server/lib/module-routes'
 import { DEVTOOLS_API, DEVTOOLS_ROUTE } from '../../src/runtime/server/devtools/paths'
 import { isDocumentedPath, withoutInternalPaths } from '../../src/runtime/server/lib/openapi-document'
 import { sessionIdSchema, tokenRequest, verifyRequest } from '../../src/runtime/server/lib/schemas/requests'
@@ -29,10 +29,11 @@ const options = resolveOptions({
     google: { clientId: 'google-client', clientSecret: SECRETS.google },
     password: {},
   },
+  twoFactor: { enabled: true },
 }, true)
 
 /** Every route the module registers with these options. */
-const routes: ServerRoute[] = [...serverRoutes(options), ...oauthRoutes(options), ...passwordRoutes(options)]
+const routes: ServerRoute[] = [...serverRoutes(options), ...oauthRoutes(options), ...passwordRoutes(options), ...twoFactorRoutes(options)]
 
 type JsonObject = { [key: string]: Json }
 const operationOf = (route: ServerRoute) => routeOperation(route, routeDocOf(route)!, options) as JsonObject & {

@@ -5,13 +5,14 @@ import { createApp, createRouter, toNodeListener, type EventHandler } from 'h3'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { resolveOptions } from '../../src/build/options'
 import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
-import { coreRoutes } from '../../src/runtime/server/lib/module-routes'
+import { TOTP } from 'otpauth'
+import { coreRoutes, twoFactorRoutes } from '../../src/runtime/server/lib/module-routes'
 import { MOCK_ENDPOINTS } from '../../src/runtime/server/lib/oauth/mock-preset'
 import { PASSWORD_ROUTES, passwordRoutePath } from '../../src/runtime/server/lib/password/paths'
 import { RECORD_TYPES } from '../../src/runtime/server/lib/records/record-types'
 import type { StoreBackend } from '../../src/runtime/server/lib/store/types'
 import { peekAuthContext } from '../../src/runtime/server/utils/context'
-import type { PasswordUser } from '../../src/runtime/types/auth'
+import type { PasswordUser, TwoFactorState } from '../../src/runtime/types/auth'
 import type { ModuleOptions } from '../../src/runtime/types/options'
 
 // The module's real endpoints on a plain h3 app: Nitro's runtime is these two functions.
@@ -65,6 +66,7 @@ let base = ''
 let options: ModuleOptions
 const users = new Map<string, PasswordUser>()
 const codes: Array<{ email: string, code: string, action: string }> = []
+const twoFactorStates = new Map<string, TwoFactorState>()
 
 /** One browser: its cookies, and requests to the app. */
 function browser() {
@@ -118,6 +120,7 @@ beforeAll(async () => {
       mock: { enableInProduction: true, mockUsers: [{ sub: 'mock-1', email: 'mock@example.com', name: 'Mock One' }] },
       password: { passwordHashRounds: 4 },
     },
+    twoFactor: { enabled: true },
   }, false)
   nitro.options = options
   const router = createRouter()
@@ -127,6 +130,7 @@ beforeAll(async () => {
   for (const route of PASSWORD_ROUTES) {
     for (const method of route.methods) router[method](password(route.path), await handler(`password/${route.handler}`))
   }
+  for (const route of twoFactorRoutes(options)) router[route.method](route.route, await handler(route.handler))
   router.get(`${options.endpoints.loginPath.replace(/\/+$/, '')}/mock`, await handler('oauth/login.get'))
   router.get(MOCK_ENDPOINTS.authorize, await handler('oauth/mock-authorize.get'))
   router.post(MOCK_ENDPOINTS.token, await handler('oauth/mock-token.post'))
@@ -150,6 +154,10 @@ beforeAll(async () => {
     impersonation: {
       canImpersonate: () => true,
       fetchTarget: id => ({ sub: id, email: `${id}@example.com` }),
+    },
+    twoFactor: {
+      find: userId => twoFactorStates.get(userId) ?? null,
+      save: (userId, state) => void (state ? twoFactorStates.set(userId, state) : twoFactorStates.delete(userId)),
     },
   })
 })
@@ -206,6 +214,18 @@ describe('record types', () => {
     const fresh = await exchange(after, new URL(relogin.redirect, base).searchParams.get('code')!)
     await json(await after.post(password('change'), { currentPassword: `${PASSWORD}-new`, newPassword: `${PASSWORD}-2` }, fresh))
     expect(passwordToken).not.toBe(fresh)
+
+    // Second factor: enrol, then a login with a wrong code and a recovery code.
+    const twoFactor = (path: string) => `${options.endpoints.authPath}/two-factor/${path}`
+    const { secret } = await json<{ secret: string }>(await after.post(twoFactor('enrol'), {}, fresh))
+    const { recoveryCodes } = await json<{ recoveryCodes: string[] }>(await after.post(twoFactor('confirm'), { code: new TOTP({ secret }).generate() }, fresh))
+    const second = browser()
+    await json(await second.post(password('login'), { email, password: `${PASSWORD}-2` }))
+    const challenged = await json<{ redirect: string }>(await second.post(password('login-verify'), { code: lastCode('login').code, email }))
+    const flow = new URL(challenged.redirect, base).searchParams.get('flow')!
+    await json(await second.post(twoFactor('verify'), { flow, code: 'abcdef' }), 400)
+    const verified = await json<{ redirect: string }>(await second.post(twoFactor('verify'), { flow, recoveryCode: recoveryCodes[0] }))
+    await exchange(second, new URL(verified.redirect, base).searchParams.get('code')!)
 
     // Logout.
     await json(await b.post(options.endpoints.logoutPath))

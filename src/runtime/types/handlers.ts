@@ -115,6 +115,83 @@ export interface ImpersonationHandlers {
   canImpersonate?: (requester: AuthClaims, targetId: string, event: H3Event) => boolean | Promise<boolean>
 }
 
+/**
+ * What the module keeps of a user's second factor, handed to the host's `twoFactor.save` and
+ * given back by `twoFactor.find`. Store it as it is (a JSON column, or one column per field):
+ * nothing in it is usable without the server secret.
+ */
+export interface TwoFactorState {
+  /** Format of this object. */
+  version: 1
+  /**
+   * The TOTP secret, encrypted by the module (aes-256-gcm, key derived from `token.secret`;
+   * `token.previousSecrets` still decrypt it) and bound to the user's id.
+   */
+  secret: string
+  /** HMAC-SHA256 (hex) of each unused recovery code; never the codes themselves. */
+  recoveryCodes: string[]
+  /** The code parameters the authenticator app was given at enrolment. */
+  algorithm: 'SHA1' | 'SHA256' | 'SHA512'
+  digits: number
+  period: number
+  /** When the enrolment was confirmed (ISO 8601). */
+  enabledAt: string
+  /** When the current recovery codes were made (ISO 8601). */
+  recoveryCodesAt: string
+}
+
+/** Why the module calls `twoFactor.save`. */
+export type TwoFactorSaveReason = 'enrolled' | 'recovery_code_used' | 'recovery_codes_regenerated' | 'secret_resealed' | 'disabled'
+
+/** Third argument of `twoFactor.save`, second of `twoFactor.find`. */
+export interface TwoFactorHandlerContext {
+  /** The request that reads or changes the state. */
+  event: H3Event
+}
+
+/** Second argument of `twoFactor.isRequired`. */
+export interface TwoFactorRequiredContext {
+  /** Provider of the login (`google`, `mock`, `password`, …). */
+  provider: string
+  /** The request that completes the first factor. */
+  event: H3Event
+}
+
+/**
+ * Handlers of the second factor (`defineAuthHandlers({ twoFactor })`). The state is the host's to
+ * keep (the module never owns the user table); `find` and `save` are required when
+ * `twoFactor.enabled`.
+ */
+export interface TwoFactorHandlers {
+  /**
+   * The second-factor state of a user (`userId` is the subject of their tokens, `sub`), or null
+   * when they have none. Called at every login after `onUserPersist` and the claims (to decide
+   * whether a second factor is asked), at every code check (verify, recovery-code regeneration,
+   * disabling), by the status route and before an enrolment starts. A value that is not a state
+   * of {@link TwoFactorState}'s shape fails the request (500): a broken row never turns the
+   * second factor off.
+   */
+  find?: (userId: string, context: TwoFactorHandlerContext) => TwoFactorState | null | undefined | Promise<TwoFactorState | null | undefined>
+  /**
+   * Stores (or with `null` deletes) a user's state. Called when an enrolment is confirmed
+   * (`enrolled`), after a recovery code was used (`recovery_code_used`: the state without it),
+   * when the recovery codes are made again (`recovery_codes_regenerated`), after a login whose
+   * secret was encrypted under a previous server secret (`secret_resealed`: the same secret under
+   * the current one) and when the second factor is turned off (`disabled`, state `null`). If it
+   * throws, the request fails and nothing is answered as done.
+   */
+  save?: (userId: string, state: TwoFactorState | null, context: TwoFactorHandlerContext & { reason: TwoFactorSaveReason }) => void | Promise<void>
+  /**
+   * Whether a user without an enrolment must enrol before this login completes; replaces
+   * `requireForAll` for them (`true`: the login stops at the second-factor page, which enrols them).
+   * Called at every login of a user without a confirmed enrolment, after `onUserPersist`, with the
+   * final user (its `sub` decided). Users with a confirmed enrolment are always asked for a code,
+   * whatever it answers; logins that already proved two factors (`multiFactor`, a passkey with
+   * user verification) are never asked.
+   */
+  isRequired?: (user: AuthUser, context: TwoFactorRequiredContext) => boolean | Promise<boolean>
+}
+
 /** Second argument of the global `onUserPersist`. */
 export interface UserPersistContext {
   /** Name of the provider of the login (`password` also for reset and change). */
@@ -151,4 +228,6 @@ export interface AuthHandlers {
   password?: PasswordHandlers
   /** Handlers of impersonation. */
   impersonation?: ImpersonationHandlers
+  /** Handlers of the second factor (`twoFactor.enabled`). */
+  twoFactor?: TwoFactorHandlers
 }

@@ -116,6 +116,72 @@ export interface SessionRevokedPayload {
   reason: SessionRevocationReason
 }
 
+/** How a second factor was proved: a TOTP code or a recovery code. */
+export type TwoFactorMethod = 'code' | 'recovery_code'
+
+/**
+ * Payload of `svc:twoFactor:challenged`: a login passed its first factor and now waits at the
+ * second-factor page (`enrol`: the user has no enrolment and must make one first).
+ */
+export interface TwoFactorChallengedPayload {
+  /** `sub` of the user. */
+  userId: string
+  provider: string
+  enrol: boolean
+  event: H3Event
+}
+
+/** Payload of `svc:twoFactor:enrolled`: an enrolment was confirmed and saved. */
+export interface TwoFactorEnrolledPayload {
+  userId: string
+  /** `settings`: by a logged-in user; `login`: during a login that required it. */
+  during: 'settings' | 'login'
+  event: H3Event
+}
+
+/** Payload of `svc:twoFactor:verified`: the second factor of a login was proved. */
+export interface TwoFactorVerifiedPayload {
+  userId: string
+  provider: string
+  method: TwoFactorMethod
+  event: H3Event
+}
+
+/** Why a second-factor check failed. */
+export type TwoFactorFailureReason = 'invalid_code' | 'replayed_code' | 'too_many_attempts' | 'failure_budget_exhausted' | 'binding_mismatch' | 'wrong_password'
+
+/** Payload of `svc:twoFactor:failed`: a wrong or refused code (or password, when disabling). */
+export interface TwoFactorFailedPayload {
+  userId: string
+  /** Where: the login's verify step, regenerating recovery codes, or disabling. */
+  stage: 'login' | 'regenerate' | 'disable'
+  reason: TwoFactorFailureReason
+  event: H3Event
+}
+
+/** Payload of `svc:twoFactor:recoveryCodeUsed`. */
+export interface TwoFactorRecoveryCodeUsedPayload {
+  userId: string
+  /** Unused recovery codes left. */
+  remaining: number
+  event: H3Event
+}
+
+/** Payload of `svc:twoFactor:recoveryCodesRegenerated`: the old codes no longer work. */
+export interface TwoFactorRecoveryCodesRegeneratedPayload {
+  userId: string
+  count: number
+  event: H3Event
+}
+
+/** Payload of `svc:twoFactor:disabled`. */
+export interface TwoFactorDisabledPayload {
+  userId: string
+  /** What the user proved to turn it off. */
+  method: 'password' | TwoFactorMethod
+  event: H3Event
+}
+
 /** Nitro runtime hooks emitted by the module. */
 export interface SvcAuthHooks {
   /**
@@ -126,7 +192,9 @@ export interface SvcAuthHooks {
   /**
    * Every login, after `onUserPersist` and the claims, before the provider's `onSuccess` and the
    * authorization code: the account-linking point (`user` is final). A hook that throws ends the
-   * login.
+   * login. A login that asks for a second factor runs it when the second factor is proved (in
+   * that request, after `svc:twoFactor:verified`, with the user, tokens and provider of the first
+   * factor); the provider's `onSuccess` has run at the first factor then.
    */
   'svc:success': (payload: UserInfoPayload) => void | Promise<void>
   /** See {@link ImpersonateCheckPayload}. */
@@ -139,4 +207,22 @@ export interface SvcAuthHooks {
   'svc:impersonate:end': (payload: ImpersonateEndPayload) => void | Promise<void>
   /** A session ended (every cause, see {@link SessionRevocationReason}); errors are logged only. */
   'svc:session:revoked': (payload: SessionRevokedPayload) => void | Promise<void>
+  /**
+   * The second-factor hooks are audit points: each runs after what it reports has happened, and
+   * an error it throws is logged, never undoes it nor changes the answer.
+   * See {@link TwoFactorChallengedPayload}.
+   */
+  'svc:twoFactor:challenged': (payload: TwoFactorChallengedPayload) => void | Promise<void>
+  /** See {@link TwoFactorEnrolledPayload}. */
+  'svc:twoFactor:enrolled': (payload: TwoFactorEnrolledPayload) => void | Promise<void>
+  /** Before `svc:success` of the same login. See {@link TwoFactorVerifiedPayload}. */
+  'svc:twoFactor:verified': (payload: TwoFactorVerifiedPayload) => void | Promise<void>
+  /** See {@link TwoFactorFailedPayload}. */
+  'svc:twoFactor:failed': (payload: TwoFactorFailedPayload) => void | Promise<void>
+  /** See {@link TwoFactorRecoveryCodeUsedPayload}. */
+  'svc:twoFactor:recoveryCodeUsed': (payload: TwoFactorRecoveryCodeUsedPayload) => void | Promise<void>
+  /** See {@link TwoFactorRecoveryCodesRegeneratedPayload}. */
+  'svc:twoFactor:recoveryCodesRegenerated': (payload: TwoFactorRecoveryCodesRegeneratedPayload) => void | Promise<void>
+  /** See {@link TwoFactorDisabledPayload}. */
+  'svc:twoFactor:disabled': (payload: TwoFactorDisabledPayload) => void | Promise<void>
 }

@@ -9,8 +9,10 @@
 import type { ProvidersOptions } from './providers'
 import type { RateLimitOptions } from './rate-limit'
 import type { TokenRefreshOptions } from './refresh'
+import type { TwoFactorOptions } from './two-factor'
 
 export type { RedisNode, RefreshCookieOptions, RefreshEncryptionOptions, RefreshStorageOptions, TokenRefreshOptions } from './refresh'
+export type { TwoFactorAlgorithm, TwoFactorOptions } from './two-factor'
 
 /** Duration: a number of seconds, or a string such as `'90s'`, `'5m'`, `'1h'`, `'7d'`. */
 export type Duration = string | number
@@ -148,6 +150,12 @@ export interface EndpointOptions {
    * @default '/auth/sessions'
    */
   sessionsPath: string
+  /**
+   * Page of the second factor (when `twoFactor.enabled`): logins that need one stop here with
+   * `?flow=<id>`. The module registers a minimal page; an app page at the same path replaces it.
+   * @default '/auth/second-factor'
+   */
+  secondFactorPath: string
 }
 
 export interface LoggingOptions {
@@ -216,6 +224,8 @@ export interface ModuleOptions {
   security: SecurityOptions
   /** Sessions: revocation of access tokens. */
   sessions: SessionOptions
+  /** The TOTP second factor with recovery codes (off by default). */
+  twoFactor: TwoFactorOptions
   /**
    * The app's public URL (`https://app.example.com`). When set, it is the app's own origin for
    * the origin check, the base of absolute URLs the module builds (OAuth `redirect_uri`, the mock

@@ -57,10 +57,12 @@ export interface Sealer {
 /**
  * @param key Seals and opens.
  * @param previousKeys Still open values sealed before a key rotation (tried after `key`).
+ * @param purpose HKDF info of the derived AES key: sealers of different purposes never open each
+ * other's values. @default 'nuxt-svc-auth:record-encryption'
  */
-export function createSealer(key: string, previousKeys: readonly string[] = []): Sealer {
-  const aesKey = deriveKey(key, 'nuxt-svc-auth:record-encryption')
-  const openers = previousKeys.map(previous => createSealer(previous))
+export function createSealer(key: string, previousKeys: readonly string[] = [], purpose = 'nuxt-svc-auth:record-encryption'): Sealer {
+  const aesKey = deriveKey(key, purpose)
+  const openers = previousKeys.map(previous => createSealer(previous, [], purpose))
   return {
     seal(plaintext) {
       const iv = randomBytes(12)

@@ -45,6 +45,11 @@ export const ERRORS = {
   rate_limited: { status: 429, message: 'Too many requests, try again later' },
   internal_error: { status: 500, message: 'Internal server error' },
   send_failed: { status: 500, message: 'Failed to send code' },
+  two_factor_invalid_code: { status: 400, message: 'Invalid two-factor code' },
+  two_factor_login_expired: { status: 400, message: 'This login has expired or was already completed: log in again' },
+  two_factor_not_enabled: { status: 400, message: 'Two-factor authentication is not enabled for this account' },
+  two_factor_enrolment_expired: { status: 400, message: 'No two-factor enrolment is pending: start again' },
+  two_factor_already_enabled: { status: 409, message: 'Two-factor authentication is already enabled for this account' },
 } as const satisfies Record<string, AuthErrorSpec>
 
 /** Stable machine-readable codes carried in the `error` field of every error body. */

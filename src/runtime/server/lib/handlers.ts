@@ -4,7 +4,7 @@ let registry: AuthHandlers = {}
 
 /**
  * Registers the host handlers of the module (onUserInfo, onUserPersist, customClaims, password,
- * impersonation). Call it from a Nitro plugin; later calls merge over earlier ones.
+ * impersonation, twoFactor). Call it from a Nitro plugin; later calls merge over earlier ones.
  *
  * ```ts
  * export default defineNitroPlugin(() => {
@@ -18,6 +18,7 @@ export function defineAuthHandlers(handlers: AuthHandlers): AuthHandlers {
     ...handlers,
     password: { ...registry.password, ...handlers.password },
     impersonation: { ...registry.impersonation, ...handlers.impersonation },
+    twoFactor: { ...registry.twoFactor, ...handlers.twoFactor },
   }
   return registry
 }

@@ -6,6 +6,7 @@ import { withQueryParams } from './oauth/redirect'
 import { createAuthCode } from './records/auth-code'
 import { hostSubjectOf, subjectOf } from './subject'
 import { resolveGlobalClaims } from './session'
+import { challengeSecondFactor, secondFactorLocation, secondFactorNeeded } from './two-factor/challenge'
 
 /** Static claims, or a callback of the user and the provider tokens. */
 export type ProviderClaims = Record<string, unknown> | ((user: AuthUser, tokens: ProviderTokens) => Record<string, unknown> | void | undefined | Promise<Record<string, unknown> | void | undefined>)
@@ -37,9 +38,15 @@ export interface CompleteLoginInput {
 }
 
 export interface CompletedLogin {
-  /** Where the browser goes next: the callback page with the code. */
+  /**
+   * Where the browser goes next: the callback page with the code, or the second-factor page when
+   * the login waits for a second factor.
+   */
   location: string
-  code: string
+  /** The authorization code; undefined while the login waits for a second factor. */
+  code?: string
+  /** The pending login's flow id when a second factor is asked (`enrol`: the user enrols first). */
+  secondFactor?: { flow: string, enrol: boolean }
   user: AuthUser
   claims: CustomClaims
 }
@@ -52,8 +59,12 @@ export interface CompletedLogin {
  *    the subject it names ({@link hostSubjectOf}: an `id` of the host's own, else `sub`) becomes
  *    the subject; otherwise `sub` is `<provider>:<provider sub>`;
  * 4. claims: the provider's static or callback customClaims, then the global customClaims;
- * 5. `svc:success` hook and the provider's onSuccess (the account-linking point);
- * 6. a single-use authorization code for the callback page, bound to the browser of `event`
+ * 5. with `twoFactor.enabled`, unless `multiFactor`: when the user needs a second factor, the
+ *    provider's onSuccess runs (it cannot run in the later request), the login is kept as a
+ *    pending login bound to the browser, and `location` is the second-factor page; `svc:success`
+ *    and the authorization code come when the second factor is proved (two-factor/flow.ts);
+ * 6. otherwise `svc:success` hook and the provider's onSuccess (the account-linking point);
+ * 7. a single-use authorization code for the callback page, bound to the browser of `event`
  *    (the answer sets the code cookie); `location` is where the browser goes next.
  */
 export async function completeLogin(ctx: AuthContext, input: CompleteLoginInput): Promise<CompletedLogin> {
@@ -87,6 +98,15 @@ export async function completeLogin(ctx: AuthContext, input: CompleteLoginInput)
   const claims = await resolveGlobalClaims(ctx, user, providerClaims as CustomClaims)
 
   const payload: UserInfoPayload = { user, tokens, provider, event }
+  if (ctx.options.twoFactor?.enabled && !input.multiFactor) {
+    const subject = { ...user, sub: subjectOf(user)! }
+    const needed = await secondFactorNeeded(ctx, subject, { provider, event })
+    if (needed) {
+      await handlers.onSuccess?.(payload)
+      const flow = await challengeSecondFactor(ctx, { event, user: subject, claims, provider, tokens, redirect: input.redirect, enrol: needed.enrol })
+      return { location: secondFactorLocation(ctx, flow, needed.enrol), secondFactor: { flow, enrol: needed.enrol }, user, claims }
+    }
+  }
   await ctx.callHook('svc:success', payload)
   await handlers.onSuccess?.(payload)
 

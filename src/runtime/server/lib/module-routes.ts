@@ -4,6 +4,8 @@ import { MOCK_ENDPOINTS } from './oauth/mock-preset'
 import { oauthProviderNames } from './oauth/providers'
 import { isPasswordEnabled } from './password/options'
 import { PASSWORD_ROUTES, passwordRoutePath } from './password/paths'
+import { isTwoFactorEnabled } from './two-factor/options'
+import { TWO_FACTOR_ROUTES, twoFactorRoutePath } from './two-factor/paths'
 
 /** A server endpoint of the module. */
 export interface ServerRoute {
@@ -62,14 +64,25 @@ export function passwordRoutes(options: Pick<ModuleOptions, 'endpoints' | 'provi
   })))
 }
 
+/** Options that decide the module's routes (`twoFactor` may be absent: off). */
+export type RouteOptions = Pick<ModuleOptions, 'endpoints' | 'providers'> & Partial<Pick<ModuleOptions, 'twoFactor'>>
+
+/** The second factor's routes under `<authPath>/two-factor/`, when `twoFactor.enabled`. */
+export function twoFactorRoutes(options: RouteOptions): ServerRoute[] {
+  if (!isTwoFactorEnabled(options)) return []
+  return TWO_FACTOR_ROUTES.map(route => ({ route: twoFactorRoutePath(options.endpoints.authPath, route.path), method: route.method, handler: `two-factor/${route.handler}` }))
+}
+
 /**
  * Every path the module answers on for these options: the routes it registers ({@link coreRoutes},
- * {@link oauthRoutes}, {@link passwordRoutes}; a login route counts also when the app serves it
- * with its own route file) and the callback page.
+ * {@link oauthRoutes}, {@link passwordRoutes}, {@link twoFactorRoutes}; a login route counts also
+ * when the app serves it with its own route file), the callback page and, with the second
+ * factor on, its page.
  */
-export function moduleRoutePaths(options: Pick<ModuleOptions, 'endpoints' | 'providers'>): string[] {
-  const routes = [...coreRoutes(options.endpoints), ...oauthRoutes(options), ...passwordRoutes(options)]
-  return [...routes.map(route => route.route), options.endpoints.callbackPath]
+export function moduleRoutePaths(options: RouteOptions): string[] {
+  const routes = [...coreRoutes(options.endpoints), ...oauthRoutes(options), ...passwordRoutes(options), ...twoFactorRoutes(options)]
+  const pages = [options.endpoints.callbackPath, ...(isTwoFactorEnabled(options) ? [options.endpoints.secondFactorPath] : [])]
+  return [...routes.map(route => route.route), ...pages]
 }
 
 export type PathMatcher = (path: string) => boolean
@@ -104,7 +117,7 @@ const matchers = new WeakMap<object, PathMatcher>()
  * module answers on ({@link moduleRoutePaths}). The matcher is built once per options object;
  * afterwards a call is a set lookup.
  */
-export function isModuleRoute(options: Pick<ModuleOptions, 'endpoints' | 'providers'>, path: string): boolean {
+export function isModuleRoute(options: RouteOptions, path: string): boolean {
   let matcher = matchers.get(options)
   if (!matcher) {
     matcher = createPathMatcher(moduleRoutePaths(options))

@@ -4,6 +4,7 @@ import { originOf } from './origin'
 import { stringList } from './string-list'
 import { isRelativePath } from '../../shared/paths'
 import { refreshCookiePathErrors } from './cookie-path'
+import { validateTwoFactorOptions } from './two-factor/options'
 
 export interface ValidationResult {
   errors: string[]
@@ -130,6 +131,7 @@ export function validateOptions(options: ModuleOptions, { secretRequired = true,
     errors.push(`svcAuth.logging.level must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(options.logging.level)}).`)
   }
   errors.push(...refreshCookiePathErrors(options, baseURL))
+  errors.push(...validateTwoFactorOptions(options.twoFactor))
   if (!refresh.cookie.secure) warnings.push('svcAuth.tokenRefresh.cookie.secure is false: the refresh cookie is sent over plain HTTP.')
   if (refresh.storage.driver === 'memory') warnings.push('svcAuth.tokenRefresh.storage.driver is \'memory\': sessions are lost on restart and not shared between instances.')
   return { errors, warnings }

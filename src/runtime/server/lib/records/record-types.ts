@@ -43,6 +43,18 @@ export const RECORD_TYPES = {
   mockCode: 'mock-code',
   /** An access token of the mock provider (records/mock-provider.ts). */
   mockToken: 'mock-token',
+  /** A login waiting for its second factor, by flow id (records/two-factor.ts). */
+  twoFactorLogin: 'two-factor-login',
+  /** Code attempts at one pending second-factor login (records/two-factor.ts). */
+  twoFactorAttempts: 'two-factor-attempts',
+  /** Wrong second-factor codes per user (records/two-factor.ts). */
+  twoFactorFailures: 'two-factor-failed',
+  /** A TOTP time step a user has used, so its code works once (records/two-factor.ts). */
+  twoFactorStep: 'two-factor-step',
+  /** An enrolment waiting for its first code, by user or by login flow (records/two-factor.ts). */
+  twoFactorEnrolment: 'two-factor-enrol',
+  /** A recovery code that was used (claimed atomically) (records/two-factor.ts). */
+  twoFactorRecovery: 'two-factor-recovery',
 } as const
 
 /** The namespace of a record kind. */

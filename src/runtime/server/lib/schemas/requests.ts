@@ -65,3 +65,24 @@ export const mockTokenRequest = z.object({
   client_id: text(256).optional(),
   client_secret: text(256).optional(),
 })
+
+/** A pending second-factor login's flow id (the `flow` of the second-factor page). */
+const twoFactorFlow = z.string().min(1).max(64)
+/** A TOTP code as typed (checked further: digits only, the enrolment's length). */
+const totpCode = z.string().max(16)
+/** A recovery code as typed (`xxxxx-xxxxx`; case, spaces and dashes are ignored). */
+const recoveryCode = z.string().max(64)
+const exactlyOne = (keys: readonly string[]) => (body: Record<string, unknown>) => keys.filter(key => body[key] !== undefined).length === 1
+
+/** POST two-factor verify. */
+export const twoFactorVerifyRequest = z.object({ flow: twoFactorFlow, code: totpCode.optional(), recoveryCode: recoveryCode.optional() })
+  .refine(exactlyOne(['code', 'recoveryCode']), 'give either code or recoveryCode')
+/** POST two-factor login-enrol. */
+export const twoFactorFlowRequest = z.object({ flow: twoFactorFlow })
+/** POST two-factor login-confirm. */
+export const twoFactorConfirmLoginRequest = z.object({ flow: twoFactorFlow, code: totpCode })
+/** POST two-factor confirm and recovery-codes. */
+export const twoFactorCodeRequest = z.object({ code: totpCode })
+/** POST two-factor disable: the account's password, a TOTP code or a recovery code. */
+export const twoFactorDisableRequest = z.object({ password: passwordField.optional(), code: totpCode.optional(), recoveryCode: recoveryCode.optional() })
+  .refine(exactlyOne(['password', 'code', 'recoveryCode']), 'give one of password, code or recoveryCode')

@@ -102,6 +102,21 @@ export const redirectResponse = z.strictObject({ success: z.literal(true), redir
 /** POST password reset-verify with `Accept: application/json`. */
 export const resetSessionResponse = z.strictObject({ success: z.literal(true), redirect: z.string(), sessionId: z.string() })
 
+/** POST two-factor enrol and login-enrol: shown once. */
+export const twoFactorEnrolmentResponse = z.strictObject({
+  uri: z.string().describe('otpauth:// URI for the QR code of authenticator apps'),
+  secret: z.string().describe('The TOTP secret in base32, for typing into the app'),
+})
+
+/** POST two-factor confirm and recovery-codes: shown once. */
+export const recoveryCodesResponse = z.strictObject({ recoveryCodes: z.array(z.string()) })
+
+/** GET two-factor status. */
+export const twoFactorStatusResponse = z.strictObject({ enabled: z.boolean(), recoveryCodesLeft: count })
+
+/** POST two-factor login-confirm: the callback page with the code, and the recovery codes (shown once). */
+export const loginEnrolledResponse = z.strictObject({ success: z.literal(true), redirect: z.string(), recoveryCodes: z.array(z.string()) })
+
 /** POST /mock/token. */
 export const mockTokenResponse = z.strictObject({
   access_token: z.string(),

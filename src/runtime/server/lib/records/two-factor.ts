@@ -1,0 +1,146 @@
+import type { H3Event } from 'h3'
+import { z } from 'zod'
+import type { AuthUser, CustomClaims, ProviderTokens } from '../../../types/auth'
+import { browserBindingOf } from '../code-binding'
+import type { AuthContext } from '../context'
+import { randomToken } from '../crypto'
+import { reserveUnits, type Reservation } from './rate-counter'
+import { RECORD_TYPES } from './record-types'
+import { claimsSchema, jsonObject, timestamp, userSchema } from './schema'
+import { storableUser } from './user'
+
+/*
+ * The store's part of the second factor. The durable state (the encrypted TOTP secret, the
+ * recovery-code HMACs) lives with the host; here are only short-lived records: a login waiting
+ * for its second factor, an enrolment waiting for its first code, the counters, and the markers
+ * that make a code and a recovery code work once.
+ */
+
+const pendingLoginRecord = z.object({
+  /** The flow id (also the record's key). */
+  id: z.string().min(1),
+  /** `sub` of the user: the subject of the tokens the login will issue. */
+  userId: z.string().min(1),
+  user: userSchema,
+  claims: claimsSchema,
+  provider: z.string().min(1),
+  /** Same-origin path chosen at login, returned to the callback page. */
+  redirect: z.string().optional(),
+  /** Tokens of the login provider, for the `svc:success` payload when the login completes. */
+  tokens: jsonObject<ProviderTokens>(),
+  /** HMAC of the browser binding (the code cookie) of the browser that passed the first factor. */
+  binding: z.string().min(1),
+  /** The user has no enrolment and must make one before the login completes. */
+  enrol: z.boolean(),
+  createdAt: timestamp,
+})
+
+/** A login that passed its first factor and waits for the second (single use). */
+export type PendingLoginRecord = z.output<typeof pendingLoginRecord>
+
+export interface PendingLoginInput {
+  userId: string
+  user: AuthUser
+  claims: CustomClaims
+  provider: string
+  redirect?: string
+  tokens: ProviderTokens
+  enrol: boolean
+}
+
+const pendingKey = (ctx: AuthContext, id: string) => ctx.store.key(RECORD_TYPES.twoFactorLogin, id)
+
+/**
+ * Stores a pending login bound to the browser of `event` (the answer sets the code cookie, as for
+ * an authorization code) and returns its random flow id.
+ */
+export async function createPendingLogin(ctx: AuthContext, event: H3Event, input: PendingLoginInput, ttlSeconds: number): Promise<string> {
+  const id = randomToken(24)
+  const record: PendingLoginRecord = {
+    ...input,
+    id,
+    user: storableUser(input.user),
+    tokens: JSON.parse(JSON.stringify(input.tokens ?? {})) as ProviderTokens,
+    binding: browserBindingOf(event, ctx),
+    createdAt: Date.now(),
+  }
+  await ctx.store.write(pendingKey(ctx, id), record, ttlSeconds)
+  return id
+}
+
+/** Reads a pending login without consuming it (to check a code first). */
+export function readPendingLogin(ctx: AuthContext, id: string): Promise<PendingLoginRecord | null> {
+  return ctx.store.read(pendingKey(ctx, id), pendingLoginRecord)
+}
+
+/** Consumes a pending login atomically: of concurrent completions, exactly one gets it. */
+export function takePendingLogin(ctx: AuthContext, id: string): Promise<PendingLoginRecord | null> {
+  return ctx.store.take(pendingKey(ctx, id), pendingLoginRecord)
+}
+
+/** Counts one code attempt at a pending login (atomic); returns the attempts so far. */
+export function countLoginAttempt(ctx: AuthContext, id: string, ttlSeconds: number): Promise<number> {
+  return ctx.store.incr(ctx.store.key(RECORD_TYPES.twoFactorAttempts, id), ttlSeconds)
+}
+
+/**
+ * Reserves one failure of a user's budget (see `reserveUnits`): refused when `max` failures are
+ * counted in the window; the caller gives the unit back when the code was right.
+ */
+export function reserveTwoFactorFailure(ctx: AuthContext, userId: string, max: number, windowSeconds: number): Promise<Reservation> {
+  return reserveUnits(ctx, [{ key: ctx.store.key(RECORD_TYPES.twoFactorFailures, userId), max }], windowSeconds)
+}
+
+/**
+ * Marks a TOTP time step of a user as used. True for the first use only (atomic, also across
+ * processes sharing the store): a code works once, even for two logins racing with it.
+ */
+export function claimTimeStep(ctx: AuthContext, userId: string, step: number, ttlSeconds: number): Promise<boolean> {
+  return ctx.store.writeIfAbsent(ctx.store.key(RECORD_TYPES.twoFactorStep, `${userId}\0${step}`), Date.now(), ttlSeconds)
+}
+
+/**
+ * How long a used recovery code stays claimed: long after the host's state no longer lists it, so
+ * that a state saved by a concurrent request that still held it cannot make it usable again.
+ */
+export const RECOVERY_CLAIM_TTL = 400 * 24 * 3600
+
+/** Claims a recovery code (by its HMAC) of a user: true for the first use only (atomic). */
+export function claimRecoveryCode(ctx: AuthContext, userId: string, codeHash: string): Promise<boolean> {
+  return ctx.store.writeIfAbsent(ctx.store.key(RECORD_TYPES.twoFactorRecovery, `${userId}\0${codeHash}`), Date.now(), RECOVERY_CLAIM_TTL)
+}
+
+/** True when a recovery code (by its HMAC) of a user was claimed already. */
+export async function isRecoveryCodeClaimed(ctx: AuthContext, userId: string, codeHash: string): Promise<boolean> {
+  return (await ctx.store.ttl(ctx.store.key(RECORD_TYPES.twoFactorRecovery, `${userId}\0${codeHash}`))) !== null
+}
+
+const enrolmentRecord = z.object({
+  userId: z.string().min(1),
+  /** The new TOTP secret, sealed by the second factor's own key (never stored in the clear). */
+  secret: z.string().min(1),
+  createdAt: timestamp,
+})
+
+/** An enrolment waiting for its first code. */
+export type EnrolmentRecord = z.output<typeof enrolmentRecord>
+
+/** Whose enrolment: a logged-in user's (settings) or the one of a pending login (flow id). */
+export type EnrolmentOwner = { userId: string } | { flow: string }
+
+const enrolmentKey = (ctx: AuthContext, owner: EnrolmentOwner) => ctx.store.key(RECORD_TYPES.twoFactorEnrolment, 'flow' in owner ? `flow\0${owner.flow}` : `user\0${owner.userId}`)
+
+/** Stores (or replaces) the pending enrolment of an owner. */
+export async function savePendingEnrolment(ctx: AuthContext, owner: EnrolmentOwner, record: Omit<EnrolmentRecord, 'createdAt'>, ttlSeconds: number): Promise<void> {
+  await ctx.store.write(enrolmentKey(ctx, owner), { ...record, createdAt: Date.now() }, ttlSeconds)
+}
+
+/** Reads the pending enrolment of an owner without consuming it. */
+export function readPendingEnrolment(ctx: AuthContext, owner: EnrolmentOwner): Promise<EnrolmentRecord | null> {
+  return ctx.store.read(enrolmentKey(ctx, owner), enrolmentRecord)
+}
+
+/** Consumes the pending enrolment of an owner atomically: of concurrent confirmations one wins. */
+export function takePendingEnrolment(ctx: AuthContext, owner: EnrolmentOwner): Promise<EnrolmentRecord | null> {
+  return ctx.store.take(enrolmentKey(ctx, owner), enrolmentRecord)
+}

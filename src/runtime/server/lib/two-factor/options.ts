@@ -1,0 +1,45 @@
+import type { TwoFactorOptions } from '../../../types/two-factor'
+
+export const TWO_FACTOR_ALGORITHMS = ['SHA1', 'SHA256', 'SHA512'] as const
+
+const isInteger = (value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): boolean =>
+  typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max
+
+/** True when the second factor is on. */
+export function isTwoFactorEnabled(options: { twoFactor?: Pick<TwoFactorOptions, 'enabled'> }): boolean {
+  return options.twoFactor?.enabled === true
+}
+
+/** Every mistake in `svcAuth.twoFactor`, one message each (none when it is off). */
+export function validateTwoFactorOptions(options: TwoFactorOptions | undefined): string[] {
+  if (options === undefined) return []
+  const errors: string[] = []
+  const at = (key: string) => `svcAuth.twoFactor.${key}`
+  if (typeof options.enabled !== 'boolean') errors.push(`${at('enabled')} must be true or false.`)
+  if (options.enabled !== true) return errors
+  if (typeof options.issuer !== 'string' || options.issuer.length > 64 || options.issuer.includes(':')) errors.push(`${at('issuer')} must be a name of at most 64 characters without ':'.`)
+  if (typeof options.requireForAll !== 'boolean') errors.push(`${at('requireForAll')} must be true or false.`)
+  if (!isInteger(options.digits, 6, 8)) errors.push(`${at('digits')} must be 6, 7 or 8.`)
+  if (!isInteger(options.period, 15, 120)) errors.push(`${at('period')} must be a whole number of seconds from 15 to 120.`)
+  if (!(TWO_FACTOR_ALGORITHMS as readonly string[]).includes(options.algorithm)) errors.push(`${at('algorithm')} must be one of ${TWO_FACTOR_ALGORITHMS.join(', ')}.`)
+  if (!isInteger(options.window, 0, 2)) errors.push(`${at('window')} must be 0, 1 or 2 time steps.`)
+  if (!isInteger(options.maxAttempts, 1, 100)) errors.push(`${at('maxAttempts')} must be a whole number from 1 to 100.`)
+  if (!isInteger(options.pendingLoginTTL, 30, 3600)) errors.push(`${at('pendingLoginTTL')} must be a whole number of seconds from 30 to 3600.`)
+  if (!isInteger(options.enrolmentTTL, 60, 86400)) errors.push(`${at('enrolmentTTL')} must be a whole number of seconds from 60 to 86400.`)
+  if (!isInteger(options.recoveryCodes, 1, 20)) errors.push(`${at('recoveryCodes')} must be a whole number from 1 to 20.`)
+  if (!isInteger(options.maxFailures, 0)) errors.push(`${at('maxFailures')} must be a whole number, 0 (no limit) or more.`)
+  if (!isInteger(options.failureWindow, 1)) errors.push(`${at('failureWindow')} must be a whole number of seconds, 1 or more.`)
+  return errors
+}
+
+/** The issuer shown in authenticator apps: the option, else the host of `publicUrl`, else 'Nuxt'. */
+export function issuerOf(options: { twoFactor: Pick<TwoFactorOptions, 'issuer'>, publicUrl: string }): string {
+  if (options.twoFactor.issuer) return options.twoFactor.issuer
+  try {
+    if (options.publicUrl) return new URL(options.publicUrl).hostname
+  }
+  catch {
+    // An invalid publicUrl is reported by the option checks.
+  }
+  return 'Nuxt'
+}

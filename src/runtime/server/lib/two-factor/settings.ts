@@ -1,0 +1,134 @@
+/**
+ * The logged-in user's second-factor settings (bearer-authenticated): status, enrolment (start and
+ * confirm), new recovery codes, and turning it off.
+ */
+import type { H3Event } from 'h3'
+import type { AuthClaims } from '../../../types/auth'
+import { authenticate, authenticationError } from '../authenticate'
+import type { AuthContext } from '../context'
+import { authError } from '../errors'
+import { passwordHandlers } from '../password/handlers'
+import { isPasswordEnabled } from '../password/options'
+import { checkPassword } from '../password/credentials'
+import { requireEmail } from '../password/email'
+import { usePasswordRuntime } from '../password/runtime'
+import { tooMany } from '../rate-limit'
+import { retryAfterOf } from '../records/rate-counter'
+import { RECORD_TYPES } from '../records/record-types'
+import { reserveTwoFactorFailure, savePendingEnrolment } from '../records/two-factor'
+import { refuseCrossOrigin } from '../request-guards'
+import { twoFactorCodeRequest, twoFactorDisableRequest } from '../schemas/requests'
+import { readBodyWith } from '../validation'
+import { checkSecondFactor } from './check'
+import { confirmEnrolmentCode } from './flow'
+import { issuerOf } from './options'
+import { hashRecoveryCode, newRecoveryCodes, newTotpSecret, secretBox, totpUri } from './secret'
+import { auditHook, findTwoFactorState, saveTwoFactorState } from './state'
+
+/** The caller's claims: 401 without a valid bearer token, 403 for an impersonated session. */
+async function owner(ctx: AuthContext, event: H3Event): Promise<AuthClaims> {
+  const claims = await authenticate(event, ctx)
+  if (!claims) throw authenticationError(event)
+  if (claims.impersonation) throw authError('impersonated_session', 'Impersonated sessions cannot change the second factor')
+  return claims
+}
+
+/** GET status → `{ enabled, recoveryCodesLeft }`. */
+export async function twoFactorStatus(ctx: AuthContext, event: H3Event) {
+  const claims = await owner(ctx, event)
+  const state = await findTwoFactorState(ctx, claims.sub, event)
+  return { enabled: state !== null, recoveryCodesLeft: state?.recoveryCodes.length ?? 0 }
+}
+
+/**
+ * POST enrol → `{ uri, secret }`: a new secret, kept as a pending enrolment (`enrolmentTTL`) until
+ * a code confirms it; a second start replaces the first. 409 while an enrolment is confirmed.
+ */
+export async function startEnrolment(ctx: AuthContext, event: H3Event) {
+  refuseCrossOrigin(event, ctx)
+  const claims = await owner(ctx, event)
+  if (await findTwoFactorState(ctx, claims.sub, event)) throw authError('two_factor_already_enabled')
+  const { algorithm, digits, period, enrolmentTTL } = ctx.options.twoFactor
+  const secret = newTotpSecret(algorithm)
+  await savePendingEnrolment(ctx, { userId: claims.sub }, { userId: claims.sub, secret: secretBox(ctx).seal(claims.sub, secret) }, enrolmentTTL)
+  const account = typeof claims.email === 'string' && claims.email ? claims.email : claims.sub
+  return { uri: totpUri(secret, { algorithm, digits, period }, issuerOf(ctx.options), account), secret }
+}
+
+/** POST confirm `{ code }` → `{ recoveryCodes }` (shown once). */
+export async function confirmEnrolment(ctx: AuthContext, event: H3Event) {
+  refuseCrossOrigin(event, ctx)
+  const claims = await owner(ctx, event)
+  const body = await readBodyWith(event, twoFactorCodeRequest)
+  const confirmed = await confirmEnrolmentCode(ctx, event, { userId: claims.sub }, claims.sub, body.code)
+  if (confirmed === 'expired') throw authError('two_factor_enrolment_expired')
+  if (confirmed === 'invalid_code') throw authError('two_factor_invalid_code')
+  await auditHook(ctx, 'svc:twoFactor:enrolled', { userId: claims.sub, during: 'settings', event })
+  return { recoveryCodes: confirmed.recoveryCodes }
+}
+
+/** POST recovery-codes `{ code }` (a TOTP code) → `{ recoveryCodes }`: the old ones stop working. */
+export async function regenerateRecoveryCodes(ctx: AuthContext, event: H3Event) {
+  refuseCrossOrigin(event, ctx)
+  const claims = await owner(ctx, event)
+  const body = await readBodyWith(event, twoFactorCodeRequest)
+  const state = await findTwoFactorState(ctx, claims.sub, event)
+  if (!state) throw authError('two_factor_not_enabled')
+  const result = await checkSecondFactor(ctx, event, claims.sub, state, { code: body.code }, 'regenerate')
+  if (!result.ok) throw authError('two_factor_invalid_code')
+  const recoveryCodes = newRecoveryCodes(ctx.options.twoFactor.recoveryCodes)
+  const fresh = await findTwoFactorState(ctx, claims.sub, event) ?? state
+  await saveTwoFactorState(claims.sub, { ...fresh, recoveryCodes: recoveryCodes.map(c => hashRecoveryCode(ctx, claims.sub, c)), recoveryCodesAt: new Date().toISOString() }, event, 'recovery_codes_regenerated')
+  ctx.logger.security('two_factor_recovery_codes_regenerated', {})
+  await auditHook(ctx, 'svc:twoFactor:recoveryCodesRegenerated', { userId: claims.sub, count: recoveryCodes.length, event })
+  return { recoveryCodes }
+}
+
+/**
+ * The account's password, checked like a login (password accounts only: 400 `no_password_account`
+ * otherwise). A wrong one draws on the user's second-factor failure budget.
+ */
+async function checkAccountPassword(ctx: AuthContext, event: H3Event, claims: AuthClaims, password: string): Promise<boolean> {
+  const email = typeof claims.email === 'string' && isPasswordEnabled(ctx.options.providers?.password) ? requireEmail(claims.email) : undefined
+  if (!email) throw authError('no_password_account')
+  const runtime = usePasswordRuntime(ctx)
+  const handlers = passwordHandlers()
+  const user = await handlers.findUser(email)
+  if (!user) throw authError('no_password_account')
+  const { maxFailures, failureWindow } = ctx.options.twoFactor
+  const reserved = maxFailures > 0 ? await reserveTwoFactorFailure(ctx, claims.sub, maxFailures, failureWindow) : undefined
+  if (reserved && !reserved.granted) throw tooMany(await retryAfterOf(ctx, ctx.store.key(RECORD_TYPES.twoFactorFailures, claims.sub), failureWindow))
+  const valid = await checkPassword(runtime, handlers, password, user.hashedPassword)
+  if (valid && reserved?.granted) await reserved.release()
+  return valid
+}
+
+/**
+ * POST disable `{ password }`, `{ code }` or `{ recoveryCode }` → `{ success: true }`: the host
+ * state is deleted (`save(userId, null)`).
+ */
+export async function disableTwoFactor(ctx: AuthContext, event: H3Event) {
+  refuseCrossOrigin(event, ctx)
+  const claims = await owner(ctx, event)
+  const body = await readBodyWith(event, twoFactorDisableRequest)
+  const state = await findTwoFactorState(ctx, claims.sub, event)
+  if (!state) throw authError('two_factor_not_enabled')
+  let method: 'password' | 'code' | 'recovery_code'
+  if (body.password !== undefined) {
+    if (!(await checkAccountPassword(ctx, event, claims, body.password))) {
+      ctx.logger.security('two_factor_failed', { stage: 'disable', reason: 'wrong_password' })
+      await auditHook(ctx, 'svc:twoFactor:failed', { userId: claims.sub, stage: 'disable', reason: 'wrong_password', event })
+      throw authError('current_password_incorrect')
+    }
+    method = 'password'
+  }
+  else {
+    const result = await checkSecondFactor(ctx, event, claims.sub, state, body.code !== undefined ? { code: body.code } : { recoveryCode: body.recoveryCode! }, 'disable')
+    if (!result.ok) throw authError('two_factor_invalid_code')
+    method = result.method
+  }
+  await saveTwoFactorState(claims.sub, null, event, 'disabled')
+  ctx.logger.security('two_factor_disabled', { method })
+  await auditHook(ctx, 'svc:twoFactor:disabled', { userId: claims.sub, method, event })
+  return { success: true as const }
+}

@@ -1,0 +1,85 @@
+/**
+ * Options of the TOTP second factor (`svcAuth.twoFactor`). Off by default; with `enabled: true`
+ * the routes under `<authPath>/two-factor/`, the second-factor page and `useTwoFactor()` are
+ * added, and logins of users who need a second factor stop at that page.
+ */
+
+/** HMAC of the TOTP codes. Authenticator apps support SHA1 everywhere; SHA256/SHA512 only some. */
+export type TwoFactorAlgorithm = 'SHA1' | 'SHA256' | 'SHA512'
+
+export interface TwoFactorOptions {
+  /**
+   * Turn the second factor on: enrolment routes, the second-factor step of every login of a user
+   * who needs it, the second-factor page and `useTwoFactor()`. Needs the host handlers
+   * `defineAuthHandlers({ twoFactor: { find, save } })`.
+   * @default false
+   */
+  enabled: boolean
+  /**
+   * Name of the app shown in authenticator apps next to the account (the `issuer` of the
+   * `otpauth://` URI). Empty: the host name of `publicUrl`, else `'Nuxt'`.
+   * @default ''
+   */
+  issuer: string
+  /**
+   * Every user needs a second factor: a user without one enrols during the login (the login goes
+   * on once the first code is confirmed). A host `isRequired` handler decides instead, per user.
+   * @default false
+   */
+  requireForAll: boolean
+  /**
+   * Digits of a code (6 to 8). Kept with each enrolment: changing it later affects new
+   * enrolments only.
+   * @default 6
+   */
+  digits: number
+  /**
+   * Seconds a code is valid for (one time step, 15 to 120). Kept with each enrolment.
+   * @default 30
+   */
+  period: number
+  /**
+   * HMAC of the codes. Kept with each enrolment.
+   * @default 'SHA1'
+   */
+  algorithm: TwoFactorAlgorithm
+  /**
+   * Time steps accepted before and after the current one (clock drift of the phone), 0 to 2.
+   * @default 1
+   */
+  window: number
+  /**
+   * Wrong codes allowed per pending login; past it the pending login is gone and the user logs
+   * in again.
+   * @default 5
+   */
+  maxAttempts: number
+  /**
+   * Seconds a pending login (first factor done, second factor asked) lives.
+   * @default 300
+   */
+  pendingLoginTTL: number
+  /**
+   * Seconds an enrolment started from the settings lives before it must be confirmed.
+   * @default 600
+   */
+  enrolmentTTL: number
+  /**
+   * Recovery codes made at enrolment and by each regeneration (1 to 20).
+   * @default 10
+   */
+  recoveryCodes: number
+  /**
+   * Wrong codes allowed per user within `failureWindow`, across all pending logins and the
+   * settings routes: someone who has the first factor cannot try 5 more codes with every fresh
+   * login. Past it every code of the user is refused (429 with `Retry-After`) until the window
+   * ends. 0: no limit.
+   * @default 20
+   */
+  maxFailures: number
+  /**
+   * Seconds of the window of `maxFailures` (it starts with the first failure).
+   * @default 86400
+   */
+  failureWindow: number
+}
