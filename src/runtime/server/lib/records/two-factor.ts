@@ -92,11 +92,13 @@ export function reserveTwoFactorFailure(ctx: AuthContext, userId: string, max: n
 }
 
 /**
- * Marks a TOTP time step of a user as used. True for the first use only (atomic, also across
- * processes sharing the store): a code works once, even for two logins racing with it.
+ * Marks a TOTP time step of a user's secret as used. True for the first use only (atomic, also
+ * across processes sharing the store): a code works once, even for two logins racing with it. The
+ * secret is part of the (HMACed) key, so a new enrolment's first code is never refused for a step
+ * the previous secret used.
  */
-export function claimTimeStep(ctx: AuthContext, userId: string, step: number, ttlSeconds: number): Promise<boolean> {
-  return ctx.store.writeIfAbsent(ctx.store.key(RECORD_TYPES.twoFactorStep, `${userId}\0${step}`), Date.now(), ttlSeconds)
+export function claimTimeStep(ctx: AuthContext, userId: string, secret: string, step: number, ttlSeconds: number): Promise<boolean> {
+  return ctx.store.writeIfAbsent(ctx.store.key(RECORD_TYPES.twoFactorStep, `${userId}\0${secret}\0${step}`), Date.now(), ttlSeconds)
 }
 
 /**

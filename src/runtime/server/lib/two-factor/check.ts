@@ -33,7 +33,7 @@ export async function claimTotpCode(ctx: AuthContext, userId: string, secret: st
   const window = ctx.options.twoFactor.window
   const step = matchTimeStep(secret, params, code.trim(), window)
   if (step === null) return 'invalid_code'
-  return await claimTimeStep(ctx, userId, step, stepMarkerTtl(params.period, window)) ? 'ok' : 'replayed_code'
+  return await claimTimeStep(ctx, userId, secret, step, stepMarkerTtl(params.period, window)) ? 'ok' : 'replayed_code'
 }
 
 /**

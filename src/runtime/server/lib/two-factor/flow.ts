@@ -38,12 +38,17 @@ async function pendingLoginOf(ctx: AuthContext, event: H3Event, flow: string): P
 }
 
 /**
- * Counts an attempt at a pending login; past `maxAttempts` the pending login is removed and the
- * answer is 400 `too_many_attempts` (log in again).
+ * Counts an attempt at a pending login: past `maxAttempts` the answer is 400 `too_many_attempts`
+ * (log in again). Such an attempt never removes the pending login itself: of many concurrent
+ * attempts with the right code, one within the limit must still be able to complete it. A wrong
+ * code that uses up the last attempt removes it.
  */
 async function countAttempt(ctx: AuthContext, event: H3Event, pending: PendingLoginRecord): Promise<number> {
   const attempts = await countLoginAttempt(ctx, pending.id, ctx.options.twoFactor.pendingLoginTTL)
-  if (attempts > ctx.options.twoFactor.maxAttempts) await exhausted(ctx, event, pending)
+  if (attempts > ctx.options.twoFactor.maxAttempts) {
+    await auditHook(ctx, 'svc:twoFactor:failed', { userId: pending.userId, stage: 'login', reason: 'too_many_attempts', event })
+    throw authError('too_many_attempts', 'Too many wrong codes: log in again')
+  }
   return attempts
 }
 
