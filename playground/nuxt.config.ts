@@ -21,6 +21,9 @@ export default defineNuxtConfig({
     redirect: { success: '/profile', error: '/login', logout: '/' },
     // Admins may impersonate (server/plugins/impersonation.ts).
     impersonation: { enabled: true },
+    // TOTP second factor: set it up on /profile; states live in memory
+    // (server/plugins/two-factor.ts).
+    twoFactor: { enabled: true, issuer: 'svc-auth playground' },
     // Email + password with emailed codes; users live in memory and codes are printed to the
     // console (server/plugins/password-users.ts).
     providers: {

@@ -1,0 +1,165 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Secret, TOTP } from 'otpauth'
+import { describe, expect, it } from 'vitest'
+import { createPage } from '@nuxt/test-utils/e2e'
+import { setupApp } from './app'
+import { fixtureOutput } from './fixtures'
+
+// The second factor on the built client fixture (twoFactor.enabled, password and mock providers):
+// over HTTP for both providers, then through the pages in Chromium.
+const executablePath = process.env.CHROMIUM_PATH || '/usr/bin/chromium'
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+if (!existsSync(executablePath)) throw new Error(`Chromium not found at ${executablePath}: apt-get install -y chromium, or set CHROMIUM_PATH`)
+const server = await setupApp('client', { NUXT_SVC_AUTH_RATE_LIMIT_ENABLED: 'false' }, { browser: true, browserOptions: { type: 'chromium', launch: { executablePath, args: CHROMIUM_ARGS } } })
+
+const PASSWORD = 'Sunflower-42x'
+const PERIOD_MS = 30_000
+const totp = (secret: string, offset = 0) => new TOTP({ secret: Secret.fromBase32(secret) }).generate({ timestamp: Date.now() + offset * PERIOD_MS })
+
+/** One HTTP client with its own cookie jar. */
+function client() {
+  const jar = new Map<string, string>()
+  const request = async (method: string, path: string, { body, bearer }: { body?: unknown, bearer?: string } = {}) => {
+    const headers: Record<string, string> = { accept: 'application/json', cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') }
+    if (body !== undefined) headers['content-type'] = 'application/json'
+    if (bearer) headers.authorization = `Bearer ${bearer}`
+    const res = await server.fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
+    for (const line of res.headers.getSetCookie()) {
+      const [pair] = line.split(';')
+      const [name, ...value] = pair!.split('=')
+      if (value.join('=')) jar.set(name!, value.join('='))
+      else jar.delete(name!)
+    }
+    return res
+  }
+  return {
+    get: (path: string, bearer?: string) => request('GET', path, { bearer }),
+    post: (path: string, body: unknown = {}, bearer?: string) => request('POST', path, { body, bearer }),
+  }
+}
+type Client = ReturnType<typeof client>
+
+async function ok<T>(res: Response, status = 200): Promise<T> {
+  const text = await res.text()
+  expect(res.status, text).toBe(status)
+  return (text ? JSON.parse(text) : undefined) as T
+}
+
+const query = (location: string, name: string) => new URL(location, server.url).searchParams.get(name)!
+
+async function exchange(c: Client, location: string): Promise<string> {
+  expect(location).toMatch(/^\/auth\/callback\?code=/)
+  return (await ok<{ accessToken: string }>(await c.post('/auth/token', { code: query(location, 'code') }))).accessToken
+}
+
+async function emailedCode(email: string, action: string): Promise<string> {
+  const { code } = await ok<{ code: string }>(await server.fetch(`/api/test/codes?email=${encodeURIComponent(email)}&action=${action}`))
+  return code
+}
+
+/** Password login's first factor: where the login goes next. */
+async function passwordFirstFactor(c: Client, email: string): Promise<string> {
+  await ok(await c.post('/auth/password/login', { email, password: PASSWORD }))
+  return (await ok<{ redirect: string }>(await c.post('/auth/password/login-verify', { email, code: await emailedCode(email, 'login') }))).redirect
+}
+
+/** The mock provider's login: where the browser goes after the provider. */
+async function mockFirstFactor(c: Client): Promise<string> {
+  const start = await c.get('/auth/mock')
+  const atProvider = await c.get(start.headers.get('location')!)
+  const back = await c.get(atProvider.headers.get('location')!)
+  expect(back.status).toBe(302)
+  return back.headers.get('location')!
+}
+
+/** Enrols the user of `token`: the secret, confirmed with the previous step's code. */
+async function enrol(token: string): Promise<{ secret: string, recoveryCodes: string[] }> {
+  const c = client()
+  const { secret } = await ok<{ secret: string }>(await c.post('/auth/two-factor/enrol', {}, token))
+  const { recoveryCodes } = await ok<{ recoveryCodes: string[] }>(await c.post('/auth/two-factor/confirm', { code: totp(secret, -1) }, token))
+  return { secret, recoveryCodes }
+}
+
+const secretsSeen: string[] = []
+
+describe('second factor over HTTP', () => {
+  it('a password login asks for the code once the user enrolled', async () => {
+    const email = `tf-${Date.now()}@example.com`
+    const c = client()
+    await ok(await c.post('/auth/password/register', { email, password: PASSWORD }))
+    const registered = await ok<{ redirect: string }>(await c.post('/auth/password/register-verify', { email, code: await emailedCode(email, 'register') }))
+    const token = await exchange(c, registered.redirect)
+    const { secret, recoveryCodes } = await enrol(token)
+    secretsSeen.push(secret, ...recoveryCodes)
+    expect(await ok(await c.get('/auth/two-factor/status', token))).toEqual({ enabled: true, recoveryCodesLeft: 10 })
+
+    const b = client()
+    const location = await passwordFirstFactor(b, email)
+    expect(location).toMatch(/^\/auth\/second-factor\?flow=[\w-]+$/)
+    // Another client holding the flow id gets nothing (and burns it).
+    expect((await ok<{ error: string }>(await client().post('/auth/two-factor/verify', { flow: query(location, 'flow'), code: totp(secret) }), 401)).error).toBe('code_binding_mismatch')
+    const again = await passwordFirstFactor(b, email)
+    const done = await ok<{ redirect: string }>(await b.post('/auth/two-factor/verify', { flow: query(again, 'flow'), code: totp(secret) }))
+    const session = await exchange(b, done.redirect)
+    expect((await ok<{ sub: string }>(await b.get('/api/user/me', session))).sub).toBe(`pw-${email}`)
+
+    // A recovery code, once.
+    const third = await passwordFirstFactor(client(), email)
+    const rc = client()
+    const fourth = await passwordFirstFactor(rc, email)
+    await ok(await rc.post('/auth/two-factor/verify', { flow: query(fourth, 'flow'), recoveryCode: recoveryCodes[0] }))
+    expect(third).not.toBe(fourth)
+  })
+
+  it('a mock OAuth login asks for the code too, and completes with it', async () => {
+    const c = client()
+    const first = await mockFirstFactor(c)
+    const token = await exchange(c, first)
+    const { secret, recoveryCodes } = await enrol(token)
+    secretsSeen.push(secret, ...recoveryCodes)
+    const b = client()
+    const location = await mockFirstFactor(b)
+    expect(location).toMatch(/^\/auth\/second-factor\?flow=/)
+    const done = await ok<{ redirect: string }>(await b.post('/auth/two-factor/verify', { flow: query(location, 'flow'), code: totp(secret) }))
+    const session = await exchange(b, done.redirect)
+    expect((await ok<{ sub: string }>(await b.get('/api/user/me', session))).sub).toBe('mock:carol')
+    // Disabled again (with a code), so the browser test enrols carol afresh.
+    await ok(await b.post('/auth/two-factor/disable', { code: totp(secret, 1) }, session))
+    expect((await mockFirstFactor(client()))).toMatch(/^\/auth\/callback\?code=/)
+  })
+
+  it('keeps the TOTP secret and the recovery codes out of the client bundle and the server log', () => {
+    expect(secretsSeen.length).toBeGreaterThan(10)
+    const dir = join(fixtureOutput('client'), 'public')
+    const files = readdirSync(dir, { recursive: true, withFileTypes: true }).filter(f => f.isFile()).map(f => readFileSync(join(f.parentPath, f.name), 'utf8'))
+    const bundle = files.join('\n')
+    // otpauth and the server's code never reach the browser.
+    expect(bundle).not.toMatch(/Missing HMAC function|two-factor-secret|createCipheriv/)
+    for (const secret of secretsSeen) {
+      expect(bundle).not.toContain(secret)
+      expect(server.output()).not.toContain(secret)
+    }
+  })
+})
+
+describe('second factor in the browser', () => {
+  it('the mock login stops at the second-factor page; a code from the app logs the user in', async () => {
+    const c = client()
+    const token = await exchange(c, await mockFirstFactor(c))
+    const { secret } = await enrol(token)
+
+    const page = await createPage()
+    await page.goto(`${server.url}/auth/mock`)
+    await page.waitForURL(/\/auth\/second-factor\?flow=/)
+    await page.waitForSelector('html[data-hydrated]')
+    await page.getByTestId('code').fill('000000')
+    await page.getByTestId('submit').click()
+    await expect.poll(() => page.getByTestId('error').textContent()).toContain('Invalid two-factor code')
+    await page.getByTestId('code').fill(totp(secret))
+    await page.getByTestId('submit').click()
+    await page.waitForURL(/\/dashboard$/)
+    await expect.poll(() => page.getByTestId('signed-in').textContent()).toContain('Carol Mock')
+    await page.close()
+  })
+})
