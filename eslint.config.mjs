@@ -5,7 +5,7 @@ import { createConfigForNuxt } from '@nuxt/eslint-config/flat'
 const serverOnly = { regex: '^(node:|h3$|unstorage|ioredis|@node-rs/)', message: 'Browser code must not import server-only packages.' }
 const notBrowser = { regex: '(^|/)app(/|$)', message: 'Server code must not import browser code.' }
 const belowEdges = { regex: '(^|/)(routes|utils|plugins|middleware)(/|$)', message: 'Server libraries must not import routes, host utils, plugins or middleware (those are the edges that call them).' }
-const belowProviders = { regex: '(^|/)(oauth|password)(/|$)', message: 'Records and stores must not import providers.' }
+const belowProviders = { regex: '(^|/)(oauth|password|passkey)(/|$)', message: 'Records and stores must not import providers.' }
 const notTesting = { regex: '(^|/)testing(/|$)', message: 'Runtime code must not import the test helpers (src/testing).' }
 const noTestRunner = { regex: '^(@nuxt/test-utils|playwright-core|vitest)', message: 'Only src/testing/e2e.ts may import the test runner\'s packages: `nuxt-svc-auth/testing` must load without them.' }
 

@@ -7,6 +7,7 @@ import { setupClient } from './build/client'
 import { setupDevtools } from './build/devtools'
 import { setupPassword } from './build/password'
 import { setupTwoFactor } from './build/two-factor'
+import { setupPasskey } from './build/passkey'
 import { setupTesting } from './build/testing'
 import { setupOpenAPI } from './build/openapi'
 import { buildRuntimeConfig, writeRuntimeConfig } from './build/runtime-config'
@@ -18,6 +19,7 @@ export type { ModuleOptions, ModuleOptionsInput, PublicAuthConfig } from './runt
 export type * from './runtime/types/auth'
 export type * from './runtime/types/providers'
 export type * from './runtime/types/oauth'
+export type * from './runtime/types/passkey'
 
 export default defineNuxtModule<ModuleOptionsInput>({
   meta: {
@@ -57,6 +59,7 @@ export default defineNuxtModule<ModuleOptionsInput>({
     setupClient(setup)
     setupPassword(setup)
     setupTwoFactor(setup)
+    setupPasskey(setup)
     await setupDevtools(setup)
     setupTesting(setup, process.env)
     setupOpenAPI(setup)

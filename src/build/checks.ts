@@ -1,5 +1,6 @@
 import type { ModuleOptions } from '../runtime/types/options'
 import { formatValidationErrors, validateOptions } from '../runtime/server/lib/validate'
+import { configuredRelyingParty, isPasskeyEnabled, resolvePasskeyOptions } from '../runtime/server/lib/passkey/options'
 
 export interface CheckContext {
   dev: boolean
@@ -24,5 +25,20 @@ export function checkOptions(options: ModuleOptions, { dev, env, baseURL = '/' }
   if (!options.token.secret && !secretFromEnv) {
     warnings.push('svcAuth.token.secret is not set: provide NUXT_SVC_AUTH_TOKEN_SECRET when the server starts.')
   }
+  warnings.push(...passkeyWarnings(options, { dev, env }))
   return warnings
+}
+
+/**
+ * Passkeys of a production build without a relying party (no `publicUrl`, no `origins`, none
+ * given through the environment at build time): the server will refuse every ceremony until
+ * NUXT_SVC_AUTH_PUBLIC_URL is set when it starts (it logs that loudly too). Development uses its
+ * loopback origin.
+ */
+export function passkeyWarnings(options: ModuleOptions, { dev, env }: Pick<CheckContext, 'dev' | 'env'>): string[] {
+  const input = options.providers.passkey
+  if (dev || !isPasskeyEnabled(input)) return []
+  if (configuredRelyingParty(resolvePasskeyOptions(input), options.publicUrl)) return []
+  if (env.NUXT_SVC_AUTH_PUBLIC_URL || env.NUXT_SVC_AUTH_PROVIDERS_PASSKEY_ORIGINS) return []
+  return ['Passkeys need the site\'s origin: set svcAuth.publicUrl (or providers.passkey.origins and rpID), or NUXT_SVC_AUTH_PUBLIC_URL when the server starts; without it every passkey request answers 500 passkey_not_configured.']
 }

@@ -41,6 +41,7 @@ const VERIFY_ERRORS: AuthErrorCode[] = ['invalid_verification_code', 'too_many_a
 const SESSION_ERRORS: AuthErrorCode[] = ['unauthorized', 'session_revoked', 'impersonated_session', 'not_found']
 const TWO_FACTOR_SETTINGS_ERRORS: AuthErrorCode[] = ['unauthorized', 'session_revoked', 'impersonated_session', 'cross_origin_request']
 const TWO_FACTOR_FLOW_ERRORS: AuthErrorCode[] = ['two_factor_login_expired', 'bad_request', 'code_binding_mismatch', 'cross_origin_request']
+const PASSKEY_OWNER_ERRORS: AuthErrorCode[] = ['unauthorized', 'session_revoked', 'impersonated_session']
 const CODE_LINK = 'The link of the emailed message (`code`, `flow`; `email` instead of `flow` when the code is typed).'
 const CODE_FORM = 'The code typed into a form (JSON or form body). With `Accept: application/json` the answer is JSON, else a redirect.'
 
@@ -280,5 +281,54 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     body: req.twoFactorConfirmLoginRequest,
     ok: { schema: res.loginEnrolledResponse, description: '`redirect` is the callback page with a code' },
     errors: [...TWO_FACTOR_FLOW_ERRORS, 'two_factor_invalid_code', 'too_many_attempts', 'two_factor_enrolment_expired', 'two_factor_already_enabled'],
+  [routeDocKey('post', 'passkey/register-options.post')]: {
+    id: 'PasskeyRegisterOptions',
+    summary: 'Start registering a passkey',
+    description: 'The options for `navigator.credentials.create()` with a single-use challenge (5 minutes) bound to the caller; `excludeCredentials` lists their passkeys.',
+    auth: 'bearer',
+    ok: { schema: res.passkeyCreationOptionsResponse, description: 'PublicKeyCredentialCreationOptionsJSON' },
+    errors: [...PASSKEY_OWNER_ERRORS, 'cross_origin_request', 'passkey_not_configured'],
+  },
+  [routeDocKey('post', 'passkey/register-verify.post')]: {
+    id: 'PasskeyRegisterVerify',
+    summary: 'Register a passkey',
+    description: 'Consumes the challenge (issued to this caller), verifies the attestation for the relying party and its origins and stores the passkey through the host\'s `saveCredential`.',
+    auth: 'bearer',
+    body: req.passkeyRegisterVerifyRequest,
+    ok: { schema: res.passkeyRegisteredResponse, description: 'The new passkey' },
+    errors: [...PASSKEY_OWNER_ERRORS, 'bad_request', 'invalid_passkey', 'invalid_passkey_challenge', 'passkey_exists', 'cross_origin_request'],
+  },
+  [routeDocKey('post', 'passkey/login-options.post')]: {
+    id: 'PasskeyLoginOptions',
+    summary: 'Start a passkey login',
+    description: 'The options for `navigator.credentials.get()` with a single-use challenge (5 minutes) bound to this browser. Without `email`, `allowCredentials` is empty (discoverable passkeys); with one, that user\'s passkeys or, for an email without any, the same decoys on every request.',
+    body: req.passkeyLoginOptionsRequest,
+    ok: { schema: res.passkeyRequestOptionsResponse, description: 'PublicKeyCredentialRequestOptionsJSON' },
+    errors: ['bad_request', 'invalid_email', 'cross_origin_request', 'rate_limited', 'passkey_not_configured'],
+  },
+  [routeDocKey('post', 'passkey/login-verify.post')]: {
+    id: 'PasskeyLoginVerify',
+    summary: 'Log in with a passkey',
+    description: 'Consumes the challenge (this browser\'s only), verifies the assertion, refuses a signature counter that went backwards and completes the login: `redirect` is where the browser goes next (the callback page with a code bound to this browser).',
+    body: req.passkeyLoginVerifyRequest,
+    ok: { schema: res.passkeyLoginResponse, description: 'Where the browser goes next' },
+    errors: ['bad_request', 'invalid_passkey', 'invalid_passkey_challenge', 'passkey_counter_regressed', 'cross_origin_request', 'rate_limited'],
+  },
+  [routeDocKey('get', 'passkey/credentials.get')]: {
+    id: 'PasskeyList',
+    summary: 'The caller\'s passkeys',
+    description: 'The caller\'s passkeys, newest first (no public keys, no counters).',
+    auth: 'bearer',
+    ok: { schema: res.passkeyListResponse, description: 'The passkeys' },
+    errors: PASSKEY_OWNER_ERRORS,
+  },
+  [routeDocKey('delete', 'passkey/credential.delete')]: {
+    id: 'PasskeyDelete',
+    summary: 'Delete a passkey',
+    description: 'Deletes one of the caller\'s passkeys through the host\'s `deleteCredential`. Another user\'s passkey answers 404.',
+    auth: 'bearer',
+    path: { id: req.passkeyIdSchema },
+    ok: { schema: res.successResponse, description: 'The passkey is deleted' },
+    errors: [...PASSKEY_OWNER_ERRORS, 'cross_origin_request', 'not_found'],
   },
 }

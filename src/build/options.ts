@@ -103,6 +103,7 @@ export const defaultOptions = {
     verifyFailures: { perEmail: 10, window: 86400 },
     resetComplete: { perIp: 10, perEmail: 0, window: 900 },
     change: { perIp: 10, perEmail: 5, window: 900 },
+    passkey: { perIp: 60, perEmail: 10, window: 900 },
   },
   security: {
     maxBodySize: 16384,

@@ -1,5 +1,6 @@
 import { defu } from 'defu'
 import { isPasswordEnabled, resolvePasswordOptions } from '../runtime/server/lib/password/options'
+import { isPasskeyEnabled, resolvePasskeyOptions } from '../runtime/server/lib/passkey/options'
 import { isMockEnabled, MOCK_DEFAULTS } from '../runtime/server/lib/oauth/mock-preset'
 import { BUILT_IN_OAUTH_PROVIDERS, customProviders, presetOf } from '../runtime/server/lib/oauth/providers'
 import type { ModuleOptions, PublicAuthConfig } from '../runtime/types/options'
@@ -25,7 +26,8 @@ const COMMON_KEYS = { clientId: '', clientSecret: '', issuer: '' }
  *   defaults (`NUXT_SVC_AUTH_PROVIDERS_KEYCLOAK_REALM`, …);
  * - custom providers keyed by name, whichever form they were given in, with the same common keys
  *   (`NUXT_SVC_AUTH_PROVIDERS_CUSTOM_ACME_CLIENT_SECRET`);
- * - the mock provider with its defaults; the password provider with every default.
+ * - the mock provider with its defaults; the password and passkey providers with every default
+ *   (`NUXT_SVC_AUTH_PROVIDERS_PASSKEY_RP_ID`, …).
  */
 export function runtimeProviders(providers: ProvidersOptions | undefined): ProvidersOptions {
   const out: ProvidersOptions = { ...providers }
@@ -43,6 +45,7 @@ export function runtimeProviders(providers: ProvidersOptions | undefined): Provi
   }
   if (providers?.mock) out.mock = runtimeMock(providers.mock)
   if (isPasswordEnabled(providers?.password)) out.password = resolvePasswordOptions(providers.password)
+  if (isPasskeyEnabled(providers?.passkey)) out.passkey = resolvePasskeyOptions(providers.passkey)
   return out
 }
 

@@ -8,7 +8,7 @@ import { ROUTE_DOCS, routeDocKey } from '../../src/build/openapi-routes'
 import { resolveOptions } from '../../src/build/options'
 import { serverRoutes } from '../../src/build/routes'
 import { ERRORS, isAuthErrorCode, type AuthErrorCode } from '../../src/runtime/server/lib/errors'
-import { oauthRoutes, passwordRoutes, twoFactorRoutes, type ServerRoute } from '../../src/runtime/server/lib/module-routes'
+import { oauthRoutes, passkeyRoutes, passwordRoutes, twoFactorRoutes, type ServerRoute } from '../../src/runtime/server/lib/module-routes'
 import { DEVTOOLS_API, DEVTOOLS_ROUTE } from '../../src/runtime/server/devtools/paths'
 import { isDocumentedPath, withoutInternalPaths } from '../../src/runtime/server/lib/openapi-document'
 import { sessionIdSchema, tokenRequest, verifyRequest } from '../../src/runtime/server/lib/schemas/requests'
@@ -28,12 +28,13 @@ const options = resolveOptions({
     mock: { mockUsers: [{ sub: 'm', email: 'm@example.com', name: 'M' }] },
     google: { clientId: 'google-client', clientSecret: SECRETS.google },
     password: {},
+    passkey: {},
   },
   twoFactor: { enabled: true },
 }, true)
 
 /** Every route the module registers with these options. */
-const routes: ServerRoute[] = [...serverRoutes(options), ...oauthRoutes(options), ...passwordRoutes(options), ...twoFactorRoutes(options)]
+const routes: ServerRoute[] = [...serverRoutes(options), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...twoFactorRoutes(options)]
 
 type JsonObject = { [key: string]: Json }
 const operationOf = (route: ServerRoute) => routeOperation(route, routeDocOf(route)!, options) as JsonObject & {

@@ -9,6 +9,10 @@ import { TOTP } from 'otpauth'
 import { coreRoutes, twoFactorRoutes } from '../../src/runtime/server/lib/module-routes'
 import { MOCK_ENDPOINTS } from '../../src/runtime/server/lib/oauth/mock-preset'
 import { PASSWORD_ROUTES, passwordRoutePath } from '../../src/runtime/server/lib/password/paths'
+import { PASSKEY_ROUTES, passkeyRoutePath } from '../../src/runtime/server/lib/passkey/paths'
+import type { PasskeyCredential } from '../../src/runtime/types/passkey'
+import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server'
+import { SoftAuthenticator } from './helpers/webauthn'
 import { RECORD_TYPES } from '../../src/runtime/server/lib/records/record-types'
 import type { StoreBackend } from '../../src/runtime/server/lib/store/types'
 import { peekAuthContext } from '../../src/runtime/server/utils/context'
@@ -119,6 +123,7 @@ beforeAll(async () => {
     providers: {
       mock: { enableInProduction: true, mockUsers: [{ sub: 'mock-1', email: 'mock@example.com', name: 'Mock One' }] },
       password: { passwordHashRounds: 4 },
+      passkey: {},
     },
     twoFactor: { enabled: true },
   }, false)
@@ -131,6 +136,7 @@ beforeAll(async () => {
     for (const method of route.methods) router[method](password(route.path), await handler(`password/${route.handler}`))
   }
   for (const route of twoFactorRoutes(options)) router[route.method](route.route, await handler(route.handler))
+  for (const route of PASSKEY_ROUTES) router[route.method](passkeyRoutePath(options.endpoints.authPath, route.path), await handler(`passkey/${route.handler}`))
   router.get(`${options.endpoints.loginPath.replace(/\/+$/, '')}/mock`, await handler('oauth/login.get'))
   router.get(MOCK_ENDPOINTS.authorize, await handler('oauth/mock-authorize.get'))
   router.post(MOCK_ENDPOINTS.token, await handler('oauth/mock-token.post'))
@@ -141,6 +147,8 @@ beforeAll(async () => {
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   nitro.base = base
+  // Passkeys are signed for the app's origin (the context is made at the first request).
+  options.providers.passkey = { origins: [base] }
 
   defineAuthHandlers({
     password: {
@@ -159,8 +167,17 @@ beforeAll(async () => {
       find: userId => twoFactorStates.get(userId) ?? null,
       save: (userId, state) => void (state ? twoFactorStates.set(userId, state) : twoFactorStates.delete(userId)),
     },
+    passkey: {
+      findCredential: id => passkeys.get(id) ?? null,
+      listCredentials: userId => [...passkeys.values()].filter(c => c.userId === userId),
+      saveCredential: (credential) => {
+        passkeys.set(credential.id, credential)
+      },
+    },
   })
 })
+
+const passkeys = new Map<string, PasskeyCredential>()
 
 afterAll(async () => {
   resetAuthHandlers()
@@ -175,7 +192,7 @@ describe('record types', () => {
     for (const name of names) expect(name).toMatch(/^[a-z]+(?:-[a-z]+)*$/)
   })
 
-  it('are every namespace a whole login, refresh, password and session flow stores, and each is used', async () => {
+  it('are every namespace a whole login, refresh, password, passkey and session flow stores, and each is used', async () => {
     // Provider login with the mock provider, then the token exchange, refreshes and sessions.
     const b = browser()
     const start = await b.get(`${options.endpoints.loginPath.replace(/\/+$/, '')}/mock`)
@@ -189,6 +206,16 @@ describe('record types', () => {
     token = (await json<{ accessToken: string }>(await b.post(options.endpoints.refreshPath))).accessToken
     token = (await json<{ accessToken: string }>(await b.post(options.endpoints.refreshPath))).accessToken
     expect((await json<{ sessions: unknown[] }>(await b.get(options.endpoints.sessionsPath, token))).sessions).toHaveLength(1)
+
+    // Passkey: registered by the logged-in user, then a login with it.
+    const passkeyPath = (path: string) => passkeyRoutePath(options.endpoints.authPath, path)
+    const authenticator = new SoftAuthenticator({ origin: base, rpID: '127.0.0.1' })
+    const creation = await json<PublicKeyCredentialCreationOptionsJSON>(await b.post(passkeyPath('register/options'), {}, token))
+    await json(await b.post(passkeyPath('register/verify'), { response: authenticator.register(creation) }, token))
+    const k = browser()
+    const request = await json<PublicKeyCredentialRequestOptionsJSON>(await k.post(passkeyPath('login/options'), {}))
+    const passkeyLogin = await json<{ redirect: string }>(await k.post(passkeyPath('login/verify'), { response: authenticator.assert(request) }))
+    await exchange(k, new URL(passkeyLogin.redirect, base).searchParams.get('code')!)
 
     // Impersonation, there and back.
     const impersonated = (await json<{ accessToken: string }>(await b.post(options.endpoints.impersonatePath, { targetUserId: 'target-1', reason: 'support' }, token))).accessToken

@@ -5,6 +5,9 @@
 import type { H3Event } from 'h3'
 import type { AuthClaims, AuthUser, ProviderTokens } from './auth'
 import type { UserInfoPayload } from './hooks'
+import type { PasskeyHandlers } from './passkey'
+
+export type { PasskeyCredential, PasskeyHandlerContext, PasskeyHandlers, PasskeyInfo, PasskeyTransport } from './passkey'
 
 /** A password account as the host's `findUser` returns it. */
 export interface PasswordUser {
@@ -230,4 +233,6 @@ export interface AuthHandlers {
   impersonation?: ImpersonationHandlers
   /** Handlers of the second factor (`twoFactor.enabled`). */
   twoFactor?: TwoFactorHandlers
+  /** Handlers of the passkey provider: the host's store of passkeys. */
+  passkey?: PasskeyHandlers
 }

@@ -3,6 +3,7 @@
  */
 import type { H3Event } from 'h3'
 import type { AuthClaims, AuthUser, ProviderTokens } from './auth'
+import type { PasskeyInfo } from './passkey'
 
 /**
  * Payload of the global and provider `onUserInfo` handlers and of the `svc:userInfo` and
@@ -18,7 +19,7 @@ export interface UserInfoPayload {
   user: AuthUser
   /** Tokens of the login provider (never stored). Password logins: `{ access_token: '' }`. */
   tokens: ProviderTokens
-  /** Name of the provider: `google`, `github`, a custom provider's name, `mock` or `password`. */
+  /** Name of the provider: `google`, `github`, a custom provider's name, `mock`, `password` or `passkey`. */
   provider: string
   /** The request that completes the login (the OAuth callback, or the verification of a code). */
   event: H3Event
@@ -182,6 +183,22 @@ export interface TwoFactorDisabledPayload {
   event: H3Event
 }
 
+/**
+ * Payload of `svc:passkey:registered`, the audit point of a new passkey: emitted after the host's
+ * `saveCredential` stored it, before the answer. A hook that throws is logged; the passkey stays
+ * registered (delete it through the host's store to undo).
+ */
+export interface PasskeyRegisteredPayload {
+  /** `sub` of the user who registered it (their bearer token's). */
+  userId: string
+  /** The new passkey as the user's list shows it (no public key). */
+  credential: PasskeyInfo
+  /** The authenticator verified the user (PIN, biometrics) while creating it. */
+  userVerified: boolean
+  /** The request of the registration (address, user agent for the audit trail). */
+  event: H3Event
+}
+
 /** Nitro runtime hooks emitted by the module. */
 export interface SvcAuthHooks {
   /**
@@ -225,4 +242,6 @@ export interface SvcAuthHooks {
   'svc:twoFactor:recoveryCodesRegenerated': (payload: TwoFactorRecoveryCodesRegeneratedPayload) => void | Promise<void>
   /** See {@link TwoFactorDisabledPayload}. */
   'svc:twoFactor:disabled': (payload: TwoFactorDisabledPayload) => void | Promise<void>
+  /** See {@link PasskeyRegisteredPayload}. */
+  'svc:passkey:registered': (payload: PasskeyRegisteredPayload) => void | Promise<void>
 }

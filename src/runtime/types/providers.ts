@@ -10,6 +10,7 @@
 import type { OAUTH_PRESETS } from '../server/lib/oauth/presets'
 import type { OAuthPreset } from '../server/lib/oauth/preset'
 import type { PasswordProviderOptions } from './password'
+import type { PasskeyProviderOptions } from './passkey'
 
 export type {
   Auth0ProviderOptions,
@@ -163,4 +164,9 @@ export interface ProvidersOptions extends BuiltInProvidersOptions {
   custom?: Record<string, NamedCustomProviderOptions> | CustomProviderOptions[]
   /** Email and password login with emailed 6-digit codes (enabled when set, even to `{}`). */
   password?: PasswordProviderOptions
+  /**
+   * Passkeys (WebAuthn): registration for logged-in users and login without a password
+   * (enabled when set, even to `{}`). Credentials are stored by the host (`defineAuthHandlers({ passkey })`).
+   */
+  passkey?: PasskeyProviderOptions
 }

@@ -1,5 +1,5 @@
 /**
- * Rate limits of the password endpoints (`svcAuth.rateLimit`). Counters live in the module's
+ * Rate limits of the password and passkey login endpoints (`svcAuth.rateLimit`). Counters live in the module's
  * storage mount (`tokenRefresh.storage`), so with Redis they hold across server instances.
  */
 
@@ -102,6 +102,12 @@ export interface RateLimitOptions {
    * @default { perIp: 10, perEmail: 5, window: 900 }
    */
   change: RateLimitRule
+  /**
+   * POST <authPath>/passkey/login/options and login/verify: every request per client address,
+   * and per email the options requests that give it as a hint.
+   * @default { perIp: 60, perEmail: 10, window: 900 }
+   */
+  passkey: RateLimitRule
 }
 
 /** Names of the rules (the endpoints they apply to). */

@@ -4,7 +4,8 @@ let registry: AuthHandlers = {}
 
 /**
  * Registers the host handlers of the module (onUserInfo, onUserPersist, customClaims, password,
- * impersonation, twoFactor). Call it from a Nitro plugin; later calls merge over earlier ones.
+ * impersonation, passkey, twoFactor). Call it from a Nitro plugin; later calls merge over earlier
+ * ones.
  *
  * ```ts
  * export default defineNitroPlugin(() => {
@@ -19,6 +20,7 @@ export function defineAuthHandlers(handlers: AuthHandlers): AuthHandlers {
     password: { ...registry.password, ...handlers.password },
     impersonation: { ...registry.impersonation, ...handlers.impersonation },
     twoFactor: { ...registry.twoFactor, ...handlers.twoFactor },
+    passkey: { ...registry.passkey, ...handlers.passkey },
   }
   return registry
 }

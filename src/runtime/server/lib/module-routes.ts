@@ -6,6 +6,8 @@ import { isPasswordEnabled } from './password/options'
 import { PASSWORD_ROUTES, passwordRoutePath } from './password/paths'
 import { isTwoFactorEnabled } from './two-factor/options'
 import { TWO_FACTOR_ROUTES, twoFactorRoutePath } from './two-factor/paths'
+import { isPasskeyEnabled } from './passkey/options'
+import { PASSKEY_ROUTES, passkeyRoutePath } from './passkey/paths'
 
 /** A server endpoint of the module. */
 export interface ServerRoute {
@@ -71,16 +73,24 @@ export type RouteOptions = Pick<ModuleOptions, 'endpoints' | 'providers'> & Part
 export function twoFactorRoutes(options: RouteOptions): ServerRoute[] {
   if (!isTwoFactorEnabled(options)) return []
   return TWO_FACTOR_ROUTES.map(route => ({ route: twoFactorRoutePath(options.endpoints.authPath, route.path), method: route.method, handler: `two-factor/${route.handler}` }))
+/** The passkey provider's routes under `<authPath>/passkey/`, when the provider is on. */
+export function passkeyRoutes(options: Pick<ModuleOptions, 'endpoints' | 'providers'>): ServerRoute[] {
+  if (!isPasskeyEnabled(options.providers?.passkey)) return []
+  return PASSKEY_ROUTES.map(route => ({
+    route: passkeyRoutePath(options.endpoints.authPath, route.path),
+    method: route.method,
+    handler: `passkey/${route.handler}`,
+  }))
 }
 
 /**
  * Every path the module answers on for these options: the routes it registers ({@link coreRoutes},
- * {@link oauthRoutes}, {@link passwordRoutes}, {@link twoFactorRoutes}; a login route counts also
- * when the app serves it with its own route file), the callback page and, with the second
- * factor on, its page.
+ * {@link oauthRoutes}, {@link passwordRoutes}, {@link passkeyRoutes}, {@link twoFactorRoutes}; a
+ * login route counts also when the app serves it with its own route file), the callback page
+ * and, with the second factor on, its page.
  */
 export function moduleRoutePaths(options: RouteOptions): string[] {
-  const routes = [...coreRoutes(options.endpoints), ...oauthRoutes(options), ...passwordRoutes(options), ...twoFactorRoutes(options)]
+  const routes = [...coreRoutes(options.endpoints), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...twoFactorRoutes(options)]
   const pages = [options.endpoints.callbackPath, ...(isTwoFactorEnabled(options) ? [options.endpoints.secondFactorPath] : [])]
   return [...routes.map(route => route.route), ...pages]
 }

@@ -60,7 +60,7 @@ export function validatePasswordOptions(options: ResolvedPasswordOptions): strin
   return errors
 }
 
-export const RATE_LIMIT_RULES: readonly RateLimitRuleName[] = ['register', 'login', 'resetRequest', 'verify', 'resetComplete', 'change']
+export const RATE_LIMIT_RULES: readonly RateLimitRuleName[] = ['register', 'login', 'resetRequest', 'verify', 'resetComplete', 'change', 'passkey']
 
 /** Every mistake in `svcAuth.rateLimit`, one message each. */
 export function validateRateLimitOptions(options: RateLimitOptions): string[] {

@@ -55,6 +55,8 @@ export const RECORD_TYPES = {
   twoFactorEnrolment: 'two-factor-enrol',
   /** A recovery code that was used (claimed atomically) (records/two-factor.ts). */
   twoFactorRecovery: 'two-factor-recovery',
+  /** A passkey challenge awaiting its answer, by ceremony and challenge (records/passkey-challenge.ts). */
+  passkeyChallenge: 'passkey-challenge',
 } as const
 
 /** The namespace of a record kind. */

@@ -86,3 +86,51 @@ export const twoFactorCodeRequest = z.object({ code: totpCode })
 /** POST two-factor disable: the account's password, a TOTP code or a recovery code. */
 export const twoFactorDisableRequest = z.object({ password: passwordField.optional(), code: totpCode.optional(), recoveryCode: recoveryCode.optional() })
   .refine(exactlyOne(['password', 'code', 'recoveryCode']), 'give one of password, code or recoveryCode')
+/** Base64url text (no padding) of at most `max` characters. */
+const base64url = (max: number) => z.string().max(max).regex(/^[\w-]*$/, 'must be base64url')
+
+/** Longest credential id accepted: 1023 bytes (WebAuthn's limit) in base64url. */
+export const MAX_PASSKEY_ID_LENGTH = 1364
+
+/** A passkey's credential id (base64url), in a body or as the `:id` of a path. */
+export const passkeyIdSchema = base64url(MAX_PASSKEY_ID_LENGTH).min(1)
+
+/** Fields every WebAuthn answer of a browser carries (`PublicKeyCredential.toJSON()`). */
+const credentialFields = {
+  id: passkeyIdSchema,
+  rawId: passkeyIdSchema,
+  type: z.literal('public-key'),
+  authenticatorAttachment: z.enum(['platform', 'cross-platform']).optional(),
+  clientExtensionResults: z.record(z.string().max(64), z.unknown()).default({}),
+}
+
+/** RegistrationResponseJSON of `navigator.credentials.create()` (attestation up to 12 KB). */
+export const passkeyRegistrationResponse = z.object({
+  ...credentialFields,
+  response: z.object({
+    clientDataJSON: base64url(4096).min(1),
+    attestationObject: base64url(12_288).min(1),
+    authenticatorData: base64url(4096).optional(),
+    transports: z.array(z.string().max(32)).max(16).optional(),
+    publicKeyAlgorithm: z.number().optional(),
+    publicKey: base64url(4096).optional(),
+  }),
+})
+
+/** AuthenticationResponseJSON of `navigator.credentials.get()`. */
+export const passkeyAuthenticationResponse = z.object({
+  ...credentialFields,
+  response: z.object({
+    clientDataJSON: base64url(4096).min(1),
+    authenticatorData: base64url(4096).min(1),
+    signature: base64url(2048).min(1),
+    userHandle: base64url(128).optional(),
+  }),
+})
+
+/** POST passkey register/verify: the browser's answer and an optional name for the passkey. */
+export const passkeyRegisterVerifyRequest = z.object({ response: passkeyRegistrationResponse, name: z.string().max(256).optional() })
+/** POST passkey login/options: an optional email hint and the path to land on after the login. */
+export const passkeyLoginOptionsRequest = z.object({ email: emailField.optional(), redirect: z.string().max(2048).optional() })
+/** POST passkey login/verify: the browser's answer. */
+export const passkeyLoginVerifyRequest = z.object({ response: passkeyAuthenticationResponse })

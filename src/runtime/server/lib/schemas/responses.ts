@@ -137,3 +137,47 @@ export const errorResponse = z.strictObject({
   message: z.string(),
   error: z.string(),
 })
+
+/** A passkey in the user's list (no public key, no counter). */
+export const passkeyInfoResponse = z.strictObject({
+  id: z.string().describe('Credential id (base64url)'),
+  name: z.string().optional(),
+  deviceType: z.enum(['singleDevice', 'multiDevice']).describe('multiDevice: a synced passkey'),
+  backedUp: z.boolean(),
+  transports: z.array(z.string()).optional(),
+  createdAt: z.iso.datetime(),
+  lastUsedAt: z.iso.datetime().optional(),
+})
+
+/** GET passkey credentials. */
+export const passkeyListResponse = z.strictObject({ credentials: z.array(passkeyInfoResponse) })
+
+/** POST passkey register/verify. */
+export const passkeyRegisteredResponse = z.strictObject({ credential: passkeyInfoResponse })
+
+/** A credential descriptor of the options (`excludeCredentials`, `allowCredentials`). */
+const credentialDescriptor = z.looseObject({ id: z.string(), type: z.literal('public-key'), transports: z.array(z.string()).optional() })
+
+/** POST passkey register/options: PublicKeyCredentialCreationOptionsJSON for `navigator.credentials.create()`. */
+export const passkeyCreationOptionsResponse = z.looseObject({
+  challenge: z.string(),
+  rp: z.looseObject({ id: z.string().optional(), name: z.string() }),
+  user: z.looseObject({ id: z.string(), name: z.string(), displayName: z.string() }),
+  pubKeyCredParams: z.array(z.looseObject({ alg: z.number(), type: z.literal('public-key') })),
+  timeout: z.number().optional(),
+  excludeCredentials: z.array(credentialDescriptor).optional(),
+  authenticatorSelection: z.looseObject({}).optional(),
+  attestation: z.string().optional(),
+})
+
+/** POST passkey login/options: PublicKeyCredentialRequestOptionsJSON for `navigator.credentials.get()`. */
+export const passkeyRequestOptionsResponse = z.looseObject({
+  challenge: z.string(),
+  rpId: z.string().optional(),
+  timeout: z.number().optional(),
+  allowCredentials: z.array(credentialDescriptor).optional(),
+  userVerification: z.string().optional(),
+})
+
+/** POST passkey login/verify: where the browser goes next (the callback page with a code). */
+export const passkeyLoginResponse = z.strictObject({ redirect: z.string() })

@@ -1,0 +1,21 @@
+import { addServerHandler, addServerPlugin } from '@nuxt/kit'
+import { isPasskeyEnabled, resolvePasskeyOptions, validatePasskeyOptions } from '../runtime/server/lib/passkey/options'
+import { passkeyRoutes } from '../runtime/server/lib/module-routes'
+import { formatValidationErrors } from '../runtime/server/lib/validate'
+import type { SetupContext } from './setup-context'
+
+/**
+ * Registers the passkey provider's routes and start-up check when `providers.passkey` is set,
+ * after checking its options (the runtime config holds them with their defaults, so each can be
+ * overridden with `NUXT_SVC_AUTH_PROVIDERS_PASSKEY_*` variables; the server checks them again).
+ */
+export function setupPasskey(ctx: SetupContext): void {
+  const input = ctx.options.providers.passkey
+  if (!isPasskeyEnabled(input)) return
+  const errors = validatePasskeyOptions(resolvePasskeyOptions(input), ctx.options.publicUrl)
+  if (errors.length) throw new Error(formatValidationErrors(errors))
+  addServerPlugin(ctx.resolver.resolve('./runtime/server/plugins/passkey'))
+  for (const route of passkeyRoutes(ctx.options)) {
+    addServerHandler({ route: route.route, method: route.method, handler: ctx.resolver.resolve(`./runtime/server/routes/${route.handler}`) })
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * Logging in with a passkey: options with a single-use challenge bound to the browser, then the
+ * verification of the assertion, the counter check, the host's `saveCredential` and the shared
+ * login pipeline.
+ */
+import { randomBytes } from 'node:crypto'
+import type { H3Event } from 'h3'
+import { generateAuthenticationOptions, verifyAuthenticationResponse, type AuthenticationResponseJSON, type PublicKeyCredentialRequestOptionsJSON, type VerifiedAuthenticationResponse } from '@simplewebauthn/server'
+import type { AuthUser } from '../../../types/auth'
+import type { PasskeyCredential, PasskeyTransport } from '../../../types/passkey'
+import { isRelativePath } from '../../../shared/paths'
+import { browserBindingOf, matchesCodeBinding } from '../code-binding'
+import type { AuthContext } from '../context'
+import { authError } from '../errors'
+import { completeLogin } from '../login'
+import { requireEmail } from '../password/email'
+import { enforceRateLimit } from '../rate-limit'
+import { savePasskeyChallenge, takePasskeyChallenge } from '../records/passkey-challenge'
+import { refuseCrossOrigin } from '../request-guards'
+import { passkeyLoginOptionsRequest, passkeyLoginVerifyRequest } from '../schemas/requests'
+import { safeEqual } from '../crypto'
+import { readBodyWith } from '../validation'
+import { answeredChallenge, userHandleOf } from './credentials'
+import { passkeyHandlers, type ResolvedPasskeyHandlers } from './handlers'
+import { reasonOf } from './registration'
+import { relyingPartyOf } from './relying-party'
+import { usePasskeyRuntime } from './runtime'
+
+type Descriptor = { id: string, transports?: PasskeyTransport[] }
+
+/**
+ * Credentials that look like a user's for an email that has none: one or two ids of 16 or 32
+ * bytes, derived from the email with the server's keyed hash, so every request for the email
+ * answers the same list (a list that changed from one request to the next would give it away).
+ */
+export function decoyCredentials(ctx: AuthContext, email: string): Descriptor[] {
+  const seed = Buffer.from(ctx.store.hash('passkey-decoy', email), 'hex')
+  const count = 1 + (seed[0]! & 1)
+  return Array.from({ length: count }, (_, i) => {
+    const bytes = Buffer.from(ctx.store.hash('passkey-decoy-id', `${i}:${email}`), 'hex')
+    const length = seed[1 + i]! & 1 ? 32 : 16
+    return { id: bytes.subarray(0, length).toString('base64url'), transports: seed[3 + i]! & 1 ? ['internal', 'hybrid'] : ['internal'] }
+  })
+}
+
+/**
+ * allowCredentials of a login: none without an email (the browser offers the discoverable
+ * passkeys of the site); with one, the user's passkeys, or decoys when the email has no account
+ * or no passkey, so the answer never tells which emails have accounts.
+ */
+async function allowedCredentials(ctx: AuthContext, handlers: ResolvedPasskeyHandlers, email: string | undefined): Promise<Descriptor[]> {
+  if (!email || !handlers.findUserIdByEmail) return []
+  const userId = await handlers.findUserIdByEmail(email)
+  const credentials = userId ? await handlers.listCredentials(userId) : []
+  if (!credentials.length) return decoyCredentials(ctx, email)
+  return credentials.map(c => ({ id: c.id, ...(c.transports?.length ? { transports: c.transports } : {}) }))
+}
+
+/** POST login/options: `{ email?, redirect? }` → request options; the challenge is bound to this browser. */
+export async function authenticationOptions(ctx: AuthContext, event: H3Event): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  refuseCrossOrigin(event, ctx)
+  const runtime = usePasskeyRuntime(ctx)
+  await enforceRateLimit(ctx, event, 'passkey', { ip: true })
+  const body = await readBodyWith(event, passkeyLoginOptionsRequest)
+  const email = body.email === undefined || body.email.trim() === '' ? undefined : requireEmail(body.email)
+  if (email) await enforceRateLimit(ctx, event, 'passkey', { ip: false, email })
+  const rp = relyingPartyOf(ctx, runtime, event)
+  const request = await generateAuthenticationOptions({
+    rpID: rp.rpID,
+    allowCredentials: await allowedCredentials(ctx, passkeyHandlers(event), email),
+    challenge: new Uint8Array(randomBytes(32)),
+    timeout: runtime.options.timeout,
+    userVerification: runtime.options.userVerification,
+  })
+  await savePasskeyChallenge(ctx, request.challenge, {
+    ceremony: 'authentication',
+    binding: browserBindingOf(event, ctx),
+    ...(isRelativePath(body.redirect) ? { redirect: body.redirect } : {}),
+    rpID: rp.rpID,
+    origins: rp.origins,
+    requireUserVerification: runtime.options.userVerification === 'required',
+  })
+  return request
+}
+
+/** True when a user handle the authenticator returned belongs to the credential's user. */
+function handleMatches(rpID: string, credential: PasskeyCredential, userHandle: string | undefined): boolean {
+  if (userHandle === undefined || userHandle === '') return true
+  return safeEqual(userHandle, Buffer.from(userHandleOf(rpID, credential.userId)).toString('base64url'))
+}
+
+/**
+ * POST login/verify: `{ response }` → `{ redirect }`. The challenge is consumed first (of
+ * concurrent answers, a replay included, exactly one goes on) and must belong to this browser;
+ * the credential must be known, the assertion signed for this relying party and origin, and the
+ * signature counter must have moved forward (else 401 `passkey_counter_regressed`: a cloned
+ * authenticator). The credential's new counter is saved before the login completes.
+ */
+export async function authenticationVerify(ctx: AuthContext, event: H3Event): Promise<{ redirect: string }> {
+  refuseCrossOrigin(event, ctx)
+  usePasskeyRuntime(ctx)
+  await enforceRateLimit(ctx, event, 'passkey', { ip: true })
+  const { response } = await readBodyWith(event, passkeyLoginVerifyRequest)
+  const challenge = answeredChallenge(response.response.clientDataJSON)
+  if (!challenge) throw authError('invalid_passkey', 'The answer carries no readable challenge')
+  const record = await takePasskeyChallenge(ctx, 'authentication', challenge)
+  if (!record) throw authError('invalid_passkey_challenge')
+  if (!record.binding || !matchesCodeBinding(event, ctx, record.binding)) {
+    ctx.logger.security('passkey_challenge_of_another_browser', {})
+    throw authError('invalid_passkey_challenge')
+  }
+  const handlers = passkeyHandlers(event)
+  const credential = await handlers.findCredential(response.id)
+  if (!credential || !handleMatches(record.rpID, credential, response.response.userHandle)) {
+    ctx.logger.security('passkey_login_refused', { reason: 'unknown credential' })
+    throw authError('invalid_passkey')
+  }
+  let verification: VerifiedAuthenticationResponse
+  try {
+    verification = await verifyAuthenticationResponse({
+      // The schema checked every field the library reads; the extension results pass as given.
+      response: response as AuthenticationResponseJSON,
+      expectedChallenge: challenge,
+      expectedOrigin: record.origins,
+      expectedRPID: record.rpID,
+      // The counter is compared below, once the signature is known to be good.
+      credential: { id: credential.id, publicKey: new Uint8Array(Buffer.from(credential.publicKey, 'base64url')), counter: 0, transports: credential.transports },
+      requireUserVerification: record.requireUserVerification,
+    })
+  }
+  catch (error) {
+    ctx.logger.security('passkey_login_refused', { user: credential.userId, reason: reasonOf(error) })
+    throw authError('invalid_passkey')
+  }
+  if (!verification.verified) {
+    ctx.logger.security('passkey_login_refused', { user: credential.userId, reason: 'bad signature' })
+    throw authError('invalid_passkey')
+  }
+  const info = verification.authenticationInfo
+  if ((info.newCounter > 0 || credential.counter > 0) && info.newCounter <= credential.counter) {
+    ctx.logger.security('passkey_counter_regressed', { user: credential.userId, stored: credential.counter, presented: info.newCounter })
+    throw authError('passkey_counter_regressed')
+  }
+  await handlers.saveCredential({
+    ...credential,
+    counter: info.newCounter,
+    deviceType: info.credentialDeviceType,
+    backedUp: info.credentialBackedUp,
+    lastUsedAt: new Date().toISOString(),
+  })
+  const found = await handlers.findUser(credential.userId)
+  const user: AuthUser = { ...found, sub: credential.userId }
+  const { location } = await completeLogin(ctx, {
+    event,
+    provider: 'passkey',
+    user,
+    tokens: { access_token: '' },
+    keepSubject: true,
+    multiFactor: info.userVerified,
+    redirect: record.redirect,
+  })
+  return { redirect: location }
+}

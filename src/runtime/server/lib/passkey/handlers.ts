@@ -1,0 +1,62 @@
+import type { H3Event } from 'h3'
+import type { PasskeyCredential, PasskeyHandlers } from '../../../types/passkey'
+import { getAuthHandlers } from '../handlers'
+
+/** The passkey handlers of the host, checked: a missing required one is a clear configuration error. */
+export interface ResolvedPasskeyHandlers {
+  findCredential(credentialId: string): Promise<PasskeyCredential | null>
+  listCredentials(userId: string): Promise<PasskeyCredential[]>
+  saveCredential(credential: PasskeyCredential): Promise<void>
+  /** Undefined when the host registered no `deleteCredential`. */
+  deleteCredential?: (credentialId: string, userId: string) => Promise<void>
+  /** Undefined when the host registered no `findUserIdByEmail` (email hints are then ignored). */
+  findUserIdByEmail?: (email: string) => Promise<string | null>
+  findUser(userId: string): Promise<Record<string, unknown> | null>
+}
+
+function missing(name: keyof PasskeyHandlers): Error {
+  return new Error(`[nuxt-svc-auth] The passkey provider needs a "${name}" handler: defineAuthHandlers({ passkey: { ${name} } }) in a Nitro plugin.`)
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/** A credential as the host returned it, when it has the fields the module relies on. */
+function isCredential(value: unknown): value is PasskeyCredential {
+  return isObject(value) && typeof value.id === 'string' && typeof value.userId === 'string' && value.userId !== ''
+    && typeof value.publicKey === 'string' && typeof value.counter === 'number' && Number.isInteger(value.counter) && value.counter >= 0
+}
+
+/** Reads the registered handlers now (plugins may register them after the server started). */
+export function passkeyHandlers(event: H3Event): ResolvedPasskeyHandlers {
+  const handlers = getAuthHandlers().passkey ?? {}
+  const context = { event }
+  const { deleteCredential, findUserIdByEmail } = handlers
+  return {
+    async findCredential(credentialId) {
+      if (!handlers.findCredential) throw missing('findCredential')
+      const found = await handlers.findCredential(credentialId, context)
+      // Only the credential asked for: a host lookup that matched loosely finds nothing.
+      return isCredential(found) && found.id === credentialId ? found : null
+    },
+    async listCredentials(userId) {
+      if (!handlers.listCredentials) throw missing('listCredentials')
+      const list = await handlers.listCredentials(userId, context)
+      return Array.isArray(list) ? list.filter((c): c is PasskeyCredential => isCredential(c) && c.userId === userId) : []
+    },
+    async saveCredential(credential) {
+      if (!handlers.saveCredential) throw missing('saveCredential')
+      await handlers.saveCredential(credential, context)
+    },
+    deleteCredential: deleteCredential && (async (credentialId, userId) => {
+      await deleteCredential(credentialId, userId, context)
+    }),
+    findUserIdByEmail: findUserIdByEmail && (async (email) => {
+      const id = await findUserIdByEmail(email, context)
+      return typeof id === 'string' && id !== '' ? id : null
+    }),
+    async findUser(userId) {
+      const user = await handlers.findUser?.(userId, context)
+      return isObject(user) ? user : null
+    },
+  }
+}

@@ -1,0 +1,37 @@
+/** The user's own passkeys: listing and deleting them (bearer-authenticated). */
+import type { H3Event } from 'h3'
+import type { PasskeyInfo } from '../../../types/passkey'
+import type { AuthContext } from '../context'
+import { authError } from '../errors'
+import { refuseCrossOrigin } from '../request-guards'
+import { passkeyIdSchema } from '../schemas/requests'
+import { passkeyInfo, requirePasskeyOwner } from './credentials'
+import { passkeyHandlers } from './handlers'
+import { usePasskeyRuntime } from './runtime'
+
+const newestFirst = (a: PasskeyInfo, b: PasskeyInfo) => b.createdAt.localeCompare(a.createdAt)
+
+/** GET credentials: the caller's passkeys, newest first. */
+export async function listPasskeys(ctx: AuthContext, event: H3Event): Promise<{ credentials: PasskeyInfo[] }> {
+  const owner = await requirePasskeyOwner(event, ctx)
+  usePasskeyRuntime(ctx)
+  const credentials = await passkeyHandlers(event).listCredentials(owner.sub)
+  return { credentials: credentials.map(passkeyInfo).sort(newestFirst) }
+}
+
+/**
+ * DELETE credentials/:id: one of the caller's passkeys, through the host's `deleteCredential`.
+ * Another user's id, an unknown one, and a host without `deleteCredential` answer 404 alike.
+ */
+export async function deletePasskey(ctx: AuthContext, event: H3Event, rawId: string | undefined): Promise<{ success: true }> {
+  refuseCrossOrigin(event, ctx)
+  const owner = await requirePasskeyOwner(event, ctx)
+  usePasskeyRuntime(ctx)
+  const handlers = passkeyHandlers(event)
+  const id = passkeyIdSchema.safeParse(rawId)
+  const owned = id.success && handlers.deleteCredential ? (await handlers.listCredentials(owner.sub)).some(c => c.id === id.data) : false
+  if (!id.success || !owned || !handlers.deleteCredential) throw authError('not_found', 'No such passkey')
+  await handlers.deleteCredential(id.data, owner.sub)
+  ctx.logger.security('passkey_deleted', { user: owner.sub })
+  return { success: true }
+}

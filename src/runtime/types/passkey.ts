@@ -1,0 +1,177 @@
+/**
+ * Options and host handlers of the passkey (WebAuthn) provider (`svcAuth.providers.passkey`).
+ * Setting the key (even to `{}`) enables the provider and its routes under `<authPath>/passkey/`.
+ */
+import type { H3Event } from 'h3'
+
+/** How strongly the authenticator must verify the user (PIN, biometrics). */
+export type PasskeyUserVerification = 'required' | 'preferred' | 'discouraged'
+
+/** Whether a passkey is stored on the authenticator itself (discoverable, usable without a username). */
+export type PasskeyResidentKey = 'required' | 'preferred' | 'discouraged'
+
+/** Transports an authenticator can be reached over, as the browser reports them. */
+export type PasskeyTransport = 'ble' | 'cable' | 'hybrid' | 'internal' | 'nfc' | 'smart-card' | 'usb'
+
+export interface PasskeyProviderOptions {
+  /**
+   * Relying-party id: the domain the passkeys belong to (`example.com` lets `app.example.com`
+   * and `example.com` use them). A browser signs only for its page's domain or a parent of it.
+   * @default the host name of `publicUrl`; without it, in development only, the request's own
+   * loopback host (`localhost`)
+   */
+  rpID?: string
+  /**
+   * Name of the site the authenticator shows when a passkey is created.
+   * @default the relying-party id
+   */
+  rpName?: string
+  /**
+   * Origins (`https://app.example.com`) whose pages may create and use the passkeys: the
+   * `origin` the browser signs into every response must be one of them. An environment override
+   * may give one origin as a string.
+   * @default the origin of `publicUrl`; without it, in development only, the request's own
+   * loopback origin (`http://localhost:3000`)
+   */
+  origins?: string[]
+  /**
+   * User verification asked of the authenticator. `required` refuses passkeys that did not
+   * verify the user; with `preferred` (and `discouraged`) a login without it is accepted, and
+   * `multiFactor` of the login pipeline tells whether it happened.
+   * @default 'preferred'
+   */
+  userVerification?: PasskeyUserVerification
+  /**
+   * Attestation asked for at registration. `none` is the right choice unless the app restricts
+   * which authenticator models may register (which then needs a metadata service of its own).
+   * @default 'none'
+   */
+  attestation?: 'none' | 'direct' | 'enterprise'
+  /**
+   * Whether a new passkey should be discoverable (stored on the authenticator with the user, so
+   * that login needs no email). `required` refuses authenticators that cannot store one (some
+   * older security keys); with `preferred` such a key still registers and logs in with an email
+   * hint (`findUserIdByEmail`).
+   * @default 'preferred'
+   */
+  residentKey?: PasskeyResidentKey
+  /**
+   * Restrict registration to one kind of authenticator: `platform` (built into the device),
+   * `cross-platform` (security keys, phones). Empty: any.
+   * @default ''
+   */
+  authenticatorAttachment?: '' | 'platform' | 'cross-platform'
+  /**
+   * Milliseconds the browser gives the user to complete a ceremony (a hint to the browser; the
+   * server keeps a challenge 5 minutes at most).
+   * @default 60000
+   */
+  timeout?: number
+  /**
+   * Longest display name of a passkey, in characters (longer names are cut).
+   * @default 64
+   */
+  maxNameLength?: number
+}
+
+/** The options with every default applied. */
+export interface ResolvedPasskeyOptions {
+  rpID: string
+  rpName: string
+  origins: string[]
+  userVerification: PasskeyUserVerification
+  attestation: 'none' | 'direct' | 'enterprise'
+  residentKey: PasskeyResidentKey
+  authenticatorAttachment: '' | 'platform' | 'cross-platform'
+  timeout: number
+  maxNameLength: number
+}
+
+/**
+ * One passkey as the host stores it: everything the module needs to verify a login with it.
+ * Nothing in it is secret (the private key never leaves the authenticator), but the public key
+ * and counter must not be writable by users.
+ */
+export interface PasskeyCredential {
+  /** Credential id (base64url), unique across all users: the primary key. */
+  id: string
+  /** The user's id: the subject (`sub`) of their access tokens. */
+  userId: string
+  /** The COSE public key, base64url. */
+  publicKey: string
+  /** Signature counter of the authenticator at its last use (0 for authenticators without one). */
+  counter: number
+  /** How the browser can reach the authenticator (hints for the next ceremony). */
+  transports?: PasskeyTransport[]
+  /** `multiDevice`: may be synced to other devices (a synced passkey); `singleDevice`: bound to one. */
+  deviceType: 'singleDevice' | 'multiDevice'
+  /** The passkey is backed up (synced) now. */
+  backedUp: boolean
+  /** A name for the user's list ('MacBook', 'YubiKey'); given at registration. */
+  name?: string
+  /** When it was registered (ISO 8601). */
+  createdAt: string
+  /** When it was last used to log in (ISO 8601); absent until then. */
+  lastUsedAt?: string
+}
+
+/** A passkey as the user's list shows it (no public key, no counter). */
+export interface PasskeyInfo {
+  id: string
+  name?: string
+  deviceType: 'singleDevice' | 'multiDevice'
+  backedUp: boolean
+  transports?: PasskeyTransport[]
+  createdAt: string
+  lastUsedAt?: string
+}
+
+/** What every passkey handler receives besides its own arguments. */
+export interface PasskeyHandlerContext {
+  /** The request being answered. */
+  event: H3Event
+}
+
+/**
+ * Handlers of the passkey provider (`defineAuthHandlers({ passkey })`): the host keeps the
+ * credentials in its own database; the module never stores them.
+ */
+export interface PasskeyHandlers {
+  /**
+   * The credential of an id, or null. Required. Called by login/verify with the id the browser
+   * answered with (before its signature is checked: never trust the result beyond looking it
+   * up), and by register/verify to refuse an id registered already.
+   */
+  findCredential?: (credentialId: string, context: PasskeyHandlerContext) => PasskeyCredential | null | undefined | Promise<PasskeyCredential | null | undefined>
+  /**
+   * Every credential of a user (by the `sub` of their tokens). Required. Called by
+   * register/options (the authenticator refuses to create a second passkey for one of them),
+   * by GET credentials (the user's list) and by DELETE credentials/:id (only the user's own).
+   */
+  listCredentials?: (userId: string, context: PasskeyHandlerContext) => PasskeyCredential[] | null | undefined | Promise<PasskeyCredential[] | null | undefined>
+  /**
+   * Stores a credential: a new one at register/verify (after its attestation was verified),
+   * the same id with a higher `counter`, `backedUp` and `lastUsedAt` after each login (before
+   * the login completes: a failure here ends the login with 500). Required. Insert or update by
+   * `id`.
+   */
+  saveCredential?: (credential: PasskeyCredential, context: PasskeyHandlerContext) => void | Promise<void>
+  /**
+   * Deletes one credential of a user (`DELETE <authPath>/passkey/credentials/:id`, after the
+   * module checked that it is theirs). Optional: without it, that route answers 404.
+   */
+  deleteCredential?: (credentialId: string, userId: string, context: PasskeyHandlerContext) => void | Promise<void>
+  /**
+   * The user id of an email, for logins that give an email hint (allowCredentials is then that
+   * user's passkeys). For an unknown email, or a user without passkeys, the answer lists decoy
+   * credentials derived from the email (the same on every request), so it does not tell whether
+   * the email has an account. Optional: without it the hint is ignored (a discoverable login).
+   */
+  findUserIdByEmail?: (email: string, context: PasskeyHandlerContext) => string | null | undefined | Promise<string | null | undefined>
+  /**
+   * The user of a passkey login (`{ sub: userId, email, name, … }`), as the login pipeline
+   * receives it (onUserPersist, claims). Optional: without it the user is `{ sub: userId }`, and
+   * the global `onUserPersist` and `customClaims` handlers may complete it.
+   */
+  findUser?: (userId: string, context: PasskeyHandlerContext) => Record<string, unknown> | null | undefined | Promise<Record<string, unknown> | null | undefined>
+}
