@@ -430,8 +430,8 @@ describe('callback page registration', () => {
 
   it('tells the browser code at build time whether the client middleware is registered', async () => {
     const { clientOptionsModule } = await import('../../src/build/client')
-    expect(clientOptionsModule(false)).toBe('export const clientMiddleware = false\n')
-    expect(clientOptionsModule(true)).toBe('export const clientMiddleware = true\n')
+    expect(clientOptionsModule(false)).toBe('export const clientMiddleware = false\nexport const passkey = false\n')
+    expect(clientOptionsModule(true, true)).toBe('export const clientMiddleware = true\nexport const passkey = true\n')
   })
 
   it('types the auth page meta', async () => {

@@ -8,11 +8,12 @@ import type { NuxtApp } from '#app'
 import type { $Fetch, NitroFetchRequest } from 'nitropack'
 import { computed } from 'vue'
 import { navigateTo, useNuxtApp } from '#imports'
+import { passkey } from '#build/svc-auth/client-options.mjs'
 import type { AuthSession } from '../types/auth'
-import type { UseAuthReturn } from './composables/useAuth'
+import type { LoginOptions, UseAuthReturn } from './composables/useAuth'
 import { createAuthFetchCore, statusOf, type AuthFetchDeps, type AuthFetchOptions } from './lib/auth-fetch'
 import { decodeTokenClaims } from './lib/claims'
-import { isAuthEndpoint, loginUrl, safeRedirect, type LoginUrlOptions } from './lib/paths'
+import { isAuthEndpoint, loginUrl, safeRedirect } from './lib/paths'
 import { originalUserOf } from '../shared/impersonation'
 import { joinBase, withQuery } from '../shared/paths'
 import { authRuntime, clearSession, errorField, goTo, handleRefreshFailure, pendingRefresh, postAuth, publicAuthConfig, refreshSession, sessionState, setAccessToken, setPending, tokenOf, tokenState } from './state'
@@ -150,7 +151,15 @@ export function useAuth(): UseAuthReturn {
   const session = sessionState(nuxtApp)
   const user = computed(() => session.value.user)
 
-  async function login(provider: string, options: LoginUrlOptions = {}): Promise<void> {
+  // Built with the passkey provider off (`#build/svc-auth/client-options.mjs`), the bundler drops
+  // these branches and the dynamic import: such an app ships no passkey code at all.
+  const passkeys = async () => ({ lib: await import('./lib/passkey'), deps: { nuxtApp, token: () => currentToken(nuxtApp) } })
+
+  async function login(provider: string, options: LoginOptions = {}): Promise<void> {
+    if (passkey && provider === 'passkey') {
+      const { lib, deps } = await passkeys()
+      return lib.loginWithPasskey(deps, options)
+    }
     await navigateTo(joinBase(nuxtApp.$config.app.baseURL, loginUrl(config.endpoints.loginPath, provider, options)), { external: true })
   }
 
@@ -212,5 +221,26 @@ export function useAuth(): UseAuthReturn {
     listSessions,
     revokeSession,
     revokeOtherSessions,
+    ...(passkey
+      ? {
+          registerPasskey: async (options) => {
+            const { lib, deps } = await passkeys()
+            return lib.registerPasskey(deps, options)
+          },
+          listPasskeys: async () => {
+            const { lib, deps } = await passkeys()
+            return lib.listPasskeys(deps)
+          },
+          deletePasskey: async (id) => {
+            const { lib, deps } = await passkeys()
+            return lib.deletePasskey(deps, id)
+          },
+        }
+      : { registerPasskey: passkeysOff, listPasskeys: passkeysOff, deletePasskey: passkeysOff }),
   }
+}
+
+/** The passkey methods of an app built without the passkey provider. */
+function passkeysOff(): Promise<never> {
+  return Promise.reject(new Error('[nuxt-svc-auth] Passkeys are off: set svcAuth.providers.passkey.'))
 }

@@ -1,8 +1,17 @@
 import type { ComputedRef } from 'vue'
 import type { AuthClaims, AuthSession, OriginalUser } from '../../types/auth'
+import type { PasskeyInfo } from '../../types/passkey'
 import type { LoginUrlOptions } from '../lib/paths'
+import type { PasskeyLoginOptions, RegisterPasskeyOptions } from '../lib/passkey'
 
-export type { LoginUrlOptions as LoginOptions } from '../lib/paths'
+export type { PasskeyInfo } from '../../types/passkey'
+export type { PasskeyLoginOptions, RegisterPasskeyOptions } from '../lib/passkey'
+
+/**
+ * Options of `login()`: `redirect` for every provider, `query` for provider routes, `email` (a
+ * hint offering only that user's passkeys) for `'passkey'`.
+ */
+export type LoginOptions = LoginUrlOptions & PasskeyLoginOptions
 // The implementation is in ../client (bundled with the start-up plugin).
 export { useAuth } from '../client'
 
@@ -19,8 +28,14 @@ export interface UseAuthReturn {
   isImpersonating: ComputedRef<boolean>
   /** While impersonating, the requester `{ sub, email?, name? }`; else null. */
   originalUser: ComputedRef<OriginalUser | null>
-  /** Goes to `<loginPath>/<provider>` (a full page load), optionally with `?redirect=<path>`. */
-  login(provider: string, options?: LoginUrlOptions): Promise<void>
+  /**
+   * Goes to `<loginPath>/<provider>` (a full page load), optionally with `?redirect=<path>`.
+   * `login('passkey', { email?, redirect? })` (passkey provider on) runs the WebAuthn ceremony in
+   * the page instead and then goes where the server answers (the callback page); it rejects with
+   * an `Error` named after the browser's refusal (`NotAllowedError`: the user cancelled or the
+   * prompt timed out) or with the server's error (`data.error`, e.g. `invalid_passkey`).
+   */
+  login(provider: string, options?: LoginOptions): Promise<void>
   /** POST /auth/logout, forgets the token, then goes to `redirect.logout`. */
   logout(): Promise<void>
   /** One refresh with the cookie (shared with any refresh in flight). True when it succeeded. */
@@ -53,4 +68,15 @@ export interface UseAuthReturn {
   revokeSession(id: string): Promise<void>
   /** POST /auth/sessions/revoke-others: ends every other session of the user; resolves how many. */
   revokeOtherSessions(): Promise<number>
+  /**
+   * Creates a passkey for the logged-in user (`<authPath>/passkey/register/options`, the
+   * browser's prompt, `register/verify`) and resolves it. Rejects like `login('passkey')`
+   * (`InvalidStateError`: this authenticator holds a passkey of the account already), and in an
+   * app built without the passkey provider.
+   */
+  registerPasskey(options?: RegisterPasskeyOptions): Promise<PasskeyInfo>
+  /** GET `<authPath>/passkey/credentials`: the user's passkeys, newest first. */
+  listPasskeys(): Promise<PasskeyInfo[]>
+  /** DELETE `<authPath>/passkey/credentials/:id`: deletes one of the user's passkeys. */
+  deletePasskey(id: string): Promise<void>
 }
