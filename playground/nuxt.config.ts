@@ -28,6 +28,9 @@ export default defineNuxtConfig({
     // console (server/plugins/password-users.ts).
     providers: {
       password: {},
+      // Passkeys (WebAuthn): in development on localhost the page's own origin is the relying
+      // party; credentials live in memory (server/plugins/passkeys.ts). Production needs publicUrl.
+      passkey: { rpName: 'nuxt-svc-auth playground' },
       // Local mock OAuth provider (no credentials needed): /auth/mock?user=0 (index, sub or email).
       mock: {
         mockUsers: [

@@ -73,6 +73,8 @@ export type RouteOptions = Pick<ModuleOptions, 'endpoints' | 'providers'> & Part
 export function twoFactorRoutes(options: RouteOptions): ServerRoute[] {
   if (!isTwoFactorEnabled(options)) return []
   return TWO_FACTOR_ROUTES.map(route => ({ route: twoFactorRoutePath(options.endpoints.authPath, route.path), method: route.method, handler: `two-factor/${route.handler}` }))
+}
+
 /** The passkey provider's routes under `<authPath>/passkey/`, when the provider is on. */
 export function passkeyRoutes(options: Pick<ModuleOptions, 'endpoints' | 'providers'>): ServerRoute[] {
   if (!isPasskeyEnabled(options.providers?.passkey)) return []
