@@ -281,6 +281,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     body: req.twoFactorConfirmLoginRequest,
     ok: { schema: res.loginEnrolledResponse, description: '`redirect` is the callback page with a code' },
     errors: [...TWO_FACTOR_FLOW_ERRORS, 'two_factor_invalid_code', 'too_many_attempts', 'two_factor_enrolment_expired', 'two_factor_already_enabled'],
+  },
   [routeDocKey('post', 'passkey/register-options.post')]: {
     id: 'PasskeyRegisterOptions',
     summary: 'Start registering a passkey',
