@@ -304,9 +304,15 @@ describe('login with a second factor', () => {
     const { b, redirect } = await mockLogin()
     expect(redirect).toMatch(/^\/auth\/second-factor\?flow=/)
     expect(hookNames()).not.toContain('svc:success')
+    // What the store holds while the login waits (records are not encrypted at rest here).
+    const stored = (await Promise.all(storage.backends.map(async backend => Promise.all((await backend.keys('')).map(key => backend.get(key)))))).flat().join('\n')
     const done = await json<{ redirect: string }>(await b.post(twoFactor('verify'), { flow: flowOf(redirect), code: totp(secret) }))
     expect((await exchange(b, codeOf(done.redirect))).sub).toBe(userId)
     expect(hookNames().filter(n => n === 'svc:success')).toHaveLength(1)
+    // svc:success gets the provider's tokens, which the pending login kept sealed.
+    const tokens = nitro.hooks.find(h => h.name === 'svc:success')!.payload.tokens as { access_token: string }
+    expect(tokens.access_token).toMatch(/^.{16,}$/)
+    expect(stored).not.toContain(tokens.access_token)
   })
 
   it('refuses a code used once (in its window), also for another login', async () => {

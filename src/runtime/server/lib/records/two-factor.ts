@@ -3,10 +3,11 @@ import { z } from 'zod'
 import type { AuthUser, CustomClaims, ProviderTokens } from '../../../types/auth'
 import { browserBindingOf } from '../code-binding'
 import type { AuthContext } from '../context'
-import { randomToken } from '../crypto'
+import { createSealer, randomToken, type Sealer } from '../crypto'
+import { stringList } from '../string-list'
 import { reserveUnits, type Reservation } from './rate-counter'
 import { RECORD_TYPES } from './record-types'
-import { claimsSchema, jsonObject, timestamp, userSchema } from './schema'
+import { claimsSchema, timestamp, userSchema } from './schema'
 import { storableUser } from './user'
 
 /*
@@ -26,8 +27,12 @@ const pendingLoginRecord = z.object({
   provider: z.string().min(1),
   /** Same-origin path chosen at login, returned to the callback page. */
   redirect: z.string().optional(),
-  /** Tokens of the login provider, for the `svc:success` payload when the login completes. */
-  tokens: jsonObject<ProviderTokens>(),
+  /**
+   * Tokens of the login provider, for the `svc:success` payload when the login completes: sealed
+   * with a key of their own (derived from the server secret), whether or not records are
+   * encrypted at rest. Read them with {@link pendingLoginTokens}.
+   */
+  tokens: z.string(),
   /** HMAC of the browser binding (the code cookie) of the browser that passed the first factor. */
   binding: z.string().min(1),
   /** The user has no enrolment and must make one before the login completes. */
@@ -50,6 +55,38 @@ export interface PendingLoginInput {
 
 const pendingKey = (ctx: AuthContext, id: string) => ctx.store.key(RECORD_TYPES.twoFactorLogin, id)
 
+/** HKDF info of the key that seals the provider tokens of pending logins. */
+const TOKENS_PURPOSE = 'nuxt-svc-auth:two-factor-pending-tokens'
+const tokenSealers = new WeakMap<AuthContext, Sealer>()
+
+/** The sealer of pending logins' provider tokens (`token.previousSecrets` still open them). */
+function tokensSealer(ctx: AuthContext): Sealer {
+  let sealer = tokenSealers.get(ctx)
+  if (!sealer) {
+    sealer = createSealer(ctx.options.token.secret, stringList(ctx.options.token.previousSecrets), TOKENS_PURPOSE)
+    tokenSealers.set(ctx, sealer)
+  }
+  return sealer
+}
+
+/**
+ * The provider tokens of a pending login. Tokens that no longer open (the server secret that
+ * sealed them was removed meanwhile) or are not an object read as `{ access_token: '' }`.
+ */
+export function pendingLoginTokens(ctx: AuthContext, record: PendingLoginRecord): ProviderTokens {
+  const plain = tokensSealer(ctx).open(record.tokens)
+  if (plain !== null) {
+    try {
+      const tokens = JSON.parse(plain) as unknown
+      if (tokens && typeof tokens === 'object' && !Array.isArray(tokens)) return tokens as ProviderTokens
+    }
+    catch {
+      // Unreadable: no tokens.
+    }
+  }
+  return { access_token: '' }
+}
+
 /**
  * Stores a pending login bound to the browser of `event` (the answer sets the code cookie, as for
  * an authorization code) and returns its random flow id.
@@ -60,7 +97,7 @@ export async function createPendingLogin(ctx: AuthContext, event: H3Event, input
     ...input,
     id,
     user: storableUser(input.user),
-    tokens: JSON.parse(JSON.stringify(input.tokens ?? {})) as ProviderTokens,
+    tokens: tokensSealer(ctx).seal(JSON.stringify(input.tokens ?? {})),
     binding: browserBindingOf(event, ctx),
     createdAt: Date.now(),
   }

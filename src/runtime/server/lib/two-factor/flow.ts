@@ -11,7 +11,7 @@ import type { AuthContext } from '../context'
 import { authError } from '../errors'
 import { callbackLocation } from '../login'
 import { createAuthCode } from '../records/auth-code'
-import { countLoginAttempt, readPendingEnrolment, readPendingLogin, savePendingEnrolment, takePendingEnrolment, takePendingLogin, type PendingLoginRecord } from '../records/two-factor'
+import { countLoginAttempt, pendingLoginTokens, readPendingEnrolment, readPendingLogin, savePendingEnrolment, takePendingEnrolment, takePendingLogin, type PendingLoginRecord } from '../records/two-factor'
 import { refuseCrossOrigin } from '../request-guards'
 import { twoFactorConfirmLoginRequest, twoFactorFlowRequest, twoFactorVerifyRequest } from '../schemas/requests'
 import { readBodyWith } from '../validation'
@@ -65,7 +65,7 @@ async function completeSecondFactor(ctx: AuthContext, event: H3Event, flow: stri
   if (!login) throw authError('two_factor_login_expired')
   ctx.logger.security('two_factor_verified', { provider: login.provider, method })
   await auditHook(ctx, 'svc:twoFactor:verified', { userId: login.userId, provider: login.provider, method, event })
-  await ctx.callHook('svc:success', { user: login.user, tokens: login.tokens, provider: login.provider, event })
+  await ctx.callHook('svc:success', { user: login.user, tokens: pendingLoginTokens(ctx, login), provider: login.provider, event })
   const code = await createAuthCode(ctx, event, { user: login.user, claims: login.claims, provider: login.provider, redirect: login.redirect })
   return callbackLocation(ctx, code)
 }
