@@ -1,7 +1,7 @@
 import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { consumeAuthCode } from '../../src/runtime/server/lib/records/auth-code'
-import { resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
+import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
 import { passkeyCreationOptionsResponse, passkeyListResponse, passkeyLoginResponse, passkeyRegisteredResponse, passkeyRequestOptionsResponse } from '../../src/runtime/server/lib/schemas/responses'
 import { SoftAuthenticator } from './helpers/webauthn'
 import { startPasskeyApp, TestBrowser, type PasskeyTestApp } from './helpers/passkey-app'
@@ -327,6 +327,32 @@ describe('secrets of the ceremonies', () => {
     }
     finally {
       await strict.close()
+    }
+  })
+})
+
+describe('passkeys and the second factor', () => {
+  it('a passkey verified with user verification skips the second factor; one without is asked for it', async () => {
+    const guarded = await startPasskeyApp({ twoFactor: { enabled: true, requireForAll: true } })
+    defineAuthHandlers({ twoFactor: { find: () => null, save: () => {} } })
+    try {
+      const { token } = await guarded.ctx.tokens.sign({ sub: 'guarded-user' })
+      const owner = new TestBrowser(guarded.base, token)
+      const authenticator = new SoftAuthenticator({ origin: ORIGIN, rpID: RP_ID })
+      const creation = (await owner.post<PublicKeyCredentialCreationOptionsJSON>(`${P}/register/options`)).body
+      expect((await owner.post(`${P}/register/verify`, { response: authenticator.register(creation) })).status).toBe(200)
+      const login = async (userVerified: boolean) => {
+        const browser = new TestBrowser(guarded.base)
+        const request = (await browser.post<PublicKeyCredentialRequestOptionsJSON>(`${P}/login/options`)).body
+        const answer = await browser.post(`${P}/login/verify`, { response: authenticator.assert(request, { userVerified }) })
+        expect(answer.status).toBe(200)
+        return passkeyLoginResponse.parse(answer.body).redirect
+      }
+      expect(await login(true)).toMatch(/^\/auth\/callback\?code=[\w-]+$/)
+      expect(await login(false)).toMatch(/^\/auth\/second-factor\?flow=[\w-]+&enrol=1$/)
+    }
+    finally {
+      await guarded.close()
     }
   })
 })
