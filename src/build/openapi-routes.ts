@@ -229,7 +229,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     description: 'A new TOTP secret, kept (encrypted) as a pending enrolment until a code confirms it. Shown once.',
     auth: 'bearer',
     ok: { schema: res.twoFactorEnrolmentResponse, description: 'The otpauth:// URI and the secret' },
-    errors: [...TWO_FACTOR_SETTINGS_ERRORS, 'two_factor_already_enabled'],
+    errors: [...TWO_FACTOR_SETTINGS_ERRORS, 'reauthentication_required', 'two_factor_already_enabled'],
   },
   [routeDocKey('post', 'two-factor/confirm.post')]: {
     id: 'TwoFactorConfirm',
@@ -288,7 +288,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     description: 'The options for `navigator.credentials.create()` with a single-use challenge (5 minutes) bound to the caller; `excludeCredentials` lists their passkeys.',
     auth: 'bearer',
     ok: { schema: res.passkeyCreationOptionsResponse, description: 'PublicKeyCredentialCreationOptionsJSON' },
-    errors: [...PASSKEY_OWNER_ERRORS, 'cross_origin_request', 'passkey_not_configured'],
+    errors: [...PASSKEY_OWNER_ERRORS, 'cross_origin_request', 'reauthentication_required', 'passkey_not_configured'],
   },
   [routeDocKey('post', 'passkey/register-verify.post')]: {
     id: 'PasskeyRegisterVerify',

@@ -111,6 +111,7 @@ export const defaultOptions = {
   },
   sessions: {
     revokeAccessTokens: true,
+    recentLogin: '15m',
   },
   twoFactor: {
     enabled: false,

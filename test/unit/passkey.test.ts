@@ -131,6 +131,20 @@ describe('passkey registration', () => {
     expect(await impersonating.request('GET', `${P}/credentials`)).toMatchObject({ status: 403, body: { error: 'impersonated_session' } })
   })
 
+  it('needs a recent login: a token issued 16 minutes ago is refused, with a security log line', async () => {
+    const user = await newUser()
+    const security = vi.spyOn(app.ctx.logger, 'security')
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 16 * 60_000 })
+    try {
+      expect(await user.browser.post(`${P}/register/options`)).toMatchObject({ status: 403, body: { error: 'reauthentication_required' } })
+    }
+    finally {
+      vi.useRealTimers()
+    }
+    expect(security).toHaveBeenCalledWith('reauthentication_required', { action: 'passkey_register', ageSeconds: expect.any(Number) })
+    await registerOptions(user.browser)
+  })
+
   it('refuses a cross-site request', async () => {
     const user = await newUser()
     const answer = await user.browser.post(`${P}/register/options`, undefined, { headers: { 'origin': 'https://evil.example', 'sec-fetch-site': 'cross-site' } })

@@ -269,6 +269,19 @@ describe('enrolment from the settings', () => {
     await errorOf(await b.post(twoFactor('confirm'), { code: totp(started.secret) }, token), 400, 'two_factor_enrolment_expired')
   })
 
+  it('needs a recent login to start: the token of a session that logged in 16 minutes ago is refused', async () => {
+    const { token } = await account()
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 16 * 60_000 })
+    try {
+      await errorOf(await browser().post(twoFactor('enrol'), {}, token), 403, 'reauthentication_required')
+      expect(logs.join('\n')).toContain('reauthentication_required')
+    }
+    finally {
+      vi.useRealTimers()
+    }
+    await json(await browser().post(twoFactor('enrol'), {}, token))
+  })
+
   it('needs a bearer token of the user, not an impersonated one, and refuses cross-origin calls', async () => {
     const b = browser()
     await errorOf(await b.get(twoFactor('status')), 401, 'unauthorized')

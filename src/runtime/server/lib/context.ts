@@ -20,7 +20,7 @@ export interface AuthContext {
   /** Emits a `svc:*` Nitro runtime hook (no-op outside Nitro). */
   callHook: HookCaller
   /** Parsed lifetimes in seconds. */
-  lifetimes: { access: number, ssr: number, authCode: number, refresh: number, impersonation: number }
+  lifetimes: { access: number, ssr: number, authCode: number, refresh: number, impersonation: number, recentLogin: number }
   /** The app's base URL (`app.baseURL`): the path of the session presence cookie. */
   baseURL: string
   /** Revoked sessions whose access tokens are refused; undefined when `sessions.revokeAccessTokens` is off. */
@@ -73,6 +73,7 @@ export async function createAuthContext(options: ModuleOptions, { dev = false, c
     authCode: options.authCode.expiresIn,
     refresh: options.tokenRefresh.cookie.maxAge,
     impersonation: options.impersonation.tokenExpiration,
+    recentLogin: parseDuration(options.sessions.recentLogin),
   }
   let revocations: RevocationList | undefined
   if (options.sessions.revokeAccessTokens) {

@@ -41,6 +41,7 @@ export const ERRORS = {
   invalid_client: { status: 401, message: 'Client authentication failed' },
   invalid_token: { status: 401, message: 'Invalid or expired access token' },
   impersonated_session: { status: 403, message: 'Not allowed in an impersonated session' },
+  reauthentication_required: { status: 403, message: 'Log in again to continue: this change needs a recent login' },
   cross_origin_request: { status: 403, message: 'Cross-origin requests are not allowed' },
   forbidden: { status: 403, message: 'Forbidden' },
   impersonation_chain: { status: 403, message: 'Already impersonating: end the current impersonation first' },

@@ -127,6 +127,7 @@ export function validateOptions(options: ModuleOptions, { secretRequired = true,
   if (typeof options.sessions?.revokeAccessTokens !== 'boolean') {
     errors.push(`svcAuth.sessions.revokeAccessTokens must be true or false (got ${JSON.stringify(options.sessions?.revokeAccessTokens)}).`)
   }
+  checkDuration(options.sessions?.recentLogin, 'sessions.recentLogin', errors)
   if (!LOG_LEVELS.includes(options.logging.level)) {
     errors.push(`svcAuth.logging.level must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(options.logging.level)}).`)
   }

@@ -9,6 +9,7 @@ import type { PasskeyCredential, PasskeyInfo } from '../../../types/passkey'
 import type { AuthContext } from '../context'
 import { authError } from '../errors'
 import { savePasskeyChallenge, takePasskeyChallenge } from '../records/passkey-challenge'
+import { requireRecentLogin } from '../recent-login'
 import { refuseCrossOrigin } from '../request-guards'
 import { passkeyRegisterVerifyRequest } from '../schemas/requests'
 import { readBodyWith } from '../validation'
@@ -17,10 +18,15 @@ import { passkeyHandlers } from './handlers'
 import { relyingPartyOf } from './relying-party'
 import { usePasskeyRuntime } from './runtime'
 
-/** POST register/options (bearer): creation options; excludeCredentials lists the user's passkeys. */
+/**
+ * POST register/options (bearer): creation options; excludeCredentials lists the user's passkeys.
+ * Only for a session that logged in recently (`sessions.recentLogin`): else 403
+ * `reauthentication_required`.
+ */
 export async function registrationOptions(ctx: AuthContext, event: H3Event): Promise<PublicKeyCredentialCreationOptionsJSON> {
   refuseCrossOrigin(event, ctx)
   const owner = await requirePasskeyOwner(event, ctx)
+  await requireRecentLogin(ctx, owner, 'passkey_register')
   const runtime = usePasskeyRuntime(ctx)
   const rp = relyingPartyOf(ctx, runtime, event)
   const existing = await passkeyHandlers(event).listCredentials(owner.sub)

@@ -16,6 +16,7 @@ import { tooMany } from '../rate-limit'
 import { retryAfterOf } from '../records/rate-counter'
 import { RECORD_TYPES } from '../records/record-types'
 import { reserveTwoFactorFailure, savePendingEnrolment } from '../records/two-factor'
+import { requireRecentLogin } from '../recent-login'
 import { refuseCrossOrigin } from '../request-guards'
 import { twoFactorCodeRequest, twoFactorDisableRequest } from '../schemas/requests'
 import { readBodyWith } from '../validation'
@@ -42,12 +43,14 @@ export async function twoFactorStatus(ctx: AuthContext, event: H3Event) {
 
 /**
  * POST enrol → `{ uri, secret }`: a new secret, kept as a pending enrolment (`enrolmentTTL`) until
- * a code confirms it; a second start replaces the first. 409 while an enrolment is confirmed.
+ * a code confirms it; a second start replaces the first. 409 while an enrolment is confirmed; 403
+ * `reauthentication_required` for a session that did not log in recently (`sessions.recentLogin`).
  */
 export async function startEnrolment(ctx: AuthContext, event: H3Event) {
   refuseCrossOrigin(event, ctx)
   const claims = await owner(ctx, event)
   if (await findTwoFactorState(ctx, claims.sub, event)) throw authError('two_factor_already_enabled')
+  await requireRecentLogin(ctx, claims, 'two_factor_enrol')
   const { algorithm, digits, period, enrolmentTTL } = ctx.options.twoFactor
   const secret = newTotpSecret(algorithm)
   await savePendingEnrolment(ctx, { userId: claims.sub }, { userId: claims.sub, secret: secretBox(ctx).seal(claims.sub, secret) }, enrolmentTTL)
