@@ -269,6 +269,23 @@ describe('enrolment from the settings', () => {
     await errorOf(await b.post(twoFactor('confirm'), { code: totp(started.secret) }, token), 400, 'two_factor_enrolment_expired')
   })
 
+  it('ends the user\'s other sessions when it is turned on and when it is turned off; the caller\'s stays', async () => {
+    const { email, token, sub } = await account()
+    const second = await firstFactor(email)
+    const { accessToken: before } = await exchange(second.b, codeOf(second.redirect))
+    const { secret } = await enrol(token)
+    await errorOf(await second.b.get(twoFactor('status'), before), 401, 'session_revoked')
+    expect(nitro.hooks.filter(h => h.name === 'svc:session:revoked').at(-1)?.payload).toMatchObject({ userId: sub, reason: 'two_factor_change' })
+    expect(await json(await browser().get(twoFactor('status'), token))).toMatchObject({ enabled: true })
+
+    const third = await firstFactor(email)
+    const done = await json<{ redirect: string }>(await third.b.post(twoFactor('verify'), { flow: flowOf(third.redirect), code: unusedCode(secret) }))
+    const { accessToken: during } = await exchange(third.b, codeOf(done.redirect))
+    await json(await browser().post(twoFactor('disable'), { password: PASSWORD }, token))
+    await errorOf(await third.b.get(twoFactor('status'), during), 401, 'session_revoked')
+    expect(await json(await browser().get(twoFactor('status'), token))).toEqual({ enabled: false, recoveryCodesLeft: 0 })
+  })
+
   it('needs a recent login to start: the token of a session that logged in 16 minutes ago is refused', async () => {
     const { token } = await account()
     vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 16 * 60_000 })

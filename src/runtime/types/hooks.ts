@@ -106,7 +106,7 @@ export interface ImpersonateEndPayload {
  * - `user`: the user ended it (`DELETE /auth/sessions/:id`, `POST /auth/sessions/revoke-others`).
  * - `host`: the host's code (`revokeUserSession`, `revokeUserSessions`), e.g. an admin page.
  */
-export type SessionRevocationReason = 'logout' | 'refresh_token_reused' | 'password_reset' | 'password_change' | 'impersonation' | 'user' | 'host'
+export type SessionRevocationReason = 'logout' | 'refresh_token_reused' | 'password_reset' | 'password_change' | 'two_factor_change' | 'impersonation' | 'user' | 'host'
 
 /** Payload of `svc:session:revoked`. */
 export interface SessionRevokedPayload {

@@ -17,6 +17,7 @@ import { retryAfterOf } from '../records/rate-counter'
 import { RECORD_TYPES } from '../records/record-types'
 import { reserveTwoFactorFailure, savePendingEnrolment } from '../records/two-factor'
 import { requireRecentLogin } from '../recent-login'
+import { revokeSessions } from '../sessions'
 import { refuseCrossOrigin } from '../request-guards'
 import { twoFactorCodeRequest, twoFactorDisableRequest } from '../schemas/requests'
 import { readBodyWith } from '../validation'
@@ -32,6 +33,17 @@ async function owner(ctx: AuthContext, event: H3Event): Promise<AuthClaims> {
   if (!claims) throw authenticationError(event)
   if (claims.impersonation) throw authError('impersonated_session', 'Impersonated sessions cannot change the second factor')
   return claims
+}
+
+/**
+ * A change of the way a user logs in ends the user's other sessions (their own, not
+ * impersonations of them): a session opened before the second factor was turned on (perhaps the
+ * reason to turn it on) or by whoever turned it off must not live on. The caller's session stays.
+ */
+async function endOtherSessions(ctx: AuthContext, claims: AuthClaims): Promise<void> {
+  const except = typeof claims.sid === 'string' ? claims.sid : undefined
+  const ended = await revokeSessions(ctx, claims.sub, 'two_factor_change', { except, own: true })
+  if (ended > 0) ctx.logger.security('two_factor_sessions_ended', { sessions: ended })
 }
 
 /** GET status → `{ enabled, recoveryCodesLeft }`. */
@@ -66,6 +78,7 @@ export async function confirmEnrolment(ctx: AuthContext, event: H3Event) {
   const confirmed = await confirmEnrolmentCode(ctx, event, { userId: claims.sub }, claims.sub, body.code)
   if (confirmed === 'expired') throw authError('two_factor_enrolment_expired')
   if (confirmed === 'invalid_code') throw authError('two_factor_invalid_code')
+  await endOtherSessions(ctx, claims)
   await auditHook(ctx, 'svc:twoFactor:enrolled', { userId: claims.sub, during: 'settings', event })
   return { recoveryCodes: confirmed.recoveryCodes }
 }
@@ -131,6 +144,7 @@ export async function disableTwoFactor(ctx: AuthContext, event: H3Event) {
     method = result.method
   }
   await saveTwoFactorState(claims.sub, null, event, 'disabled')
+  await endOtherSessions(ctx, claims)
   ctx.logger.security('two_factor_disabled', { method })
   await auditHook(ctx, 'svc:twoFactor:disabled', { userId: claims.sub, method, event })
   return { success: true as const }
