@@ -18,7 +18,7 @@ import type { StoreBackend } from '../../src/runtime/server/lib/store/types'
 import { peekAuthContext } from '../../src/runtime/server/utils/context'
 import type { PasswordUser, TwoFactorState } from '../../src/runtime/types/auth'
 import type { ModuleOptions, ModuleOptionsInput } from '../../src/runtime/types/options'
-import { fakeEvent } from './helpers/event'
+import { fakeEvent, setCookies } from './helpers/event'
 
 // The module's real endpoints on a plain h3 app (Nitro's runtime is mocked: the options, the hooks).
 const nitro = vi.hoisted(() => ({ options: undefined as unknown, base: '', hooks: [] as Array<{ name: string, payload: Record<string, unknown> }>, failHook: '' }))
@@ -357,6 +357,35 @@ describe('login with a second factor', () => {
     expect(nitro.hooks.find(h => h.name === 'svc:twoFactor:failed')?.payload).toMatchObject({ reason: 'replayed_code', stage: 'login' })
   })
 
+  it('accepts a code typed as apps show it, with a space', async () => {
+    const { email, token, sub } = await account()
+    const { secret } = await enrol(token)
+    const { b, redirect } = await firstFactor(email)
+    const spaced = unusedCode(secret).replace(/^(\d{3})/, '$1 ')
+    const done = await json<{ redirect: string }>(await b.post(twoFactor('verify'), { flow: flowOf(redirect), code: spaced }))
+    expect((await exchange(b, codeOf(done.redirect))).sub).toBe(sub)
+  })
+
+  it('refuses a recovery code that new recovery codes replaced while it was checked, and keeps the new ones', async () => {
+    const { email, token, sub } = await account()
+    const { secret, recoveryCodes } = await enrol(token)
+    const old = states.get(sub)!
+    const { b, redirect } = await firstFactor(email)
+    await json(await browser().post(twoFactor('recovery-codes'), { code: unusedCode(secret) }, token))
+    const renewed = states.get(sub)!.recoveryCodes
+    // The verify reads the state from before the regeneration first (as a request racing it would).
+    let reads = 0
+    defineAuthHandlers({ twoFactor: { find: userId => (userId === sub && reads++ === 0 ? old : states.get(userId) ?? null) } })
+    try {
+      await errorOf(await b.post(twoFactor('verify'), { flow: flowOf(redirect), recoveryCode: recoveryCodes[0] }), 400, 'two_factor_invalid_code')
+    }
+    finally {
+      registerHandlers()
+    }
+    expect(reads).toBe(2)
+    expect(states.get(sub)!.recoveryCodes).toEqual(renewed)
+  })
+
   it('takes a recovery code once; the host state is saved without it', async () => {
     const { email, token, sub } = await account()
     const { recoveryCodes } = await enrol(token)
@@ -477,13 +506,16 @@ describe('a login that requires enrolment', () => {
   })
 
   it('requireForAll asks every user; a passkey login (multiFactor) is never asked', async () => {
-    const ctx = await createAuthContext(resolveOptions({ token: { secret: SECRET }, tokenRefresh: { storage: { driver: 'memory' } }, logging: { level: 'silent' }, twoFactor: { enabled: true, requireForAll: true } }, true))
+    const ctx = await createAuthContext(resolveOptions({ token: { secret: SECRET }, tokenRefresh: { storage: { driver: 'memory' } }, logging: { level: 'silent' }, twoFactor: { enabled: true, requireForAll: true, pendingLoginTTL: 900 } }, true))
     // Without isRequired, requireForAll decides.
     defineAuthHandlers({ twoFactor: { isRequired: undefined } })
     try {
-      const login = (multiFactor: boolean) => completeLogin(ctx, { event: fakeEvent({ method: 'GET', url: '/auth/google' }), provider: 'google', user: { sub: 'g-1' }, tokens: { access_token: 't' }, multiFactor })
+      const event = fakeEvent({ method: 'GET', url: '/auth/google' })
+      const login = (multiFactor: boolean) => completeLogin(ctx, { event, provider: 'google', user: { sub: 'g-1' }, tokens: { access_token: 't' }, multiFactor })
       const asked = await login(false)
       expect(asked.secondFactor?.enrol).toBe(true)
+      // The browser's binding cookie lives as long as the pending login.
+      expect(setCookies(event).find(line => line.startsWith('__Host-svc-code='))).toMatch(/Max-Age=900/)
       expect(asked.code).toBeUndefined()
       const passkey = await login(true)
       expect(passkey.secondFactor).toBeUndefined()

@@ -30,8 +30,8 @@ export function readCodeBinding(event: H3Event, ctx: AuthContext): string | unde
  * Binds a code (or a reset session) about to be handed to the browser of `event`: returns the
  * browser's binding value (the one its cookie holds already, so codes of several tabs stay valid
  * together, or a new one) and (re)sets the HttpOnly, SameSite=Lax cookie. It lives as long as
- * the longer of a code and a reset session (5 minutes by default), so any code or reset session
- * of this browser finds it.
+ * the longest of a code, a reset session and a login waiting for its second factor (5 minutes by
+ * default), so any of them of this browser finds it.
  */
 export function bindCodeToBrowser(event: H3Event, ctx: AuthContext): string {
   const value = readCodeBinding(event, ctx) ?? randomToken(32)
@@ -40,7 +40,7 @@ export function bindCodeToBrowser(event: H3Event, ctx: AuthContext): string {
     secure: ctx.options.tokenRefresh.cookie.secure,
     sameSite: 'lax',
     path: '/',
-    maxAge: Math.ceil(Math.max(ctx.lifetimes.authCode, RESET_SESSION_TTL)),
+    maxAge: Math.ceil(Math.max(ctx.lifetimes.authCode, RESET_SESSION_TTL, ctx.options.twoFactor?.enabled ? ctx.options.twoFactor.pendingLoginTTL : 0)),
   })
   return value
 }

@@ -38,6 +38,9 @@ export interface AuthorizationCodeOptions {
  * ```
  *
  * The code is bound to the browser of `event` (see {@link AuthorizationCodeOptions.bindToBrowser}).
+ *
+ * No second factor is asked here, even with `twoFactor.enabled`: a flow of the host that logs in
+ * a user who enrolled one must check it itself before calling this (see docs/two-factor.md).
  */
 export async function createAuthorizationCode(event: H3Event, user: AuthUser, options: AuthorizationCodeOptions = {}): Promise<string> {
   if (!isEvent(event)) {

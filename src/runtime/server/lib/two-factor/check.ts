@@ -31,7 +31,8 @@ export function stepMarkerTtl(period: number, window: number): number {
  */
 export async function claimTotpCode(ctx: AuthContext, userId: string, secret: string, params: ReturnType<typeof parametersOf>, code: string): Promise<'ok' | 'invalid_code' | 'replayed_code'> {
   const window = ctx.options.twoFactor.window
-  const step = matchTimeStep(secret, params, code.trim(), window)
+  // Apps show codes as `123 456`: spaces typed with them are not part of the code.
+  const step = matchTimeStep(secret, params, code.replace(/\s+/g, ''), window)
   if (step === null) return 'invalid_code'
   return await claimTimeStep(ctx, userId, secret, step, stepMarkerTtl(params.period, window)) ? 'ok' : 'replayed_code'
 }
@@ -87,7 +88,9 @@ async function checkRecovery(ctx: AuthContext, event: H3Event, userId: string, s
   if (!hash) return { ok: false, reason: 'invalid_code' }
   if (!(await claimRecoveryCode(ctx, userId, hash))) return { ok: false, reason: 'replayed_code' }
   // The freshest state, without the code (a request that used another code may have saved since).
-  const fresh = await findTwoFactorState(ctx, userId, event) ?? state
+  // Codes regenerated or a second factor turned off meanwhile: the code is no longer one.
+  const fresh = await findTwoFactorState(ctx, userId, event)
+  if (!fresh || !fresh.recoveryCodes.includes(hash)) return { ok: false, reason: 'invalid_code' }
   const recoveryCodes = fresh.recoveryCodes.filter(stored => stored !== hash)
   await saveTwoFactorState(userId, { ...fresh, recoveryCodes }, event, 'recovery_code_used')
   ctx.logger.security('two_factor_recovery_code_used', { remaining: recoveryCodes.length })
