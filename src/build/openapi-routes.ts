@@ -330,6 +330,6 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     auth: 'bearer',
     path: { id: req.passkeyIdSchema },
     ok: { schema: res.successResponse, description: 'The passkey is deleted' },
-    errors: [...PASSKEY_OWNER_ERRORS, 'cross_origin_request', 'not_found'],
+    errors: [...PASSKEY_OWNER_ERRORS, 'cross_origin_request', 'reauthentication_required', 'not_found'],
   },
 }

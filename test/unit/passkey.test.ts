@@ -4,7 +4,7 @@ import { consumeAuthCode } from '../../src/runtime/server/lib/records/auth-code'
 import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
 import { passkeyCreationOptionsResponse, passkeyListResponse, passkeyLoginResponse, passkeyRegisteredResponse, passkeyRequestOptionsResponse } from '../../src/runtime/server/lib/schemas/responses'
 import { SoftAuthenticator } from './helpers/webauthn'
-import { startPasskeyApp, TestBrowser, type PasskeyTestApp } from './helpers/passkey-app'
+import { HOST_HANDLERS, startPasskeyApp, TestBrowser, type PasskeyTestApp } from './helpers/passkey-app'
 
 const ORIGIN = 'https://app.example.com'
 const RP_ID = 'app.example.com'
@@ -182,12 +182,19 @@ describe('passkey login', () => {
 
   it('lists the user\'s passkeys for an email hint, and the same decoys on every request for an email without any', async () => {
     const user = await userWithPasskey()
-    expect((await loginOptions({ email: user.email.toUpperCase() })).options.allowCredentials).toEqual([{ id: user.authenticator.id, type: 'public-key', transports: ['internal', 'hybrid'] }])
+    // Hinted lists carry no transports (their order or absence would tell real ones from decoys).
+    expect((await loginOptions({ email: user.email.toUpperCase() })).options.allowCredentials).toEqual([{ id: user.authenticator.id, type: 'public-key' }])
     const unknown1 = (await loginOptions({ email: 'nobody@example.com' })).options.allowCredentials!
     const unknown2 = (await loginOptions({ email: 'nobody@example.com' })).options.allowCredentials!
     expect(unknown1.length).toBeGreaterThan(0)
     expect(unknown2).toEqual(unknown1)
-    for (const decoy of unknown1) expect(Buffer.from(decoy.id, 'base64url').length).toBeOneOf([16, 32])
+    // Decoys have the shape of real entries, 1 to 3 of them, with ids of the lengths authenticators use.
+    const decoys = await Promise.all(Array.from({ length: 30 }, async (_, i) => (await loginOptions({ email: `nobody-${i}@example.com` })).options.allowCredentials!))
+    expect(new Set(decoys.map(list => list.length))).toEqual(new Set([1, 2, 3]))
+    const lengths = new Set(decoys.flat().map(decoy => Buffer.from(decoy.id, 'base64url').length))
+    for (const length of lengths) expect([16, 20, 32, 48, 64]).toContain(length)
+    expect(lengths.size).toBeGreaterThanOrEqual(4)
+    for (const decoy of decoys.flat()) expect(Object.keys(decoy).sort()).toEqual(['id', 'type'])
     // A known user without passkeys looks the same as an unknown email.
     const bare = await newUser()
     expect((await loginOptions({ email: bare.email })).options.allowCredentials!.length).toBeGreaterThan(0)
@@ -345,11 +352,55 @@ describe('secrets of the ceremonies', () => {
   })
 })
 
+describe('the host\'s store', () => {
+  it('tells saveCredential a new passkey (insert) from a login\'s update', async () => {
+    const user = await userWithPasskey()
+    expect(app.host.created.at(-1)).toBe(true)
+    const { browser, options } = await loginOptions()
+    expect((await browser.post(`${P}/login/verify`, { response: user.authenticator.assert(options) })).status).toBe(200)
+    expect(app.host.created.at(-1)).toBe(false)
+  })
+
+  it('refuses a passkey login of a user findUser no longer finds (a deleted or blocked account)', async () => {
+    const user = await userWithPasskey()
+    app.host.users.delete(user.email)
+    const { browser, options } = await loginOptions()
+    expect(await browser.post(`${P}/login/verify`, { response: user.authenticator.assert(options) })).toMatchObject({ status: 400, body: { error: 'invalid_passkey' } })
+    expect(app.host.created.at(-1)).toBe(true)
+  })
+
+  it('refuses to register an id that the host finds in another case, or an answer naming another id than its authenticator data', async () => {
+    const victim = await userWithPasskey()
+    const mallory = await newUser()
+    // A host whose id column ignores case (a case-insensitive collation).
+    const loose = new SoftAuthenticator({ origin: ORIGIN, rpID: RP_ID })
+    const flipped = victim.authenticator.id.replace(/[a-z]/, c => c.toUpperCase())
+    expect(flipped).not.toBe(victim.authenticator.id)
+    Object.assign(loose, { credentialId: Buffer.from(flipped, 'base64url') })
+    const lookup = vi.fn((id: string) => [...app.host.credentials.values()].find(c => c.id.toLowerCase() === id.toLowerCase()) ?? null)
+    defineAuthHandlers({ passkey: { findCredential: lookup } })
+    try {
+      expect(await mallory.browser.post(`${P}/register/verify`, { response: loose.register(await registerOptions(mallory.browser)) })).toMatchObject({ status: 400, body: { error: 'passkey_exists' } })
+    }
+    finally {
+      defineAuthHandlers({ passkey: HOST_HANDLERS })
+    }
+    expect(lookup).toHaveBeenCalledWith(flipped, expect.anything())
+    expect(app.host.credentials.get(victim.authenticator.id)?.userId).toBe(victim.id)
+    // The answer's id must be the id in its authenticator data.
+    const other = new SoftAuthenticator({ origin: ORIGIN, rpID: RP_ID })
+    const answer = other.register(await registerOptions(mallory.browser))
+    const renamed = { ...answer, id: victim.authenticator.id, rawId: victim.authenticator.id }
+    expect(await mallory.browser.post(`${P}/register/verify`, { response: renamed })).toMatchObject({ status: 400, body: { error: 'invalid_passkey' } })
+  })
+})
+
 describe('passkeys and the second factor', () => {
   it('a passkey verified with user verification skips the second factor; one without is asked for it', async () => {
     const guarded = await startPasskeyApp({ twoFactor: { enabled: true, requireForAll: true } })
     defineAuthHandlers({ twoFactor: { find: () => null, save: () => {} } })
     try {
+      guarded.host.users.set('guarded@example.com', { id: 'guarded-user', email: 'guarded@example.com', name: 'Guarded' })
       const { token } = await guarded.ctx.tokens.sign({ sub: 'guarded-user' })
       const owner = new TestBrowser(guarded.base, token)
       const authenticator = new SoftAuthenticator({ origin: ORIGIN, rpID: RP_ID })
@@ -372,6 +423,20 @@ describe('passkeys and the second factor', () => {
 })
 
 describe('managing passkeys', () => {
+  it('needs a recent login to delete a passkey, and tells the host through svc:passkey:deleted', async () => {
+    const user = await userWithPasskey()
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 16 * 60_000 })
+    try {
+      expect(await user.browser.request('DELETE', `${P}/credentials/${user.authenticator.id}`)).toMatchObject({ status: 403, body: { error: 'reauthentication_required' } })
+    }
+    finally {
+      vi.useRealTimers()
+    }
+    expect(app.host.credentials.has(user.authenticator.id)).toBe(true)
+    expect(await user.browser.request('DELETE', `${P}/credentials/${user.authenticator.id}`)).toMatchObject({ status: 200 })
+    expect(app.hooks.find(h => h.name === 'svc:passkey:deleted' && (h.payload as { userId: string }).userId === user.id)?.payload).toMatchObject({ credential: { id: user.authenticator.id, name: 'Laptop' } })
+  })
+
   it('deletes the user\'s own passkey only', async () => {
     const alice = await userWithPasskey()
     const bob = await userWithPasskey()

@@ -13,7 +13,9 @@ export default defineNitroPlugin(() => {
     passkey: {
       findCredential: id => credentials.get(id) ?? null,
       listCredentials: userId => [...credentials.values()].filter(c => c.userId === userId),
-      saveCredential: (credential, { event }) => {
+      saveCredential: (credential, { event, created }) => {
+        // A login updates its passkey only while it exists (one deleted meanwhile stays deleted).
+        if (!created && !credentials.has(credential.id)) return
         credentials.set(credential.id, { ...credential })
         const claims = event.context.user as AuthClaims | undefined
         if (claims?.sub === credential.userId) profiles.set(credential.userId, { email: claims.email, name: claims.name, role: claims.role })

@@ -199,6 +199,20 @@ export interface PasskeyRegisteredPayload {
   event: H3Event
 }
 
+/**
+ * Payload of `svc:passkey:deleted`, the audit point of a removed passkey (tell the user): emitted
+ * after the host's `deleteCredential`, before the answer. A hook that throws is logged; the
+ * passkey stays deleted.
+ */
+export interface PasskeyDeletedPayload {
+  /** `sub` of the user whose passkey it was. */
+  userId: string
+  /** The deleted passkey as the user's list showed it. */
+  credential: PasskeyInfo
+  /** The request of the deletion. */
+  event: H3Event
+}
+
 /** Nitro runtime hooks emitted by the module. */
 export interface SvcAuthHooks {
   /**
@@ -244,4 +258,6 @@ export interface SvcAuthHooks {
   'svc:twoFactor:disabled': (payload: TwoFactorDisabledPayload) => void | Promise<void>
   /** See {@link PasskeyRegisteredPayload}. */
   'svc:passkey:registered': (payload: PasskeyRegisteredPayload) => void | Promise<void>
+  /** See {@link PasskeyDeletedPayload}. */
+  'svc:passkey:deleted': (payload: PasskeyDeletedPayload) => void | Promise<void>
 }

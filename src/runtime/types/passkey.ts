@@ -63,7 +63,7 @@ export interface PasskeyProviderOptions {
   authenticatorAttachment?: '' | 'platform' | 'cross-platform'
   /**
    * Milliseconds the browser gives the user to complete a ceremony (a hint to the browser; the
-   * server keeps a challenge 5 minutes at most).
+   * server keeps a challenge 5 minutes, so at most 300000).
    * @default 60000
    */
   timeout?: number
@@ -132,6 +132,16 @@ export interface PasskeyHandlerContext {
   event: H3Event
 }
 
+/** What `saveCredential` receives besides the credential. */
+export interface PasskeySaveContext extends PasskeyHandlerContext {
+  /**
+   * True at registration: a new passkey, to insert (fail when the id exists). False after a
+   * login: update `counter`, `backedUp`, `deviceType` and `lastUsedAt` of the existing row only,
+   * never insert (a passkey the user deleted meanwhile must stay deleted).
+   */
+  created: boolean
+}
+
 /**
  * Handlers of the passkey provider (`defineAuthHandlers({ passkey })`): the host keeps the
  * credentials in its own database; the module never stores them.
@@ -140,7 +150,8 @@ export interface PasskeyHandlers {
   /**
    * The credential of an id, or null. Required. Called by login/verify with the id the browser
    * answered with (before its signature is checked: never trust the result beyond looking it
-   * up), and by register/verify to refuse an id registered already.
+   * up), and by register/verify to refuse an id registered already (any row it returns counts,
+   * also one whose id differs in case: keep ids in a case-sensitive column, a binary collation).
    */
   findCredential?: (credentialId: string, context: PasskeyHandlerContext) => PasskeyCredential | null | undefined | Promise<PasskeyCredential | null | undefined>
   /**
@@ -150,12 +161,13 @@ export interface PasskeyHandlers {
    */
   listCredentials?: (userId: string, context: PasskeyHandlerContext) => PasskeyCredential[] | null | undefined | Promise<PasskeyCredential[] | null | undefined>
   /**
-   * Stores a credential: a new one at register/verify (after its attestation was verified),
-   * the same id with a higher `counter`, `backedUp` and `lastUsedAt` after each login (before
-   * the login completes: a failure here ends the login with 500). Required. Insert or update by
-   * `id`.
+   * Stores a credential: a new one at register/verify (after its attestation was verified;
+   * `context.created` true: insert, and fail when the id exists), or the same id with a higher
+   * `counter`, `backedUp`, `deviceType` and `lastUsedAt` after each login (`created` false:
+   * update those fields of the existing row only; before the login completes, so a failure here
+   * ends the login with 500). Required.
    */
-  saveCredential?: (credential: PasskeyCredential, context: PasskeyHandlerContext) => void | Promise<void>
+  saveCredential?: (credential: PasskeyCredential, context: PasskeySaveContext) => void | Promise<void>
   /**
    * Deletes one credential of a user (`DELETE <authPath>/passkey/credentials/:id`, after the
    * module checked that it is theirs). Optional: without it, that route answers 404.
@@ -171,7 +183,8 @@ export interface PasskeyHandlers {
   /**
    * The user of a passkey login (`{ sub: userId, email, name, … }`), as the login pipeline
    * receives it (onUserPersist, claims). Optional: without it the user is `{ sub: userId }`, and
-   * the global `onUserPersist` and `customClaims` handlers may complete it.
+   * the global `onUserPersist` and `customClaims` handlers may complete it. When it is given and
+   * returns null (a deleted or blocked account), the login is refused (400 `invalid_passkey`).
    */
   findUser?: (userId: string, context: PasskeyHandlerContext) => Record<string, unknown> | null | undefined | Promise<Record<string, unknown> | null | undefined>
 }

@@ -18,6 +18,8 @@ export interface HostStore {
   users: Map<string, { id: string, email: string, name: string }>
   /** Every credential saveCredential received, in order. */
   saved: PasskeyCredential[]
+  /** The `created` flag of each of those saves. */
+  created: boolean[]
 }
 
 export interface PasskeyTestApp {
@@ -50,7 +52,7 @@ export async function startPasskeyApp(input: ModuleOptionsInput = {}, { dev = fa
   }, true)
   const backend = await createStoreBackend(options.tokenRefresh.storage)
   const ctx = await createAuthContext(options, { dev, callHook, backend })
-  const host: HostStore = { credentials: new Map(), users: new Map(), saved: [] }
+  const host: HostStore = { credentials: new Map(), users: new Map(), saved: [], created: [] }
   defineAuthHandlers({ passkey: HOST_HANDLERS })
   const router = createRouter()
   const wrap = (flow: (event: H3Event) => Promise<unknown>) => defineEventHandler(async (event) => {
@@ -98,11 +100,12 @@ const HOST = 'passkeyTestHost'
 const hostOf = (context: PasskeyHandlerContext): HostStore => context.event.context[HOST] as HostStore
 
 /** The host handlers of the tests, over the table of the app answering. */
-const HOST_HANDLERS: PasskeyHandlers = {
+export const HOST_HANDLERS: PasskeyHandlers = {
   findCredential: (id, context) => hostOf(context).credentials.get(id) ?? null,
   listCredentials: (userId, context) => [...hostOf(context).credentials.values()].filter(c => c.userId === userId),
   saveCredential: (credential, context) => {
     hostOf(context).saved.push(structuredClone(credential))
+    hostOf(context).created.push(context.created)
     hostOf(context).credentials.set(credential.id, structuredClone(credential))
   },
   deleteCredential: (id, _userId, context) => {

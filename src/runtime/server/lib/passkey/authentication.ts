@@ -28,18 +28,23 @@ import { usePasskeyRuntime } from './runtime'
 
 type Descriptor = { id: string, transports?: PasskeyTransport[] }
 
+/** Credential id lengths (bytes) of common authenticators: what a decoy's id is drawn from. */
+const DECOY_ID_BYTES = [16, 20, 32, 32, 48, 64] as const
+
 /**
- * Credentials that look like a user's for an email that has none: one or two ids of 16 or 32
- * bytes, derived from the email with the server's keyed hash, so every request for the email
- * answers the same list (a list that changed from one request to the next would give it away).
+ * Credentials that look like a user's for an email that has none: one to three ids of lengths
+ * real authenticators use, derived from the email with the server's keyed hash, so every request
+ * for the email answers the same list (a list that changed from one request to the next would
+ * give it away). Hinted lists carry no transports, the real ones neither, so that their order or
+ * absence tells nothing.
  */
 export function decoyCredentials(ctx: AuthContext, email: string): Descriptor[] {
   const seed = Buffer.from(ctx.store.hash('passkey-decoy', email), 'hex')
-  const count = 1 + (seed[0]! & 1)
+  const count = 1 + (seed[0]! % 3)
   return Array.from({ length: count }, (_, i) => {
-    const bytes = Buffer.from(ctx.store.hash('passkey-decoy-id', `${i}:${email}`), 'hex')
-    const length = seed[1 + i]! & 1 ? 32 : 16
-    return { id: bytes.subarray(0, length).toString('base64url'), transports: seed[3 + i]! & 1 ? ['internal', 'hybrid'] : ['internal'] }
+    const bytes = Buffer.concat([0, 1].map(half => Buffer.from(ctx.store.hash('passkey-decoy-id', `${i}:${half}:${email}`), 'hex')))
+    const length = DECOY_ID_BYTES[seed[1 + i]! % DECOY_ID_BYTES.length]!
+    return { id: bytes.subarray(0, length).toString('base64url') }
   })
 }
 
@@ -53,7 +58,7 @@ async function allowedCredentials(ctx: AuthContext, handlers: ResolvedPasskeyHan
   const userId = await handlers.findUserIdByEmail(email)
   const credentials = userId ? await handlers.listCredentials(userId) : []
   if (!credentials.length) return decoyCredentials(ctx, email)
-  return credentials.map(c => ({ id: c.id, ...(c.transports?.length ? { transports: c.transports } : {}) }))
+  return credentials.map(c => ({ id: c.id }))
 }
 
 /** POST login/options: `{ email?, redirect? }` → request options; the challenge is bound to this browser. */
@@ -141,14 +146,22 @@ export async function authenticationVerify(ctx: AuthContext, event: H3Event): Pr
     ctx.logger.security('passkey_counter_regressed', { user: credential.userId, stored: credential.counter, presented: info.newCounter })
     throw authError('passkey_counter_regressed')
   }
+  let found: Record<string, unknown> | null = null
+  if (handlers.findUser) {
+    found = await handlers.findUser(credential.userId)
+    if (!found) {
+      // A deleted or blocked account: its passkeys log no one in.
+      ctx.logger.security('passkey_login_refused', { user: credential.userId, reason: 'no such user' })
+      throw authError('invalid_passkey')
+    }
+  }
   await handlers.saveCredential({
     ...credential,
     counter: info.newCounter,
     deviceType: info.credentialDeviceType,
     backedUp: info.credentialBackedUp,
     lastUsedAt: new Date().toISOString(),
-  })
-  const found = await handlers.findUser(credential.userId)
+  }, false)
   const user: AuthUser = { ...found, sub: credential.userId }
   const { location } = await completeLogin(ctx, {
     event,

@@ -5,13 +5,16 @@ import { getAuthHandlers } from '../handlers'
 /** The passkey handlers of the host, checked: a missing required one is a clear configuration error. */
 export interface ResolvedPasskeyHandlers {
   findCredential(credentialId: string): Promise<PasskeyCredential | null>
+  /** True when the host's lookup returns any row for the id (also one matched loosely). */
+  credentialExists(credentialId: string): Promise<boolean>
   listCredentials(userId: string): Promise<PasskeyCredential[]>
-  saveCredential(credential: PasskeyCredential): Promise<void>
+  saveCredential(credential: PasskeyCredential, created: boolean): Promise<void>
   /** Undefined when the host registered no `deleteCredential`. */
   deleteCredential?: (credentialId: string, userId: string) => Promise<void>
   /** Undefined when the host registered no `findUserIdByEmail` (email hints are then ignored). */
   findUserIdByEmail?: (email: string) => Promise<string | null>
-  findUser(userId: string): Promise<Record<string, unknown> | null>
+  /** Undefined when the host registered no `findUser`. */
+  findUser?: (userId: string) => Promise<Record<string, unknown> | null>
 }
 
 function missing(name: keyof PasskeyHandlers): Error {
@@ -30,7 +33,7 @@ function isCredential(value: unknown): value is PasskeyCredential {
 export function passkeyHandlers(event: H3Event): ResolvedPasskeyHandlers {
   const handlers = getAuthHandlers().passkey ?? {}
   const context = { event }
-  const { deleteCredential, findUserIdByEmail } = handlers
+  const { deleteCredential, findUserIdByEmail, findUser } = handlers
   return {
     async findCredential(credentialId) {
       if (!handlers.findCredential) throw missing('findCredential')
@@ -38,14 +41,18 @@ export function passkeyHandlers(event: H3Event): ResolvedPasskeyHandlers {
       // Only the credential asked for: a host lookup that matched loosely finds nothing.
       return isCredential(found) && found.id === credentialId ? found : null
     },
+    async credentialExists(credentialId) {
+      if (!handlers.findCredential) throw missing('findCredential')
+      return (await handlers.findCredential(credentialId, context)) != null
+    },
     async listCredentials(userId) {
       if (!handlers.listCredentials) throw missing('listCredentials')
       const list = await handlers.listCredentials(userId, context)
       return Array.isArray(list) ? list.filter((c): c is PasskeyCredential => isCredential(c) && c.userId === userId) : []
     },
-    async saveCredential(credential) {
+    async saveCredential(credential, created) {
       if (!handlers.saveCredential) throw missing('saveCredential')
-      await handlers.saveCredential(credential, context)
+      await handlers.saveCredential(credential, { ...context, created })
     },
     deleteCredential: deleteCredential && (async (credentialId, userId) => {
       await deleteCredential(credentialId, userId, context)
@@ -54,9 +61,9 @@ export function passkeyHandlers(event: H3Event): ResolvedPasskeyHandlers {
       const id = await findUserIdByEmail(email, context)
       return typeof id === 'string' && id !== '' ? id : null
     }),
-    async findUser(userId) {
-      const user = await handlers.findUser?.(userId, context)
+    findUser: findUser && (async (userId) => {
+      const user = await findUser(userId, context)
       return isObject(user) ? user : null
-    },
+    }),
   }
 }

@@ -3,6 +3,7 @@ import type { H3Event } from 'h3'
 import type { PasskeyInfo } from '../../../types/passkey'
 import type { AuthContext } from '../context'
 import { authError } from '../errors'
+import { requireRecentLogin } from '../recent-login'
 import { refuseCrossOrigin } from '../request-guards'
 import { passkeyIdSchema } from '../schemas/requests'
 import { passkeyInfo, requirePasskeyOwner } from './credentials'
@@ -20,8 +21,10 @@ export async function listPasskeys(ctx: AuthContext, event: H3Event): Promise<{ 
 }
 
 /**
- * DELETE credentials/:id: one of the caller's passkeys, through the host's `deleteCredential`.
- * Another user's id, an unknown one, and a host without `deleteCredential` answer 404 alike.
+ * DELETE credentials/:id: one of the caller's passkeys, through the host's `deleteCredential`,
+ * then `svc:passkey:deleted`. Another user's id, an unknown one, and a host without
+ * `deleteCredential` answer 404 alike; a session that did not log in recently gets 403
+ * `reauthentication_required` (a stolen token cannot strip the user of their passkeys).
  */
 export async function deletePasskey(ctx: AuthContext, event: H3Event, rawId: string | undefined): Promise<{ success: true }> {
   refuseCrossOrigin(event, ctx)
@@ -29,9 +32,13 @@ export async function deletePasskey(ctx: AuthContext, event: H3Event, rawId: str
   usePasskeyRuntime(ctx)
   const handlers = passkeyHandlers(event)
   const id = passkeyIdSchema.safeParse(rawId)
-  const owned = id.success && handlers.deleteCredential ? (await handlers.listCredentials(owner.sub)).some(c => c.id === id.data) : false
+  const owned = id.success && handlers.deleteCredential ? (await handlers.listCredentials(owner.sub)).find(c => c.id === id.data) : undefined
   if (!id.success || !owned || !handlers.deleteCredential) throw authError('not_found', 'No such passkey')
+  await requireRecentLogin(ctx, owner, 'passkey_delete')
   await handlers.deleteCredential(id.data, owner.sub)
   ctx.logger.security('passkey_deleted', { user: owner.sub })
+  await ctx.callHook('svc:passkey:deleted', { userId: owner.sub, credential: passkeyInfo(owned), event }).catch((error: unknown) => {
+    ctx.logger.error('The svc:passkey:deleted hook failed (the passkey is deleted)', error)
+  })
   return { success: true }
 }

@@ -59,7 +59,7 @@ export function validatePasskeyOptions(options: ResolvedPasskeyOptions, publicUr
   oneOf('attestation', ATTESTATION)
   oneOf('residentKey', RESIDENT_KEY)
   oneOf('authenticatorAttachment', ATTACHMENT)
-  if (!isInteger(options.timeout, 1000, 600_000)) errors.push(`${at('timeout')} must be a whole number of milliseconds from 1000 to 600000.`)
+  if (!isInteger(options.timeout, 1000, 300_000)) errors.push(`${at('timeout')} must be a whole number of milliseconds from 1000 to 300000 (a challenge lives 5 minutes).`)
   if (!isInteger(options.maxNameLength, 1, 256)) errors.push(`${at('maxNameLength')} must be a whole number from 1 to 256.`)
   if (typeof options.rpName !== 'string') errors.push(`${at('rpName')} must be a string.`)
   if (typeof options.rpID !== 'string' || (options.rpID !== '' && !HOST_NAME.test(options.rpID))) {

@@ -18,6 +18,9 @@ import { passkeyHandlers } from './handlers'
 import { relyingPartyOf } from './relying-party'
 import { usePasskeyRuntime } from './runtime'
 
+/** Longest credential id WebAuthn allows (§5.8.3), in bytes. */
+const MAX_CREDENTIAL_ID_BYTES = 1023
+
 /**
  * POST register/options (bearer): creation options; excludeCredentials lists the user's passkeys.
  * Only for a session that logged in recently (`sessions.recentLogin`): else 403
@@ -95,8 +98,15 @@ export async function registrationVerify(ctx: AuthContext, event: H3Event): Prom
   }
   if (!verification.verified) throw authError('invalid_passkey')
   const info = verification.registrationInfo
+  // The id the authenticator data holds is the one stored: as long as WebAuthn allows (1023
+  // bytes), and the one the answer names.
+  const idBytes = Buffer.from(info.credential.id, 'base64url').length
+  if (idBytes < 1 || idBytes > MAX_CREDENTIAL_ID_BYTES || info.credential.id !== body.response.id) {
+    ctx.logger.security('passkey_registration_refused', { user: owner.sub, reason: 'credential id' })
+    throw authError('invalid_passkey')
+  }
   const handlers = passkeyHandlers(event)
-  if (await handlers.findCredential(info.credential.id)) throw authError('passkey_exists')
+  if (await handlers.credentialExists(info.credential.id)) throw authError('passkey_exists')
   const name = body.name?.trim().slice(0, runtime.options.maxNameLength)
   const credential: PasskeyCredential = {
     id: info.credential.id,
@@ -109,7 +119,7 @@ export async function registrationVerify(ctx: AuthContext, event: H3Event): Prom
     ...(name ? { name } : {}),
     createdAt: new Date().toISOString(),
   }
-  await handlers.saveCredential(credential)
+  await handlers.saveCredential(credential, true)
   ctx.logger.security('passkey_registered', { user: owner.sub })
   const public_ = passkeyInfo(credential)
   await ctx.callHook('svc:passkey:registered', { userId: owner.sub, credential: public_, userVerified: info.userVerified, event }).catch((error: unknown) => {
