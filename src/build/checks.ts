@@ -1,6 +1,7 @@
 import type { ModuleOptions } from '../runtime/types/options'
 import { formatValidationErrors, validateOptions } from '../runtime/server/lib/validate'
 import { configuredRelyingParty, isPasskeyEnabled, resolvePasskeyOptions } from '../runtime/server/lib/passkey/options'
+import { twoFactorKeyWarning } from '../runtime/server/lib/two-factor/options'
 
 export interface CheckContext {
   dev: boolean
@@ -26,6 +27,8 @@ export function checkOptions(options: ModuleOptions, { dev, env, baseURL = '/' }
     warnings.push('svcAuth.token.secret is not set: provide NUXT_SVC_AUTH_TOKEN_SECRET when the server starts.')
   }
   warnings.push(...passkeyWarnings(options, { dev, env }))
+  const twoFactorKey = env.NUXT_SVC_AUTH_TWO_FACTOR_SECRET ? undefined : twoFactorKeyWarning(options, dev)
+  if (twoFactorKey) warnings.push(twoFactorKey)
   return warnings
 }
 

@@ -115,6 +115,8 @@ export const defaultOptions = {
   },
   twoFactor: {
     enabled: false,
+    secret: '',
+    previousSecrets: [],
     issuer: '',
     requireForAll: false,
     digits: 6,

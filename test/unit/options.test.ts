@@ -84,7 +84,7 @@ describe('resolveOptions', () => {
       secondFactorPath: '/auth/second-factor',
     })
     expect(o.sessions).toEqual({ revokeAccessTokens: true, recentLogin: '15m' })
-    expect(o.twoFactor).toEqual({ enabled: false, issuer: '', requireForAll: false, digits: 6, period: 30, algorithm: 'SHA1', window: 1, maxAttempts: 5, pendingLoginTTL: 300, enrolmentTTL: 600, recoveryCodes: 10, maxFailures: 20, failureWindow: 86400 })
+    expect(o.twoFactor).toEqual({ enabled: false, secret: '', previousSecrets: [], issuer: '', requireForAll: false, digits: 6, period: 30, algorithm: 'SHA1', window: 1, maxAttempts: 5, pendingLoginTTL: 300, enrolmentTTL: 600, recoveryCodes: 10, maxFailures: 20, failureWindow: 86400 })
     expect(o.logging).toEqual({ level: 'info', security: false })
     expect(o.impersonation).toEqual({ enabled: false, tokenExpiration: 900, originalUserLookupClaim: 'sub' })
     expect(o.enableSSR).toBe(true)

@@ -121,17 +121,18 @@ export interface ImpersonationHandlers {
 /**
  * What the module keeps of a user's second factor, handed to the host's `twoFactor.save` and
  * given back by `twoFactor.find`. Store it as it is (a JSON column, or one column per field):
- * nothing in it is usable without the server secret.
+ * nothing in it is usable without `twoFactor.secret` (else `token.secret`).
  */
 export interface TwoFactorState {
   /** Format of this object. */
   version: 1
   /**
-   * The TOTP secret, encrypted by the module (aes-256-gcm, key derived from `token.secret`;
-   * `token.previousSecrets` still decrypt it) and bound to the user's id.
+   * The TOTP secret, encrypted by the module (aes-256-gcm, key derived from `twoFactor.secret`,
+   * else `token.secret`; the previous secrets of the same option still decrypt it) and bound to
+   * the user's id.
    */
   secret: string
-  /** HMAC-SHA256 (hex) of each unused recovery code; never the codes themselves. */
+  /** HMAC-SHA256 (hex, keyed like `secret`) of each unused recovery code; never the codes themselves. */
   recoveryCodes: string[]
   /** The code parameters the authenticator app was given at enrolment. */
   algorithm: 'SHA1' | 'SHA256' | 'SHA512'
@@ -179,8 +180,8 @@ export interface TwoFactorHandlers {
    * Stores (or with `null` deletes) a user's state. Called when an enrolment is confirmed
    * (`enrolled`), after a recovery code was used (`recovery_code_used`: the state without it),
    * when the recovery codes are made again (`recovery_codes_regenerated`), after a login whose
-   * secret was encrypted under a previous server secret (`secret_resealed`: the same secret under
-   * the current one) and when the second factor is turned off (`disabled`, state `null`). If it
+   * secret was encrypted under a previous key (`secret_resealed`: the same secret under the
+   * current `twoFactor.secret`, else `token.secret`) and when the second factor is turned off (`disabled`, state `null`). If it
    * throws, the request fails and nothing is answered as done.
    */
   save?: (userId: string, state: TwoFactorState | null, context: TwoFactorHandlerContext & { reason: TwoFactorSaveReason }) => void | Promise<void>

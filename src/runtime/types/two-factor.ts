@@ -16,6 +16,28 @@ export interface TwoFactorOptions {
    */
   enabled: boolean
   /**
+   * The key of the second factor's data in the host's storage (32 bytes or more, e.g.
+   * `openssl rand -base64 48`): the TOTP secrets are encrypted and the recovery codes HMACed with
+   * keys derived from it. Set it, from the environment (`NUXT_SVC_AUTH_TWO_FACTOR_SECRET`), to a
+   * value of its own: then rotating or removing `token.secret` never touches the second factors.
+   * Empty: `token.secret` (and `token.previousSecrets`) key this data, as before this option
+   * existed, and rotating `token.secret` away makes the second factors unreadable. Server only,
+   * never in the public runtime config.
+   * @default ''
+   */
+  secret: string
+  /**
+   * Keys that `twoFactor.secret` replaced: they still decrypt TOTP secrets (which are then saved
+   * again under the current key at the user's next good code, `secret_resealed`) and match
+   * recovery codes, but never encrypt or HMAC anything new. Keep a key here as long as any stored
+   * state may use it: recovery codes are only made again when the user regenerates them. To move
+   * a deployment with existing two-factor data to `twoFactor.secret`, put the current
+   * `token.secret` here. From the environment a JSON array
+   * (`NUXT_SVC_AUTH_TWO_FACTOR_PREVIOUS_SECRETS='["<old>"]'`).
+   * @default []
+   */
+  previousSecrets: string[]
+  /**
    * Name of the app shown in authenticator apps next to the account (the `issuer` of the
    * `otpauth://` URI). Empty: the host name of `publicUrl`, else `'Nuxt'`.
    * @default ''

@@ -8,6 +8,7 @@ import { createRecordStore, type RecordStore } from './store/record-store'
 import { createRevocationList, type RevocationList } from './revocation'
 import { stringList } from './string-list'
 import { createTokenService, type TokenService } from './tokens'
+import { twoFactorKeyWarning } from './two-factor/options'
 import { formatValidationErrors, validateOptions } from './validate'
 
 /** Everything the server side needs, created once per process from the runtime config. */
@@ -56,6 +57,8 @@ export async function createAuthContext(options: ModuleOptions, { dev = false, c
   if (errors.length) throw new Error(formatValidationErrors(errors))
   const logger = createLogger(options.logging.level, options.logging.security)
   for (const warning of warnings) logger.debug(warning)
+  const twoFactorKey = twoFactorKeyWarning(options, dev)
+  if (twoFactorKey) logger.warn(twoFactorKey)
 
   const tokens = await createTokenService(options.token, logger, dev)
   const storage = options.tokenRefresh.storage

@@ -132,7 +132,7 @@ export function validateOptions(options: ModuleOptions, { secretRequired = true,
     errors.push(`svcAuth.logging.level must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(options.logging.level)}).`)
   }
   errors.push(...refreshCookiePathErrors(options, baseURL))
-  errors.push(...validateTwoFactorOptions(options.twoFactor))
+  errors.push(...validateTwoFactorOptions(options.twoFactor, token.secret))
   if (!refresh.cookie.secure) warnings.push('svcAuth.tokenRefresh.cookie.secure is false: the refresh cookie is sent over plain HTTP.')
   if (refresh.storage.driver === 'memory') warnings.push('svcAuth.tokenRefresh.storage.driver is \'memory\': sessions are lost on restart and not shared between instances.')
   return { errors, warnings }

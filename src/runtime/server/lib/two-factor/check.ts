@@ -41,7 +41,7 @@ export async function claimTotpCode(ctx: AuthContext, userId: string, secret: st
  * Checks a second factor of an enrolled user against their failure budget (429 `rate_limited`
  * once it is spent). A wrong code keeps its unit of the budget; a right one gives it back. A
  * recovery code is claimed atomically and the host's state saved without it; a TOTP secret
- * sealed under a previous server secret is saved again under the current one.
+ * sealed under a previous key is saved again under the current one.
  */
 export async function checkSecondFactor(ctx: AuthContext, event: H3Event, userId: string, state: TwoFactorState, input: SecondFactorInput, stage: 'login' | 'regenerate' | 'disable'): Promise<CheckResult> {
   const { maxFailures, failureWindow } = ctx.options.twoFactor
@@ -69,15 +69,15 @@ export async function checkSecondFactor(ctx: AuthContext, event: H3Event, userId
 async function checkTotp(ctx: AuthContext, event: H3Event, userId: string, state: TwoFactorState, code: string): Promise<CheckResult> {
   const opened = secretBox(ctx).open(userId, state.secret)
   if (!opened) {
-    // A secret sealed under a server secret that is no longer configured, or another user's.
-    ctx.logger.warn('A second-factor secret does not decrypt with the configured server secrets: the user must use a recovery code')
+    // A secret sealed under a key that is no longer configured, or another user's.
+    ctx.logger.warn('A second-factor secret does not decrypt with the configured keys (twoFactor.secret and previousSecrets, else token.secret and previousSecrets)')
     return { ok: false, reason: 'invalid_code' }
   }
   const claimed = await claimTotpCode(ctx, userId, opened.secret, parametersOf(state), code)
   if (claimed !== 'ok') return { ok: false, reason: claimed }
   if (opened.stale) {
     await saveTwoFactorState(userId, { ...state, secret: secretBox(ctx).seal(userId, opened.secret) }, event, 'secret_resealed').catch((error: unknown) => {
-      ctx.logger.warn('Saving a second-factor secret under the current server secret failed (it is tried again at the next login)', error)
+      ctx.logger.warn('Saving a second-factor secret under the current key failed (it is tried again at the next login)', error)
     })
   }
   return { ok: true, method: 'code' }

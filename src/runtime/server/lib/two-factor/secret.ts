@@ -2,17 +2,65 @@
  * The second factor's cryptography: TOTP secrets (made, sealed for the host's storage, checked
  * with otpauth) and recovery codes (made, normalised, HMACed). Nothing here touches the store.
  */
-import { randomInt } from 'node:crypto'
+import { createHmac, randomInt } from 'node:crypto'
 import { HOTP, Secret, TOTP } from 'otpauth'
+import type { ModuleOptions } from '../../../types/options'
 import type { TwoFactorAlgorithm } from '../../../types/two-factor'
 import type { AuthContext } from '../context'
-import { createSealer, safeEqual, type Sealer } from '../crypto'
+import { createKeyHasher, createSealer, deriveKey, safeEqual, type KeyHasher, type Sealer } from '../crypto'
 import { stringList } from '../string-list'
 
-/** HKDF info of the key that seals TOTP secrets: its own key, never the record store's. */
+/**
+ * HKDF info of the key that seals TOTP secrets: its own key, never the record store's. The same
+ * under `twoFactor.secret` as under `token.secret`, so a `token.secret` moved to
+ * `twoFactor.previousSecrets` still opens what it sealed.
+ */
 const SECRET_PURPOSE = 'nuxt-svc-auth:two-factor-secret'
-/** HMAC purpose of recovery codes. */
-const RECOVERY_PURPOSE = 'two-factor-recovery-code'
+/** HKDF info of the HMAC key of recovery codes. */
+const RECOVERY_KEY_PURPOSE = 'nuxt-svc-auth:two-factor-recovery-code'
+/**
+ * HMAC purpose of recovery codes hashed by the store's key hasher (storage-key HMAC key of
+ * `token.secret`), as they were before they had a key of their own: still matched, never made.
+ */
+const LEGACY_RECOVERY_PURPOSE = 'two-factor-recovery-code'
+
+/**
+ * The keys of the second factor's data, current first: `twoFactor.secret` and
+ * `twoFactor.previousSecrets` when `twoFactor.secret` is set; else `token.secret` and
+ * `token.previousSecrets` (what keyed this data before `twoFactor.secret` existed), then any
+ * `twoFactor.previousSecrets`.
+ */
+export function twoFactorKeys(options: Pick<ModuleOptions, 'token' | 'twoFactor'>): string[] {
+  const previous = stringList(options.twoFactor.previousSecrets)
+  const own = options.twoFactor.secret
+  const keys = own ? [own, ...previous] : [options.token.secret, ...stringList(options.token.previousSecrets), ...previous]
+  return [...new Set(keys)]
+}
+
+/** What the keys of the second factor's data are made into, once per context. */
+interface TwoFactorKeyring {
+  /** Sealers of TOTP secrets, current first. */
+  sealers: Sealer[]
+  /** HMAC keys of recovery codes, current first. */
+  recoveryKeys: Buffer[]
+  /** The store's key hashers of the same keys: recovery codes HMACed before they had their own key. */
+  legacyHashers: KeyHasher[]
+}
+
+const keyrings = new WeakMap<AuthContext, TwoFactorKeyring>()
+
+function keyringOf(ctx: AuthContext): TwoFactorKeyring {
+  let keyring = keyrings.get(ctx)
+  if (keyring) return keyring
+  const keys = twoFactorKeys(ctx.options)
+  keyring = {
+    sealers: keys.map(key => createSealer(key, [], SECRET_PURPOSE)),
+    recoveryKeys: keys.map(key => deriveKey(key, RECOVERY_KEY_PURPOSE)),
+    legacyHashers: keys.map(createKeyHasher),
+  }
+  keyrings.set(ctx, keyring)
+  return keyring
+}
 
 /** The code parameters an authenticator app is given. */
 export interface TotpParameters {
@@ -53,21 +101,22 @@ export function codeAt(secret: string, params: TotpParameters, step: number): st
 /** Seals TOTP secrets for the host's storage, bound to their user. */
 export interface SecretBox {
   seal(userId: string, secret: string): string
-  /** The secret, and whether it was sealed under a previous server secret; null when it does not open. */
+  /** The secret, and whether it was sealed under a previous key; null when it does not open. */
   open(userId: string, sealed: string): { secret: string, stale: boolean } | null
 }
 
 const boxes = new WeakMap<AuthContext, SecretBox>()
 
 /**
- * The sealer of TOTP secrets: aes-256-gcm with a key derived (HKDF) from `token.secret`; the
- * `token.previousSecrets` still open what they sealed. The sealed value holds the user's id, so a
- * secret copied into another user's state does not open there.
+ * The sealer of TOTP secrets: aes-256-gcm with a key derived (HKDF) from the current key of
+ * {@link twoFactorKeys} (`twoFactor.secret`, else `token.secret`); the previous keys still open
+ * what they sealed (then `stale`). The sealed value holds the user's id, so a secret copied into
+ * another user's state does not open there.
  */
 export function secretBox(ctx: AuthContext): SecretBox {
   let box = boxes.get(ctx)
   if (box) return box
-  const sealers: Sealer[] = [ctx.options.token.secret, ...stringList(ctx.options.token.previousSecrets)].map(key => createSealer(key, [], SECRET_PURPOSE))
+  const { sealers } = keyringOf(ctx)
   box = {
     seal: (userId, secret) => sealers[0]!.seal(JSON.stringify({ u: userId, s: secret })),
     open(userId, sealed) {
@@ -109,22 +158,36 @@ export function normalizeRecoveryCode(typed: string): string | null {
   return code.length === RECOVERY_LENGTH && [...code].every(c => RECOVERY_ALPHABET.includes(c)) ? code : null
 }
 
-/** The HMAC of a recovery code of a user, under the current server secret (what the state keeps). */
+/** HMAC-SHA256 (hex) of a user's recovery code under one key. */
+function recoveryHmac(key: Buffer, userId: string, code: string): string {
+  return createHmac('sha256', key).update(`${userId}\0${code}`).digest('hex')
+}
+
+/** The HMAC of a recovery code of a user, under the current two-factor key (what the state keeps). */
 export function hashRecoveryCode(ctx: AuthContext, userId: string, code: string): string {
-  return ctx.store.hash(RECOVERY_PURPOSE, `${userId}\0${normalizeRecoveryCode(code) ?? code}`)
+  return recoveryHmac(keyringOf(ctx).recoveryKeys[0]!, userId, normalizeRecoveryCode(code) ?? code)
 }
 
 /**
- * The stored HMAC that a typed code matches (under the current or a previous server secret), or
- * undefined. Every stored HMAC is compared (constant time each).
+ * The stored HMAC that a typed code matches, or undefined: under every key of
+ * {@link twoFactorKeys}, each as the recovery-code HMAC and as the store-hasher HMAC that recovery
+ * codes had before their own key (so codes made before still match, also once their
+ * `token.secret` moved to `twoFactor.previousSecrets`). Every stored HMAC is compared with every
+ * candidate (constant time each).
  */
 export function findRecoveryCode(ctx: AuthContext, userId: string, typed: string, stored: readonly string[]): string | undefined {
   const code = normalizeRecoveryCode(typed)
   if (!code) return undefined
-  const candidates = ctx.store.hashes(RECOVERY_PURPOSE, `${userId}\0${code}`)
+  const { recoveryKeys, legacyHashers } = keyringOf(ctx)
+  const candidates = [
+    ...recoveryKeys.map(key => recoveryHmac(key, userId, code)),
+    ...legacyHashers.map(hasher => hasher.hash(LEGACY_RECOVERY_PURPOSE, `${userId}\0${code}`)),
+  ]
   let found: string | undefined
   for (const hash of stored) {
-    if (candidates.some(candidate => safeEqual(candidate, hash))) found ??= hash
+    let matched = false
+    for (const candidate of candidates) matched = safeEqual(candidate, hash) || matched
+    if (matched) found ??= hash
   }
   return found
 }
