@@ -1,18 +1,19 @@
 import { applyEnv } from 'nitropack/runtime/internal/utils.env'
 import { Secret } from 'otpauth'
-import { afterEach, beforeAll, afterAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { checkOptions } from '../../src/build/checks'
 import { resolveOptions } from '../../src/build/options'
 import { buildRuntimeConfig } from '../../src/build/runtime-config'
 import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/context'
 import { createSealer } from '../../src/runtime/server/lib/crypto'
+import { createMemoryBackend } from '../../src/runtime/server/lib/store/memory'
 import { maskOptions } from '../../src/runtime/server/devtools/redact'
 import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
 import { checkSecondFactor } from '../../src/runtime/server/lib/two-factor/check'
 import { codeAt, hashRecoveryCode, newRecoveryCodes, secretBox, twoFactorKeys } from '../../src/runtime/server/lib/two-factor/secret'
 import { newState } from '../../src/runtime/server/lib/two-factor/state'
 import { validateOptions } from '../../src/runtime/server/lib/validate'
-import type { TwoFactorState } from '../../src/runtime/types/auth'
+import type { TwoFactorHandlers, TwoFactorState } from '../../src/runtime/types/auth'
 import type { ModuleOptions, ModuleOptionsInput } from '../../src/runtime/types/options'
 import { fakeEvent } from './helpers/event'
 
@@ -28,17 +29,13 @@ const PARAMS = { algorithm: 'SHA1' as const, digits: 6, period: 30 }
 // The host's storage of states, and what it was asked to save.
 const states = new Map<string, TwoFactorState>()
 const saves: Array<{ userId: string, reason: string }> = []
+const save: NonNullable<TwoFactorHandlers['save']> = (userId, state, { reason }) => {
+  saves.push({ userId, reason })
+  if (state) states.set(userId, structuredClone(state))
+  else states.delete(userId)
+}
 beforeAll(() => {
-  defineAuthHandlers({
-    twoFactor: {
-      find: userId => states.get(userId) ?? null,
-      save: (userId, state, { reason }) => {
-        saves.push({ userId, reason })
-        if (state) states.set(userId, structuredClone(state))
-        else states.delete(userId)
-      },
-    },
-  })
+  defineAuthHandlers({ twoFactor: { find: userId => states.get(userId) ?? null, save } })
 })
 afterAll(() => resetAuthHandlers())
 
@@ -143,6 +140,51 @@ describe('twoFactor.secret: a key of its own', () => {
     const ctx = await server({ secret: TOKEN_B }, { secret: TF_3, previousSecrets: [TF_2, TF_1] })
     expect(await check(ctx, userId, { recoveryCode: recoveryCodes[3]! })).toEqual({ ok: true, method: 'recovery_code' })
     expect(await check(ctx, userId, { recoveryCode: 'zzzzz-zzzzz' })).toEqual({ ok: false, reason: 'invalid_code' })
+  })
+})
+
+describe('twoFactor.secret: failures', () => {
+  it('a failed save of the re-sealed secret does not fail the login; the next code re-seals it', async () => {
+    const first = await server({ secret: TOKEN_A }, { secret: TF_1 })
+    const { userId, secret } = enrolOn(first)
+    const sealedBefore = states.get(userId)!.secret
+    const rotated = await server({ secret: TOKEN_A }, { secret: TF_2, previousSecrets: [TF_1] })
+    defineAuthHandlers({ twoFactor: { save: () => Promise.reject(new Error('database down')) } })
+    try {
+      expect(await check(rotated, userId, { code: codeOf(secret) })).toEqual({ ok: true, method: 'code' })
+    }
+    finally {
+      defineAuthHandlers({ twoFactor: { save } })
+    }
+    expect(states.get(userId)!.secret).toBe(sealedBefore)
+    expect(await check(rotated, userId, { code: codeOf(secret, 1) })).toEqual({ ok: true, method: 'code' })
+    expect(lastSave(userId)).toBe('secret_resealed')
+    expect(secretBox(rotated).open(userId, states.get(userId)!.secret)?.stale).toBe(false)
+  })
+
+  it('the keys never reach the logs, the store or the state', async () => {
+    const lines: string[] = []
+    for (const method of ['error', 'warn', 'info', 'debug', 'log'] as const) {
+      vi.spyOn(console, method).mockImplementation((...args: unknown[]) => void lines.push(args.map(a => (a instanceof Error ? `${a.message} ${a.stack}` : typeof a === 'string' ? a : JSON.stringify(a))).join(' ')))
+    }
+    const backend = createMemoryBackend()
+    const ctx = await createAuthContext(resolveOptions({ token: { secret: TOKEN_A }, tokenRefresh: { storage: { driver: 'memory' } }, logging: { level: 'debug', security: true }, twoFactor: { enabled: true, secret: TF_2, previousSecrets: [TF_1] } }, true), { backend })
+    contexts.push(ctx)
+    const { userId, secret, recoveryCodes } = enrolOn(ctx)
+    const { userId: unreadable } = enrolOn(await server({ secret: TOKEN_A }, { secret: TF_3 }))
+    expect(await check(ctx, userId, { code: codeOf(secret) })).toEqual({ ok: true, method: 'code' })
+    expect(await check(ctx, userId, { recoveryCode: recoveryCodes[0]! })).toEqual({ ok: true, method: 'recovery_code' })
+    expect(await check(ctx, userId, { recoveryCode: 'zzzzz-zzzzz' })).toEqual({ ok: false, reason: 'invalid_code' })
+    expect(await check(ctx, unreadable, { code: '123456' })).toEqual({ ok: false, reason: 'invalid_code' })
+    const keys = await backend.keys('')
+    const stored = [...keys, ...await Promise.all(keys.map(key => backend.get(key)))].join('\n')
+    expect(keys.length).toBeGreaterThan(1)
+    expect(lines.join('\n')).toMatch(/does not decrypt with the configured keys/)
+    for (const key of [TF_1, TF_2, TF_3]) {
+      expect(lines.join('\n')).not.toContain(key)
+      expect(stored).not.toContain(key)
+      expect(JSON.stringify([...states.values()])).not.toContain(key)
+    }
   })
 })
 
