@@ -4,51 +4,12 @@
 // Usage: npx nuxi build playground && node scripts/passkey-screenshots.mjs
 // Runs the built playground on a loopback port with Debian's Chromium (CHROMIUM_PATH to override)
 // and a virtual authenticator (Chrome DevTools Protocol), so no real device is asked.
-import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { freePort, launchChromium } from './lib/browser.mjs'
+import { launchChromium } from './lib/browser.mjs'
+import { startPlayground } from './lib/playground.mjs'
 
 const root = resolve(import.meta.dirname, '..')
 const out = join(root, 'docs/screenshots')
-
-/** The built playground, its origin on `localhost` (browsers refuse passkeys on an IP address). */
-async function startPlayground() {
-  const port = await freePort()
-  const url = `http://localhost:${port}`
-  const data = mkdtempSync(join(tmpdir(), 'svc-auth-shots-'))
-  const child = spawn(process.execPath, [join(root, 'playground/.output/server/index.mjs')], {
-    cwd: join(root, 'playground'),
-    env: {
-      ...process.env,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      NODE_ENV: 'production',
-      NUXT_SVC_AUTH_PUBLIC_URL: url,
-      NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_BASE: data,
-      NUXT_SVC_AUTH_PROVIDERS_MOCK_ENABLE_IN_PRODUCTION: 'true',
-      NUXT_SVC_AUTH_LOGGING_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  await new Promise((done, fail) => {
-    const timer = setTimeout(() => fail(new Error('playground did not start')), 20_000)
-    child.stdout.on('data', (chunk) => {
-      if (String(chunk).includes('Listening on')) {
-        clearTimeout(timer)
-        done()
-      }
-    })
-  })
-  return {
-    url,
-    stop() {
-      child.kill('SIGTERM')
-      rmSync(data, { recursive: true, force: true })
-    },
-  }
-}
 
 const server = await startPlayground()
 const browser = await launchChromium()

@@ -1,54 +1,12 @@
 // Screenshots of the playground for the documentation (docs/screenshots/*.png).
 // Usage: npx nuxi build playground && node scripts/screenshots.mjs
 // Runs the built playground on a loopback port with Debian's Chromium (CHROMIUM_PATH to override).
-import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { freePort, launchChromium } from './lib/browser.mjs'
+import { launchChromium } from './lib/browser.mjs'
+import { startPlayground } from './lib/playground.mjs'
 
 const root = resolve(import.meta.dirname, '..')
 const out = join(root, 'docs/screenshots')
-
-async function startPlayground() {
-  const port = await freePort()
-  const data = mkdtempSync(join(tmpdir(), 'svc-auth-shots-'))
-  const child = spawn(process.execPath, [join(root, 'playground/.output/server/index.mjs')], {
-    cwd: join(root, 'playground'),
-    env: {
-      ...process.env,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      NODE_ENV: 'production',
-      NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_BASE: data,
-      NUXT_SVC_AUTH_PROVIDERS_MOCK_ENABLE_IN_PRODUCTION: 'true',
-      NUXT_SVC_AUTH_LOGGING_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  let output = ''
-  child.stdout.on('data', (chunk) => {
-    output += chunk
-  })
-  await new Promise((done, fail) => {
-    const timer = setTimeout(() => fail(new Error('playground did not start')), 20_000)
-    child.stdout.on('data', (chunk) => {
-      if (String(chunk).includes('Listening on')) {
-        clearTimeout(timer)
-        done()
-      }
-    })
-  })
-  return {
-    url: `http://localhost:${port}`,
-    /** The last code the playground printed for `email` (it prints instead of sending mail). */
-    codeFor: email => [...output.matchAll(new RegExp(`code for ${email.replace('.', '\\.')}: (\\d{6})`, 'g'))].pop()?.[1],
-    stop() {
-      child.kill('SIGTERM')
-      rmSync(data, { recursive: true, force: true })
-    },
-  }
-}
 
 const server = await startPlayground()
 const browser = await launchChromium()

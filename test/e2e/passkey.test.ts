@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs'
 import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server'
 import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { CookieJar } from '../helpers/cookie-jar'
 import { SoftAuthenticator } from '../unit/helpers/webauthn'
 import { freePort, startServerProcess, type ServerProcess } from './server-processes'
 
@@ -26,21 +27,15 @@ afterAll(() => server?.stop())
 
 /** A client with a cookie jar that follows the app's redirects (a browser without JavaScript). */
 class Client {
-  readonly cookies = new Map<string, string>()
+  readonly cookies = new CookieJar()
   token = ''
 
   async fetch(path: string, init: RequestInit & { headers?: Record<string, string> } = {}): Promise<Response> {
     const headers: Record<string, string> = { ...init.headers }
-    if (this.cookies.size) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ')
+    if (this.cookies.size) headers.cookie = this.cookies.header()
     if (this.token && !headers.authorization) headers.authorization = `Bearer ${this.token}`
     const response = await fetch(direct + path.replace(base, ''), { ...init, headers, redirect: 'manual' })
-    for (const line of response.headers.getSetCookie()) {
-      const [pair] = line.split(';')
-      const eq = pair!.indexOf('=')
-      const value = pair!.slice(eq + 1)
-      if (value) this.cookies.set(pair!.slice(0, eq), value)
-      else this.cookies.delete(pair!.slice(0, eq))
-    }
+    this.cookies.store(response)
     return response
   }
 

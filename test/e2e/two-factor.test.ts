@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { Secret, TOTP } from 'otpauth'
 import { describe, expect, it } from 'vitest'
 import { createPage } from '@nuxt/test-utils/e2e'
+import { CookieJar } from '../helpers/cookie-jar'
 import { setupApp } from './app'
 import { fixtureOutput } from './fixtures'
 
@@ -19,18 +20,13 @@ const totp = (secret: string, offset = 0) => new TOTP({ secret: Secret.fromBase3
 
 /** One HTTP client with its own cookie jar. */
 function client() {
-  const jar = new Map<string, string>()
+  const jar = new CookieJar()
   const request = async (method: string, path: string, { body, bearer }: { body?: unknown, bearer?: string } = {}) => {
-    const headers: Record<string, string> = { accept: 'application/json', cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') }
+    const headers: Record<string, string> = { accept: 'application/json', cookie: jar.header() }
     if (body !== undefined) headers['content-type'] = 'application/json'
     if (bearer) headers.authorization = `Bearer ${bearer}`
     const res = await server.fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
-    for (const line of res.headers.getSetCookie()) {
-      const [pair] = line.split(';')
-      const [name, ...value] = pair!.split('=')
-      if (value.join('=')) jar.set(name!, value.join('='))
-      else jar.delete(name!)
-    }
+    jar.store(res)
     return res
   }
   return {

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { createApp, createRouter, toNodeListener, type EventHandler } from 'h3'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { CookieJar } from '../helpers/cookie-jar'
 import { resolveOptions } from '../../src/build/options'
 import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
 import { TOTP } from 'otpauth'
@@ -74,19 +75,13 @@ const twoFactorStates = new Map<string, TwoFactorState>()
 
 /** One browser: its cookies, and requests to the app. */
 function browser() {
-  const jar = new Map<string, string>()
-  const cookie = () => [...jar].map(([name, value]) => `${name}=${value}`).join('; ')
+  const jar = new CookieJar()
   const request = async (method: string, path: string, { body, bearer }: { body?: unknown, bearer?: string } = {}) => {
-    const headers: Record<string, string> = { accept: 'application/json', cookie: cookie() }
+    const headers: Record<string, string> = { accept: 'application/json', cookie: jar.header() }
     if (body !== undefined) headers['content-type'] = 'application/json'
     if (bearer) headers.authorization = `Bearer ${bearer}`
     const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), redirect: 'manual' })
-    for (const line of res.headers.getSetCookie()) {
-      const [pair] = line.split(';')
-      const [name, ...value] = pair!.split('=')
-      if (value.join('=')) jar.set(name!, value.join('='))
-      else jar.delete(name!)
-    }
+    jar.store(res)
     return res
   }
   return {

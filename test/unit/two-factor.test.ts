@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { createApp, createRouter, toNodeListener, type EventHandler } from 'h3'
 import { Secret, TOTP } from 'otpauth'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
+import { CookieJar } from '../helpers/cookie-jar'
 import { resolveOptions } from '../../src/build/options'
 import { buildRuntimeConfig } from '../../src/build/runtime-config'
 import { createAuthContext } from '../../src/runtime/server/lib/context'
@@ -64,19 +65,13 @@ let required: ((user: { sub?: string }) => boolean) | undefined
 
 /** One browser: its cookies, and requests to the app. */
 function browser() {
-  const jar = new Map<string, string>()
-  const cookie = () => [...jar].map(([name, value]) => `${name}=${value}`).join('; ')
+  const jar = new CookieJar()
   const request = async (method: string, path: string, { body, bearer, headers: extra = {}, raw }: { body?: unknown, bearer?: string, headers?: Record<string, string>, raw?: string } = {}) => {
-    const headers: Record<string, string> = { accept: 'application/json', cookie: cookie(), ...extra }
+    const headers: Record<string, string> = { accept: 'application/json', cookie: jar.header(), ...extra }
     if (body !== undefined || raw !== undefined) headers['content-type'] ??= 'application/json'
     if (bearer) headers.authorization = `Bearer ${bearer}`
     const res = await fetch(`${base}${path}`, { method, headers, body: raw ?? (body === undefined ? undefined : JSON.stringify(body)), redirect: 'manual' })
-    for (const line of res.headers.getSetCookie()) {
-      const [pair] = line.split(';')
-      const [name, ...value] = pair!.split('=')
-      if (value.join('=')) jar.set(name!, value.join('='))
-      else jar.delete(name!)
-    }
+    jar.store(res)
     return res
   }
   return {

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http'
 import { createApp, createRouter, defineEventHandler, getRouterParam, setResponseHeader, toNodeListener, type H3Event } from 'h3'
+import { CookieJar } from '../../helpers/cookie-jar'
 import { resolveOptions } from '../../../src/build/options'
 import { createAuthContext, type AuthContext, type HookCaller } from '../../../src/runtime/server/lib/context'
 import { createStoreBackend } from '../../../src/runtime/server/lib/store'
@@ -123,7 +124,7 @@ export interface Answer<T = Record<string, unknown>> {
 
 /** A browser of the tests: its own cookies (the code-binding cookie), an optional bearer token. */
 export class TestBrowser {
-  readonly cookies = new Map<string, string>()
+  readonly cookies = new CookieJar()
 
   constructor(private readonly base: string, public token?: string) {}
 
@@ -131,13 +132,9 @@ export class TestBrowser {
     const headers: Record<string, string> = { ...init.headers }
     if (body !== undefined || init.raw !== undefined) headers['content-type'] = 'application/json'
     if (this.token) headers.authorization = `Bearer ${this.token}`
-    if (this.cookies.size) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ')
+    if (this.cookies.size) headers.cookie = this.cookies.header()
     const response = await fetch(this.base + path, { method, headers, body: init.raw ?? (body === undefined ? undefined : JSON.stringify(body)) })
-    for (const line of response.headers.getSetCookie()) {
-      const [pair] = line.split(';')
-      const eq = pair!.indexOf('=')
-      this.cookies.set(pair!.slice(0, eq), pair!.slice(eq + 1))
-    }
+    this.cookies.store(response)
     const text = await response.text()
     return { status: response.status, body: (text ? JSON.parse(text) : {}) as T }
   }
