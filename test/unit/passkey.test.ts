@@ -395,6 +395,27 @@ describe('the host\'s store', () => {
   })
 })
 
+describe('answers of another authenticator or frame', () => {
+  it('refuses a ceremony run in a frame of another origin (crossOrigin), at registration and login', async () => {
+    const user = await newUser()
+    const authenticator = new SoftAuthenticator({ origin: ORIGIN, rpID: RP_ID })
+    expect(await user.browser.post(`${P}/register/verify`, { response: authenticator.register(await registerOptions(user.browser), { crossOrigin: true }) })).toMatchObject({ status: 400, body: { error: 'invalid_passkey' } })
+    expect((await user.browser.post(`${P}/register/verify`, { response: authenticator.register(await registerOptions(user.browser)) })).status).toBe(200)
+    const { browser, options } = await loginOptions()
+    expect(await browser.post(`${P}/login/verify`, { response: authenticator.assert(options, { crossOrigin: true }) })).toMatchObject({ status: 400, body: { error: 'invalid_passkey' } })
+  })
+
+  it('refuses a login whose backup eligibility differs from the stored passkey\'s (another authenticator has its key)', async () => {
+    const user = await userWithPasskey()
+    const security = vi.spyOn(app.ctx.logger, 'security')
+    app.host.credentials.get(user.authenticator.id)!.deviceType = 'multiDevice'
+    const { browser, options } = await loginOptions()
+    expect(await browser.post(`${P}/login/verify`, { response: user.authenticator.assert(options) })).toMatchObject({ status: 400, body: { error: 'invalid_passkey' } })
+    expect(security).toHaveBeenCalledWith('passkey_backup_eligibility_changed', { user: user.id, stored: 'multiDevice', presented: 'singleDevice' })
+    expect(app.host.credentials.get(user.authenticator.id)!.counter).toBe(0)
+  })
+})
+
 describe('passkeys and the second factor', () => {
   it('a passkey verified with user verification skips the second factor; one without is asked for it', async () => {
     const guarded = await startPasskeyApp({ twoFactor: { enabled: true, requireForAll: true } })

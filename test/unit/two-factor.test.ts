@@ -406,9 +406,9 @@ describe('login with a second factor', () => {
     await errorOf(await b.post(twoFactor('verify'), { flow, code: unusedCode(secret) }), 400, 'two_factor_login_expired')
   })
 
-  it('counts wrong codes per user across fresh logins: past maxFailures even the right code is refused (429)', async () => {
+  it('counts wrong codes per user across fresh logins: past maxFailures even the right code is refused (429), a recovery code still works', async () => {
     const { email, token, sub } = await account()
-    const { secret } = await enrol(token)
+    const { secret, recoveryCodes } = await enrol(token)
     const wrong = String((Number(totp(secret)) + 500_000) % 1e6).padStart(6, '0')
     let failures = 0
     while (failures < MAX_FAILURES) {
@@ -422,6 +422,9 @@ describe('login with a second factor', () => {
     expect(nitro.hooks.filter(h => h.name === 'svc:twoFactor:failed').at(-1)!.payload).toMatchObject({ userId: sub, reason: 'failure_budget_exhausted' })
     // The settings routes draw on the same budget.
     await errorOf(await browser().post(twoFactor('recovery-codes'), { code: unusedCode(secret) }, token), 429, 'rate_limited')
+    // Recovery codes (about 50 bits each) are not held by it: the user is not locked out.
+    const done = await json<{ redirect: string }>(await b.post(twoFactor('verify'), { flow: flowOf(redirect), recoveryCode: recoveryCodes[0] }))
+    expect((await exchange(b, codeOf(done.redirect))).sub).toBe(sub)
   })
 
   it('burns a pending login presented by another browser', async () => {

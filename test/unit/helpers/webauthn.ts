@@ -22,6 +22,8 @@ export interface AssertionOptions extends Partial<CeremonyTarget> {
   challenge?: string
   /** Leave the user handle out (a non-discoverable credential answers without one). */
   withoutUserHandle?: boolean
+  /** The ceremony ran in a frame of another origin. */
+  crossOrigin?: boolean
 }
 
 /**
@@ -74,12 +76,12 @@ export class SoftAuthenticator {
     return Buffer.concat(parts)
   }
 
-  private clientData(type: 'webauthn.create' | 'webauthn.get', challenge: string, origin: string): Buffer {
-    return Buffer.from(JSON.stringify({ type, challenge, origin, crossOrigin: false }))
+  private clientData(type: 'webauthn.create' | 'webauthn.get', challenge: string, origin: string, crossOrigin = false): Buffer {
+    return Buffer.from(JSON.stringify({ type, challenge, origin, crossOrigin }))
   }
 
   /** The answer of `navigator.credentials.create()` to `options`. */
-  register(options: PublicKeyCredentialCreationOptionsJSON, overrides: Partial<CeremonyTarget> & { challenge?: string, userVerified?: boolean } = {}): RegistrationResponseJSON {
+  register(options: PublicKeyCredentialCreationOptionsJSON, overrides: Partial<CeremonyTarget> & { challenge?: string, userVerified?: boolean, crossOrigin?: boolean } = {}): RegistrationResponseJSON {
     const { origin, rpID } = { ...this.target, ...overrides }
     this.userHandle = options.user.id
     const authData = this.authData(rpID, this.counter, overrides.userVerified ?? true, true)
@@ -93,7 +95,7 @@ export class SoftAuthenticator {
       rawId: this.id,
       type: 'public-key',
       response: {
-        clientDataJSON: b64url(this.clientData('webauthn.create', overrides.challenge ?? options.challenge, origin)),
+        clientDataJSON: b64url(this.clientData('webauthn.create', overrides.challenge ?? options.challenge, origin, overrides.crossOrigin)),
         attestationObject: b64url(attestationObject),
         transports: ['internal', 'hybrid'],
       },
@@ -107,7 +109,7 @@ export class SoftAuthenticator {
     const { origin, rpID } = { ...this.target, ...overrides }
     const counter = overrides.counter ?? ++this.counter
     const authData = this.authData(rpID, counter, overrides.userVerified ?? true, false)
-    const clientDataJSON = this.clientData('webauthn.get', overrides.challenge ?? options.challenge, origin)
+    const clientDataJSON = this.clientData('webauthn.get', overrides.challenge ?? options.challenge, origin, overrides.crossOrigin)
     const signature = sign('sha256', Buffer.concat([authData, sha256(clientDataJSON)]), this.privateKey)
     return {
       id: this.id,

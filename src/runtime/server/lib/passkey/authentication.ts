@@ -20,7 +20,7 @@ import { refuseCrossOrigin } from '../request-guards'
 import { passkeyLoginOptionsRequest, passkeyLoginVerifyRequest } from '../schemas/requests'
 import { safeEqual } from '../crypto'
 import { readBodyWith } from '../validation'
-import { answeredChallenge, userHandleOf } from './credentials'
+import { answeredChallenge, isCrossOriginAnswer, userHandleOf } from './credentials'
 import { passkeyHandlers, type ResolvedPasskeyHandlers } from './handlers'
 import { reasonOf } from './registration'
 import { relyingPartyOf } from './relying-party'
@@ -114,6 +114,10 @@ export async function authenticationVerify(ctx: AuthContext, event: H3Event): Pr
     ctx.logger.security('passkey_challenge_of_another_browser', {})
     throw authError('invalid_passkey_challenge')
   }
+  if (isCrossOriginAnswer(response.response.clientDataJSON)) {
+    ctx.logger.security('passkey_login_refused', { reason: 'cross-origin frame' })
+    throw authError('invalid_passkey')
+  }
   const handlers = passkeyHandlers(event)
   const credential = await handlers.findCredential(response.id)
   if (!credential || !handleMatches(record.rpID, credential, response.response.userHandle)) {
@@ -145,6 +149,12 @@ export async function authenticationVerify(ctx: AuthContext, event: H3Event): Pr
   if ((info.newCounter > 0 || credential.counter > 0) && info.newCounter <= credential.counter) {
     ctx.logger.security('passkey_counter_regressed', { user: credential.userId, stored: credential.counter, presented: info.newCounter })
     throw authError('passkey_counter_regressed')
+  }
+  // Backup eligibility is fixed for the life of a credential (WebAuthn §6.1.3): another value
+  // means another authenticator answers with this credential's key.
+  if (credential.deviceType !== undefined && credential.deviceType !== info.credentialDeviceType) {
+    ctx.logger.security('passkey_backup_eligibility_changed', { user: credential.userId, stored: credential.deviceType, presented: info.credentialDeviceType })
+    throw authError('invalid_passkey')
   }
   let found: Record<string, unknown> | null = null
   if (handlers.findUser) {

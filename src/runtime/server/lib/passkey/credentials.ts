@@ -60,6 +60,20 @@ export function answeredChallenge(clientDataJSON: string): string | undefined {
 }
 
 /**
+ * True when the browser says the ceremony ran in a frame of another origin (`crossOrigin` of
+ * clientDataJSON): the module's pages never ask for passkeys from inside someone else's page.
+ */
+export function isCrossOriginAnswer(clientDataJSON: string): boolean {
+  try {
+    const data: unknown = JSON.parse(Buffer.from(clientDataJSON, 'base64url').toString('utf8'))
+    return typeof data === 'object' && data !== null && (data as { crossOrigin?: unknown }).crossOrigin === true
+  }
+  catch {
+    return false
+  }
+}
+
+/**
  * The caller of a bearer-authenticated passkey route: a valid, not impersonated access token.
  * Someone impersonating a user must not add, see or remove the user's passkeys.
  */

@@ -13,7 +13,7 @@ import { requireRecentLogin } from '../recent-login'
 import { refuseCrossOrigin } from '../request-guards'
 import { passkeyRegisterVerifyRequest } from '../schemas/requests'
 import { readBodyWith } from '../validation'
-import { answeredChallenge, knownTransports, passkeyInfo, requirePasskeyOwner, userHandleOf } from './credentials'
+import { answeredChallenge, isCrossOriginAnswer, knownTransports, passkeyInfo, requirePasskeyOwner, userHandleOf } from './credentials'
 import { passkeyHandlers } from './handlers'
 import { relyingPartyOf } from './relying-party'
 import { usePasskeyRuntime } from './runtime'
@@ -80,6 +80,10 @@ export async function registrationVerify(ctx: AuthContext, event: H3Event): Prom
   if (record.userId !== owner.sub) {
     ctx.logger.security('passkey_challenge_of_another_user', { user: owner.sub })
     throw authError('invalid_passkey_challenge')
+  }
+  if (isCrossOriginAnswer(body.response.response.clientDataJSON)) {
+    ctx.logger.security('passkey_registration_refused', { user: owner.sub, reason: 'cross-origin frame' })
+    throw authError('invalid_passkey')
   }
   let verification: VerifiedRegistrationResponse
   try {

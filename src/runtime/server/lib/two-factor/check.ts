@@ -38,15 +38,19 @@ export async function claimTotpCode(ctx: AuthContext, userId: string, secret: st
 }
 
 /**
- * Checks a second factor of an enrolled user against their failure budget (429 `rate_limited`
- * once it is spent). A wrong code keeps its unit of the budget; a right one gives it back. A
+ * Checks a second factor of an enrolled user; a TOTP code against their failure budget (429
+ * `rate_limited` once it is spent). A wrong code keeps its unit of the budget; a right one gives
+ * it back. Recovery codes do not draw on it. A
  * recovery code is claimed atomically and the host's state saved without it; a TOTP secret
  * sealed under a previous key is saved again under the current one.
  */
 export async function checkSecondFactor(ctx: AuthContext, event: H3Event, userId: string, state: TwoFactorState, input: SecondFactorInput, stage: 'login' | 'regenerate' | 'disable'): Promise<CheckResult> {
   const { maxFailures, failureWindow } = ctx.options.twoFactor
   let reservation: { release: () => Promise<void> } | undefined
-  if (maxFailures > 0) {
+  // Only TOTP codes (3 right ones in a million) draw on the budget: a recovery code (about 50
+  // bits) cannot be guessed in any number of tries, and stays the way out of a spent budget that
+  // someone else's guesses used up.
+  if (maxFailures > 0 && input.code !== undefined) {
     const reserved = await reserveTwoFactorFailure(ctx, userId, maxFailures, failureWindow)
     if (!reserved.granted) {
       ctx.logger.security('two_factor_budget_exhausted', { stage })
