@@ -1,16 +1,14 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { join } from 'node:path'
-import { createApp, createRouter, toNodeListener, type EventHandler } from 'h3'
+import { createApp, toNodeListener } from 'h3'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { CookieJar } from '../helpers/cookie-jar'
 import { resolveOptions } from '../../src/build/options'
 import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
 import { TOTP } from 'otpauth'
-import { coreRoutes, twoFactorRoutes } from '../../src/runtime/server/lib/module-routes'
-import { MOCK_ENDPOINTS } from '../../src/runtime/server/lib/oauth/mock-preset'
-import { PASSWORD_ROUTES, passwordRoutePath } from '../../src/runtime/server/lib/password/paths'
-import { PASSKEY_ROUTES, passkeyRoutePath } from '../../src/runtime/server/lib/passkey/paths'
+import { moduleRouter } from './helpers/module-router'
+import { passwordRoutePath } from '../../src/runtime/server/lib/password/paths'
+import { passkeyRoutePath } from '../../src/runtime/server/lib/passkey/paths'
 import type { PasskeyCredential } from '../../src/runtime/types/passkey'
 import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server'
 import { SoftAuthenticator } from './helpers/webauthn'
@@ -123,19 +121,7 @@ beforeAll(async () => {
     twoFactor: { enabled: true },
   }, false)
   nitro.options = options
-  const router = createRouter()
-  const routes = join(import.meta.dirname, '..', '..', 'src', 'runtime', 'server', 'routes')
-  const handler = async (file: string) => (await import(/* @vite-ignore */ join(routes, `${file}.ts`)) as { default: EventHandler }).default
-  for (const route of coreRoutes(options.endpoints)) router[route.method](route.route, await handler(route.handler))
-  for (const route of PASSWORD_ROUTES) {
-    for (const method of route.methods) router[method](password(route.path), await handler(`password/${route.handler}`))
-  }
-  for (const route of twoFactorRoutes(options)) router[route.method](route.route, await handler(route.handler))
-  for (const route of PASSKEY_ROUTES) router[route.method](passkeyRoutePath(options.endpoints.authPath, route.path), await handler(`passkey/${route.handler}`))
-  router.get(`${options.endpoints.loginPath.replace(/\/+$/, '')}/mock`, await handler('oauth/login.get'))
-  router.get(MOCK_ENDPOINTS.authorize, await handler('oauth/mock-authorize.get'))
-  router.post(MOCK_ENDPOINTS.token, await handler('oauth/mock-token.post'))
-  router.get(MOCK_ENDPOINTS.userinfo, await handler('oauth/mock-userinfo.get'))
+  const router = await moduleRouter(options)
   const app = createApp()
   app.use(router)
   server = createServer(toNodeListener(app))

@@ -1,7 +1,6 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { join } from 'node:path'
-import { createApp, createRouter, toNodeListener, type EventHandler } from 'h3'
+import { createApp, toNodeListener } from 'h3'
 import { Secret, TOTP } from 'otpauth'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { CookieJar } from '../helpers/cookie-jar'
@@ -10,9 +9,8 @@ import { buildRuntimeConfig } from '../../src/build/runtime-config'
 import { createAuthContext } from '../../src/runtime/server/lib/context'
 import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
 import { completeLogin } from '../../src/runtime/server/lib/login'
-import { coreRoutes, twoFactorRoutes } from '../../src/runtime/server/lib/module-routes'
-import { MOCK_ENDPOINTS } from '../../src/runtime/server/lib/oauth/mock-preset'
-import { PASSWORD_ROUTES, passwordRoutePath } from '../../src/runtime/server/lib/password/paths'
+import { moduleRouter } from './helpers/module-router'
+import { passwordRoutePath } from '../../src/runtime/server/lib/password/paths'
 import { checkSecondFactor } from '../../src/runtime/server/lib/two-factor/check'
 import { codeAt, matchTimeStep, secretBox } from '../../src/runtime/server/lib/two-factor/secret'
 import type { StoreBackend } from '../../src/runtime/server/lib/store/types'
@@ -159,18 +157,7 @@ async function startApp(input: ModuleOptionsInput = {}) {
     ...input,
   }, false)
   nitro.options = options
-  const router = createRouter()
-  const routes = join(import.meta.dirname, '..', '..', 'src', 'runtime', 'server', 'routes')
-  const handler = async (file: string) => (await import(/* @vite-ignore */ join(routes, `${file}.ts`)) as { default: EventHandler }).default
-  for (const route of coreRoutes(options.endpoints)) router[route.method](route.route, await handler(route.handler))
-  for (const route of PASSWORD_ROUTES) {
-    for (const method of route.methods) router[method](password(route.path), await handler(`password/${route.handler}`))
-  }
-  for (const route of twoFactorRoutes(options)) router[route.method](route.route, await handler(route.handler))
-  router.get(`${options.endpoints.loginPath.replace(/\/+$/, '')}/mock`, await handler('oauth/login.get'))
-  router.get(MOCK_ENDPOINTS.authorize, await handler('oauth/mock-authorize.get'))
-  router.post(MOCK_ENDPOINTS.token, await handler('oauth/mock-token.post'))
-  router.get(MOCK_ENDPOINTS.userinfo, await handler('oauth/mock-userinfo.get'))
+  const router = await moduleRouter(options)
   const app = createApp()
   app.use(router)
   server = createServer(toNodeListener(app))

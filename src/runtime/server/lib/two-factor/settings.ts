@@ -3,7 +3,8 @@
  * confirm), new recovery codes, and turning it off.
  */
 import type { H3Event } from 'h3'
-import type { AuthClaims } from '../../../types/auth'
+import type { z } from 'zod'
+import type { AuthClaims, TwoFactorState } from '../../../types/auth'
 import { authenticate, authenticationError } from '../authenticate'
 import type { AuthContext } from '../context'
 import { authError } from '../errors'
@@ -83,13 +84,22 @@ export async function confirmEnrolment(ctx: AuthContext, event: H3Event) {
   return { recoveryCodes: confirmed.recoveryCodes }
 }
 
-/** POST recovery-codes `{ code }` (a TOTP code) → `{ recoveryCodes }`: the old ones stop working. */
-export async function regenerateRecoveryCodes(ctx: AuthContext, event: H3Event) {
+/**
+ * A change of an enrolled caller's second factor: a same-origin POST with a bearer token, its
+ * body, and the caller's state (400 `two_factor_not_enabled` without one).
+ */
+async function enrolledChange<S extends z.ZodType>(ctx: AuthContext, event: H3Event, schema: S): Promise<{ claims: AuthClaims, body: z.output<S>, state: TwoFactorState }> {
   refuseCrossOrigin(event, ctx)
   const claims = await owner(ctx, event)
-  const body = await readBodyWith(event, twoFactorCodeRequest)
+  const body = await readBodyWith(event, schema)
   const state = await findTwoFactorState(ctx, claims.sub, event)
   if (!state) throw authError('two_factor_not_enabled')
+  return { claims, body, state }
+}
+
+/** POST recovery-codes `{ code }` (a TOTP code) → `{ recoveryCodes }`: the old ones stop working. */
+export async function regenerateRecoveryCodes(ctx: AuthContext, event: H3Event) {
+  const { claims, body, state } = await enrolledChange(ctx, event, twoFactorCodeRequest)
   const result = await checkSecondFactor(ctx, event, claims.sub, state, { code: body.code }, 'regenerate')
   if (!result.ok) throw authError('two_factor_invalid_code')
   const recoveryCodes = newRecoveryCodes(ctx.options.twoFactor.recoveryCodes)
@@ -124,11 +134,7 @@ async function checkAccountPassword(ctx: AuthContext, event: H3Event, claims: Au
  * state is deleted (`save(userId, null)`).
  */
 export async function disableTwoFactor(ctx: AuthContext, event: H3Event) {
-  refuseCrossOrigin(event, ctx)
-  const claims = await owner(ctx, event)
-  const body = await readBodyWith(event, twoFactorDisableRequest)
-  const state = await findTwoFactorState(ctx, claims.sub, event)
-  if (!state) throw authError('two_factor_not_enabled')
+  const { claims, body, state } = await enrolledChange(ctx, event, twoFactorDisableRequest)
   let method: 'password' | 'code' | 'recovery_code'
   if (body.password !== undefined) {
     if (!(await checkAccountPassword(ctx, event, claims, body.password))) {
