@@ -5,7 +5,7 @@
 // Runs the built playground on a loopback port with Debian's Chromium (CHROMIUM_PATH to override)
 // and a virtual authenticator (Chrome DevTools Protocol), so no real device is asked.
 import { join, resolve } from 'node:path'
-import { launchChromium } from './lib/browser.mjs'
+import { launchChromium, pageShots } from './lib/browser.mjs'
 import { startPlayground } from './lib/playground.mjs'
 
 const root = resolve(import.meta.dirname, '..')
@@ -21,12 +21,7 @@ try {
   await cdp.send('WebAuthn.addVirtualAuthenticator', {
     options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
   })
-  const hydrated = () => page.waitForFunction(() => document.querySelector('#__nuxt')?.__vue_app__)
-  const shot = async (name) => {
-    await page.waitForLoadState('networkidle')
-    await page.screenshot({ path: join(out, `${name}.png`), fullPage: true })
-    console.log(`docs/screenshots/${name}.png`)
-  }
+  const { hydrated, shot } = pageShots(page, out)
 
   // Log in as the mock admin, register a passkey on the profile page.
   await page.goto(`${server.url}/login`)

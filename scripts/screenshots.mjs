@@ -2,7 +2,7 @@
 // Usage: npx nuxi build playground && node scripts/screenshots.mjs
 // Runs the built playground on a loopback port with Debian's Chromium (CHROMIUM_PATH to override).
 import { join, resolve } from 'node:path'
-import { launchChromium } from './lib/browser.mjs'
+import { launchChromium, pageShots } from './lib/browser.mjs'
 import { startPlayground } from './lib/playground.mjs'
 
 const root = resolve(import.meta.dirname, '..')
@@ -12,12 +12,7 @@ const server = await startPlayground()
 const browser = await launchChromium()
 try {
   const page = await browser.newPage({ viewport: { width: 1040, height: 760 } })
-  const hydrated = () => page.waitForFunction(() => document.querySelector('#__nuxt')?.__vue_app__)
-  const shot = async (name) => {
-    await page.waitForLoadState('networkidle')
-    await page.screenshot({ path: join(out, `${name}.png`), fullPage: true })
-    console.log(`docs/screenshots/${name}.png`)
-  }
+  const { hydrated, shot } = pageShots(page, out)
 
   await page.goto(`${server.url}/login`)
   await hydrated()

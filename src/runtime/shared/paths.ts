@@ -58,6 +58,15 @@ export function matchesRouteGlob(pattern: string, path: string): boolean {
   return new RegExp(`^${source}$`).test(segmentsOf(path).map(segment => `/${segment}`).join(''))
 }
 
+/**
+ * A path below `prefix` (an endpoint path option such as `authPath`), without a doubled slash when
+ * the option ends in one: `underPath('/auth/', 'passkey', 'login/options')` is
+ * `/auth/passkey/login/options`.
+ */
+export function underPath(prefix: string, ...segments: string[]): string {
+  return [prefix.replace(/\/+$/, ''), ...segments].join('/')
+}
+
 /** Joins a relative base URL (Nuxt `app.baseURL` or a fetch `baseURL`) and a path. */
 export function joinBase(baseURL: string | undefined, path: string): string {
   if (!baseURL || baseURL === '/') return path

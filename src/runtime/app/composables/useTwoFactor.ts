@@ -4,6 +4,7 @@
  * the app's settings page), so it never reaches the entry chunk with `useAuth`.
  */
 import { useNuxtApp } from '#imports'
+import { underPath } from '../../shared/paths'
 import { getAuthFetch } from '../client'
 import { statusOf } from '../lib/auth-fetch'
 import { safeRedirect } from '../lib/paths'
@@ -68,7 +69,7 @@ const ARRAY_OF_STRINGS = (value: unknown): string[] => (Array.isArray(value) ? v
 export function useTwoFactor(): UseTwoFactorReturn {
   const nuxtApp = useNuxtApp()
   const { endpoints } = publicAuthConfig(nuxtApp)
-  const path = (name: string) => `${endpoints.authPath.replace(/\/+$/, '')}/two-factor/${name}`
+  const path = (name: string) => underPath(endpoints.authPath, 'two-factor', name)
   const authFetch = getAuthFetch(nuxtApp)
   // The fetch helper never refreshes for paths under `authPath`; these are ordinary bearer APIs,
   // so a 401 refreshes once and retries once, as for the session endpoints.

@@ -6,7 +6,7 @@
 import type { NuxtApp } from '#app'
 import { startAuthentication, startRegistration, type PublicKeyCredentialCreationOptionsJSON, type PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/browser'
 import type { PasskeyInfo } from '../../types/passkey'
-import { isRelativePath } from '../../shared/paths'
+import { isRelativePath, underPath } from '../../shared/paths'
 import { goTo, postAuth, publicAuthConfig } from '../state'
 
 /** What the passkey calls need of the app's session. */
@@ -61,7 +61,7 @@ async function ceremony<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
-const passkeyPath = (deps: PasskeyDeps, path: string) => `${publicAuthConfig(deps.nuxtApp).endpoints.authPath.replace(/\/+$/, '')}/passkey/${path}`
+const passkeyPath = (deps: PasskeyDeps, path: string) => underPath(publicAuthConfig(deps.nuxtApp).endpoints.authPath, 'passkey', path)
 
 async function withToken(deps: PasskeyDeps): Promise<Record<string, string>> {
   const token = await deps.token()

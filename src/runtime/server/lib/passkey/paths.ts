@@ -1,3 +1,5 @@
+import { underPath } from '../../../shared/paths'
+
 /** The passkey routes: path under `<authPath>/passkey/`, method, handler file under `routes/passkey/`. */
 export const PASSKEY_ROUTES = [
   { path: 'register/options', method: 'post', handler: 'register-options.post' },
@@ -10,5 +12,5 @@ export const PASSKEY_ROUTES = [
 
 /** `/auth` + `/passkey/login/options`, without a doubled slash. */
 export function passkeyRoutePath(authPath: string, path: string): string {
-  return `${authPath.replace(/\/+$/, '')}/passkey/${path}`
+  return underPath(authPath, 'passkey', path)
 }

@@ -1,4 +1,5 @@
 import type { MagicCodeAction } from '../../../types/auth'
+import { underPath } from '../../../shared/paths'
 
 /** The password routes: path under `<authPath>/password/`, methods, handler file. */
 export const PASSWORD_ROUTES = [
@@ -14,7 +15,7 @@ export const PASSWORD_ROUTES = [
 
 /** `/auth` + `/password/login`, without a doubled slash. */
 export function passwordRoutePath(authPath: string, path: string): string {
-  return `${authPath.replace(/\/+$/, '')}/password/${path}`
+  return underPath(authPath, 'password', path)
 }
 
 /**

@@ -1,3 +1,5 @@
+import { underPath } from '../../../shared/paths'
+
 /** The second factor's routes: path under `<authPath>/two-factor/`, method, handler file. */
 export const TWO_FACTOR_ROUTES = [
   { path: 'status', method: 'get', handler: 'status.get' },
@@ -12,5 +14,5 @@ export const TWO_FACTOR_ROUTES = [
 
 /** `/auth` + `/two-factor/verify`, without a doubled slash. */
 export function twoFactorRoutePath(authPath: string, path: string): string {
-  return `${authPath.replace(/\/+$/, '')}/two-factor/${path}`
+  return underPath(authPath, 'two-factor', path)
 }
