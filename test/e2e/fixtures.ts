@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 
 /** Fixtures the global setup builds once per run. */
-export const FIXTURES = ['basic', 'password', 'client', 'oauth', 'openapi', 'passkey'] as const
+export const FIXTURES = ['basic', 'password', 'client', 'oauth', 'openapi', 'passkey', 'worker'] as const
 export type Fixture = (typeof FIXTURES)[number]
 
 /** Root directory of a fixture app. */

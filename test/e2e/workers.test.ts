@@ -1,0 +1,23 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { deployedSessionFlow } from './deployed-flow'
+import { startWorkerd, type WorkerdServer } from './workerd'
+
+let server: WorkerdServer
+
+beforeAll(async () => {
+  server = await startWorkerd('worker')
+}, 60_000)
+
+afterAll(async () => {
+  await server?.stop()
+})
+
+describe('a cloudflare-module build under workerd', () => {
+  it('logs in with the mock provider, exchanges the code, serves a protected route, rotates and detects reuse, logs out', async () => {
+    await deployedSessionFlow(server)
+  })
+
+  it('starts without a storage call at global scope (Workers forbid I/O outside a request)', () => {
+    expect(server.output()).not.toContain('Disallowed operation called within global scope')
+  })
+})
