@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 
 /** Fixtures the global setup builds once per run. */
-export const FIXTURES = ['basic', 'password', 'client', 'oauth', 'openapi', 'passkey', 'worker'] as const
+export const FIXTURES = ['basic', 'password', 'client', 'oauth', 'openapi', 'passkey', 'worker', 'serverless'] as const
 export type Fixture = (typeof FIXTURES)[number]
 
 /** Root directory of a fixture app. */
@@ -11,6 +11,13 @@ export const fixtureDir = (fixture: Fixture): string => resolve(import.meta.dirn
 
 /** Nitro output directory of a built fixture (`.output`, as `nuxi build` writes it). */
 export const fixtureOutput = (fixture: Fixture): string => join(fixtureDir(fixture), '.output')
+
+/**
+ * The server entry of a built fixture: Nitro's Node server, or the function of the `vercel`
+ * preset (`serverless`), whose output the fixture keeps under `.output` as well.
+ */
+export const fixtureEntry = (fixture: Fixture): string =>
+  join(fixtureOutput(fixture), fixture === 'serverless' ? 'functions/__fallback.func/index.mjs' : 'server/index.mjs')
 
 /** A fresh, empty directory for the fs records of one server (or of several sharing it). */
 export const newDataDir = (): string => mkdtempSync(join(tmpdir(), 'svc-auth-e2e-'))

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
 import { existsSync, statSync } from 'node:fs'
-import { join, resolve } from 'node:path'
-import { FIXTURES, fixtureDir, fixtureOutput, type Fixture } from './fixtures'
+import { resolve } from 'node:path'
+import { FIXTURES, fixtureDir, fixtureEntry, type Fixture } from './fixtures'
 
 /** Builds at the same time: two overlap well (a build is partly single-threaded), more only add memory. */
 const PARALLEL_BUILDS = 2
@@ -9,7 +9,7 @@ const PARALLEL_BUILDS = 2
 /** `nuxi build` of one fixture; rejects with its output when it fails. */
 function build(name: Fixture): Promise<void> {
   const started = Date.now()
-  const entry = join(fixtureOutput(name), 'server/index.mjs')
+  const entry = fixtureEntry(name)
   return new Promise((resolveBuild, reject) => {
     let output = ''
     const child = spawn(process.execPath, [resolve(import.meta.dirname, '../../node_modules/@nuxt/cli/bin/nuxi.mjs'), 'build', fixtureDir(name)], {
@@ -38,7 +38,7 @@ export default async function setup(): Promise<void> {
   const queue = FIXTURES.filter((name) => {
     if (only && !only.includes(name) && process.env.CI !== 'true') return false
     // Local iteration only: reuse an existing build. CI always builds.
-    return !(process.env.SVC_E2E_REUSE_BUILD === '1' && process.env.CI !== 'true' && existsSync(join(fixtureOutput(name), 'server/index.mjs')))
+    return !(process.env.SVC_E2E_REUSE_BUILD === '1' && process.env.CI !== 'true' && existsSync(fixtureEntry(name)))
   })
   const worker = async () => {
     for (let name = queue.shift(); name; name = queue.shift()) await build(name)

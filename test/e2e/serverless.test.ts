@@ -1,0 +1,78 @@
+import { spawn } from 'node:child_process'
+import { resolve } from 'node:path'
+import { afterAll, beforeAll, describe, it } from 'vitest'
+import { deployedSessionFlow } from './deployed-flow'
+import { fixtureEntry } from './fixtures'
+import type { Server } from './requests'
+import { freePort } from './server-processes'
+
+const RUNNER = resolve(import.meta.dirname, '../support/serve-node-handler.mjs')
+
+interface Instance extends Server {
+  output(): string
+  stop(): Promise<void>
+}
+
+/** One instance of the `vercel` build's function: its Node handler served by a process of its own. */
+async function startInstance(env: Record<string, string> = {}): Promise<Instance> {
+  const port = await freePort()
+  let log = ''
+  const child = spawn(process.execPath, [RUNNER, fixtureEntry('serverless'), String(port)], {
+    env: { ...process.env, NODE_ENV: 'production', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  child.stdout.on('data', (d: Buffer) => (log += d.toString()))
+  child.stderr.on('data', (d: Buffer) => (log += d.toString()))
+  const exited = new Promise<void>(r => child.once('exit', () => r()))
+  const deadline = Date.now() + 20_000
+  while (!log.includes('Listening on')) {
+    if (child.exitCode !== null) throw new Error(`The function exited early (${child.exitCode}):\n${log}`)
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL')
+      throw new Error(`The function did not start:\n${log}`)
+    }
+    await new Promise(r => setTimeout(r, 50))
+  }
+  const url = `http://127.0.0.1:${port}`
+  return {
+    url,
+    fetch: (path, init) => fetch(url + path, { redirect: 'manual', ...init }),
+    output: () => log,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return
+      child.kill('SIGTERM')
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000)
+      await exited
+      clearTimeout(timer)
+    },
+  }
+}
+
+/**
+ * Two instances of the function behind one address, taking requests in turn as a platform
+ * spreads them: every step of a session lands on another instance than the one before, so
+ * only what the shared storage holds carries a session.
+ */
+function roundRobin(instances: readonly Instance[]): Server {
+  let next = 0
+  return {
+    url: instances[0]!.url,
+    fetch: (path, init) => instances[next++ % instances.length]!.fetch(path, init),
+  }
+}
+
+let instances: Instance[] = []
+
+beforeAll(async () => {
+  instances = await Promise.all([startInstance(), startInstance()])
+}, 60_000)
+
+afterAll(async () => {
+  await Promise.all(instances.map(instance => instance.stop()))
+})
+
+describe('a vercel build served as its Node function', () => {
+  it('carries a session across instances: mock login, exchange, protected route, rotation, reuse detection, logout', async () => {
+    await deployedSessionFlow(roundRobin(instances))
+  })
+})
