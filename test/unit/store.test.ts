@@ -14,7 +14,7 @@ import { createFsBackend } from '../../src/runtime/server/lib/store/fs'
 import { takeFile } from '../../src/runtime/server/lib/store/fs-exclusive'
 import { isTempFileName, keyToPath } from '../../src/runtime/server/lib/store/fs-files'
 import { createKeyedLock } from '../../src/runtime/server/lib/store/lock'
-import { escapeRedisGlob } from '../../src/runtime/server/lib/store/redis'
+import { escapeRedisGlob } from '../../src/runtime/server/lib/store/redis-operations'
 import type { StorageDriverName } from '../../src/runtime/types/options'
 
 const REDIS = { url: '', host: '127.0.0.1', port: 6379, password: '', db: 0 }

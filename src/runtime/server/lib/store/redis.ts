@@ -1,10 +1,9 @@
 import { createStorage } from 'unstorage'
 import type { Cluster, Redis } from 'ioredis'
 import { commitInSteps } from './commit'
-import { toStep, toTtlMs } from './envelope'
 import { connectionOptions, type RedisBackendOptions } from './redis-connection'
-import { COMMIT_SCRIPT, commitScriptInput, decodeMapValue, encodeMapValue, INCR_SCRIPT, MAP_DROP_SCRIPT, MAP_SET_SCRIPT, redisScript, runScript } from './redis-scripts'
-import { assertMapField, type MapEntry, type StoreBackend } from './types'
+import { prefixPattern, redisOperations, scanServer, type RedisCommands } from './redis-operations'
+import type { StoreBackend } from './types'
 
 export type { RedisBackendOptions } from './redis-connection'
 
@@ -23,28 +22,37 @@ interface RedisSubscriber {
   disconnect(): void
 }
 
-const SCAN_COUNT = 500
-
-const SCRIPTS = {
-  incr: redisScript(INCR_SCRIPT),
-  mapSet: redisScript(MAP_SET_SCRIPT),
-  mapDrop: redisScript(MAP_DROP_SCRIPT),
-  commit: redisScript(COMMIT_SCRIPT),
+/** The SCAN of one ioredis connection, as {@link RedisCommands} has it. */
+function scanOf(node: Pick<Redis, 'scan'>): Pick<RedisCommands, 'scan'> {
+  return { scan: (cursor, pattern, count) => node.scan(cursor, 'MATCH', pattern, 'COUNT', count) }
 }
 
-/** Escape the glob characters of a Redis MATCH pattern (`*`, `?`, `[`, `]`, `\`). */
-export function escapeRedisGlob(text: string): string {
-  return text.replace(/[*?[\]\\]/g, '\\$&')
-}
-
-/** SCAN of one server for the keys under `prefix`, added to `keys`. */
-async function scanNode(node: Pick<Redis, 'scan'>, pattern: string, keys: Set<string>): Promise<void> {
-  let cursor = '0'
-  do {
-    const [next, batch] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT)
-    for (const key of batch) keys.add(key)
-    cursor = next
-  } while (cursor !== '0')
+/** The commands of the shared store operations, sent by ioredis (a single client or a cluster). */
+function ioredisCommands(client: RedisClient): RedisCommands {
+  return {
+    get: key => client.get(key),
+    async setPx(key, value, ttlMs, onlyIfAbsent) {
+      const answer = onlyIfAbsent ? await client.set(key, value, 'PX', ttlMs, 'NX') : await client.set(key, value, 'PX', ttlMs)
+      return answer === 'OK'
+    },
+    getdel: key => client.getdel(key),
+    pttl: key => client.pttl(key),
+    async unlink(key) {
+      await client.unlink(key)
+    },
+    async hgetall(key) {
+      return Object.entries(await client.hgetall(key))
+    },
+    async hdel(key, field) {
+      await client.hdel(key, field)
+    },
+    async publish(channel, message) {
+      await client.publish(channel, message)
+    },
+    ...scanOf(client as Pick<Redis, 'scan'>),
+    evalsha: (sha, numKeys, ...args) => client.evalsha(sha, numKeys, ...args),
+    eval: (source, numKeys, ...args) => client.eval(source, numKeys, ...args),
+  }
 }
 
 /**
@@ -52,7 +60,6 @@ async function scanNode(node: Pick<Redis, 'scan'>, pattern: string, keys: Set<st
  * the client knows them all (before its slot map is loaded it knows only the configured nodes).
  */
 async function scanKeys(client: RedisClient, prefix: string): Promise<string[]> {
-  const pattern = `${escapeRedisGlob(prefix)}*`
   const keys = new Set<string>()
   let nodes: Array<Pick<Redis, 'scan'>> = [client as Pick<Redis, 'scan'>]
   if (isCluster(client)) {
@@ -60,7 +67,7 @@ async function scanKeys(client: RedisClient, prefix: string): Promise<string[]> 
     nodes = client.nodes('master')
     if (!nodes.length) throw new Error('redis cluster has no master node to scan')
   }
-  await Promise.all(nodes.map(node => scanNode(node, pattern, keys)))
+  await Promise.all(nodes.map(node => scanServer(scanOf(node), prefixPattern(prefix), keys)))
   return [...keys].sort()
 }
 
@@ -110,74 +117,16 @@ export async function createRedisBackend(options: RedisBackendOptions = {}): Pro
   if (!client) throw new Error('redis store driver exposes no client')
 
   const subscribers = new Set<RedisSubscriber>()
-  const script = (which: keyof typeof SCRIPTS, keys: readonly string[], args: ReadonlyArray<string | number>) => runScript(client, SCRIPTS[which], keys, args)
+  const { commitScript, ...operations } = redisOperations(ioredisCommands(client))
 
   const backend: StoreBackend = {
     driver: 'redis',
-
-    get: key => client.get(key),
-
-    async set(key, value, ttlMs) {
-      await client.set(key, value, 'PX', toTtlMs(ttlMs))
-    },
-
-    async setIfAbsent(key, value, ttlMs) {
-      return (await client.set(key, value, 'PX', toTtlMs(ttlMs), 'NX')) === 'OK'
-    },
-
-    take: key => client.getdel(key),
-
-    async incr(key, ttlMs, by = 1) {
-      return Number(await script('incr', [key], [toTtlMs(ttlMs), toStep(by)]))
-    },
-
-    async ttl(key) {
-      const ms = await client.pttl(key)
-      return ms > 0 ? ms : null
-    },
-
-    async del(key) {
-      await client.unlink(key)
-    },
-
+    ...operations,
     keys: prefix => scanKeys(client, prefix),
-
-    async mapSet(key, field, value, ttlMs) {
-      assertMapField(field)
-      const ttl = toTtlMs(ttlMs)
-      await script('mapSet', [key], [field, encodeMapValue(value, Date.now() + ttl), ttl])
-    },
-
-    async mapEntries(key) {
-      const all = await client.hgetall(key)
-      const now = Date.now()
-      const live: MapEntry[] = []
-      const expired: string[] = []
-      for (const [field, raw] of Object.entries(all)) {
-        const entry = decodeMapValue(field, raw)
-        if (entry && entry.expiresAt > now) live.push(entry)
-        else expired.push(field, raw)
-      }
-      if (expired.length) await script('mapDrop', [key], expired)
-      return live.sort((a, b) => (a.field < b.field ? -1 : a.field > b.field ? 1 : 0))
-    },
-
-    async mapDelete(key, field) {
-      assertMapField(field)
-      await client.hdel(key, field)
-    },
 
     async commit(op) {
       if (isCluster(client)) return commitInSteps(backend, op)
-      for (const copy of op.mapCopies) assertMapField(copy.field)
-      const { keys, args } = commitScriptInput({ ...op, claim: { ...op.claim, ttlMs: toTtlMs(op.claim.ttlMs) } })
-      const result = await script('commit', keys, args)
-      if (result !== 'claimed' && result !== 'taken' && result !== 'guarded') throw new Error(`Unexpected answer of the commit script: ${String(result)}`)
-      return result
-    },
-
-    async publish(channel, message) {
-      await client.publish(channel, message)
+      return commitScript(op)
     },
 
     async subscribe(channel, onMessage, onResync, onError) {
