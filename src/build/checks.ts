@@ -2,6 +2,7 @@ import type { ModuleOptions } from '../runtime/types/options'
 import { formatValidationErrors, validateOptions } from '../runtime/server/lib/validate'
 import { configuredRelyingParty, isPasskeyEnabled, resolvePasskeyOptions } from '../runtime/server/lib/passkey/options'
 import { twoFactorKeyWarning } from '../runtime/server/lib/two-factor/options'
+import { UPSTASH_ENV } from '../runtime/server/lib/store/upstash-connection'
 
 export interface CheckContext {
   dev: boolean
@@ -27,9 +28,23 @@ export function checkOptions(options: ModuleOptions, { dev, env, baseURL = '/' }
     warnings.push('svcAuth.token.secret is not set: provide NUXT_SVC_AUTH_TOKEN_SECRET when the server starts.')
   }
   warnings.push(...passkeyWarnings(options, { dev, env }))
+  warnings.push(...upstashWarnings(options, env))
   const twoFactorKey = env.NUXT_SVC_AUTH_TWO_FACTOR_SECRET ? undefined : twoFactorKeyWarning(options, dev)
   if (twoFactorKey) warnings.push(twoFactorKey)
   return warnings
+}
+
+/**
+ * The upstash driver without its REST URL or token in the options or the build's environment: the
+ * server needs them when it starts (it refuses to start without them).
+ */
+export function upstashWarnings(options: ModuleOptions, env: CheckContext['env']): string[] {
+  const storage = options.tokenRefresh.storage
+  if (storage.driver !== 'upstash') return []
+  const missing: string[] = []
+  if (!storage.url && !env.NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_URL && !env[UPSTASH_ENV.url]) missing.push(`NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_URL (or ${UPSTASH_ENV.url})`)
+  if (!storage.token && !env.NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_TOKEN && !env[UPSTASH_ENV.token]) missing.push(`NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_TOKEN (or ${UPSTASH_ENV.token})`)
+  return missing.length ? [`The upstash storage driver needs its REST URL and token: provide ${missing.join(' and ')} when the server starts.`] : []
 }
 
 /**

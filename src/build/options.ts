@@ -34,6 +34,7 @@ export const defaultOptions = {
       prefix: 'refresh:',
       base: './.data/refresh-tokens',
       url: '',
+      token: '',
       host: '127.0.0.1',
       port: 6379,
       password: '',

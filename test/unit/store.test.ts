@@ -16,6 +16,7 @@ import { isTempFileName, keyToPath } from '../../src/runtime/server/lib/store/fs
 import { createKeyedLock } from '../../src/runtime/server/lib/store/lock'
 import { escapeRedisGlob } from '../../src/runtime/server/lib/store/redis-operations'
 import type { StorageDriverName } from '../../src/runtime/types/options'
+import { startUpstashRestServer, type UpstashRestServer } from '../helpers/upstash-rest-server.mjs'
 
 const REDIS = { url: '', host: '127.0.0.1', port: 6379, password: '', db: 0 }
 const N = 50
@@ -45,8 +46,8 @@ async function raceProcesses<Done>(script: string, args: string[], count = 4): P
   return Promise.all(done)
 }
 
-function options(driver: StorageDriverName, base = ''): StoreBackendOptions {
-  return { driver, base, ...REDIS }
+function options(driver: StorageDriverName, base = '', rest?: UpstashRestServer): StoreBackendOptions {
+  return { driver, base, ...REDIS, ...(rest ? { url: rest.url, token: rest.token } : {}) }
 }
 
 /** All file paths below `dir`, recursively. */
@@ -70,6 +71,8 @@ function contract(driver: StorageDriverName): void {
     const dirs: string[] = []
     let shared: StoreBackend | undefined
     let ready: Promise<StoreBackend> | undefined
+    // upstash: a loopback server speaking the Upstash REST protocol in front of the local Redis.
+    let rest: Promise<UpstashRestServer> | undefined
 
     const create = async (): Promise<StoreBackend> => {
       let base = ''
@@ -77,7 +80,7 @@ function contract(driver: StorageDriverName): void {
         base = await mkdtemp(join(tmpdir(), 'svc-auth-store-'))
         dirs.push(base)
       }
-      return createStoreBackend(options(driver, base))
+      return createStoreBackend(options(driver, base, rest && await rest))
     }
 
     const harness: Harness = {
@@ -86,6 +89,7 @@ function contract(driver: StorageDriverName): void {
     }
 
     beforeAll(() => {
+      if (driver === 'upstash') rest = startUpstashRestServer({ token: `rest-token-${randomUUID()}` })
       // Connect and probe once; when the backend (e.g. Redis) is unreachable, every test of the
       // suite awaits this promise and fails with the connection error instead of being skipped.
       ready = create().then(async (backend) => {
@@ -103,6 +107,7 @@ function contract(driver: StorageDriverName): void {
       }
       await shared?.dispose()
       await Promise.all(dirs.map(dir => rm(dir, { recursive: true, force: true })))
+      await (await rest?.catch(() => undefined))?.close()
     })
 
     it('reports its driver name', async () => {
@@ -118,12 +123,15 @@ function contract(driver: StorageDriverName): void {
 
     it('stores values verbatim', async () => {
       const b = await harness.backend()
-      const values = ['', '123', 'true', 'null', '{"e":1,"v":"x"}', '[1,2]', 'base64:aGVsbG8=', ' spaced ', 'ünï 🔑\n"q"']
+      // Values that look like JSON, numbers or base64 come back as the same strings, never parsed.
+      const values = ['', '123', '-0', '1e3', '0123', '9007199254740993', 'true', 'null', '"quoted"', '{"e":1,"v":"x"}', '{"a":1}', '[1,2]', 'OK', 'T0s=', 'base64:aGVsbG8=', ' spaced ', 'ünï 🔑\n"q"']
       for (const [i, value] of values.entries()) {
         await b.set(k(`verbatim:${i}`), value, 10_000)
         expect(await b.get(k(`verbatim:${i}`))).toBe(value)
         expect(await b.take(k(`verbatim:${i}`))).toBe(value)
+        await b.mapSet(k('verbatim:map'), `f${String(i).padStart(2, '0')}`, value, 10_000)
       }
+      expect((await b.mapEntries(k('verbatim:map'))).map(e => e.value)).toEqual(values)
     })
 
     it('overwrites an entry and its TTL', async () => {
@@ -363,7 +371,7 @@ function contract(driver: StorageDriverName): void {
         await b.set(k('sweep:live'), 'y', 10_000)
         await sleep(120)
         // Redis expires entries itself, so there is nothing left to sweep.
-        expect(await b.sweep()).toBe(driver === 'redis' ? 0 : 3)
+        expect(await b.sweep()).toBe(driver === 'redis' || driver === 'upstash' ? 0 : 3)
         expect(await b.sweep()).toBe(0)
         expect(await b.keys(k('sweep:'))).toEqual([k('sweep:live')])
         expect(await b.get(k('sweep:live'))).toBe('y')
@@ -425,7 +433,8 @@ function contract(driver: StorageDriverName): void {
         await b.publish(k('chan'), 'hello')
         await b.publish(k('other-chan'), 'not for us')
         await sleep(200)
-        // Only Redis is shared between connections; memory and fs have no one else to tell.
+        // Only Redis is shared between connections; memory and fs have no one else to tell, and
+        // over HTTP nothing is received (its publish reaches TCP subscribers: upstash.test.ts).
         expect(received).toEqual(driver === 'redis' ? ['hello'] : [])
       }
       finally {
@@ -439,11 +448,12 @@ function contract(driver: StorageDriverName): void {
 contract('memory')
 contract('fs')
 contract('redis')
+contract('upstash')
 
 describe('createStoreBackend', () => {
   it('throws for an unknown driver, naming the allowed ones', async () => {
     const bad = { ...options('memory'), driver: 'mongo' } as unknown as StoreBackendOptions
-    await expect(createStoreBackend(bad)).rejects.toThrow(/"mongo".*fs, memory, redis/)
+    await expect(createStoreBackend(bad)).rejects.toThrow(/"mongo".*fs, memory, redis, upstash/)
   })
 })
 

@@ -18,7 +18,7 @@ export type { TwoFactorAlgorithm, TwoFactorOptions } from './two-factor'
 export type Duration = string | number
 
 export type TokenAlgorithm = 'HS256' | 'RS256'
-export type StorageDriverName = 'fs' | 'redis' | 'memory'
+export type StorageDriverName = 'fs' | 'redis' | 'memory' | 'upstash'
 export type LogLevel = 'silent' | 'error' | 'warn' | 'info' | 'debug'
 export type SameSite = 'lax' | 'strict' | 'none'
 

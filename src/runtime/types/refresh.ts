@@ -1,5 +1,6 @@
 /**
- * Options of the refresh token: its cookie, the storage that keeps it (memory, fs, Redis) and the
+ * Options of the refresh token: its cookie, the storage that keeps it (memory, fs, Redis over TCP
+ * or over HTTP) and the
  * encryption of stored records. Part of the module options (`svcAuth.tokenRefresh`).
  */
 
@@ -22,7 +23,9 @@ export interface RefreshCookieOptions {
 
 export interface RefreshStorageOptions {
   /**
-   * unstorage driver of the module's single mount: `fs`, `memory` or `redis`.
+   * unstorage driver of the module's single mount: `fs`, `memory`, `redis`, or `upstash` (Redis
+   * over HTTP, the Upstash REST protocol: for serverless hosts and Cloudflare Workers, where TCP
+   * connections and the file system are not available).
    * @default 'fs'
    */
   driver: StorageDriverName
@@ -38,9 +41,18 @@ export interface RefreshStorageOptions {
   base: string
   /**
    * redis driver: connection URL (`redis://user:pass@host:port/db`). Wins over host/port.
+   * upstash driver: the REST URL (`https://…`; `http://` only for a loopback host); when empty,
+   * `UPSTASH_REDIS_REST_URL` from the environment of the server.
    * @default ''
    */
   url: string
+  /**
+   * upstash driver: the REST token, sent as `Authorization: Bearer <token>`. A secret: it stays
+   * in the private runtime config. When empty, `UPSTASH_REDIS_REST_TOKEN` from the environment of
+   * the server.
+   * @default ''
+   */
+  token: string
   /** redis driver: host. @default '127.0.0.1' */
   host: string
   /** redis driver: port. @default 6379 */

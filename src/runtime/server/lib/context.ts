@@ -4,6 +4,7 @@ import { createKeyHasher, createSealer, plainSealer } from './crypto'
 import { parseDuration } from './duration'
 import { createLogger, type Logger } from './logger'
 import { createStoreBackend, type StoreBackend } from './store'
+import { serverEnv } from './store/upstash-connection'
 import { createRecordStore, type RecordStore } from './store/record-store'
 import { createRevocationList, type RevocationList } from './revocation'
 import { stringList } from './string-list'
@@ -53,7 +54,7 @@ export interface AuthContextSetup {
 
 /** Validates the options (throwing one clear error listing every problem) and builds the context. */
 export async function createAuthContext(options: ModuleOptions, { dev = false, callHook = noHooks, backend: given, baseURL }: AuthContextSetup = {}): Promise<AuthContext> {
-  const { errors, warnings } = validateOptions(options, { baseURL })
+  const { errors, warnings } = validateOptions(options, { baseURL, env: serverEnv() })
   if (errors.length) throw new Error(formatValidationErrors(errors))
   const logger = createLogger(options.logging.level, options.logging.security)
   for (const warning of warnings) logger.debug(warning)
@@ -122,4 +123,4 @@ const REVOCATION_MARGIN_SECONDS = 60
  * (this is a safety net), processes sharing an fs directory have no broadcasts, memory is
  * one process.
  */
-const REVOCATION_POLL_MS: Record<StorageDriverName, number> = { redis: 10_000, fs: 1_000, memory: 0 }
+const REVOCATION_POLL_MS: Record<StorageDriverName, number> = { redis: 10_000, fs: 1_000, memory: 0, upstash: 2_000 }

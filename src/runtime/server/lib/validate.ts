@@ -5,6 +5,7 @@ import { stringList } from './string-list'
 import { isRelativePath } from '../../shared/paths'
 import { refreshCookiePathErrors } from './cookie-path'
 import { validateTwoFactorOptions } from './two-factor/options'
+import { upstashOptionErrors, type ServerEnv } from './store/upstash-connection'
 
 export interface ValidationResult {
   errors: string[]
@@ -12,7 +13,7 @@ export interface ValidationResult {
 }
 
 const ALGORITHMS = ['HS256', 'RS256']
-const DRIVERS = ['fs', 'redis', 'memory']
+const DRIVERS = ['fs', 'redis', 'memory', 'upstash']
 const SAME_SITE = ['lax', 'strict', 'none']
 const LOG_LEVELS = ['silent', 'error', 'warn', 'info', 'debug']
 
@@ -32,8 +33,10 @@ function checkDuration(value: unknown, name: string, errors: string[]) {
 /**
  * Checks resolved options. `secretRequired` is false during a production build when the secret is
  * expected at runtime (NUXT_SVC_AUTH_TOKEN_SECRET); the server checks it again when it starts.
+ * `env` is the server's environment when it starts: settings that may come from it (the upstash
+ * driver's REST URL and token) must be known then; without it (a build) only given ones are checked.
  */
-export function validateOptions(options: ModuleOptions, { secretRequired = true, baseURL = '/' }: { secretRequired?: boolean, baseURL?: string } = {}): ValidationResult {
+export function validateOptions(options: ModuleOptions, { secretRequired = true, baseURL = '/', env }: { secretRequired?: boolean, baseURL?: string, env?: ServerEnv } = {}): ValidationResult {
   const errors: string[] = []
   const warnings: string[] = []
   const { token, tokenRefresh: refresh } = options
@@ -63,6 +66,7 @@ export function validateOptions(options: ModuleOptions, { secretRequired = true,
     errors.push(`svcAuth.tokenRefresh.storage.driver must be one of ${DRIVERS.join(', ')} (got ${JSON.stringify(refresh.storage.driver)}).`)
   }
   checkRedisTopology(refresh.storage, errors)
+  if (refresh.storage.driver === 'upstash') errors.push(...upstashOptionErrors(refresh.storage, env))
   if (refresh.encryption.enabled && (typeof refresh.encryption.key !== 'string' || refresh.encryption.key.length < 32)) {
     errors.push('svcAuth.tokenRefresh.encryption.key must be at least 32 characters long when encryption is enabled.')
   }

@@ -1,0 +1,96 @@
+import type { RefreshStorageOptions } from '../../../types/options'
+
+/**
+ * Where the upstash driver's REST URL and token come from: `tokenRefresh.storage.url` and
+ * `.token` (also `NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_URL` / `_TOKEN` through the runtime config),
+ * else the variables Upstash names them by in the server's environment.
+ */
+export const UPSTASH_ENV = { url: 'UPSTASH_REDIS_REST_URL', token: 'UPSTASH_REDIS_REST_TOKEN' } as const
+
+/** Environment variables of the server. */
+export type ServerEnv = Readonly<Record<string, string | undefined>>
+
+/** The REST URL and token the upstash driver uses. */
+export interface UpstashConnection {
+  url: string
+  token: string
+}
+
+/**
+ * The server's environment (`process.env`, which Nitro's Cloudflare presets fill from the
+ * Worker's variables and secrets); empty where there is none.
+ */
+export function serverEnv(): ServerEnv {
+  return typeof process === 'object' && process?.env ? process.env : {}
+}
+
+/** A setting's text: a string as it is, a number (an environment value Nitro parsed) as text, anything else ''. */
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : typeof value === 'number' ? String(value) : ''
+}
+
+/** The options' URL and token, each falling back to its Upstash environment variable when empty. */
+export function upstashConnection(storage: Partial<Pick<RefreshStorageOptions, 'url' | 'token'>>, env: ServerEnv = serverEnv()): UpstashConnection {
+  return {
+    url: text(storage.url) || text(env[UPSTASH_ENV.url]),
+    token: text(storage.token) || text(env[UPSTASH_ENV.token]),
+  }
+}
+
+const LOOPBACK_HOSTS = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i
+
+/**
+ * What is wrong with a REST URL, or undefined: it must be an absolute `https://` URL (`http://`
+ * only for a loopback host: a local server in tests) without credentials, query or fragment.
+ */
+export function restUrlProblem(url: string): string | undefined {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  }
+  catch {
+    return 'is not a URL'
+  }
+  if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && LOOPBACK_HOSTS.test(parsed.hostname))) {
+    return 'must start with https:// (http:// only for localhost, 127.0.0.1 or [::1]): the token would cross the network in clear text'
+  }
+  if (parsed.username || parsed.password) return 'must not carry credentials (the token goes into `token`)'
+  if (parsed.search || parsed.hash || url.includes('?') || url.includes('#')) return 'must not have a query or a fragment'
+  return undefined
+}
+
+/** A token that fits an HTTP header: visible ASCII, no spaces. */
+const TOKEN = /^[\x21-\x7E]+$/
+
+/**
+ * Configuration errors of the upstash driver. With `env` (the server is starting) the URL and the
+ * token must be known, from the options or the environment; without it (a build) only what is
+ * given is checked. The token's value never appears in a message.
+ */
+export function upstashOptionErrors(storage: Pick<RefreshStorageOptions, 'url'> & Partial<Pick<RefreshStorageOptions, 'token'>>, env?: ServerEnv): string[] {
+  const errors: string[] = []
+  if (storage.token !== undefined && typeof storage.token !== 'string' && typeof storage.token !== 'number') {
+    errors.push('svcAuth.tokenRefresh.storage.token must be a string (its value is not shown).')
+    return errors
+  }
+  const { url, token } = upstashConnection(storage, env ?? {})
+  if (url) {
+    const problem = restUrlProblem(url)
+    if (problem) errors.push(`svcAuth.tokenRefresh.storage.url (the REST URL of the upstash driver${storage.url ? '' : `, from ${UPSTASH_ENV.url}`}) ${problem} (got ${JSON.stringify(redactUrl(url))}).`)
+  }
+  else if (env) {
+    errors.push(`svcAuth.tokenRefresh.storage.url (the REST URL, https://…) is required with the upstash driver: set it in nuxt.config, with NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_URL or with ${UPSTASH_ENV.url}.`)
+  }
+  if (token && !TOKEN.test(token)) {
+    errors.push(`svcAuth.tokenRefresh.storage.token (the REST token of the upstash driver${storage.token ? '' : `, from ${UPSTASH_ENV.token}`}) must be visible ASCII characters without spaces or line breaks (its value is not shown).`)
+  }
+  else if (!token && env) {
+    errors.push(`svcAuth.tokenRefresh.storage.token (the REST token) is required with the upstash driver: set it with NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_TOKEN or ${UPSTASH_ENV.token} (keep it out of nuxt.config and the repository).`)
+  }
+  return errors
+}
+
+/** A URL for an error message: its user info and query hidden (they may hold secrets). */
+function redactUrl(url: string): string {
+  return url.replace(/\/\/[^/@]*@/, '//•••@').replace(/[?#].*$/, '?•••')
+}
