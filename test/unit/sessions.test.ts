@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 import { resolveOptions } from '../../src/build/options'
+import { authenticate, authenticationError } from '../../src/runtime/server/lib/authenticate'
+import { authErrorCode } from '../../src/runtime/server/lib/errors'
 import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/context'
 import { issueRefreshToken, readRefreshToken, revokeRefreshToken, rotateRefreshToken } from '../../src/runtime/server/lib/records/refresh-token'
 import { RECORD_TYPES } from '../../src/runtime/server/lib/records/record-types'
@@ -16,6 +18,7 @@ import type { ModuleOptionsInput } from '../../src/runtime/types/options'
 import { fakeEvent } from './helpers/event'
 import { unitContext } from './helpers/context'
 import { deleteRedisKeys } from '../support/redis-servers'
+import { startUpstashRestServer, type UpstashRestServer } from '../helpers/upstash-rest-server.mjs'
 
 const sleep = (ms: number): Promise<void> => new Promise(resolve => setTimeout(resolve, ms))
 
@@ -28,8 +31,15 @@ const scratchDir = (name: string) => {
   dirs.push(dir)
   return dir
 }
+/** The upstash driver's REST server (in front of the shared Redis), started on first use. */
+let restServer: Promise<UpstashRestServer> | undefined
+const upstashStorage = async () => {
+  const rest = await (restServer ??= startUpstashRestServer({ token: `sessions-${randomUUID()}` }))
+  return { driver: 'upstash' as const, url: rest.url, token: rest.token, prefix: redisPrefix() }
+}
 afterAll(async () => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+  await (await restServer)?.close()
   await deleteRedisKeys(RUN)
 })
 
@@ -265,32 +275,37 @@ describe('access tokens die with their session', () => {
     expect(await readRefreshToken(ctx, s.token)).toBeNull()
   })
 
-  describe.each(['redis', 'fs'] as const)('two processes sharing a %s store', (driver) => {
-    const options = (): ModuleOptionsInput => ({
+  describe.each(['redis', 'fs', 'upstash'] as const)('two processes sharing a %s store', (driver) => {
+    const options = async (): Promise<ModuleOptionsInput> => ({
       token: { secret: 'unit-test-secret-0123456789-abcdefghijklm', expiresIn: '2m' },
-      tokenRefresh: { storage: driver === 'redis' ? { driver, url: 'redis://127.0.0.1:6379', prefix: redisPrefix() } : { driver, base: scratchDir('sessions') } },
+      tokenRefresh: { storage: driver === 'redis' ? { driver, url: 'redis://127.0.0.1:6379', prefix: redisPrefix() } : driver === 'upstash' ? await upstashStorage() : { driver, base: scratchDir('sessions') } },
       logging: { level: 'silent' },
     })
 
     // Redis broadcasts: within a second (milliseconds in practice). fs has no broadcasts: a reload
-    // every second, so "about a second"; the margin is for a loaded machine.
+    // every second, so "about a second". upstash reloads when a check finds the list older than
+    // 2 s. The margin is for a loaded machine.
     const within = driver === 'redis' ? 1000 : 3000
 
     it(`a revocation on one is seen by the other within ${within / 1000} s, and by a process that starts later`, async () => {
-      const input = options()
+      const input = await options()
       const a = await createAuthContext(resolveOptions(input, true))
       const b = await createAuthContext(resolveOptions(input, true))
+      const seen = async (ctx: AuthContext, sid: string) => {
+        await ctx.revocations!.whenFresh()
+        return ctx.revocations!.isRevoked(sid)
+      }
       try {
         const s = await login(a, 'alice')
-        expect(b.revocations!.isRevoked(s.record.family)).toBe(false)
+        expect(await seen(b, s.record.family)).toBe(false)
         await revokeRefreshToken(a, s.token)
         const deadline = Date.now() + within
-        while (!b.revocations!.isRevoked(s.record.family) && Date.now() < deadline) await sleep(20)
+        while (!(await seen(b, s.record.family)) && Date.now() < deadline) await sleep(20)
         expect(b.revocations!.isRevoked(s.record.family)).toBe(true)
         const late = await createAuthContext(resolveOptions(input, true))
         try {
-          expect(late.revocations!.isRevoked(s.record.family)).toBe(true)
-          expect(late.revocations!.isRevoked('some-other-session')).toBe(false)
+          expect(await seen(late, s.record.family)).toBe(true)
+          expect(await seen(late, 'some-other-session')).toBe(false)
         }
         finally {
           await late.dispose()
@@ -300,6 +315,92 @@ describe('access tokens die with their session', () => {
         await Promise.all([a.dispose(), b.dispose()])
       }
     })
+  })
+})
+
+describe('revoked sessions reloaded on demand (upstash: no broadcasts, no timers)', () => {
+  /** What `authenticate` makes of `token` on `ctx`: the user, or the code of the 401. */
+  async function check(ctx: AuthContext, token: string) {
+    const event = fakeEvent({ headers: { authorization: `Bearer ${token}` } })
+    const user = await authenticate(event, ctx)
+    return { sub: user?.sub, refused: user ? undefined : authErrorCode(authenticationError(event)) }
+  }
+
+  async function twoProcesses() {
+    const input: ModuleOptionsInput = { token: { secret: 'unit-test-secret-0123456789-abcdefghijklm' }, tokenRefresh: { storage: await upstashStorage() }, logging: { level: 'silent' } }
+    const setInterval = vi.spyOn(globalThis, 'setInterval')
+    const a = await createAuthContext(resolveOptions(input, true))
+    const b = await createAuthContext(resolveOptions(input, true))
+    const timers = setInterval.mock.calls.length
+    setInterval.mockRestore()
+    return { a, b, timers }
+  }
+
+  it('a session revoked through one process is refused by another once the list is older than 2 s: one reload for 50 concurrent checks, no timer', async () => {
+    const { a, b, timers } = await twoProcesses()
+    try {
+      expect(timers).toBe(0)
+      vi.useFakeTimers({ toFake: ['Date'], now: Date.now() })
+      const s = await login(a, 'alice')
+      const { token } = await a.tokens.sign({ sub: 'alice', sid: s.record.family })
+      expect(await check(b, token)).toEqual({ sub: 'alice', refused: undefined })
+      await revokeRefreshToken(a, s.token)
+      expect(await check(a, token)).toEqual({ sub: undefined, refused: 'session_revoked' })
+
+      const reloads = vi.spyOn(b.store, 'mapEntries')
+      // Within the poll interval the other process still answers from its list: the delay a
+      // revocation takes to reach it, at most 2 s.
+      vi.setSystemTime(Date.now() + 1_500)
+      expect(await check(b, token)).toEqual({ sub: 'alice', refused: undefined })
+      expect(reloads).not.toHaveBeenCalled()
+      // Older than that: the checks wait for one reload, which they share.
+      vi.setSystemTime(Date.now() + 600)
+      const results = await Promise.all(Array.from({ length: 50 }, () => check(b, token)))
+      expect(results).toEqual(Array.from({ length: 50 }, () => ({ sub: undefined, refused: 'session_revoked' })))
+      expect(reloads).toHaveBeenCalledTimes(1)
+      // A token without a session id (no refresh token behind it) waits for nothing.
+      vi.setSystemTime(Date.now() + 2_100)
+      const { token: stateless } = await b.tokens.sign({ sub: 'bob' })
+      expect(await check(b, stateless)).toEqual({ sub: 'bob', refused: undefined })
+      expect(reloads).toHaveBeenCalledTimes(1)
+    }
+    finally {
+      vi.useRealTimers()
+      await Promise.all([a.dispose(), b.dispose()])
+    }
+  })
+
+  it('a reload that fails is logged, the list as last loaded is used, and the next try waits for the poll interval', async () => {
+    const { a, b } = await twoProcesses()
+    try {
+      vi.useFakeTimers({ toFake: ['Date'], now: Date.now() })
+      const revoked = await login(a, 'alice')
+      await revokeRefreshToken(a, revoked.token)
+      const live = await login(a, 'carol')
+      const { token } = await a.tokens.sign({ sub: 'carol', sid: live.record.family })
+      const reloads = vi.spyOn(b.store, 'mapEntries').mockRejectedValue(new Error('REST server unreachable'))
+      const warn = vi.spyOn(b.logger, 'warn')
+      vi.setSystemTime(Date.now() + 2_100)
+      expect(await check(b, token)).toEqual({ sub: 'carol', refused: undefined })
+      expect(reloads).toHaveBeenCalledTimes(1)
+      expect(warn).toHaveBeenCalledWith('Could not load the revoked sessions', expect.any(Error))
+      // Not one failing reload per request: the next waits for the poll interval.
+      expect(await check(b, token)).toEqual({ sub: 'carol', refused: undefined })
+      expect(reloads).toHaveBeenCalledTimes(1)
+      reloads.mockRestore()
+      vi.setSystemTime(Date.now() + 2_100)
+      const { token: revokedToken } = await a.tokens.sign({ sub: 'alice', sid: revoked.record.family })
+      expect(await check(b, revokedToken)).toEqual({ sub: undefined, refused: 'session_revoked' })
+    }
+    finally {
+      vi.useRealTimers()
+      await Promise.all([a.dispose(), b.dispose()])
+    }
+  })
+
+  it('other drivers never make a check wait', async () => {
+    const ctx = await unitContext()
+    expect(ctx.revocations!.whenFresh()).toBeUndefined()
   })
 })
 

@@ -21,7 +21,7 @@ export function authenticate(event: H3Event, ctx: AuthContext): Promise<AuthClai
   // A token verified before is found by the header's text alone (it passed parseBearer then).
   const candidate = bearerCandidate(header)
   const cached = candidate ? ctx.tokens.verifyCached(candidate) : undefined
-  context[CHECKED] = cached ? Promise.resolve(accept(event, ctx, cached)) : verifyToken(event, ctx, parseBearer(header))
+  context[CHECKED] = cached ? accept(event, ctx, cached) : verifyToken(event, ctx, parseBearer(header))
   return context[CHECKED]
 }
 
@@ -30,8 +30,17 @@ async function verifyToken(event: H3Event, ctx: AuthContext, token: string | und
   return claims ? accept(event, ctx, claims) : undefined
 }
 
+/**
+ * {@link acceptNow}, once the revoked set may be used: where it is reloaded on demand (the upstash
+ * driver) and is older than its poll interval, after the reload.
+ */
+function accept(event: H3Event, ctx: AuthContext, claims: AuthClaims): Promise<AuthClaims | undefined> {
+  const reload = typeof claims.sid === 'string' ? ctx.revocations?.whenFresh() : undefined
+  return reload ? reload.then(() => acceptNow(event, ctx, claims)) : Promise.resolve(acceptNow(event, ctx, claims))
+}
+
 /** Valid claims, unless their session has been revoked since (`sessions.revokeAccessTokens`). */
-function accept(event: H3Event, ctx: AuthContext, claims: AuthClaims): AuthClaims | undefined {
+function acceptNow(event: H3Event, ctx: AuthContext, claims: AuthClaims): AuthClaims | undefined {
   if (typeof claims.sid === 'string' && ctx.revocations?.isRevoked(claims.sid)) {
     (event.context as AuthEventContext)[REVOKED] = true
     return undefined

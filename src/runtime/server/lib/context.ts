@@ -85,6 +85,7 @@ export async function createAuthContext(options: ModuleOptions, { dev = false, c
       revocations = await createRevocationList(store, {
         ttlSeconds: Math.max(lifetimes.access, lifetimes.ssr, lifetimes.impersonation) + REVOCATION_MARGIN_SECONDS,
         pollMs: REVOCATION_POLL_MS[backend.driver],
+        onDemand: REVOCATION_ON_DEMAND.has(backend.driver),
         logger,
       })
     }
@@ -121,6 +122,13 @@ const REVOCATION_MARGIN_SECONDS = 60
 /**
  * How often each process reloads the revoked sessions besides the broadcasts: Redis broadcasts
  * (this is a safety net), processes sharing an fs directory have no broadcasts, memory is
- * one process.
+ * one process. upstash (Redis over HTTP) receives no broadcasts: see below.
  */
 const REVOCATION_POLL_MS: Record<StorageDriverName, number> = { redis: 10_000, fs: 1_000, memory: 0, upstash: 2_000 }
+
+/**
+ * Drivers whose revoked sessions are reloaded by the checks of tokens, when the list is older than
+ * its poll interval, instead of by a timer: upstash runs on serverless hosts and Workers, whose
+ * timers do not run between requests.
+ */
+const REVOCATION_ON_DEMAND: ReadonlySet<StorageDriverName> = new Set(['upstash'])

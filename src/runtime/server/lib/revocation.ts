@@ -10,11 +10,20 @@ import type { RecordStore } from './store/record-store'
  * - Revoking adds the id here at once, stores it (for processes that start later) and broadcasts
  *   it (Redis pub/sub) to the other processes, which add it on receipt (within milliseconds).
  * - On start and after every reconnection the set is loaded from the store, so a broadcast missed
- *   while disconnected is caught up. Drivers without broadcasts reload it every `pollMs`.
+ *   while disconnected is caught up. Drivers without broadcasts reload it every `pollMs`; on
+ *   hosts whose timers do not run between requests (`onDemand`: the upstash driver) a check waits
+ *   for a reload when the set is older than `pollMs` ({@link RevocationList.whenFresh}).
  * - Ids are kept as long as an access token lives, then forgotten (the token has expired anyway).
  */
 export interface RevocationList {
   isRevoked(sid: string): boolean
+  /**
+   * What to await before {@link isRevoked}: undefined when the set is current (broadcasts or a
+   * timer keep it so, or with `onDemand` its last reload started less than `pollMs` ago), else a
+   * reload (one at a time: concurrent checks share it). A failed reload is logged and the set as
+   * last loaded is used, as when a timer's reload fails.
+   */
+  whenFresh(): Promise<void> | undefined
   /** How many revoked ids the process holds (expired ones are forgotten within a minute). */
   size(): number
   /** Revokes a session's access tokens on every process sharing the store. */
@@ -27,8 +36,17 @@ export interface RevocationListOptions {
   ttlSeconds: number
   /** Reload from the store this often (ms) in addition to broadcasts; 0: never (expired ids are still forgotten every minute). */
   pollMs: number
+  /**
+   * Reload when a check finds the set older than `pollMs` ({@link RevocationList.whenFresh})
+   * instead of on a timer, and start no timer: for hosts that freeze between requests
+   * (serverless functions, Workers), where a timer does not run and a subscription cannot be held.
+   * @default false
+   */
+  onDemand?: boolean
   logger: Pick<Logger, 'warn'>
 }
+
+const noop = () => {}
 
 /** How often a process without reloads (memory driver) forgets expired ids. */
 const PRUNE_INTERVAL_MS = 60_000
@@ -49,39 +67,55 @@ export async function createRevocationList(store: RecordStore, options: Revocati
   }
 
   let first: Promise<void> | undefined
+  /** When the last reload started (its result holds what was stored by then), successful or not. */
+  let attemptedAt = Number.NEGATIVE_INFINITY
   /**
-   * One reload at a time: a resync asked for while one runs (a poll, a reconnection) makes one
-   * more reload after it, so reloads never pile up and none asked for is skipped.
+   * One reload at a time: a resync asked for while one runs makes one more reload after it (shared
+   * by everyone who asks meanwhile), so reloads never pile up and none asked for is skipped.
    */
-  let loading: Promise<void> | undefined
-  let again = false
-  const resync = () => {
-    if (loading) {
-      again = true
-      return
+  let running: Promise<void> | undefined
+  let queued: Promise<void> | undefined
+  const resync = (): Promise<void> => {
+    if (running) {
+      queued ??= running.then(noop, noop).then(() => {
+        queued = undefined
+        return resync()
+      })
+      return queued
     }
-    loading = reload().finally(() => {
-      loading = undefined
-      if (again) {
-        again = false
-        resync()
-      }
+    attemptedAt = Date.now()
+    const started = reload().finally(() => {
+      running = undefined
     })
-    first ??= loading
-    loading.catch(error => options.logger.warn('Could not load the revoked sessions', error))
+    running = started
+    first ??= started
+    started.catch(error => options.logger.warn('Could not load the revoked sessions', error))
+    return started
+  }
+  const resyncInBackground = () => {
+    resync().catch(noop)
   }
   // Subscribed before loading: a revocation between the two is received, not lost.
   const unsubscribe = await store.subscribe(REVOKED_CHANNEL, (message) => {
     const parsed = parseRevokedMessage(message)
     if (parsed) add(parsed.sid, parsed.expiresAt)
-  }, resync, error => options.logger.warn('Lost the connection that receives session revocations; reconnecting (the revoked sessions are loaded again then)', error))
+  }, resyncInBackground, error => options.logger.warn('Lost the connection that receives session revocations; reconnecting (the revoked sessions are loaded again then)', error))
   if (first) await first
-  else await reload()
+  else await resync()
 
   // Drivers without broadcasts (and Redis, as a safety net) reload; every driver forgets ids
-  // whose access tokens have expired.
-  const timer = setInterval(options.pollMs > 0 ? resync : prune, options.pollMs > 0 ? options.pollMs : PRUNE_INTERVAL_MS)
-  timer.unref?.()
+  // whose access tokens have expired. On demand, checks reload (and prune) instead: no timer.
+  let timer: ReturnType<typeof setInterval> | undefined
+  if (!options.onDemand) {
+    timer = setInterval(options.pollMs > 0 ? resyncInBackground : prune, options.pollMs > 0 ? options.pollMs : PRUNE_INTERVAL_MS)
+    timer.unref?.()
+  }
+
+  /** A reload that a check waits for; its failure was logged, the set as last loaded is used. */
+  const fresh = (): Promise<void> | undefined => {
+    if (attemptedAt > Date.now() - options.pollMs) return running?.catch(noop)
+    return resync().catch(noop)
+  }
 
   return {
     isRevoked(sid) {
@@ -91,6 +125,7 @@ export async function createRevocationList(store: RecordStore, options: Revocati
       revoked.delete(sid)
       return false
     },
+    whenFresh: () => (options.onDemand ? fresh() : undefined),
     size: () => revoked.size,
     async revoke(sid) {
       const expiresAt = Date.now() + options.ttlSeconds * 1000
@@ -98,7 +133,7 @@ export async function createRevocationList(store: RecordStore, options: Revocati
       await storeRevokedSession(store, sid, expiresAt)
     },
     async dispose() {
-      clearInterval(timer)
+      if (timer) clearInterval(timer)
       await unsubscribe()
     },
   }
