@@ -5,6 +5,7 @@ import { deployedSessionFlow } from './deployed-flow'
 import { fixtureEntry } from './fixtures'
 import type { Server } from './requests'
 import { freePort } from './server-processes'
+import { startUpstashStorage, type UpstashStorage } from './upstash-storage'
 
 const RUNNER = resolve(import.meta.dirname, '../support/serve-node-handler.mjs')
 
@@ -61,14 +62,17 @@ function roundRobin(instances: readonly Instance[]): Server {
   }
 }
 
+let storage: UpstashStorage
 let instances: Instance[] = []
 
 beforeAll(async () => {
-  instances = await Promise.all([startInstance(), startInstance()])
+  storage = await startUpstashStorage()
+  instances = await Promise.all([startInstance(storage.env), startInstance(storage.env)])
 }, 60_000)
 
 afterAll(async () => {
   await Promise.all(instances.map(instance => instance.stop()))
+  await storage?.close()
 })
 
 describe('a vercel build served as its Node function', () => {

@@ -1,0 +1,28 @@
+import { randomUUID } from 'node:crypto'
+import { startUpstashRestServer } from '../helpers/upstash-rest-server.mjs'
+import { deleteRedisKeys } from '../support/redis-servers'
+
+/** Redis over HTTP for a deployed build: a loopback REST server in front of the local Redis, under a prefix of its own. */
+export interface UpstashStorage {
+  /** The environment that points a build at it (url, token, a fresh key prefix). */
+  env: Record<string, string>
+  /** Stops the REST server and deletes the keys written under the prefix. */
+  close(): Promise<void>
+}
+
+export async function startUpstashStorage(): Promise<UpstashStorage> {
+  const token = randomUUID()
+  const prefix = `svc-auth-e2e:${randomUUID()}:`
+  const server = await startUpstashRestServer({ token })
+  return {
+    env: {
+      NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_URL: server.url,
+      NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_TOKEN: token,
+      NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_PREFIX: prefix,
+    },
+    async close() {
+      await server.close()
+      await deleteRedisKeys(prefix)
+    },
+  }
+}
