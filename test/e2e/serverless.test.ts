@@ -1,11 +1,12 @@
 import { spawn } from 'node:child_process'
 import { resolve } from 'node:path'
-import { afterAll, beforeAll, describe, it } from 'vitest'
+import { describe, it } from 'vitest'
 import { deployedSessionFlow } from './deployed-flow'
 import { fixtureEntry } from './fixtures'
 import type { Server } from './requests'
 import { freePort } from './server-processes'
-import { startUpstashStorage, type UpstashStorage } from './upstash-storage'
+import { startRedisTls } from '../support/redis-servers'
+import { startUpstashStorage } from './upstash-storage'
 
 const RUNNER = resolve(import.meta.dirname, '../support/serve-node-handler.mjs')
 
@@ -62,21 +63,39 @@ function roundRobin(instances: readonly Instance[]): Server {
   }
 }
 
-let storage: UpstashStorage
-let instances: Instance[] = []
-
-beforeAll(async () => {
-  storage = await startUpstashStorage()
-  instances = await Promise.all([startInstance(storage.env), startInstance(storage.env)])
-}, 60_000)
-
-afterAll(async () => {
-  await Promise.all(instances.map(instance => instance.stop()))
-  await storage?.close()
-})
+/** Runs the session flow on two instances started with `env`, and stops them. */
+async function flowOnTwoInstances(env: Record<string, string>): Promise<void> {
+  const instances = await Promise.all([startInstance(env), startInstance(env)])
+  try {
+    await deployedSessionFlow(roundRobin(instances))
+  }
+  finally {
+    await Promise.all(instances.map(instance => instance.stop()))
+  }
+}
 
 describe('a vercel build served as its Node function', () => {
-  it('carries a session across instances: mock login, exchange, protected route, rotation, reuse detection, logout', async () => {
-    await deployedSessionFlow(roundRobin(instances))
+  it('carries a session across instances over Redis over HTTP: mock login, exchange, protected route, rotation, reuse detection, logout', async () => {
+    const storage = await startUpstashStorage()
+    try {
+      await flowOnTwoInstances(storage.env)
+    }
+    finally {
+      await storage.close()
+    }
+  })
+
+  it('the same over TCP Redis with TLS (a rediss:// URL, the server checked against its CA)', async () => {
+    const redis = await startRedisTls()
+    try {
+      await flowOnTwoInstances({
+        NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'redis',
+        NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_URL: `rediss://127.0.0.1:${redis.port}`,
+        NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_TLS_CA: redis.ca.replace(/\n/g, '\\n'),
+      })
+    }
+    finally {
+      await redis.stop()
+    }
   })
 })
