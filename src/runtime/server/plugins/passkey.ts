@@ -1,23 +1,22 @@
 /**
- * Checks the passkey provider when the server starts: its options (a mistake is logged at once),
- * and, outside development, that a relying party is configured. Without `publicUrl` or
- * `providers.passkey.origins` every passkey ceremony of a production server answers 500
- * `passkey_not_configured` (the request's Host header is never used), so it is logged loudly.
+ * Checks the passkey provider when the server starts (on Workers: at the start of the first
+ * request): its options (a mistake is logged at once), and, outside development, that a relying
+ * party is configured. Without `publicUrl` or `providers.passkey.origins` every passkey ceremony
+ * of a production server answers 500 `passkey_not_configured` (the request's Host header is never
+ * used), so it is logged loudly.
  */
 import { defineNitroPlugin } from 'nitropack/runtime'
 import { configuredRelyingParty } from '../lib/passkey/options'
 import { usePasskeyRuntime } from '../lib/passkey/runtime'
+import { reportStartupError, runAtStartup } from '../lib/startup'
 import { useAuthContext } from '../utils/context'
 
-export default defineNitroPlugin(() => {
-  useAuthContext()
-    .then((ctx) => {
-      const runtime = usePasskeyRuntime(ctx)
-      if (!ctx.dev && !configuredRelyingParty(runtime.options, ctx.options.publicUrl)) {
-        ctx.logger.error('Passkeys are on but no relying party is configured: set NUXT_SVC_AUTH_PUBLIC_URL (or svcAuth.providers.passkey.origins and rpID). Every passkey request answers 500 passkey_not_configured until then.')
-      }
-    })
-    .catch((error: unknown) => {
-      console.error(error instanceof Error ? error.message : error)
-    })
+export default defineNitroPlugin((nitroApp) => {
+  runAtStartup(nitroApp.hooks, async () => {
+    const ctx = await useAuthContext()
+    const runtime = usePasskeyRuntime(ctx)
+    if (!ctx.dev && !configuredRelyingParty(runtime.options, ctx.options.publicUrl)) {
+      ctx.logger.error('Passkeys are on but no relying party is configured: set NUXT_SVC_AUTH_PUBLIC_URL (or svcAuth.providers.passkey.origins and rpID). Every passkey request answers 500 passkey_not_configured until then.')
+    }
+  }, reportStartupError)
 })

@@ -3,6 +3,7 @@ import type { AuthContext } from '../context'
 import { getAuthHandlers } from '../handlers'
 import { createPasswordHasher, type PasswordHasher } from './hashing'
 import { isPasswordEnabled, resolvePasswordOptions, validatePasswordOptions, validateRateLimitOptions } from './options'
+import { backgroundWorkOutlivesRequests } from '../platform'
 
 /** Per-process state of the password provider. */
 export interface PasswordRuntime {
@@ -14,7 +15,9 @@ const runtimes = new WeakMap<AuthContext, PasswordRuntime>()
 
 /**
  * The password provider's options and hasher for an auth context, created (and checked) once.
- * Starts computing the dummy hash at once, so the first unknown-user login is not faster.
+ * Starts computing the dummy hash at once, so the first unknown-user login is not faster; not on
+ * Workers, where a computation left running when its request ends never finishes (the first
+ * unknown-user login computes it there, and waits for it).
  */
 export function usePasswordRuntime(ctx: AuthContext): PasswordRuntime {
   let runtime = runtimes.get(ctx)
@@ -25,7 +28,7 @@ export function usePasswordRuntime(ctx: AuthContext): PasswordRuntime {
   const errors = [...validatePasswordOptions(options), ...validateRateLimitOptions(ctx.options.rateLimit)]
   if (errors.length) throw new Error(`[nuxt-svc-auth] Invalid configuration:\n${errors.map(e => `  - ${e}`).join('\n')}`)
   const hasher = createPasswordHasher({ rounds: options.passwordHashRounds, concurrency: options.hashConcurrency, handlers: () => getAuthHandlers().password, warn: message => ctx.logger.warn(message) })
-  hasher.warmUp().catch(error => ctx.logger.warn('Could not compute the dummy password hash', error))
+  if (backgroundWorkOutlivesRequests()) hasher.warmUp().catch(error => ctx.logger.warn('Could not compute the dummy password hash', error))
   runtime = { options, hasher }
   runtimes.set(ctx, runtime)
   return runtime
