@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto'
 import { IncomingMessage, ServerResponse } from 'node:http'
 import { Socket } from 'node:net'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { createError, createEvent } from 'h3'
-import { createKeyHasher, createSealer, deriveKey, plainSealer, randomDigits, randomToken, safeEqual } from '../../src/runtime/server/lib/crypto'
+import { createKeyHasher, createSealer, deriveKey, plainSealer, randomBelow, randomBytes, randomDigits, randomToken, safeEqual } from '../../src/runtime/server/lib/crypto'
 import { authError, sendAuthError, toErrorBody } from '../../src/runtime/server/lib/errors'
 import { createLogger } from '../../src/runtime/server/lib/logger'
 import { bearerCandidate, parseBearer, resolveAuthRule } from '../../src/runtime/server/lib/route-rules'
@@ -233,6 +233,32 @@ describe('randomDigits and randomToken', () => {
 
   it('honours another length', () => {
     expect(randomDigits(8)).toMatch(/^\d{8}$/)
+  })
+
+  it('randomBelow draws every value of its range, none outside, with even odds', () => {
+    const counts = Array<number>(10).fill(0)
+    for (let i = 0; i < 20_000; i++) counts[randomBelow(10)]!++
+    // 2000 expected per value; 5 standard deviations (about 212) either side.
+    for (const count of counts) expect(count).toBeGreaterThan(1780)
+    for (const count of counts) expect(count).toBeLessThan(2220)
+    expect(randomBelow(1)).toBe(0)
+    expect(randomBelow(2 ** 32)).toBeLessThan(2 ** 32)
+    for (const bad of [0, -1, 1.5, 2 ** 32 + 1, Number.NaN]) expect(() => randomBelow(bad), String(bad)).toThrow(RangeError)
+  })
+
+  it('randomBytes comes from the Web Crypto API (the same on Node and Workers)', () => {
+    const spy = vi.spyOn(globalThis.crypto, 'getRandomValues')
+    try {
+      const bytes = randomBytes(16)
+      expect(bytes).toBeInstanceOf(Uint8Array)
+      expect(bytes).toHaveLength(16)
+      randomToken(8)
+      randomDigits(2)
+      expect(spy).toHaveBeenCalledTimes(4)
+    }
+    finally {
+      spy.mockRestore()
+    }
   })
 
   it('randomToken is base64url with the requested entropy', () => {

@@ -1,14 +1,35 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes, randomInt, timingSafeEqual } from 'node:crypto'
+// Hashing, HKDF and AES-GCM stay synchronous with node:crypto (Node, and Workers with
+// `nodejs_compat`); random values come from the Web Crypto API, the same everywhere.
+import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto'
+
+/** `length` random bytes from the Web Crypto API (at most 65536 per call). */
+export function randomBytes(length: number): Uint8Array<ArrayBuffer> {
+  return globalThis.crypto.getRandomValues(new Uint8Array(length))
+}
 
 /** Random opaque token (base64url, `bytes` of entropy). */
 export function randomToken(bytes = 32): string {
-  return randomBytes(bytes).toString('base64url')
+  return Buffer.from(randomBytes(bytes)).toString('base64url')
+}
+
+/**
+ * A uniformly random whole number from 0 to `max - 1` (`max` at most 2^32): 32-bit draws above the
+ * largest multiple of `max` are drawn again, so no value is likelier than another.
+ */
+export function randomBelow(max: number): number {
+  if (!Number.isInteger(max) || max < 1 || max > 2 ** 32) throw new RangeError(`randomBelow: max must be a whole number from 1 to 2^32 (got ${max})`)
+  const limit = 2 ** 32 - (2 ** 32 % max)
+  const draw = new Uint32Array(1)
+  for (;;) {
+    globalThis.crypto.getRandomValues(draw)
+    if (draw[0]! < limit) return draw[0]! % max
+  }
 }
 
 /** A 6-digit code from a cryptographic source (leading zeros kept). */
 export function randomDigits(length = 6): string {
   let out = ''
-  for (let i = 0; i < length; i++) out += String(randomInt(0, 10))
+  for (let i = 0; i < length; i++) out += String(randomBelow(10))
   return out
 }
 
@@ -65,7 +86,7 @@ export function createSealer(key: string, previousKeys: readonly string[] = [], 
   const openers = previousKeys.map(previous => createSealer(previous, [], purpose))
   return {
     seal(plaintext) {
-      const iv = randomBytes(12)
+      const iv = Buffer.from(randomBytes(12))
       const cipher = createCipheriv('aes-256-gcm', aesKey, iv)
       const data = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()])
       return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), data.toString('base64url')].join('.')

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import { SignJWT, decodeProtectedHeader, errors, jwtVerify } from 'jose'
 import type { CryptoKey, JWTHeaderParameters, JWTPayload, JWTVerifyOptions } from 'jose'
 import type { AuthClaims } from '../../types/auth'
@@ -148,7 +147,7 @@ export async function createTokenService(
       aud: audience,
       iat,
       exp: iat + expiresIn,
-      jti: randomUUID(),
+      jti: globalThis.crypto.randomUUID(),
     }
     if (!hasSubject(payload)) {
       throw new Error('svc-auth: cannot sign an access token without a non-empty "sub" claim')

@@ -3,7 +3,6 @@
  * verification of the assertion, the counter check, the host's `saveCredential` and the shared
  * login pipeline.
  */
-import { randomBytes } from 'node:crypto'
 import type { H3Event } from 'h3'
 import { generateAuthenticationOptions, verifyAuthenticationResponse, type AuthenticationResponseJSON, type PublicKeyCredentialRequestOptionsJSON, type VerifiedAuthenticationResponse } from '@simplewebauthn/server'
 import type { AuthUser } from '../../../types/auth'
@@ -18,7 +17,7 @@ import { enforceRateLimit } from '../rate-limit'
 import { savePasskeyChallenge, takePasskeyChallenge } from '../records/passkey-challenge'
 import { refuseCrossOrigin } from '../request-guards'
 import { passkeyLoginOptionsRequest, passkeyLoginVerifyRequest } from '../schemas/requests'
-import { safeEqual } from '../crypto'
+import { randomBytes, safeEqual } from '../crypto'
 import { readBodyWith } from '../validation'
 import { answeredChallenge, isCrossOriginAnswer, userHandleOf } from './credentials'
 import { passkeyHandlers, type ResolvedPasskeyHandlers } from './handlers'
@@ -73,7 +72,7 @@ export async function authenticationOptions(ctx: AuthContext, event: H3Event): P
   const request = await generateAuthenticationOptions({
     rpID: rp.rpID,
     allowCredentials: await allowedCredentials(ctx, passkeyHandlers(event), email),
-    challenge: new Uint8Array(randomBytes(32)),
+    challenge: randomBytes(32),
     timeout: runtime.options.timeout,
     userVerification: runtime.options.userVerification,
   })

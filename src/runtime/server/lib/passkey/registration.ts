@@ -2,11 +2,11 @@
  * Registering a passkey for a logged-in user: options with a single-use challenge bound to the
  * user, then the verification of the authenticator's answer and the host's `saveCredential`.
  */
-import { randomBytes } from 'node:crypto'
 import type { H3Event } from 'h3'
 import { generateRegistrationOptions, verifyRegistrationResponse, type PublicKeyCredentialCreationOptionsJSON, type RegistrationResponseJSON, type VerifiedRegistrationResponse } from '@simplewebauthn/server'
 import type { PasskeyCredential, PasskeyInfo } from '../../../types/passkey'
 import type { AuthContext } from '../context'
+import { randomBytes } from '../crypto'
 import { authError } from '../errors'
 import { savePasskeyChallenge, takePasskeyChallenge } from '../records/passkey-challenge'
 import { requireRecentLogin } from '../recent-login'
@@ -41,7 +41,7 @@ export async function registrationOptions(ctx: AuthContext, event: H3Event): Pro
     userName,
     userDisplayName: owner.name ?? userName,
     userID: userHandleOf(rp.rpID, owner.sub),
-    challenge: new Uint8Array(randomBytes(32)),
+    challenge: randomBytes(32),
     timeout: options.timeout,
     attestationType: options.attestation,
     excludeCredentials: existing.map(c => ({ id: c.id, transports: c.transports })),

@@ -2,12 +2,12 @@
  * The second factor's cryptography: TOTP secrets (made, sealed for the host's storage, checked
  * with otpauth) and recovery codes (made, normalised, HMACed). Nothing here touches the store.
  */
-import { createHmac, randomInt } from 'node:crypto'
+import { createHmac } from 'node:crypto'
 import { HOTP, Secret, TOTP } from 'otpauth'
 import type { ModuleOptions } from '../../../types/options'
 import type { TwoFactorAlgorithm } from '../../../types/two-factor'
 import type { AuthContext } from '../context'
-import { createKeyHasher, createSealer, deriveKey, safeEqual, type KeyHasher, type Sealer } from '../crypto'
+import { createKeyHasher, createSealer, deriveKey, randomBelow, safeEqual, type KeyHasher, type Sealer } from '../crypto'
 import { stringList } from '../string-list'
 
 /**
@@ -147,7 +147,7 @@ const RECOVERY_LENGTH = 10
 export function newRecoveryCodes(count: number): string[] {
   return Array.from({ length: count }, () => {
     let code = ''
-    for (let i = 0; i < RECOVERY_LENGTH; i++) code += RECOVERY_ALPHABET[randomInt(0, RECOVERY_ALPHABET.length)]
+    for (let i = 0; i < RECOVERY_LENGTH; i++) code += RECOVERY_ALPHABET[randomBelow(RECOVERY_ALPHABET.length)]
     return `${code.slice(0, 5)}-${code.slice(5)}`
   })
 }
