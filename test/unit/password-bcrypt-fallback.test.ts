@@ -6,7 +6,7 @@ import { promisify } from 'node:util'
 import { hash as nativeHash, verify as nativeVerify } from '@node-rs/bcrypt'
 import bcryptjs from 'bcryptjs'
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
-import { BCRYPT_ENV, bcryptPreference, createBcryptEngine, type BcryptEngine } from '../../src/runtime/server/lib/password/bcrypt'
+import { BCRYPT_ENV, bcryptPreference, createBcryptEngine, createInlineEngine, loadNativeBcrypt, type BcryptEngine } from '../../src/runtime/server/lib/password/bcrypt'
 import { createWorkerEngine } from '../../src/runtime/server/lib/password/bcrypt-worker'
 import { createPasswordHasher } from '../../src/runtime/server/lib/password/hashing'
 
@@ -19,6 +19,7 @@ const keep = <E extends BcryptEngine>(engine: E): E => {
 afterAll(() => Promise.all(engines.map(e => e.close())))
 afterEach(() => {
   vi.unstubAllEnvs()
+  vi.unstubAllGlobals()
 })
 
 /** Largest event-loop delay (ms) while `work` runs, from a 1 ms timer and the histogram. */
@@ -256,5 +257,75 @@ describe('the password hasher on the fallback', () => {
     console.info(`max event-loop delay hashing at cost 12: ${inWorkers.toFixed(1)} ms (bcryptjs in a worker, 3 hashes, best round), ${inMainThread.toFixed(1)} ms (bcryptjs in the main thread, 1 hash)`)
     expect(inWorkers).toBeLessThan(50)
     expect(inMainThread).toBeGreaterThan(50)
+  })
+})
+
+describe('bcryptjs in the current thread (runtimes without threads: Workers)', () => {
+  it('is chosen where threads cannot start, before the native addon and whatever NUXT_SVC_AUTH_BCRYPT says', async () => {
+    vi.stubEnv(BCRYPT_ENV, 'js')
+    const warn = vi.fn()
+    const loadNative = vi.fn(loadNativeBcrypt)
+    expect((await createBcryptEngine({ workers: 2, warn, loadNative, threads: false })).kind).toBe('inline')
+    // On Workers by default (navigator.userAgent).
+    vi.stubGlobal('navigator', { userAgent: 'Cloudflare-Workers' })
+    expect((await createBcryptEngine({ workers: 2, warn, loadNative })).kind).toBe('inline')
+    expect(loadNative).not.toHaveBeenCalled()
+    expect(warn).not.toHaveBeenCalled()
+  })
+
+  it('hashes verify both ways with @node-rs/bcrypt; a wrong password or an unreadable hash is no match', async () => {
+    const engine = await createInlineEngine()
+    const hashed = await engine.hash('Sunflower-42x', 5)
+    expect(hashed).toMatch(/^\$2b\$05\$/)
+    expect(await nativeVerify('Sunflower-42x', hashed)).toBe(true)
+    expect(await engine.verify('Sunflower-42x', hashed)).toBe(true)
+    expect(await engine.verify('Sunflower-42y', hashed)).toBe(false)
+    expect(await engine.verify('native', await nativeHash('native', { cost: 5 }))).toBe(true)
+    expect(await engine.verify('pw', 'not-a-hash')).toBe(false)
+    expect(await engine.verify('pw', '$2b$99$tooshort')).toBe(false)
+  })
+
+  it('rejects when bcryptjs cannot be loaded (never a wrong-password answer)', async () => {
+    await expect(createInlineEngine(() => Promise.reject(new Error('Cannot find package bcryptjs')))).rejects.toThrow(/bcryptjs/)
+  })
+
+  it('takes no slot of the hasher: a slot handed from one request to another would tie them together on Workers', async () => {
+    let running = 0
+    let peak = 0
+    const hasher = createPasswordHasher({
+      rounds: 4,
+      concurrency: 1,
+      handlers: () => undefined,
+      engine: async () => {
+        const inner = await createInlineEngine()
+        return {
+          ...inner,
+          hash: async (password, cost) => {
+            running++
+            peak = Math.max(peak, running)
+            await new Promise(r => setTimeout(r, 20))
+            try {
+              return await inner.hash(password, cost)
+            }
+            finally {
+              running--
+            }
+          },
+        }
+      },
+    })
+    const hashes = await Promise.all(['a', 'b', 'c'].map(p => hasher.hash(p)))
+    expect(peak).toBe(3)
+    expect(await hasher.verify('b', hashes[1]!)).toBe(true)
+  })
+
+  it('the @node-rs/bcrypt stand-in of edge builds fails to load with its reason, so bcryptjs takes over', async () => {
+    vi.doMock('@node-rs/bcrypt', () => import('../../src/runtime/server/lib/password/bcrypt-unavailable'))
+    try {
+      await expect(loadNativeBcrypt()).rejects.toThrow('@node-rs/bcrypt is not part of this build (no native addons on this platform)')
+    }
+    finally {
+      vi.doUnmock('@node-rs/bcrypt')
+    }
   })
 })

@@ -1,9 +1,12 @@
-import { createWorkerEngine } from './bcrypt-worker'
+import { workerThreadsAvailable } from '../platform'
 
-/** One bcrypt implementation. Hashes of each verify with the other (standard `$2b$`). */
+/** One bcrypt implementation. Hashes of each verify with the others (standard `$2b$`). */
 export interface BcryptEngine {
-  /** `native`: `@node-rs/bcrypt` on the libuv thread pool; `worker`: bcryptjs in worker threads. */
-  readonly kind: 'native' | 'worker'
+  /**
+   * `native`: `@node-rs/bcrypt` on the libuv thread pool; `worker`: bcryptjs in worker threads;
+   * `inline`: bcryptjs in the current thread (runtimes without threads: Cloudflare Workers).
+   */
+  readonly kind: 'native' | 'worker' | 'inline'
   hash(password: string, cost: number): Promise<string>
   /**
    * False for a wrong password and for a hash that is not a bcrypt hash. Rejects only when the
@@ -38,7 +41,9 @@ export function bcryptPreference(env: Record<string, string | undefined> = proce
  * WebContainers, or on a platform without a prebuilt binary).
  */
 export async function loadNativeBcrypt(): Promise<NativeBcrypt> {
-  const loaded = await import('@node-rs/bcrypt') as Partial<NativeBcrypt> & { default?: Partial<NativeBcrypt> }
+  const loaded = await import('@node-rs/bcrypt') as Partial<NativeBcrypt> & { default?: Partial<NativeBcrypt>, unavailable?: unknown }
+  // The stand-in of edge builds (bcrypt-unavailable.ts) says why there is no addon.
+  if (typeof loaded.unavailable === 'string') throw new Error(loaded.unavailable)
   const native = typeof loaded.hash === 'function' ? loaded : loaded.default
   if (typeof native?.hash !== 'function' || typeof native.verify !== 'function') throw new Error('@node-rs/bcrypt has no hash/verify')
   return native as NativeBcrypt
@@ -54,15 +59,53 @@ export interface BcryptEngineOptions {
   prefer?: 'native' | 'js'
   /** @default loadNativeBcrypt */
   loadNative?: () => Promise<NativeBcrypt>
+  /**
+   * Whether worker threads can be started; without them bcryptjs runs in the current thread.
+   * @default workerThreadsAvailable() (false on Cloudflare Workers)
+   */
+  threads?: boolean
+}
+
+/** The part of bcryptjs the engines use (its promise API). */
+interface Bcryptjs {
+  hash(password: string, cost: number): Promise<string>
+  compare(password: string, hash: string): Promise<boolean>
 }
 
 /**
  * Loads bcryptjs in this thread: it must be installed, and this import is what makes Nitro trace
- * it into the built output, where the worker threads load it from. (A runtime without worker
- * threads would hash with this module in the thread; no such build exists yet.)
+ * it into the built output, where the worker threads load it from (and what bundles it into a
+ * Workers build, where it computes in the thread).
  */
-async function requireBcryptjs(): Promise<void> {
-  await import('bcryptjs')
+async function loadBcryptjs(): Promise<Bcryptjs> {
+  const loaded = await import('bcryptjs') as Partial<Bcryptjs> & { default?: Partial<Bcryptjs> }
+  const bcryptjs = typeof loaded.hash === 'function' ? loaded : loaded.default
+  if (typeof bcryptjs?.hash !== 'function' || typeof bcryptjs.compare !== 'function') throw new Error('bcryptjs has no hash/compare')
+  return bcryptjs as Bcryptjs
+}
+
+/**
+ * bcryptjs in the current thread, through its asynchronous API (which yields between slices of
+ * about 100 ms where the clock advances while code runs; on Workers it does not, so one hash is
+ * one slice). For runtimes without threads: each request of a Workers isolate is billed its own
+ * CPU time, and hashes of concurrent requests simply take turns.
+ */
+export async function createInlineEngine(load: () => Promise<Bcryptjs> = loadBcryptjs): Promise<BcryptEngine> {
+  const bcryptjs = await load()
+  return {
+    kind: 'inline',
+    hash: (password, cost) => bcryptjs.hash(password, cost),
+    // A hash bcryptjs cannot read is no match, as with the other engines.
+    verify: async (password, hash) => {
+      try {
+        return (await bcryptjs.compare(password, hash)) === true
+      }
+      catch {
+        return false
+      }
+    },
+    close: async () => {},
+  }
 }
 
 function nativeEngine(native: NativeBcrypt): BcryptEngine {
@@ -78,9 +121,11 @@ function nativeEngine(native: NativeBcrypt): BcryptEngine {
 /**
  * The bcrypt implementation of the process: `@node-rs/bcrypt`, or, when it cannot load (or
  * {@link BCRYPT_ENV} is `js`), bcryptjs in worker threads, so that the event loop keeps
- * answering either way.
+ * answering either way. Where no threads can be started (Cloudflare Workers, where the native
+ * addon cannot load either) bcryptjs in the current thread.
  */
 export async function createBcryptEngine(options: BcryptEngineOptions): Promise<BcryptEngine> {
+  if (!(options.threads ?? workerThreadsAvailable())) return createInlineEngine()
   const prefer = options.prefer ?? bcryptPreference()
   if (prefer === 'js') {
     options.warn(`${BCRYPT_ENV}=js: passwords are hashed with bcryptjs in worker threads instead of @node-rs/bcrypt`)
@@ -97,6 +142,8 @@ export async function createBcryptEngine(options: BcryptEngineOptions): Promise<
 }
 
 async function workerEngine(size: number): Promise<BcryptEngine> {
-  await requireBcryptjs()
+  await loadBcryptjs()
+  // Loaded only here: node:worker_threads and node:fs exist on Node, not on Workers.
+  const { createWorkerEngine } = await import('./bcrypt-worker')
   return createWorkerEngine({ size })
 }

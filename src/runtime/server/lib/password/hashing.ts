@@ -1,4 +1,3 @@
-import { availableParallelism } from 'node:os'
 import type { PasswordHandlers } from '../../../types/auth'
 import { randomToken } from '../crypto'
 import { createBcryptEngine, type BcryptEngine } from './bcrypt'
@@ -50,8 +49,18 @@ export function createSemaphore(limit: number): Semaphore {
  * Concurrency of bcrypt when `hashConcurrency` is 0: CPU cores minus one, at least 1, and at most
  * the libuv pool size minus one (so file storage and DNS still get a pool thread).
  */
-export function automaticHashConcurrency(cores = availableParallelism(), poolSize = Number(process.env.UV_THREADPOOL_SIZE) || 4): number {
+export function automaticHashConcurrency(cores: number, poolSize = Number(globalThis.process?.env?.UV_THREADPOOL_SIZE) || 4): number {
   return Math.max(1, Math.min(cores - 1, poolSize - 1))
+}
+
+/**
+ * CPU cores of the machine: `navigator.hardwareConcurrency` where there is one (Node 21 and
+ * later, Workers), else `os.availableParallelism()` (node:os, loaded only then).
+ */
+export async function cpuCores(): Promise<number> {
+  const cores = globalThis.navigator?.hardwareConcurrency
+  if (typeof cores === 'number' && cores > 0) return cores
+  return (await import('node:os')).availableParallelism()
 }
 
 /**
@@ -100,21 +109,29 @@ export interface HasherOptions {
 /**
  * The password hasher of the provider: bcrypt at `rounds`, at most `concurrency` computations at
  * once (hash, verify and the dummy share the slots, each held only while bcrypt computes), or
- * the host's functions when it registered them.
+ * the host's functions when it registered them. An engine that computes in the current thread
+ * (`inline`, on Workers) takes no slot: its hashes take turns anyway, and a slot handed from one
+ * request to another would tie each to the other's life.
  */
 export function createPasswordHasher(options: HasherOptions): PasswordHasher {
-  const slots = options.concurrency > 0 ? options.concurrency : automaticHashConcurrency()
-  const limit = createSemaphore(slots)
-  // Loaded on first use: a native addon that cannot load is caught there, not at import.
-  let engine: Promise<BcryptEngine> | undefined
-  const bcrypt = () => (engine ??= (options.engine ?? createBcryptEngine)({ workers: slots, warn: options.warn ?? (message => console.warn(`[svc-auth] ${message}`)) })
-    .catch((error: unknown) => {
-      // Made again on the next call instead of failing every later one.
-      engine = undefined
-      throw error
-    }))
-  const builtInHash = (password: string) => limit.run(async () => (await bcrypt()).hash(password, options.rounds))
-  const builtInVerify = (password: string, hash: string) => limit.run(async () => (await bcrypt()).verify(password, hash))
+  // Made on first use: a native addon that cannot load is caught there, not at import, and the
+  // automatic concurrency asks for the machine's cores only where threads compute.
+  let engine: Promise<{ bcrypt: BcryptEngine, limit: Semaphore | undefined }> | undefined
+  const started = () => (engine ??= (async () => {
+    const slots = options.concurrency > 0 ? options.concurrency : automaticHashConcurrency(await cpuCores())
+    const bcrypt = await (options.engine ?? createBcryptEngine)({ workers: slots, warn: options.warn ?? (message => console.warn(`[svc-auth] ${message}`)) })
+    return { bcrypt, limit: bcrypt.kind === 'inline' ? undefined : createSemaphore(slots) }
+  })().catch((error: unknown) => {
+    // Made again on the next call instead of failing every later one.
+    engine = undefined
+    throw error
+  }))
+  const compute = async <T>(task: (bcrypt: BcryptEngine) => Promise<T>): Promise<T> => {
+    const { bcrypt, limit } = await started()
+    return limit ? limit.run(() => task(bcrypt)) : task(bcrypt)
+  }
+  const builtInHash = (password: string) => compute(bcrypt => bcrypt.hash(password, options.rounds))
+  const builtInVerify = (password: string, hash: string) => compute(bcrypt => bcrypt.verify(password, hash))
 
   const hash = async (password: string): Promise<string> => {
     const custom = options.handlers()?.hashPassword

@@ -1,4 +1,3 @@
-import { createFsBackend } from './fs'
 import { createMemoryBackend } from './memory'
 import { createRedisBackend } from './redis'
 import { createUpstashBackend } from './upstash'
@@ -18,7 +17,8 @@ export async function createStoreBackend(options: StoreBackendOptions): Promise<
   const driver: string = options.driver
   switch (driver) {
     case 'fs':
-      return createFsBackend({ base: options.base })
+      // Loaded only when chosen: runtimes without a file system (Workers) never load node:fs.
+      return (await import('./fs')).createFsBackend({ base: options.base })
     case 'memory':
       return createMemoryBackend()
     case 'redis':
