@@ -96,6 +96,7 @@ export const defaultOptions = {
   rateLimit: {
     enabled: true,
     trustedProxies: [],
+    clientAddressHeader: '',
     register: { perIp: 10, perEmail: 5, window: 3600 },
     login: { perIp: 30, perEmailAndIp: 5, perEmail: 100, window: 900 },
     resetRequest: { perIp: 10, perEmail: 5, window: 3600 },

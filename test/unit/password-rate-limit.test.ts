@@ -1,13 +1,15 @@
 import type { H3Event } from 'h3'
 import { describe, expect, it } from 'vitest'
-import { clientAddress, createProxyMatcher, enforceRateLimit, isTrustedProxyEntry, normalizeAddress, rateLimitSubject, requestAddress, reserveLoginFailure } from '../../src/runtime/server/lib/rate-limit'
+import { clientAddress, createProxyMatcher, enforceRateLimit, headerAddress, isClientAddressHeader, isTrustedProxyEntry, normalizeAddress, rateLimitSubject, requestAddress, reserveLoginFailure } from '../../src/runtime/server/lib/rate-limit'
+import { validateRateLimitOptions } from '../../src/runtime/server/lib/password/options'
+import { resolveOptions } from '../../src/build/options'
 import { hitRateLimit } from '../../src/runtime/server/lib/records/rate-counter'
 import { RECORD_TYPES } from '../../src/runtime/server/lib/records/record-types'
 import { unitContext as context, rawBackend } from './helpers/context'
 
 /** The parts of an h3 event the limiter reads. */
-function fakeEvent(remoteAddress: string, forwardedFor?: string): H3Event {
-  return { node: { req: { socket: { remoteAddress }, headers: forwardedFor ? { 'x-forwarded-for': forwardedFor } : {} } } } as unknown as H3Event
+function fakeEvent(remoteAddress: string | undefined, forwardedFor?: string, headers: Record<string, string | string[]> = {}): H3Event {
+  return { node: { req: { socket: remoteAddress === undefined ? undefined : { remoteAddress }, headers: { ...(forwardedFor ? { 'x-forwarded-for': forwardedFor } : {}), ...headers } } } } as unknown as H3Event
 }
 
 describe('client address', () => {
@@ -37,6 +39,49 @@ describe('client address', () => {
     expect(clientAddress('127.0.0.1', '198.51.100.1', none)).toBe('127.0.0.1')
     expect(requestAddress(fakeEvent('127.0.0.1', '198.51.100.1'), { trustedProxies: [] })).toBe('127.0.0.1')
     expect(requestAddress(fakeEvent('127.0.0.1', '198.51.100.1'), { trustedProxies: ['127.0.0.1'] })).toBe('198.51.100.1')
+  })
+
+  it('comes from the platform\'s client address header when one is configured and holds an address', () => {
+    const options = { trustedProxies: ['10.0.0.0/8'], clientAddressHeader: 'cf-connecting-ip' }
+    // Serverless and Workers: no socket address at all; the platform's header is the client.
+    expect(requestAddress(fakeEvent(undefined, undefined, { 'cf-connecting-ip': '203.0.113.9' }), options)).toBe('203.0.113.9')
+    expect(requestAddress(fakeEvent(undefined, undefined, { 'cf-connecting-ip': '2001:db8::7' }), options)).toBe('2001:db8::7')
+    expect(requestAddress(fakeEvent(undefined, undefined, { 'cf-connecting-ip': ' ::ffff:203.0.113.9 ' }), options)).toBe('203.0.113.9')
+    // Header names are matched without regard to case (Node lower-cases request headers).
+    expect(requestAddress(fakeEvent('10.0.0.1', undefined, { 'x-real-ip': '198.51.100.4' }), { trustedProxies: [], clientAddressHeader: 'X-Real-IP' })).toBe('198.51.100.4')
+    // It wins over X-Forwarded-For, also from a trusted proxy.
+    expect(requestAddress(fakeEvent('10.0.0.1', '6.6.6.6', { 'cf-connecting-ip': '203.0.113.9' }), options)).toBe('203.0.113.9')
+  })
+
+  it('falls back to the socket and the trusted proxies when the header holds no single address', () => {
+    const options = { trustedProxies: ['10.0.0.0/8'], clientAddressHeader: 'cf-connecting-ip' }
+    for (const value of ['', 'not-an-ip', '203.0.113.9, 6.6.6.6', '203.0.113.9:443', '10.0.0.0/8', ['203.0.113.9', '6.6.6.6']]) {
+      expect(requestAddress(fakeEvent('10.0.0.1', '198.51.100.1', { 'cf-connecting-ip': value }), options), JSON.stringify(value)).toBe('198.51.100.1')
+    }
+    expect(requestAddress(fakeEvent('203.0.113.50'), options)).toBe('203.0.113.50')
+    expect(requestAddress(fakeEvent(undefined), options)).toBe('unknown')
+    // Without the option the header means nothing: clients could set it.
+    expect(requestAddress(fakeEvent('203.0.113.50', undefined, { 'cf-connecting-ip': '1.2.3.4' }), { trustedProxies: [] })).toBe('203.0.113.50')
+    expect(requestAddress(fakeEvent('203.0.113.50', undefined, { 'cf-connecting-ip': '1.2.3.4' }), { trustedProxies: [], clientAddressHeader: '' })).toBe('203.0.113.50')
+    expect(requestAddress(fakeEvent('203.0.113.50'), undefined)).toBe('203.0.113.50')
+  })
+
+  it('headerAddress takes exactly one IP address', () => {
+    expect(headerAddress('198.51.100.4')).toBe('198.51.100.4')
+    expect(headerAddress(undefined)).toBeUndefined()
+    expect(headerAddress(['198.51.100.4'])).toBeUndefined()
+    expect(headerAddress('198.51.100.4 198.51.100.5')).toBeUndefined()
+  })
+
+  it('clientAddressHeader defaults to none and must be a header name', () => {
+    expect(resolveOptions({}, true).rateLimit.clientAddressHeader).toBe('')
+    for (const ok of ['', 'cf-connecting-ip', 'X-Real-IP', 'x-nf-client-connection-ip']) expect(isClientAddressHeader(ok), ok).toBe(true)
+    for (const bad of ['cf connecting ip', 'x-real-ip:', 'a\nb', 42, null]) expect(isClientAddressHeader(bad), String(bad)).toBe(false)
+    const rateLimit = resolveOptions({}, true).rateLimit
+    expect(validateRateLimitOptions(rateLimit)).toEqual([])
+    expect(validateRateLimitOptions({ ...rateLimit, clientAddressHeader: 'cf connecting ip' })).toEqual([
+      'svcAuth.rateLimit.clientAddressHeader must be a header name such as \'cf-connecting-ip\', or \'\' (got "cf connecting ip").',
+    ])
   })
 
   it('accepts addresses and CIDR ranges only', () => {

@@ -162,6 +162,7 @@ describe('options', () => {
     expect(rateLimit).toEqual({
       enabled: true,
       trustedProxies: [],
+      clientAddressHeader: '',
       register: { perIp: 10, perEmail: 5, window: 3600 },
       login: { perIp: 30, perEmailAndIp: 5, perEmail: 100, window: 900 },
       resetRequest: { perIp: 10, perEmail: 5, window: 3600 },

@@ -52,6 +52,19 @@ export interface RateLimitOptions {
    */
   trustedProxies: string[]
   /**
+   * A request header that carries the client's address, set by the hosting platform in front of
+   * the server, which replaces any value a client sends: `cf-connecting-ip` (Cloudflare),
+   * `x-real-ip` (Vercel), `x-nf-client-connection-ip` (Netlify). Serverless functions and Workers
+   * have no socket address of the client, so without it every client would share one address
+   * (one rate-limit bucket for everyone). Only a valid IP address is taken from it; otherwise the
+   * address comes from the socket and `trustedProxies` as without it. Empty: a build for a
+   * Cloudflare, Vercel or Netlify preset uses that platform's header, any other build none. Set it
+   * only behind a platform that sets the header: elsewhere clients would choose their address.
+   * Env: `NUXT_SVC_AUTH_RATE_LIMIT_CLIENT_ADDRESS_HEADER`.
+   * @default ''
+   */
+  clientAddressHeader: string
+  /**
    * POST /auth/password/register.
    * @default { perIp: 10, perEmail: 5, window: 3600 }
    */
@@ -111,4 +124,4 @@ export interface RateLimitOptions {
 }
 
 /** Names of the rules (the endpoints they apply to). */
-export type RateLimitRuleName = Exclude<keyof RateLimitOptions, 'enabled' | 'trustedProxies' | 'codeOnlyVerify' | 'verifyFailures'>
+export type RateLimitRuleName = Exclude<keyof RateLimitOptions, 'enabled' | 'trustedProxies' | 'clientAddressHeader' | 'codeOnlyVerify' | 'verifyFailures'>

@@ -93,17 +93,43 @@ export function rateLimitSubject(address: string): string {
   return `${ipv6Groups(address).slice(0, 4).map(group => group.toString(16)).join(':')}::/64`
 }
 
-const matchers = new WeakMap<readonly string[], (address: string) => boolean>()
+/** True for an HTTP header name (an RFC 9110 token), or '' (no header). */
+export function isClientAddressHeader(value: unknown): value is string {
+  return typeof value === 'string' && (value === '' || /^[\w!#$%&'*+.^`|~-]+$/.test(value))
+}
 
-/** {@link clientAddress} of an h3 event with the configured trusted proxies. */
-export function requestAddress(event: H3Event, options: Pick<RateLimitOptions, 'trustedProxies'>): string {
-  const proxies = Array.isArray(options.trustedProxies) ? options.trustedProxies : []
+/**
+ * The address in a platform's client address header (`rateLimit.clientAddressHeader`): one IP
+ * address, IPv4-mapped IPv6 as IPv4; undefined for anything else (absent, repeated, a list, not
+ * an address), which leaves the address to the socket and the trusted proxies.
+ */
+export function headerAddress(value: string | string[] | undefined): string | undefined {
+  if (typeof value !== 'string') return undefined
+  const address = normalizeAddress(value)
+  return isIP(address) ? address : undefined
+}
+
+const matchers = new WeakMap<readonly string[], (address: string) => boolean>()
+const NO_PROXIES: readonly string[] = []
+
+/**
+ * The client address of an h3 event: the platform's client address header when one is
+ * configured and holds an IP address, else {@link clientAddress} with the configured trusted
+ * proxies.
+ */
+export function requestAddress(event: H3Event, options: Partial<Pick<RateLimitOptions, 'trustedProxies' | 'clientAddressHeader'>> | undefined): string {
+  const req = event.node.req
+  const header = options?.clientAddressHeader
+  if (typeof header === 'string' && header) {
+    const fromPlatform = headerAddress(req.headers[header.toLowerCase()])
+    if (fromPlatform) return fromPlatform
+  }
+  const proxies = Array.isArray(options?.trustedProxies) ? options.trustedProxies : NO_PROXIES
   let matcher = matchers.get(proxies)
   if (!matcher) {
     matcher = createProxyMatcher(proxies)
     matchers.set(proxies, matcher)
   }
-  const req = event.node.req
   return clientAddress(req.socket?.remoteAddress, req.headers['x-forwarded-for'], matcher)
 }
 
