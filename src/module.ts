@@ -1,5 +1,6 @@
 import { addImports, addServerHandler, addServerImports, addServerPlugin, addTypeTemplate, createResolver, defineNuxtModule, useLogger } from '@nuxt/kit'
 import { checkOptions } from './build/checks'
+import { setupDeployTarget } from './build/deploy-target'
 import { resolveOptions } from './build/options'
 import { serverRoutes } from './build/routes'
 import { setupOAuth } from './build/oauth'
@@ -63,6 +64,7 @@ export default defineNuxtModule<ModuleOptionsInput>({
     await setupDevtools(setup)
     setupTesting(setup, process.env)
     setupOpenAPI(setup)
+    setupDeployTarget(setup, process.env)
 
     addTypeTemplate({
       filename: 'types/svc-auth.d.ts',
