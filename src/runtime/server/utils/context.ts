@@ -34,7 +34,14 @@ export function useAuthContext(): Promise<AuthContext> {
       pending = undefined
     })
   }
-  return pending
+  const current = pending
+  // Forgotten by whoever sees it fail, too: on Workers a context being made by a request that was
+  // cancelled never settles for that request (its handlers above never run), while every other
+  // request awaiting it sees it rejected; the next request then makes a new one.
+  return current.catch((error: unknown) => {
+    if (pending === current) pending = undefined
+    throw error
+  })
 }
 
 /** The context once it exists, without waiting (the request middleware's fast path). */

@@ -43,7 +43,7 @@ export function bcryptPreference(env: Record<string, string | undefined> = proce
 export async function loadNativeBcrypt(): Promise<NativeBcrypt> {
   const loaded = await import('@node-rs/bcrypt') as Partial<NativeBcrypt> & { default?: Partial<NativeBcrypt>, unavailable?: unknown }
   // The stand-in of edge builds (bcrypt-unavailable.ts) says why there is no addon.
-  if (typeof loaded.unavailable === 'string') throw new Error(loaded.unavailable)
+  if ('unavailable' in loaded && typeof loaded.unavailable === 'string') throw new Error(loaded.unavailable)
   const native = typeof loaded.hash === 'function' ? loaded : loaded.default
   if (typeof native?.hash !== 'function' || typeof native.verify !== 'function') throw new Error('@node-rs/bcrypt has no hash/verify')
   return native as NativeBcrypt

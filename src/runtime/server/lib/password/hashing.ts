@@ -159,14 +159,15 @@ export function createPasswordHasher(options: HasherOptions): PasswordHasher {
   let dummy: { source: unknown, hash: Promise<string> } | undefined
   const dummyHash = (): Promise<string> => {
     const source = options.handlers()?.hashPassword ?? builtInHash
-    if (!dummy || dummy.source !== source) {
-      const pending = hash(randomToken(18))
-      dummy = { source, hash: pending }
-      pending.catch(() => {
-        if (dummy?.hash === pending) dummy = undefined
-      })
-    }
-    return dummy.hash
+    if (!dummy || dummy.source !== source) dummy = { source, hash: hash(randomToken(18)) }
+    const pending = dummy.hash
+    // A failed dummy is made again by the next caller. Forgotten by whoever awaits it, not only by
+    // the request that started it: on Workers a computation whose request was cancelled never
+    // settles for that request, while the others awaiting it see it rejected.
+    return pending.catch((error: unknown) => {
+      if (dummy?.hash === pending) dummy = undefined
+      throw error
+    })
   }
 
   const verifyDummy = async (password: string): Promise<false> => {
