@@ -1,8 +1,17 @@
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose'
+import { Secret, TOTP } from 'otpauth'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { CookieJar } from '../helpers/cookie-jar'
 import { deployedSessionFlow } from './deployed-flow'
+import { loginUser, PASSWORD, post, registerUser, sentCodes, uniqueEmail } from './password-helpers'
+import { bearer, cookie, setCookieValue } from './requests'
 import { startUpstashStorage, type UpstashStorage } from './upstash-storage'
 import { startWorkerd, type WorkerdServer } from './workerd'
 
+// The worker fixture (cloudflare-module preset) under workerd, Cloudflare's Workers runtime: each
+// test below runs code of the module that depends on what the runtime offers (node:crypto's
+// HKDF, AES-GCM and createPublicKey, node:net, Web Crypto random values, bcryptjs without
+// threads, TOTP), and the start-up checks that Workers refuse outside a request.
 let storage: UpstashStorage
 let server: WorkerdServer
 
@@ -17,12 +26,168 @@ afterAll(async () => {
   await storage?.close()
 })
 
+const totp = (secret: string, offset = 0) => new TOTP({ secret: Secret.fromBase32(secret) }).generate({ timestamp: Date.now() + offset * 30_000 })
+
+async function ok<T>(res: Response, status = 200): Promise<T> {
+  const text = await res.text()
+  expect(res.status, text).toBe(status)
+  return (text ? JSON.parse(text) : undefined) as T
+}
+
+/** One browser: its cookies kept between requests. */
+function browser() {
+  const jar = new CookieJar()
+  const request = async (method: string, path: string, { body, token }: { body?: unknown, token?: string } = {}) => {
+    const headers: Record<string, string> = { accept: 'application/json', cookie: jar.header() }
+    if (body !== undefined) headers['content-type'] = 'application/json'
+    if (token) headers.authorization = `Bearer ${token}`
+    const res = await server.fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
+    jar.store(res)
+    return res
+  }
+  return {
+    get: (path: string, token?: string) => request('GET', path, { token }),
+    post: (path: string, body: unknown = {}, token?: string) => request('POST', path, { body, token }),
+  }
+}
+
 describe('a cloudflare-module build under workerd', () => {
   it('logs in with the mock provider, exchanges the code, serves a protected route, rotates and detects reuse, logs out', async () => {
+    // The refresh records are sealed (tokenRefresh.encryption: AES-256-GCM, key by HKDF): every
+    // rotation opens one and seals the next.
     await deployedSessionFlow(server)
   })
 
   it('starts without a storage call at global scope (Workers forbid I/O outside a request)', () => {
     expect(server.output()).not.toContain('Disallowed operation called within global scope')
+  })
+
+  it('signs RS256 access tokens that verify with the JWKS it publishes (createPublicKey)', async () => {
+    const email = uniqueEmail('rs256')
+    const { token } = await registerUser(server, email)
+    const jwks = await ok<JSONWebKeySet>(await server.fetch('/.well-known/jwks.json'))
+    expect(jwks.keys).toHaveLength(1)
+    expect(jwks.keys[0]).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig', kid: 'svc-auth' })
+    expect(Object.keys(jwks.keys[0]!)).not.toContain('d')
+    expect(decodeProtectedHeader(token)).toMatchObject({ alg: 'RS256', kid: 'svc-auth' })
+    const { payload } = await jwtVerify(token, createLocalJWKSet(jwks), { issuer: 'svc' })
+    expect(payload).toMatchObject({ email, provider: 'password' })
+  })
+
+  it('password provider: register, emailed code, verify, token; then log in with the password (bcryptjs in the isolate\'s thread)', async () => {
+    const email = uniqueEmail('worker')
+    const registered = await registerUser(server, email)
+    const me = await ok<{ sub: string, email: string }>(await server.fetch('/api/user/me', bearer(registered.token)))
+    expect(me).toMatchObject({ email, sub: expect.stringMatching(/^w\d+$/) })
+    const session = await loginUser(server, email)
+    expect((await ok<{ sub: string }>(await server.fetch('/api/user/me', bearer(session.token)))).sub).toBe(me.sub)
+    // Its refresh token works like any other.
+    const refreshed = await server.fetch('/auth/refresh', cookie(session.refreshCookie))
+    expect(refreshed.status).toBe(200)
+    expect(setCookieValue(refreshed, 'svc-refresh')).toBeTruthy()
+  })
+
+  it('a wrong password and an unknown account get the same answer, also when they arrive together', async () => {
+    const email = uniqueEmail('known')
+    await registerUser(server, email)
+    const attempts = await Promise.all([
+      post(server, '/auth/password/login', { email, password: 'Wrong-password-1' }),
+      post(server, '/auth/password/login', { email: uniqueEmail('nobody'), password: PASSWORD }),
+      post(server, '/auth/password/login', { email: uniqueEmail('nobody'), password: PASSWORD }),
+      post(server, '/auth/password/login', { email, password: PASSWORD }),
+    ])
+    const bodies = await Promise.all(attempts.map(res => res.json() as Promise<{ error?: string }>))
+    expect(attempts.map(res => res.status)).toEqual([400, 400, 400, 200])
+    expect(bodies[0]).toEqual(bodies[1])
+    expect(bodies[1]).toEqual(bodies[2])
+    // Later unknown-account logins use the dummy hash the first one made (in an ended request).
+    expect((await post(server, '/auth/password/login', { email: uniqueEmail('nobody'), password: PASSWORD })).status).toBe(400)
+    expect((await sentCodes(server, email, 'login')).length).toBe(1)
+  })
+
+  it('two-factor: enrolment, a login that asks for the TOTP code, recovery codes (node:crypto HMAC, sealed secrets)', async () => {
+    const email = uniqueEmail('totp')
+    const { token } = await registerUser(server, email)
+    const c = browser()
+    const { secret } = await ok<{ secret: string }>(await c.post('/auth/two-factor/enrol', {}, token))
+    // The previous time step: the current one stays unused for the login below (a code counts once).
+    const { recoveryCodes } = await ok<{ recoveryCodes: string[] }>(await c.post('/auth/two-factor/confirm', { code: totp(secret, -1) }, token))
+    expect(recoveryCodes).toHaveLength(10)
+    for (const code of recoveryCodes) expect(code).toMatch(/^[2-9a-hjkmnp-z]{5}-[2-9a-hjkmnp-z]{5}$/)
+
+    const firstFactor = async (b: ReturnType<typeof browser>) => {
+      const seen = (await sentCodes(server, email, 'login')).length
+      await ok(await b.post('/auth/password/login', { email, password: PASSWORD }))
+      const codes = await sentCodes(server, email, 'login')
+      expect(codes.length).toBe(seen + 1)
+      const verified = await b.get(`/auth/password/login-verify?code=${codes.at(-1)!.code}`)
+      expect(verified.status).toBe(302)
+      const location = verified.headers.get('location')!
+      expect(location).toMatch(/^\/auth\/second-factor\?flow=[\w-]+$/)
+      return new URL(location, server.url).searchParams.get('flow')!
+    }
+    const b = browser()
+    const flow = await firstFactor(b)
+    expect((await b.post('/auth/two-factor/verify', { flow, code: '000000' })).status).toBe(400)
+    const done = await ok<{ redirect: string }>(await b.post('/auth/two-factor/verify', { flow, code: totp(secret) }))
+    const code = new URL(done.redirect, server.url).searchParams.get('code')!
+    const session = await ok<{ token: string }>(await b.post('/auth/token', { code }))
+    expect((await ok<{ email: string }>(await server.fetch('/api/user/me', bearer(session.token)))).email).toBe(email)
+
+    const r = browser()
+    const recovered = await ok<{ redirect: string }>(await r.post('/auth/two-factor/verify', { flow: await firstFactor(r), recoveryCode: recoveryCodes[0] }))
+    expect(recovered.redirect).toMatch(/^\/auth\/callback\?code=/)
+    expect(await ok(await c.get('/auth/two-factor/status', session.token))).toEqual({ enabled: true, recoveryCodesLeft: 9 })
+  })
+
+  it('takes the client address from cf-connecting-ip (the preset\'s default), a valid IP only', async () => {
+    const address = async (headers: Record<string, string> = {}) => ok<{ address: string, header: string }>(await server.fetch('/api/test/address', { headers }))
+    expect(await address({ 'cf-connecting-ip': '203.0.113.7' })).toMatchObject({ address: '203.0.113.7', header: 'cf-connecting-ip' })
+    expect((await address({ 'cf-connecting-ip': '2001:db8:1::9' })).address).toBe('2001:db8:1::9')
+    // Without a usable header: the socket and the trusted proxies (node:net BlockList and isIP).
+    const fallback = (await address()).address
+    expect((await address({ 'cf-connecting-ip': 'not-an-ip', 'x-forwarded-for': '198.51.100.1' })).address).toBe(fallback)
+  })
+
+  it('rate limits per client address: one address spends its budget, another is not affected', async () => {
+    const reset = (ip: string) => post(server, '/auth/password/reset-request', { email: uniqueEmail('limits') }, { 'cf-connecting-ip': ip })
+    // rateLimit.resetRequest.perIp is 3 in the fixture.
+    for (let i = 0; i < 3; i++) expect((await reset('203.0.113.20')).status).toBe(200)
+    const limited = await reset('203.0.113.20')
+    expect(limited.status).toBe(429)
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect((await reset('203.0.113.21')).status).toBe(200)
+  })
+
+  it('answered every request above without an unexpected error', () => {
+    expect(server.output()).not.toContain('Unexpected error')
+    expect(server.output()).not.toContain('Disallowed operation')
+  })
+})
+
+describe('a configuration mistake on Workers', () => {
+  let broken: WorkerdServer
+
+  beforeAll(async () => {
+    // A secret too short, as the environment (a binding) gives it: the auth context cannot be made.
+    broken = await startWorkerd('worker', { bindings: { ...storage.env, NUXT_SVC_AUTH_TOKEN_SECRET: 'too-short' } })
+  }, 60_000)
+
+  afterAll(async () => {
+    await broken?.stop()
+  })
+
+  it('is reported on the first request (never at global scope, where Workers refuse the I/O), once per start-up check; the module\'s routes answer the generic 500', async () => {
+    // startWorkerd waited for a first answer: the request that ran the start-up checks.
+    const reported = (log: string) => log.split('\n').filter(line => line.startsWith('[nuxt-svc-auth] Invalid configuration:')).length
+    await expect.poll(() => reported(broken.output())).toBe(2)
+    expect(broken.output()).toContain('  - svcAuth.token.secret must be at least 32 bytes long.')
+    const first = await broken.fetch('/auth/token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: 'x' }) })
+    expect(first.status).toBe(500)
+    expect(await first.json()).toEqual({ statusCode: 500, message: 'Internal server error', error: 'internal_error' })
+    expect((await broken.fetch('/api/protected/me')).status).toBe(500)
+    await broken.fetch('/')
+    expect(reported(broken.output())).toBe(2)
+    expect(broken.output()).not.toContain('Disallowed operation called within global scope')
   })
 })
