@@ -87,6 +87,12 @@ describe('a cloudflare-module build under workerd', () => {
     expect(setCookieValue(refreshed, 'svc-refresh')).toBeTruthy()
   })
 
+  it('an internationalised domain is stored and mailed in its ASCII form (node:url domainToASCII)', async () => {
+    const local = uniqueEmail('idn').split('@')[0]!
+    expect((await post(server, '/auth/password/register', { email: `${local}@BÜCHER.example`, password: PASSWORD })).status).toBe(200)
+    expect(await sentCodes(server, `${local}@xn--bcher-kva.example`, 'register')).toHaveLength(1)
+  })
+
   it('a wrong password and an unknown account get the same answer, also when they arrive together', async () => {
     const email = uniqueEmail('known')
     await registerUser(server, email)
