@@ -12,6 +12,7 @@ import { startWorkerd, type WorkerdServer } from './workerd'
 // test below runs code of the module that depends on what the runtime offers (node:crypto's
 // HKDF, AES-GCM and createPublicKey, node:net, Web Crypto random values, bcryptjs without
 // threads, TOTP), and the start-up checks that Workers refuse outside a request.
+
 let storage: UpstashStorage
 let server: WorkerdServer
 
