@@ -15,6 +15,12 @@ const MAX_BODY = 16 * 1024 * 1024
 /** A command of a request body: a non-empty array of strings and numbers. */
 const isCommand = c => Array.isArray(c) && c.length > 0 && c.every(a => typeof a === 'string' || typeof a === 'number' || typeof a === 'boolean')
 
+/**
+ * A command as ioredis `call` takes it: the name in capitals, for which ioredis transforms no
+ * reply (in lower case it turns an HGETALL reply into an object), so that answers are Redis's own.
+ */
+const toCall = ([name, ...args]) => [String(name).toUpperCase(), ...args.map(String)]
+
 const encode = value => (typeof value === 'string' ? Buffer.from(value).toString('base64') : Array.isArray(value) ? value.map(encode) : value)
 
 function readBody(req) {
@@ -39,7 +45,7 @@ export async function startUpstashRestServer({ token, redis: target = { host: '1
   const run = async (command) => {
     onCommand?.(command.map(String))
     try {
-      return { result: await redis.call(...command.map(String)) }
+      return { result: await redis.call(...toCall(command)) }
     }
     catch (error) {
       return { error: error.message }
@@ -47,7 +53,7 @@ export async function startUpstashRestServer({ token, redis: target = { host: '1
   }
   const transaction = async (commands) => {
     for (const command of commands) onCommand?.(command.map(String))
-    const results = await redis.multi(commands.map(command => ['call', ...command.map(String)])).exec()
+    const results = await redis.multi(commands.map(command => ['call', ...toCall(command)])).exec()
     return results.map(([error, result]) => (error ? { error: error.message } : { result }))
   }
 

@@ -6,8 +6,8 @@ import { join } from 'node:path'
 import { Redis, type RedisOptions } from 'ioredis'
 
 /**
- * Throwaway Redis servers on loopback ports for the tests: a Redis Cluster, a master watched by a
- * sentinel, and a TLS-only server; the cluster and the sentinel setup can speak TLS only, too.
+ * Throwaway Redis servers on loopback ports for the tests: a plain one, a Redis Cluster, a master
+ * watched by a sentinel, and a TLS-only server; the cluster and the sentinel setup can speak TLS only, too.
  * Each helper starts `redis-server` processes of its own (in a temporary directory), waits until
  * they serve, and `stop()` ends exactly those processes (by PID) and removes the directory. When
  * a helper fails half-way it stops what it started before it throws; processes still running when
@@ -313,6 +313,16 @@ export function startRedisTls(options: RedisTlsOptions = {}): Promise<RunningRed
     processes.start(['--port', '0', '--tls-port', String(port), ...tls.serverArgs, ...BASE_ARGS, '--dir', processes.dir])
     await until('the TLS redis-server did not start', processes, () => probe({ port, tls: tls.client }, async c => (await c.ping()) === 'PONG'))
     return { port, ...tls.material, stop: () => processes.stop() }
+  })
+}
+
+/** A plain Redis on a free loopback port, of its own: for tests that change server-wide state (its script cache). */
+export function startRedisServer(): Promise<RunningRedis & RedisNodeAddress> {
+  return withProcesses(async (processes) => {
+    const port = await freeRedisPort(new Set())
+    processes.start(['--port', String(port), ...BASE_ARGS, '--dir', processes.dir])
+    await until('the redis-server did not start', processes, () => probe({ port }, async c => (await c.ping()) === 'PONG'))
+    return { host: HOST, port, stop: () => processes.stop() }
   })
 }
 

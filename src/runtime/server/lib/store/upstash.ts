@@ -80,6 +80,7 @@ export async function createUpstashBackend(options: UpstashBackendOptions): Prom
     responseEncoding: false,
     // One command, one request: batching would tie unrelated requests to one slow answer, and its
     // errors are reworded (`Command failed: …`), which would hide NOSCRIPT from the script runner.
+    // (Commands go through `exec`, which the auto-pipeline leaves alone anyway: off, to be sure.)
     enableAutoPipelining: false,
     // Read-your-writes (the default): a read of this process sees its own earlier writes, also
     // where the database answers reads from replicas.
