@@ -32,3 +32,13 @@ export function redisEnv(prefix, { host = '127.0.0.1', port = 6379 } = {}) {
     NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_PORT: String(port),
   }
 }
+
+/** Environment of a basic-fixture server on the upstash driver (the REST server `rest`) under `prefix`. */
+export function upstashEnv(prefix, rest) {
+  return {
+    NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'upstash',
+    NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_PREFIX: prefix,
+    NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_URL: rest.url,
+    NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_TOKEN: rest.token,
+  }
+}

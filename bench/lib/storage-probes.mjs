@@ -1,10 +1,12 @@
 // The storage limit a rotation is compared with: durable small-file writes on the disk the fs
-// driver uses, and round trips to the Redis the redis driver uses.
+// driver uses, round trips to the Redis the redis driver uses, and HTTP round trips to the REST
+// server the upstash driver uses.
 
 import { mkdirSync } from 'node:fs'
 import { open, rename } from 'node:fs/promises'
 import { join } from 'node:path'
 import { redisClient } from './redis.mjs'
+import { restRoundTripsPerSec } from './upstash.mjs'
 
 /** A record-sized payload (a refresh-token record is a few hundred bytes of JSON). */
 const PAYLOAD = JSON.stringify({ v: 1, data: { sub: 'bench-user', sid: 'x'.repeat(43), family: 'y'.repeat(43), exp: Date.now() }, pad: 'z'.repeat(160) })
@@ -58,4 +60,9 @@ export async function redisRoundTripsPerSec(prefix, { clients, seconds }) {
   finally {
     for (const c of connections) c.disconnect()
   }
+}
+
+/** Round trips per second over HTTP to the REST server `rest` (see `restRoundTripsPerSec`). */
+export function upstashRoundTripsPerSec(rest, prefix, { clients, seconds }) {
+  return restRoundTripsPerSec(rest, prefix, { clients, seconds, payload: PAYLOAD })
 }

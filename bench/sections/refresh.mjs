@@ -1,15 +1,17 @@
-// Refresh near the storage limit: POST /auth/refresh per second with the fs and the redis
-// drivers, sequential on one session and with 10 concurrent sessions, next to the storage limit
-// measured in the same rounds (durable small-file writes, Redis round trips).
+// Refresh near the storage limit: POST /auth/refresh per second with the fs, the redis and the
+// upstash (Redis over HTTP) drivers, sequential on one session and with 10 concurrent sessions,
+// next to the storage limit measured in the same rounds (durable small-file writes, Redis round
+// trips, HTTP round trips to the REST server).
 
 import { Agent } from 'node:http'
 import { join } from 'node:path'
 import { buildBaseline } from '../lib/baseline.mjs'
-import { BASIC, fsEnv, redisEnv } from '../lib/fixtures.mjs'
+import { BASIC, fsEnv, redisEnv, upstashEnv } from '../lib/fixtures.mjs'
 import { inParallel, login, refresh } from '../lib/http.mjs'
 import { log, removeTempDir, startServer, stopServer, tempDir } from '../lib/processes.mjs'
 import { uniquePrefix } from '../lib/redis.mjs'
-import { durableWritesPerSec, redisRoundTripsPerSec } from '../lib/storage-probes.mjs'
+import { durableWritesPerSec, redisRoundTripsPerSec, upstashRoundTripsPerSec } from '../lib/storage-probes.mjs'
+import { startRestServer } from '../lib/upstash.mjs'
 import { append, fmtInt, fmtMs, goal, latencyStats, status } from '../lib/stats.mjs'
 
 /** Refreshes/s of the earlier Redis store (several round trips per rotation) with 10 concurrent sessions. */
@@ -17,6 +19,14 @@ const REDIS_BASELINE = 1252
 const LIMITS = {
   fs: { label: 'durable writes/s (write + fsync + rename)', probe: (ctx, clients, seconds) => durableWritesPerSec(join(ctx.dir, 'probe'), { parallel: clients, seconds }) },
   redis: { label: 'Redis SET round trips/s', probe: (ctx, clients, seconds) => redisRoundTripsPerSec(ctx.probePrefix, { clients, seconds }) },
+  upstash: { label: 'REST SET round trips/s (HTTP)', probe: (ctx, clients, seconds) => upstashRoundTripsPerSec(ctx.rest, ctx.probePrefix, { clients, seconds }) },
+}
+
+/** Server environment of each driver. */
+const ENV = {
+  fs: ctx => fsEnv(join(ctx.dir, 'records')),
+  redis: ctx => redisEnv(ctx.prefix),
+  upstash: ctx => upstashEnv(ctx.prefix, ctx.rest),
 }
 
 /**
@@ -67,8 +77,11 @@ export async function measureDriver(driver, opts, { nodeArgs = [], spans, entry 
       releases.push(release)
     }
   }
-  const env = driver === 'fs' ? fsEnv(join(ctx.dir, 'records')) : redisEnv(ctx.prefix)
-  const server = await startServer(entry, env, undefined, nodeArgs)
+  if (driver === 'upstash') {
+    ctx.rest = await startRestServer()
+    releases.push(() => ctx.rest.stop())
+  }
+  const server = await startServer(entry, ENV[driver](ctx), undefined, nodeArgs)
   log(`refresh: ${driver} server pid ${server.pid}`)
   const n = opts.refreshConcurrency
   const agent = new Agent({ keepAlive: true, maxSockets: n })
@@ -112,10 +125,11 @@ export async function measureDriver(driver, opts, { nodeArgs = [], spans, entry 
 export async function measure(opts) {
   const baseline = opts.baseline ? await buildBaseline(opts.baseline) : undefined
   const rows = []
-  for (const driver of ['fs', 'redis']) {
+  for (const driver of ['fs', 'redis', 'upstash']) {
     const current = await measureDriver(driver, opts)
-    // The baseline build right after, with the same phases: side by side in one run.
-    const before = baseline ? await measureDriver(driver, opts, { entry: baseline.entry }) : []
+    // The baseline build right after, with the same phases: side by side in one run (not upstash:
+    // builds from before the driver do not have it).
+    const before = baseline && driver !== 'upstash' ? await measureDriver(driver, opts, { entry: baseline.entry }) : []
     for (const row of current) rows.push({ ...row, baseline: before.find(b => b.clients === row.clients) })
   }
   const n = opts.refreshConcurrency
@@ -123,6 +137,9 @@ export async function measure(opts) {
   const fs1 = find('fs', 1)
   const fsN = find('fs', n)
   const redisN = find('redis', n)
+  const redis1 = find('redis', 1)
+  const upstashN = find('upstash', n)
+  const upstash1 = find('upstash', 1)
   const goals = [
     goal('fs refresh, sequential on one session (refreshes/s)', fs1.perSec, '≥', 1000),
     goal(`fs refresh, ${n} concurrent sessions / sequential`, fsN.perSec / fs1.perSec, '≥', 1.5),
@@ -131,7 +148,7 @@ export async function measure(opts) {
   const lines = [
     '### Token refresh near the storage limit',
     '',
-    `\`POST /auth/refresh\` in closed loops, each refresh sending the cookie of the previous answer of its session; every refresh must answer 200 with a token and a new cookie (anything else aborts the run). One server per driver (fs in a temp dir, Redis on 127.0.0.1:6379 under a unique key prefix, deleted at the end), ${n} sessions created first. In each of ${opts.refreshRounds} round(s), for 1 session and then for ${n} concurrent sessions: the storage limit for ${opts.refreshDuration} s, then refreshes for ${opts.refreshDuration} s. The storage limit is measured with as many clients as sessions: on fs, durable writes of a small file next to the server's records (open a temp file, write ~300 bytes, fsync, close, rename over the target, as the fs driver writes a record); on Redis, SET round trips (one command in flight per ioredis connection). "Limit ops per refresh" is the limit divided by the refresh rate: the number of such writes or round trips a refresh costs in time.`,
+    `\`POST /auth/refresh\` in closed loops, each refresh sending the cookie of the previous answer of its session; every refresh must answer 200 with a token and a new cookie (anything else aborts the run). One server per driver (fs in a temp dir, Redis on 127.0.0.1:6379 under a unique key prefix, deleted at the end; upstash through the tests' loopback REST server, \`test/helpers/upstash-rest-server.mjs\` in a process of its own, in front of that Redis), ${n} sessions created first. In each of ${opts.refreshRounds} round(s), for 1 session and then for ${n} concurrent sessions: the storage limit for ${opts.refreshDuration} s, then refreshes for ${opts.refreshDuration} s. The storage limit is measured with as many clients as sessions: on fs, durable writes of a small file next to the server's records (open a temp file, write ~300 bytes, fsync, close, rename over the target, as the fs driver writes a record); on Redis, SET round trips (one command in flight per ioredis connection); over HTTP, SET requests to the REST server with the driver's client settings (one in flight per loop). "Limit ops per refresh" is the limit divided by the refresh rate: the number of such writes or round trips a refresh costs in time.`,
     '',
     '| Driver | Sessions | Refreshes/s | Refreshes | p50 latency | p99 latency | Storage limit | Refresh / limit | Limit ops per refresh |',
     '| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |',
@@ -147,13 +164,14 @@ export async function measure(opts) {
       '| Driver | Sessions | Refreshes/s | Baseline refreshes/s | × baseline | Baseline p50 | Baseline p99 |',
       '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
     )
-    for (const r of rows) lines.push(`| ${r.driver} | ${r.clients} | ${fmtInt(r.perSec)} | ${fmtInt(r.baseline.perSec)} | **${(r.perSec / r.baseline.perSec).toFixed(2)}** | ${fmtMs(r.baseline.p50)} ms | ${fmtMs(r.baseline.p99)} ms |`)
+    for (const r of rows.filter(row => row.baseline)) lines.push(`| ${r.driver} | ${r.clients} | ${fmtInt(r.perSec)} | ${fmtInt(r.baseline.perSec)} | **${(r.perSec / r.baseline.perSec).toFixed(2)}** | ${fmtMs(r.baseline.p50)} ms | ${fmtMs(r.baseline.p99)} ms |`)
   }
   lines.push(
     '',
     `- fs sequential: **${fmtInt(fs1.perSec)}/s** (target ≥ 1,000/s: ${status(goals[0].met)}).`,
     `- fs ${n} concurrent / sequential: **${goals[1].value.toFixed(2)}** (target ≥ 1.5: ${status(goals[1].met)}).`,
     `- Redis ${n} concurrent: **${fmtInt(redisN.perSec)}/s**, **${goals[2].value.toFixed(2)}×** the ${fmtInt(REDIS_BASELINE)}/s baseline of the earlier store (target ≥ 2.5×: ${status(goals[2].met)}).`,
+    `- Redis over HTTP (upstash, a loopback REST server): **${fmtInt(upstash1.perSec)}/s** sequential (${(upstash1.perSec / redis1.perSec).toFixed(2)}× TCP Redis), **${fmtInt(upstashN.perSec)}/s** with ${n} concurrent sessions (${(upstashN.perSec / redisN.perSec).toFixed(2)}× TCP Redis). Every command is one HTTP request; a real deployment adds the network round trip to the provider to each.`,
   )
   return { lines, goals }
 }
