@@ -7,8 +7,9 @@ import type { StorageDriverName } from '../../../types/options'
  * never returned (expiry is checked on read, whatever the driver), and `sweep()` removes the
  * expired entries of drivers without native TTL.
  *
- * Atomicity: `take`, `setIfAbsent` and `incr` are atomic. With redis they are single commands or
- * scripts (GETDEL, SET NX PX, INCRBY + PEXPIRE), so they hold across server processes. With
+ * Atomicity: `take`, `setIfAbsent` and `incr` are atomic. With redis (and upstash, the same
+ * commands over HTTP) they are single commands or scripts (GETDEL, SET NX PX, INCRBY + PEXPIRE),
+ * so they hold across server processes. With
  * memory and fs they are serialised by a per-process lock per key; fs `take` also uses rename()
  * and fs `setIfAbsent` link(), which are atomic between processes on the same disk.
  */
@@ -53,12 +54,13 @@ export interface StoreBackend {
    * Receive the messages of `channel`. `onResync` runs once the subscription is live and again
    * after every reconnection (messages sent meanwhile are lost: reload the state they carry).
    * `onError` hears of the first error of each loss of the connection. Resolves with a function
-   * that ends the subscription.
+   * that ends the subscription. upstash (HTTP) holds no connection: it runs `onResync` once and
+   * receives nothing (its processes reload what the messages carry when they need it).
    */
   subscribe(channel: string, onMessage: (message: string) => void, onResync: () => void, onError?: (error: Error) => void): Promise<() => Promise<void>>
   /**
    * Claims a key and writes what the claim decides, in one step where the driver can: see
-   * {@link Commit}. Redis (one server) runs it as one script: one round trip, atomic. A Redis
+   * {@link Commit}. Redis (one server, also over HTTP) runs it as one script: one round trip, atomic. A Redis
    * cluster (the keys live on different slots) and fs / memory run it as {@link commitInSteps}.
    */
   commit(op: Commit): Promise<CommitResult>
