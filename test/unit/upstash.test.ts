@@ -90,6 +90,7 @@ describe('options', () => {
       expect(errorsOf(url), url).toEqual([expect.stringMatching(/storage\.url .* must start with https:\/\//)])
     }
     expect(errorsOf('not a url')).toEqual([expect.stringMatching(/is not a URL/)])
+    expect(errorsOf('https://db.upstash.io\n')).toEqual([expect.stringMatching(/must not begin or end with spaces/)])
     expect(errorsOf('https://user:pw@db.upstash.io')).toEqual([expect.stringMatching(/must not carry credentials .*"https:\/\/•••@db\.upstash\.io"/)])
     expect(errorsOf('https://db.upstash.io/?_token=abc')).toEqual([expect.stringMatching(/query or a fragment/)])
     expect(JSON.stringify(errorsOf('https://user:pw@db.upstash.io/?_token=abc'))).not.toMatch(/pw|abc/)

@@ -44,6 +44,7 @@ const LOOPBACK_HOSTS = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i
  * only for a loopback host: a local server in tests) without credentials, query or fragment.
  */
 export function restUrlProblem(url: string): string | undefined {
+  if (url !== url.trim()) return 'must not begin or end with spaces or line breaks'
   let parsed: URL
   try {
     parsed = new URL(url)
