@@ -326,7 +326,7 @@ describe('validateOptions and checkOptions', () => {
       const storage: { driver: string } = o.tokenRefresh.storage
       storage.driver = 'mongodb'
     })
-    expect(() => checkOptions(options, PROD)).toThrow('svcAuth.tokenRefresh.storage.driver must be one of fs, redis, memory (got "mongodb").')
+    expect(() => checkOptions(options, PROD)).toThrow('svcAuth.tokenRefresh.storage.driver must be one of fs, redis, memory, upstash (got "mongodb").')
   })
 
   it('sameSite none without secure is an error', () => {
