@@ -199,6 +199,9 @@ describe('the client', () => {
   it('refuses a URL over plain HTTP to another host, and a missing token, even when called directly', async () => {
     await expect(createUpstashBackend({ url: 'http://db.upstash.io', token: TOKEN })).rejects.toThrow(/must start with https:\/\//)
     await expect(createUpstashBackend({ url: 'https://db.upstash.io', token: '' })).rejects.toThrow(/token is missing/)
+    const error = await createUpstashBackend({ url: 'https://db.upstash.io', token: `${TOKEN}\n` }).then(() => undefined, (e: unknown) => e as Error)
+    expect(error?.message).toMatch(/token must be visible ASCII .*\(its value is not shown\)/)
+    expect(error?.message).not.toContain(TOKEN)
     expect(restUrlProblem('https://db.upstash.io/prefix')).toBeUndefined()
   })
 

@@ -63,6 +63,13 @@ export function restUrlProblem(url: string): string | undefined {
 /** A token that fits an HTTP header: visible ASCII, no spaces. */
 const TOKEN = /^[\x21-\x7E]+$/
 
+/** What is wrong with a REST token, or undefined (never its value). */
+export function restTokenProblem(token: string): string | undefined {
+  if (!token) return 'is missing'
+  if (!TOKEN.test(token)) return 'must be visible ASCII characters without spaces or line breaks (its value is not shown)'
+  return undefined
+}
+
 /**
  * Configuration errors of the upstash driver. With `env` (the server is starting) the URL and the
  * token must be known, from the options or the environment; without it (a build) only what is
@@ -82,8 +89,8 @@ export function upstashOptionErrors(storage: Pick<RefreshStorageOptions, 'url'> 
   else if (env) {
     errors.push(`svcAuth.tokenRefresh.storage.url (the REST URL, https://…) is required with the upstash driver: set it in nuxt.config, with NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_URL or with ${UPSTASH_ENV.url}.`)
   }
-  if (token && !TOKEN.test(token)) {
-    errors.push(`svcAuth.tokenRefresh.storage.token (the REST token of the upstash driver${storage.token ? '' : `, from ${UPSTASH_ENV.token}`}) must be visible ASCII characters without spaces or line breaks (its value is not shown).`)
+  if (token && restTokenProblem(token)) {
+    errors.push(`svcAuth.tokenRefresh.storage.token (the REST token of the upstash driver${storage.token ? '' : `, from ${UPSTASH_ENV.token}`}) ${restTokenProblem(token)}.`)
   }
   else if (!token && env) {
     errors.push(`svcAuth.tokenRefresh.storage.token (the REST token) is required with the upstash driver: set it with NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_TOKEN or ${UPSTASH_ENV.token} (keep it out of nuxt.config and the repository).`)

@@ -1,7 +1,7 @@
 import type { Redis } from '@upstash/redis'
 import { prefixPattern, redisOperations, scanServer, type RedisCommands } from './redis-operations'
 import type { StoreBackend } from './types'
-import { restUrlProblem, type UpstashConnection } from './upstash-connection'
+import { restTokenProblem, restUrlProblem, type UpstashConnection } from './upstash-connection'
 
 /** Options of {@link createUpstashBackend}. */
 export interface UpstashBackendOptions extends UpstashConnection {
@@ -21,7 +21,8 @@ type Answer<T> = (value: unknown) => value is T
 const isString = (value: unknown): value is string => typeof value === 'string'
 const isStringOrNull = (value: unknown): value is string | null => value === null || typeof value === 'string'
 const isInteger = (value: unknown): value is number => Number.isSafeInteger(value)
-const isAny = (value: unknown): value is unknown => value !== undefined
+/** Any answer (a script's): the caller checks it. */
+const isAnswer = (value: unknown): value is unknown => value !== undefined
 const isStrings = (value: unknown): value is string[] => Array.isArray(value) && value.every(isString)
 /** A SCAN step: the next cursor (a string, or a number from some servers) and the keys. */
 const isScanPage = (value: unknown): value is [string | number, string[]] => Array.isArray(value) && value.length === 2 && (isString(value[0]) || isInteger(value[0])) && isStrings(value[1])
@@ -34,13 +35,16 @@ const isSetAnswer = (value: unknown): value is 'OK' | null => value === 'OK' || 
  * the script runner expects it. The token is masked should a server echo it.
  */
 function failure(name: string, error: unknown, token: string, timeoutMs: number): Error {
+  // By name, not class: a DOMException (an abort) is not an Error on every runtime.
+  const kind = typeof (error as { name?: unknown } | null)?.name === 'string' ? (error as { name: string }).name : ''
+  const message = typeof (error as { message?: unknown } | null)?.message === 'string' ? (error as { message: string }).message : ''
   let reason: string
-  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) reason = `no answer within ${timeoutMs} ms`
-  else if (error instanceof Error && error.name === 'UpstashJSONParseError') reason = 'the answer is not JSON'
-  else if (error instanceof Error && error.name === 'UpstashError') reason = error.message.replace(/, command was: [\s\S]*$/, '').slice(0, 300)
-  else if (error instanceof Error) {
-    const code = (error.cause as { code?: unknown } | undefined)?.code
-    reason = `${error.message.slice(0, 200)}${typeof code === 'string' && /^\w{1,40}$/.test(code) ? ` (${code})` : ''}`
+  if (kind === 'TimeoutError' || kind === 'AbortError') reason = `no answer within ${timeoutMs} ms`
+  else if (kind === 'UpstashJSONParseError') reason = 'the answer is not JSON'
+  else if (kind === 'UpstashError') reason = message.replace(/, command was: [\s\S]*$/, '').slice(0, 300)
+  else if (message) {
+    const code = (error as { cause?: { code?: unknown } }).cause?.code
+    reason = `${message.slice(0, 200)}${typeof code === 'string' && /^\w{1,40}$/.test(code) ? ` (${code})` : ''}`
   }
   else reason = 'unknown error'
   if (token) reason = reason.split(token).join('•••')
@@ -67,7 +71,8 @@ export async function createUpstashBackend(options: UpstashBackendOptions): Prom
   // Checked here too, for callers that skip the option validation: never a token over plain HTTP.
   const problem = restUrlProblem(url)
   if (problem) throw new Error(`upstash store: the REST URL ${problem}`)
-  if (!token) throw new Error('upstash store: the REST token is missing')
+  const tokenProblem = restTokenProblem(token)
+  if (tokenProblem) throw new Error(`upstash store: the REST token ${tokenProblem}`)
   const { default: upstashDriver } = await import('unstorage/drivers/upstash')
   const driver = upstashDriver({
     url,
@@ -143,8 +148,8 @@ export async function createUpstashBackend(options: UpstashBackendOptions): Prom
       const [next, keys] = await send(['SCAN', cursor, 'MATCH', pattern, 'COUNT', String(count)], isScanPage)
       return [String(next), keys]
     },
-    evalsha: (sha, numKeys, ...args) => send(['EVALSHA', sha, String(numKeys), ...args.map(String)], isAny),
-    eval: (source, numKeys, ...args) => send(['EVAL', source, String(numKeys), ...args.map(String)], isAny),
+    evalsha: (sha, numKeys, ...args) => send(['EVALSHA', sha, String(numKeys), ...args.map(String)], isAnswer),
+    eval: (source, numKeys, ...args) => send(['EVAL', source, String(numKeys), ...args.map(String)], isAnswer),
   }
   const { commitScript, ...operations } = redisOperations(commands)
 
