@@ -329,17 +329,22 @@ describe('revoked sessions reloaded on demand (upstash: no broadcasts, no timers
   async function twoProcesses() {
     const input: ModuleOptionsInput = { token: { secret: 'unit-test-secret-0123456789-abcdefghijklm' }, tokenRefresh: { storage: await upstashStorage() }, logging: { level: 'silent' } }
     const setInterval = vi.spyOn(globalThis, 'setInterval')
+    const fetch = vi.spyOn(globalThis, 'fetch')
     const a = await createAuthContext(resolveOptions(input, true))
     const b = await createAuthContext(resolveOptions(input, true))
+    // Neither a timer nor a request to the store at start: Workers allow I/O only within a request.
     const timers = setInterval.mock.calls.length
+    const requests = fetch.mock.calls.length
     setInterval.mockRestore()
-    return { a, b, timers }
+    fetch.mockRestore()
+    return { a, b, timers, requests }
   }
 
   it('a session revoked through one process is refused by another once the list is older than 2 s: one reload for 50 concurrent checks, no timer', async () => {
-    const { a, b, timers } = await twoProcesses()
+    const { a, b, timers, requests } = await twoProcesses()
     try {
       expect(timers).toBe(0)
+      expect(requests).toBe(0)
       vi.useFakeTimers({ toFake: ['Date'], now: Date.now() })
       const s = await login(a, 'alice')
       const { token } = await a.tokens.sign({ sub: 'alice', sid: s.record.family })
@@ -378,6 +383,7 @@ describe('revoked sessions reloaded on demand (upstash: no broadcasts, no timers
       await revokeRefreshToken(a, revoked.token)
       const live = await login(a, 'carol')
       const { token } = await a.tokens.sign({ sub: 'carol', sid: live.record.family })
+      expect(await check(b, token)).toEqual({ sub: 'carol', refused: undefined })
       const reloads = vi.spyOn(b.store, 'mapEntries').mockRejectedValue(new Error('REST server unreachable'))
       const warn = vi.spyOn(b.logger, 'warn')
       vi.setSystemTime(Date.now() + 2_100)
@@ -394,6 +400,29 @@ describe('revoked sessions reloaded on demand (upstash: no broadcasts, no timers
     }
     finally {
       vi.useRealTimers()
+      await Promise.all([a.dispose(), b.dispose()])
+    }
+  })
+
+  it('nothing is loaded before the first check; until a load succeeds, checks fail (closed), one load at a time', async () => {
+    const { a, b } = await twoProcesses()
+    try {
+      const session = await login(a, 'alice')
+      const { token } = await a.tokens.sign({ sub: 'alice', sid: session.record.family })
+      await revokeRefreshToken(a, session.token)
+      // A store that takes 100 ms to fail: the checks meanwhile wait for that one load.
+      const loads = vi.spyOn(b.store, 'mapEntries').mockImplementation(async () => {
+        await sleep(100)
+        throw new Error('REST server unreachable')
+      })
+      const failed = await Promise.all(Array.from({ length: 10 }, () => check(b, token).then(() => 'answered', (error: Error) => error.message)))
+      expect(failed).toEqual(Array.from({ length: 10 }, () => 'REST server unreachable'))
+      expect(loads).toHaveBeenCalledTimes(1)
+      // The next check tries again at once (nothing was ever loaded), and this time it loads.
+      loads.mockRestore()
+      expect(await check(b, token)).toEqual({ sub: undefined, refused: 'session_revoked' })
+    }
+    finally {
       await Promise.all([a.dispose(), b.dispose()])
     }
   })

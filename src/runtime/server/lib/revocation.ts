@@ -21,7 +21,8 @@ export interface RevocationList {
    * What to await before {@link isRevoked}: undefined when the set is current (broadcasts or a
    * timer keep it so, or with `onDemand` its last reload started less than `pollMs` ago), else a
    * reload (one at a time: concurrent checks share it). A failed reload is logged and the set as
-   * last loaded is used, as when a timer's reload fails.
+   * last loaded is used, as when a timer's reload fails; before any reload succeeded, the promise
+   * rejects with the failure (the check fails closed).
    */
   whenFresh(): Promise<void> | undefined
   /** How many revoked ids the process holds (expired ones are forgotten within a minute). */
@@ -37,9 +38,10 @@ export interface RevocationListOptions {
   /** Reload from the store this often (ms) in addition to broadcasts; 0: never (expired ids are still forgotten every minute). */
   pollMs: number
   /**
-   * Reload when a check finds the set older than `pollMs` ({@link RevocationList.whenFresh})
-   * instead of on a timer, and start no timer: for hosts that freeze between requests
-   * (serverless functions, Workers), where a timer does not run and a subscription cannot be held.
+   * Load when a check needs the set (the first check, then any that finds it older than `pollMs`:
+   * {@link RevocationList.whenFresh}) instead of at creation and on a timer, and start no timer:
+   * for hosts that freeze between requests (serverless functions, Workers), where a timer does not
+   * run, a subscription cannot be held and no I/O may happen outside a request.
    * @default false
    */
   onDemand?: boolean
@@ -51,7 +53,7 @@ const noop = () => {}
 /** How often a process without reloads (memory driver) forgets expired ids. */
 const PRUNE_INTERVAL_MS = 60_000
 
-/** Creates the list and loads the revocations stored so far before resolving. */
+/** Creates the list and loads the revocations stored so far before resolving (on demand: at the first check). */
 export async function createRevocationList(store: RecordStore, options: RevocationListOptions): Promise<RevocationList> {
   const revoked = new Map<string, number>()
   const add = (sid: string, expiresAt: number) => {
@@ -61,9 +63,12 @@ export async function createRevocationList(store: RecordStore, options: Revocati
     const now = Date.now()
     for (const [sid, expiresAt] of revoked) if (expiresAt <= now) revoked.delete(sid)
   }
+  /** Whether a reload has succeeded yet (before, a check cannot be answered). */
+  let loaded = false
   const reload = async () => {
     for (const { sid, expiresAt } of await loadRevokedSessions(store)) add(sid, expiresAt)
     prune()
+    loaded = true
   }
 
   let first: Promise<void> | undefined
@@ -95,13 +100,21 @@ export async function createRevocationList(store: RecordStore, options: Revocati
   const resyncInBackground = () => {
     resync().catch(noop)
   }
+  // On demand, a resync only marks the list stale: the next check reloads it.
+  const markStale = () => {
+    attemptedAt = Number.NEGATIVE_INFINITY
+  }
   // Subscribed before loading: a revocation between the two is received, not lost.
   const unsubscribe = await store.subscribe(REVOKED_CHANNEL, (message) => {
     const parsed = parseRevokedMessage(message)
     if (parsed) add(parsed.sid, parsed.expiresAt)
-  }, resyncInBackground, error => options.logger.warn('Lost the connection that receives session revocations; reconnecting (the revoked sessions are loaded again then)', error))
-  if (first) await first
-  else await resync()
+  }, options.onDemand ? markStale : resyncInBackground, error => options.logger.warn('Lost the connection that receives session revocations; reconnecting (the revoked sessions are loaded again then)', error))
+  // On demand, the first check loads the list: no I/O before a request (Workers refuse it at
+  // start-up, outside a request).
+  if (!options.onDemand) {
+    if (first) await first
+    else await resync()
+  }
 
   // Drivers without broadcasts (and Redis, as a safety net) reload; every driver forgets ids
   // whose access tokens have expired. On demand, checks reload (and prune) instead: no timer.
@@ -111,8 +124,13 @@ export async function createRevocationList(store: RecordStore, options: Revocati
     timer.unref?.()
   }
 
-  /** A reload that a check waits for; its failure was logged, the set as last loaded is used. */
+  /**
+   * A reload that a check waits for. Until one has succeeded, every check needs one and fails with
+   * it (as a process that cannot load the list at start does not start); after that, a failed
+   * reload was logged and the set as last loaded is used.
+   */
   const fresh = (): Promise<void> | undefined => {
+    if (!loaded) return running ?? resync()
     if (attemptedAt > Date.now() - options.pollMs) return running?.catch(noop)
     return resync().catch(noop)
   }
