@@ -4,13 +4,13 @@ import { bearer, cookie, setCookieValue, tokenRequest, type Server } from './req
 
 const REFRESH_COOKIE = 'svc-refresh'
 
-interface Login {
+export interface Login {
   token: string
   refresh: string
 }
 
 /** Logs the mock user in through the module's OAuth flow against its own mock provider, then exchanges the code. */
-async function mockLogin(server: Server): Promise<Login> {
+export async function mockLogin(server: Server): Promise<Login> {
   const started = await startLogin(server, '/auth/mock')
   expect(started.authorizeUrl.pathname).toBe('/mock/authorize')
   const authorize = await server.fetch(`${started.authorizeUrl.pathname}${started.authorizeUrl.search}`)

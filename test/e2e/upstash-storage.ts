@@ -10,10 +10,11 @@ export interface UpstashStorage {
   close(): Promise<void>
 }
 
-export async function startUpstashStorage(): Promise<UpstashStorage> {
+/** @param onCommand sees every command before it runs; a promise it returns delays it (a slow database). */
+export async function startUpstashStorage(onCommand?: (command: string[]) => void | Promise<void>): Promise<UpstashStorage> {
   const token = randomUUID()
   const prefix = `svc-auth-e2e:${randomUUID()}:`
-  const server = await startUpstashRestServer({ token })
+  const server = await startUpstashRestServer({ token, onCommand })
   return {
     env: {
       NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_URL: server.url,

@@ -2,7 +2,7 @@ import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet
 import { Secret, TOTP } from 'otpauth'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CookieJar } from '../helpers/cookie-jar'
-import { deployedSessionFlow } from './deployed-flow'
+import { deployedSessionFlow, mockLogin } from './deployed-flow'
 import { loginUser, PASSWORD, post, registerUser, sentCodes, uniqueEmail } from './password-helpers'
 import { bearer, cookie, setCookieValue } from './requests'
 import { startUpstashStorage, type UpstashStorage } from './upstash-storage'
@@ -197,5 +197,76 @@ describe('a configuration mistake on Workers', () => {
     await broken.fetch('/')
     expect(reported(broken.output())).toBe(2)
     expect(broken.output()).not.toContain('Disallowed operation called within global scope')
+  })
+})
+
+describe('a reload of the revoked sessions left behind by a request that ended', () => {
+  // Workers tear a request down when it ends: a promise it made never settles for it, and rejects
+  // for every other request that awaits it. The revoked sessions are reloaded by token checks and
+  // one reload is shared by all of them; each HGETALL of the list is slowed down here on demand,
+  // so that the request that started it has ended before it finishes.
+  let slow = false
+  let slowStorage: UpstashStorage
+  let worker: WorkerdServer
+
+  beforeAll(async () => {
+    slowStorage = await startUpstashStorage(async (command) => {
+      if (slow && command[0]?.toUpperCase() === 'HGETALL') await new Promise(r => setTimeout(r, 1000))
+    })
+    worker = await startWorkerd('worker', { bindings: slowStorage.env })
+  }, 60_000)
+
+  afterAll(async () => {
+    await worker?.stop()
+    await slowStorage?.close()
+  })
+
+  /** A token check that must answer at once, with 200. */
+  const check = async (token: string) => {
+    const res = await worker.fetch('/api/protected/me', { ...bearer(token), signal: AbortSignal.timeout(5000) })
+    expect(res.status, await res.clone().text()).toBe(200)
+  }
+
+  it('does not break later token checks, neither before the list was first loaded nor after', async () => {
+    const { token } = await mockLogin(worker)
+    // Before the first load: the reload a request left behind fails the next check at most once
+    // (it awaited a promise of an ended request); the check after it loads the list again.
+    slow = true
+    expect(await (await worker.fetch('/api/test/leave-reload', { method: 'POST' })).json()).toEqual({ started: true })
+    slow = false
+    await new Promise(r => setTimeout(r, 1200))
+    const firstAfter = await worker.fetch('/api/protected/me', { ...bearer(token), signal: AbortSignal.timeout(5000) })
+    expect([200, 500]).toContain(firstAfter.status)
+    await check(token)
+    await check(token)
+
+    // After it: once the list is older than 2 s, a reload left behind must not leave later checks
+    // waiting on it (or on themselves).
+    await new Promise(r => setTimeout(r, 2200))
+    slow = true
+    expect(await (await worker.fetch('/api/test/leave-reload', { method: 'POST' })).json()).toEqual({ started: true })
+    slow = false
+    await check(token)
+    await new Promise(r => setTimeout(r, 1200))
+    await check(token)
+    await check(token)
+  })
+
+  it('still sees a revocation made elsewhere once the list is reloaded', async () => {
+    const { token, refresh } = await mockLogin(worker)
+    await check(token)
+    slow = true
+    await worker.fetch('/api/test/leave-reload', { method: 'POST' })
+    slow = false
+    // Logout on another instance stores the revocation; this one learns of it from a reload.
+    const other = await startWorkerd('worker', { bindings: slowStorage.env })
+    try {
+      const out = await other.fetch('/auth/logout', { method: 'POST', headers: { cookie: `svc-refresh=${refresh}`, authorization: `Bearer ${token}` } })
+      expect(out.status).toBeLessThan(300)
+    }
+    finally {
+      await other.stop()
+    }
+    await expect.poll(async () => (await worker.fetch('/api/protected/me', bearer(token))).status, { timeout: 6000, interval: 200 }).toBe(401)
   })
 })

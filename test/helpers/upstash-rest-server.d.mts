@@ -4,8 +4,11 @@ export interface UpstashRestServerOptions {
   token: string
   /** The Redis server behind it. @default { host: '127.0.0.1', port: 6379 } */
   redis?: { host: string, port: number }
-  /** Called with every command run (its arguments as strings), e.g. to count round trips. */
-  onCommand?: (command: string[]) => void
+  /**
+   * Called with every command before it runs (its arguments as strings), e.g. to count round
+   * trips; a promise it returns is awaited first (a slow database).
+   */
+  onCommand?: (command: string[]) => void | Promise<void>
 }
 
 /** A running server: its base URL (`http://127.0.0.1:<port>`), its token, and how to stop it. */

@@ -43,7 +43,7 @@ export async function startUpstashRestServer({ token, redis: target = { host: '1
   const redis = new Redis({ host: target.host, port: target.port, maxRetriesPerRequest: 1, lazyConnect: true })
   await redis.connect()
   const run = async (command) => {
-    onCommand?.(command.map(String))
+    await onCommand?.(command.map(String))
     try {
       return { result: await redis.call(...toCall(command)) }
     }
@@ -52,7 +52,7 @@ export async function startUpstashRestServer({ token, redis: target = { host: '1
     }
   }
   const transaction = async (commands) => {
-    for (const command of commands) onCommand?.(command.map(String))
+    for (const command of commands) await onCommand?.(command.map(String))
     const results = await redis.multi(commands.map(command => ['call', ...toCall(command)])).exec()
     return results.map(([error, result]) => (error ? { error: error.message } : { result }))
   }

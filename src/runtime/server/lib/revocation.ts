@@ -77,25 +77,40 @@ export async function createRevocationList(store: RecordStore, options: Revocati
   /**
    * One reload at a time: a resync asked for while one runs makes one more reload after it (shared
    * by everyone who asks meanwhile), so reloads never pile up and none asked for is skipped.
+   *
+   * A shared promise is forgotten by whoever sees it settle, not only by the request that made it:
+   * on Workers the handlers of a request that has ended (a client that went away) never run, and
+   * its promises reject for every other request with "created by a request that has since ended".
+   * Left in place, such a promise would answer every later check (a 500 before the first load, a
+   * list never reloaded after it) or, queued behind, make a resync wait on itself forever.
    */
   let running: Promise<void> | undefined
   let queued: Promise<void> | undefined
+  const forget = (promise: Promise<void>) => {
+    if (running === promise) running = undefined
+    if (queued === promise) queued = undefined
+  }
+  /** `promise`, forgotten by this caller once it has settled (either way). */
+  const shared = (promise: Promise<void>): Promise<void> => promise.finally(() => forget(promise))
   const resync = (): Promise<void> => {
     if (running) {
-      queued ??= running.then(noop, noop).then(() => {
-        queued = undefined
-        return resync()
-      })
-      return queued
+      const before = running
+      if (!queued) {
+        const next: Promise<void> = before.then(noop, noop).then(() => {
+          forget(before)
+          forget(next)
+          return resync()
+        })
+        queued = next
+      }
+      return shared(queued)
     }
     attemptedAt = Date.now()
-    const started = reload().finally(() => {
-      running = undefined
-    })
+    const started = reload()
     running = started
     first ??= started
     started.catch(error => options.logger.warn('Could not load the revoked sessions', error))
-    return started
+    return shared(started)
   }
   const resyncInBackground = () => {
     resync().catch(noop)
@@ -130,8 +145,8 @@ export async function createRevocationList(store: RecordStore, options: Revocati
    * reload was logged and the set as last loaded is used.
    */
   const fresh = (): Promise<void> | undefined => {
-    if (!loaded) return running ?? resync()
-    if (attemptedAt > Date.now() - options.pollMs) return running?.catch(noop)
+    if (!loaded) return running ? shared(running) : resync()
+    if (attemptedAt > Date.now() - options.pollMs) return running ? shared(running).catch(noop) : undefined
     return resync().catch(noop)
   }
 
