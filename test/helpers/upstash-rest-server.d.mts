@@ -8,7 +8,7 @@ export interface UpstashRestServerOptions {
    * Called with every command before it runs (its arguments as strings), e.g. to count round
    * trips; a promise it returns is awaited first (a slow database).
    */
-  onCommand?: (command: string[]) => void | Promise<void>
+  onCommand?: (command: string[]) => unknown
 }
 
 /** A running server: its base URL (`http://127.0.0.1:<port>`), its token, and how to stop it. */

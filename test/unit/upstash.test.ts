@@ -12,7 +12,7 @@ import { createAuthContext } from '../../src/runtime/server/lib/context'
 import { authenticate } from '../../src/runtime/server/lib/authenticate'
 import { toErrorBody } from '../../src/runtime/server/lib/errors'
 import { createLogger } from '../../src/runtime/server/lib/logger'
-import { issueRefreshToken, readRefreshToken, rotateRefreshToken } from '../../src/runtime/server/lib/records/refresh-token'
+import { issueRefreshToken, readRefreshToken, revokeRefreshToken, rotateRefreshToken } from '../../src/runtime/server/lib/records/refresh-token'
 import { createStoreBackend } from '../../src/runtime/server/lib/store'
 import { createUpstashBackend } from '../../src/runtime/server/lib/store/upstash'
 import { restUrlProblem, upstashConnection } from '../../src/runtime/server/lib/store/upstash-connection'
@@ -207,6 +207,13 @@ describe('the client', () => {
     expect(restUrlProblem('https://db.upstash.io/prefix')).toBeUndefined()
   })
 
+  it('refuses URL spellings the parser accepts but the client would not (failing only at start)', () => {
+    for (const url of ['HTTPS://db.upstash.io', 'https:db.upstash.io', 'https:\\\\db.upstash.io', 'http:/\\127.0.0.1', 'https://db.upstash.io/a b']) {
+      expect(restUrlProblem(url), url).toMatch(/must be written as https:\/\/host|is not a URL/)
+    }
+    for (const url of ['https://db.upstash.io', 'https://db.upstash.io/', 'http://127.0.0.1:8080', 'https://[::1]:8443/x']) expect(restUrlProblem(url), url).toBeUndefined()
+  })
+
   describe('a REST server that fails or answers wrongly: an error that names neither the token nor the data', () => {
     const VALUE = 'record-value-that-must-not-be-logged'
     const cases: Array<[string, (req: IncomingMessage, body: string) => FakeAnswer, RegExp]> = [
@@ -250,6 +257,20 @@ describe('the client', () => {
       const backend = await createUpstashBackend({ url: server.url, token: TOKEN, timeoutMs: 1000 })
       const error = await backend.get('key').then(() => undefined, (e: unknown) => e as Error)
       expect(error?.message).toMatch(/^fetch failed \(ECONNREFUSED\) \(Redis REST GET\)$/)
+    })
+
+    it('a counter answered with anything but an integer (a count of 0 would let every request through a rate limit)', async () => {
+      for (const result of [null, '', [], false, true, '7', [3], 1.5]) {
+        const server = await fakeRest(() => ({ body: JSON.stringify({ result }) }))
+        const backend = await createUpstashBackend({ url: server.url, token: TOKEN })
+        try {
+          await expect(backend.incr('n', 1000), JSON.stringify(result)).rejects.toThrow(/Unexpected answer of the incr script/)
+        }
+        finally {
+          await backend.dispose()
+          await server.close()
+        }
+      }
     })
 
     it('a map, a script or a scan answered wrongly', async () => {
@@ -375,6 +396,22 @@ describe('on a real REST server', () => {
     await backend.dispose()
     await expect(backend.get(`${prefix()}k`)).rejects.toThrow('The upstash store is closed (Redis REST GET)')
     expect(onMessage).not.toHaveBeenCalled()
+  })
+
+  it('a logout whose broadcast fails still ends the session (the broadcast is only quicker than a reload): logged, not thrown', async () => {
+    const ctx = await createAuthContext(options())
+    try {
+      const session = await login(ctx, 'alice')
+      const publish = vi.spyOn(ctx.store, 'publish').mockRejectedValue(new Error('ERR induced (Redis REST PUBLISH)'))
+      const warn = vi.spyOn(ctx.logger, 'warn')
+      await expect(revokeRefreshToken(ctx, session.token)).resolves.toMatchObject({ family: session.record.family })
+      expect(publish).toHaveBeenCalled()
+      expect(warn).toHaveBeenCalledWith(expect.stringContaining('Could not broadcast a session revocation'), expect.any(Error))
+      expect((await rotateRefreshToken(ctx, session.token)).status).not.toBe('ok')
+    }
+    finally {
+      await ctx.dispose()
+    }
   })
 
   it('50 concurrent rotations of one refresh token with no grace period: exactly one succeeds', async () => {

@@ -50,6 +50,12 @@ export interface RevocationListOptions {
 
 const noop = () => {}
 
+/**
+ * On demand, how long checks use the list as last loaded after a reload failed, before the next
+ * check tries again (a store that is down is not asked once per request).
+ */
+const RETRY_AFTER_FAILURE_MS = 250
+
 /** How often a process without reloads (memory driver) forgets expired ids. */
 const PRUNE_INTERVAL_MS = 60_000
 
@@ -65,15 +71,28 @@ export async function createRevocationList(store: RecordStore, options: Revocati
   }
   /** Whether a reload has succeeded yet (before, a check cannot be answered). */
   let loaded = false
+  /**
+   * When the last successful reload started (its result holds what was stored by then): the age
+   * of the list. A failed reload leaves it as it was, so the list is not taken as fresh.
+   */
+  let loadedAt = Number.NEGATIVE_INFINITY
+  /** When the last reload failed: checks wait {@link RETRY_AFTER_FAILURE_MS} before the next try. */
+  let failedAt = Number.NEGATIVE_INFINITY
   const reload = async () => {
-    for (const { sid, expiresAt } of await loadRevokedSessions(store)) add(sid, expiresAt)
+    const started = Date.now()
+    try {
+      for (const { sid, expiresAt } of await loadRevokedSessions(store)) add(sid, expiresAt)
+    }
+    catch (error) {
+      failedAt = Date.now()
+      throw error
+    }
     prune()
     loaded = true
+    loadedAt = Math.max(loadedAt, started)
   }
 
   let first: Promise<void> | undefined
-  /** When the last reload started (its result holds what was stored by then), successful or not. */
-  let attemptedAt = Number.NEGATIVE_INFINITY
   /**
    * One reload at a time: a resync asked for while one runs makes one more reload after it (shared
    * by everyone who asks meanwhile), so reloads never pile up and none asked for is skipped.
@@ -85,6 +104,8 @@ export async function createRevocationList(store: RecordStore, options: Revocati
    * list never reloaded after it) or, queued behind, make a resync wait on itself forever.
    */
   let running: Promise<void> | undefined
+  /** When the reload in flight started. */
+  let runningSince = Number.NEGATIVE_INFINITY
   let queued: Promise<void> | undefined
   const forget = (promise: Promise<void>) => {
     if (running === promise) running = undefined
@@ -105,9 +126,9 @@ export async function createRevocationList(store: RecordStore, options: Revocati
       }
       return shared(queued)
     }
-    attemptedAt = Date.now()
     const started = reload()
     running = started
+    runningSince = Date.now()
     first ??= started
     started.catch(error => options.logger.warn('Could not load the revoked sessions', error))
     return shared(started)
@@ -117,7 +138,7 @@ export async function createRevocationList(store: RecordStore, options: Revocati
   }
   // On demand, a resync only marks the list stale: the next check reloads it.
   const markStale = () => {
-    attemptedAt = Number.NEGATIVE_INFINITY
+    loadedAt = Number.NEGATIVE_INFINITY
   }
   // Subscribed before loading: a revocation between the two is received, not lost.
   const unsubscribe = await store.subscribe(REVOKED_CHANNEL, (message) => {
@@ -146,7 +167,12 @@ export async function createRevocationList(store: RecordStore, options: Revocati
    */
   const fresh = (): Promise<void> | undefined => {
     if (!loaded) return running ? shared(running) : resync()
-    if (attemptedAt > Date.now() - options.pollMs) return running ? shared(running).catch(noop) : undefined
+    const now = Date.now()
+    // Fresh: loaded less than pollMs ago. Stale, and the last try failed a moment ago: the list as
+    // last loaded, without a try per check while the store is down. Otherwise: a reload.
+    if (loadedAt > now - options.pollMs || failedAt > now - RETRY_AFTER_FAILURE_MS) return running ? shared(running).catch(noop) : undefined
+    // A reload in flight that started within the interval will do: checks share it.
+    if (running && runningSince > now - options.pollMs) return shared(running).catch(noop)
     return resync().catch(noop)
   }
 
@@ -163,7 +189,7 @@ export async function createRevocationList(store: RecordStore, options: Revocati
     async revoke(sid) {
       const expiresAt = Date.now() + options.ttlSeconds * 1000
       add(sid, expiresAt)
-      await storeRevokedSession(store, sid, expiresAt)
+      await storeRevokedSession(store, sid, expiresAt, error => options.logger.warn('Could not broadcast a session revocation (stored: other processes load it at their next reload)', error))
     },
     async dispose() {
       if (timer) clearInterval(timer)

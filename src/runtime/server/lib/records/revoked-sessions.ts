@@ -14,11 +14,16 @@ export const REVOKED_CHANNEL = 'session-revoked'
 
 const revokedAt = z.number()
 
-/** Records that `sid` is revoked until `expiresAt` (epoch ms) and tells every process. */
-export async function storeRevokedSession(store: RecordStore, sid: string, expiresAt: number): Promise<void> {
+/**
+ * Records that `sid` is revoked until `expiresAt` (epoch ms) and tells every process. The record is
+ * what counts (every process reloads it: at start, after a reconnection, on its poll); the
+ * broadcast only makes it quicker, so a broadcast that fails is reported to `onBroadcastError` and
+ * does not fail the revocation (which would stop a logout half-way, its refresh token still live).
+ */
+export async function storeRevokedSession(store: RecordStore, sid: string, expiresAt: number, onBroadcastError: (error: unknown) => void): Promise<void> {
   const now = Date.now()
   await store.mapSet(store.namedKey(RECORD_TYPES.revokedSessions), sid, now, (expiresAt - now) / 1000)
-  await store.publish(REVOKED_CHANNEL, `${sid}|${expiresAt}`)
+  await store.publish(REVOKED_CHANNEL, `${sid}|${expiresAt}`).catch(onBroadcastError)
 }
 
 /** Every session revoked and still within its access tokens' lifetime, with its expiry. */

@@ -85,10 +85,11 @@ export function redisOperations(client: RedisCommands): RedisOperations {
     take: key => client.getdel(key),
 
     async incr(key, ttlMs, by = 1) {
+      // An integer reply only: anything else (null, '', an array, a boolean) would read as a count
+      // (0: a rate limit that never trips).
       const answer = await script('incr', [key], [toTtlMs(ttlMs), toStep(by)])
-      const n = Number(answer)
-      if (!Number.isSafeInteger(n)) throw new Error(`Unexpected answer of the incr script: ${typeof answer}`)
-      return n
+      if (typeof answer !== 'number' || !Number.isSafeInteger(answer)) throw new Error(`Unexpected answer of the incr script: ${typeof answer}`)
+      return answer
     },
 
     async ttl(key) {

@@ -57,6 +57,9 @@ export function restUrlProblem(url: string): string | undefined {
   }
   if (parsed.username || parsed.password) return 'must not carry credentials (the token goes into `token`)'
   if (parsed.search || parsed.hash || url.includes('?') || url.includes('#')) return 'must not have a query or a fragment'
+  // As written, not only as parsed: the client checks the text itself (`HTTPS://`, `https:host`,
+  // backslashes or inner spaces would pass the parser here and fail there at start).
+  if (!/^https?:\/\/[^\s/\\?#]+(?:\/[^\s\\?#]*)?$/.test(url)) return 'must be written as https://host (lowercase scheme, two slashes, no spaces or backslashes)'
   return undefined
 }
 
