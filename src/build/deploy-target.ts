@@ -1,19 +1,16 @@
+import { DRIVER_TARGETS, driversFor, storageDriverError, type RecordedDeployTarget, type TargetKind } from '../runtime/server/lib/deploy-target'
 import type { SetupContext } from './setup-context'
 
 /**
  * Checks and settings that depend on where the build is deployed, read from the Nitro preset once
- * Nitro has resolved it (`nitro:init`): a storage driver that cannot work there fails the build,
- * Cloudflare gets Node.js compatibility, and the platform's client address header becomes the
- * default of `rateLimit.clientAddressHeader`.
+ * Nitro has resolved it (`nitro:init`): a preset the module cannot run on or a storage driver that
+ * cannot work there fails the build, Cloudflare gets Node.js compatibility, the platform's client
+ * address header becomes the default of `rateLimit.clientAddressHeader`, and the target is
+ * recorded for the server, which checks its storage driver against it again when it starts
+ * (src/runtime/server/lib/deploy-target.ts holds the rules both use).
  */
 
-/**
- * What kind of platform runs the server. `server`: a long-running Node process (one or several).
- * `serverless`: Node functions, many short-lived instances that share no memory and no disk
- * that lasts. `edge`: an isolate runtime without a Node process or TCP connections for the
- * storage (Cloudflare Workers).
- */
-export type TargetKind = 'server' | 'serverless' | 'edge'
+export { DRIVER_TARGETS, driversFor, storageDriverError, type RecordedDeployTarget, type TargetKind }
 
 /** One entry of {@link DEPLOY_TARGETS}. */
 export interface DeployTargetRule {
@@ -24,18 +21,33 @@ export interface DeployTargetRule {
   platform: string
   /** The request header the platform sets to the client's address (and overwrites when a client sends it). */
   clientAddressHeader?: string
+  /**
+   * Set for presets the module cannot run on: why, and what to use instead. The build fails with
+   * it, whatever the storage.
+   */
+  unsupported?: string
 }
 
 /**
- * Nitro presets that deploy to serverless functions or an edge runtime, first match wins; any
- * other preset (`node-server`, `node-cluster`, `bun`, `deno-server`, hosts that run a Node
- * server such as `heroku` or `render-com`) is a `server`. Static presets (`*-static`,
- * `github-pages`, …) serve no server routes: {@link isStaticPreset}.
+ * Nitro presets that deploy to serverless functions or an edge runtime, or that the module cannot
+ * run on, first match wins; any other preset (`node-server`, `node-cluster`, `bun`,
+ * `deno-server`, hosts that run a Node server such as `heroku` or `render-com`) is a `server`.
+ * Static presets (`*-static`, `github-pages`, …) serve no server routes: {@link isStaticPreset}.
  */
 export const DEPLOY_TARGETS: readonly DeployTargetRule[] = [
   { preset: 'cloudflare*', kind: 'edge', platform: 'Cloudflare Workers', clientAddressHeader: 'cf-connecting-ip' },
-  { preset: 'vercel-edge', kind: 'edge', platform: 'Vercel Edge Functions', clientAddressHeader: 'x-real-ip' },
-  { preset: 'netlify-edge', kind: 'edge', platform: 'Netlify Edge Functions', clientAddressHeader: 'x-nf-client-connection-ip' },
+  {
+    preset: 'vercel-edge',
+    kind: 'edge',
+    platform: 'Vercel Edge Functions',
+    unsupported: 'the Edge runtime has no node:crypto (the module\'s HKDF, HMAC, AES-GCM and RSA keys) and no worker threads for bcrypt. Use the \'vercel\' preset (Node.js functions) instead',
+  },
+  {
+    preset: 'netlify-edge',
+    kind: 'edge',
+    platform: 'Netlify Edge Functions',
+    unsupported: 'Node.js modules the module needs are stand-ins there (node:worker_threads starts no thread, so a password hash would never finish), and nothing of the module is tested on it. Use the \'netlify\' preset (Node.js functions) instead',
+  },
   { preset: 'vercel*', kind: 'serverless', platform: 'Vercel Functions', clientAddressHeader: 'x-real-ip' },
   { preset: 'netlify*', kind: 'serverless', platform: 'Netlify Functions', clientAddressHeader: 'x-nf-client-connection-ip' },
   { preset: 'aws-lambda', kind: 'serverless', platform: 'AWS Lambda' },
@@ -47,27 +59,26 @@ export const DEPLOY_TARGETS: readonly DeployTargetRule[] = [
   { preset: 'edgio', kind: 'serverless', platform: 'Edgio' },
   { preset: 'layer0', kind: 'serverless', platform: 'Edgio' },
   { preset: 'stormkit', kind: 'serverless', platform: 'Stormkit' },
+  { preset: 'zeabur', kind: 'serverless', platform: 'Zeabur Functions' },
+  {
+    preset: 'service-worker',
+    kind: 'edge',
+    platform: 'a browser service worker',
+    unsupported: 'this preset runs the server in the visitor\'s browser, so the private runtime config (the token secret, storage credentials, OAuth client secrets) would be sent to every visitor. Use a Node.js preset (\'node-server\', \'vercel\', \'netlify\', …) or \'cloudflare-module\' instead',
+  },
+  {
+    preset: 'winterjs',
+    kind: 'edge',
+    platform: 'WinterJS',
+    unsupported: 'it is not a Node.js runtime and lacks the Node.js modules the module uses (node:crypto, node:buffer, node:net). Use a Node.js preset or \'cloudflare-module\' instead',
+  },
+  {
+    preset: 'base-worker',
+    kind: 'edge',
+    platform: 'a generic worker runtime',
+    unsupported: 'this preset (the base of Nitro\'s worker presets) gives the Node.js modules the module uses as stand-ins only. Use a Node.js preset or \'cloudflare-module\' instead',
+  },
 ]
-
-/**
- * Where each storage driver of `tokenRefresh.storage.driver` works. `fs` and `memory` keep the
- * records in one machine's disk or one process's memory: on serverless functions and Workers
- * every instance would have its own (and lose them when it stops), so sessions would vanish at
- * random. `redis` needs TCP connections (serverless functions have them; Workers do not give
- * them to ioredis). `upstash` is Redis over HTTP (fetch): everywhere.
- */
-export const DRIVER_TARGETS: Readonly<Record<string, readonly TargetKind[]>> = {
-  fs: ['server'],
-  memory: ['server'],
-  redis: ['server', 'serverless'],
-  upstash: ['server', 'serverless', 'edge'],
-}
-
-/** How {@link DRIVER_TARGETS} entries are recommended in messages, per kind of target. */
-const DRIVER_ADVICE: Readonly<Record<string, string>> = {
-  redis: '\'redis\' with a rediss:// URL (a Redis server the functions reach over TLS)',
-  upstash: '\'upstash\' (Redis over HTTP)',
-}
 
 /** A preset name as Nitro spells resolved presets: kebab-case (`cloudflareModule`, `cloudflare_module` → `cloudflare-module`). */
 export function normalizePreset(preset: string): string {
@@ -80,7 +91,7 @@ export function isStaticPreset(preset: string): boolean {
   return name === 'static' || name.endsWith('-static') || name === 'github-pages' || name === 'gitlab-pages' || name.startsWith('nitro-')
 }
 
-/** The serverless or edge target of a preset, or undefined for a server (and static presets). */
+/** The serverless, edge or unsupported target of a preset, or undefined for a server (and static presets). */
 export function deployTargetOf(preset: string | undefined): DeployTargetRule | undefined {
   if (!preset || isStaticPreset(preset)) return undefined
   const name = normalizePreset(preset)
@@ -99,7 +110,11 @@ export interface NitroTargetOptions {
   /** Nitro's `cloudflare` preset options (`nodeCompat`). */
   cloudflare?: { nodeCompat?: boolean }
   alias: Record<string, string>
-  /** The private runtime config (`svcAuth.rateLimit.clientAddressHeader` is read and set). */
+  /**
+   * The runtime config the server starts with: `svcAuth` (the module's options under the app's own
+   * `runtimeConfig.svcAuth`) is read, and its `rateLimit.clientAddressHeader` and `deployTarget`
+   * set; `nitro.envPrefix` says which environment variables override it.
+   */
   runtimeConfig: Record<string, unknown>
 }
 
@@ -107,9 +122,9 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
 
 /** What {@link applyDeployTarget} needs besides the Nitro options. */
 export interface DeployTargetInput {
-  /** `tokenRefresh.storage.driver` of the build. */
+  /** `tokenRefresh.storage.driver` of the module options: used when the runtime config has none. */
   driver: string
-  /** The build's environment (a driver given as NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER counts). */
+  /** The build's environment (a driver given as NITRO_ or NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER counts). */
   env: Record<string, string | undefined>
   /** A module that stands in for `@node-rs/bcrypt` where native addons cannot load. */
   nativeBcryptStub: string
@@ -122,72 +137,126 @@ export interface DeployTargetResult {
   changes: string[]
 }
 
-/** The storage driver the server will use: the build's environment first, as at runtime. */
-export function buildDriver(driver: string, env: Record<string, string | undefined>): string {
-  return env.NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER?.trim() || driver
+/**
+ * The prefixes of the environment variables that override the runtime config, in Nitro's order
+ * (nitropack's runtime/internal/config.mjs and utils.env.mjs): `NITRO_` first, then the app's
+ * `runtimeConfig.nitro.envPrefix` (`NUXT_` in a Nuxt app), else `NITRO_ENV_PREFIX`, else `_`.
+ */
+export function envPrefixes(runtimeConfig: Record<string, unknown>, env: Record<string, string | undefined>): [string, string] {
+  const nitro = runtimeConfig.nitro
+  const prefix = isRecord(nitro) && typeof nitro.envPrefix === 'string' ? nitro.envPrefix : undefined
+  return ['NITRO_', prefix ?? env.NITRO_ENV_PREFIX ?? '_']
 }
 
-/** Drivers of {@link DRIVER_TARGETS} that work on a kind of target, as a message recommends them. */
-export function driversFor(kind: TargetKind): string[] {
-  return Object.entries(DRIVER_TARGETS).filter(([, kinds]) => kinds.includes(kind)).map(([name]) => DRIVER_ADVICE[name] ?? `'${name}'`)
+const ENV_KEYWORDS = new Map<string, unknown>([['true', true], ['false', false], ['null', null], ['undefined', undefined], ['nan', Number.NaN], ['infinity', Number.POSITIVE_INFINITY], ['-infinity', Number.NEGATIVE_INFINITY]])
+
+/** An environment value as Nitro reads it (`destr`): JSON-like text parsed, keywords as values, other text as it is. */
+export function parseEnvValue(value: string): unknown {
+  if (value.startsWith('"') && value.endsWith('"') && !value.includes('\\')) return value.slice(1, -1)
+  const trimmed = value.trim()
+  const keyword = trimmed.toLowerCase()
+  if (ENV_KEYWORDS.has(keyword)) return ENV_KEYWORDS.get(keyword)
+  if (!/^\s*["[{]|^\s*-?\d{1,16}(?:\.\d{1,17})?(?:e[+-]?\d+)?\s*$/i.test(value)) return value
+  try {
+    return JSON.parse(value) as unknown
+  }
+  catch {
+    return value
+  }
 }
+
+/** A runtime config key path as Nitro names its environment variable (`svcAuth_tokenRefresh` → `SVC_AUTH_TOKEN_REFRESH`). */
+const envName = (path: string): string => path.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()
 
 /**
- * Why a storage driver cannot work on a target, or undefined when it can (or is unknown: the
- * options check reports that).
+ * The value at `path` of the runtime config as the server will see it once Nitro has applied its
+ * environment (`applyEnv`): at each key, `NITRO_<KEY>` or else `<envPrefix><KEY>` replaces the
+ * value, a JSON object is merged into an object, and the keys below are read again. Undefined
+ * when a key is missing (Nitro reads no variable for keys the config does not have).
  */
-export function storageDriverError(driver: string, target: DeployTargetRule, preset: string): string | undefined {
-  const kinds = DRIVER_TARGETS[driver]
-  if (!kinds || kinds.includes(target.kind)) return undefined
-  const why = driver === 'redis'
-    ? `${target.platform} give the redis driver no TCP connections`
-    : target.kind === 'edge'
-      ? `${target.platform} run many short-lived isolates with no file system and no memory they share, so sessions would vanish or differ from one request to the next`
-      : `${target.platform} run many short-lived instances with their own memory and a disk that is neither shared nor kept, so sessions would vanish or differ from one request to the next`
-  return `svcAuth.tokenRefresh.storage.driver '${driver}' cannot work on ${target.platform} (Nitro preset '${preset}'): ${why}. Use ${joinOr(driversFor(target.kind))}; see docs/deploying.md of nuxt-svc-auth.`
+export function runtimeConfigValue(runtimeConfig: Record<string, unknown>, path: readonly string[], env: Record<string, string | undefined>): unknown {
+  const [first, second] = envPrefixes(runtimeConfig, env)
+  let node: unknown = runtimeConfig
+  let key = ''
+  for (const segment of path) {
+    if (!isRecord(node) || !(segment in node)) return undefined
+    key = key ? `${key}_${segment}` : segment
+    const raw = env[first + envName(key)] ?? env[second + envName(key)]
+    const fromEnv = raw === undefined ? undefined : parseEnvValue(raw)
+    let value = node[segment]
+    if (isRecord(value) && isRecord(fromEnv)) value = { ...value, ...fromEnv }
+    else value = fromEnv ?? value
+    node = value
+  }
+  return node
 }
 
-function joinOr(items: string[]): string {
-  return items.length > 1 ? `${items.slice(0, -1).join(', ')} or ${items.at(-1)}` : (items[0] ?? '')
+const DRIVER_PATH = ['svcAuth', 'tokenRefresh', 'storage', 'driver'] as const
+
+/**
+ * The storage driver the server will use: the runtime config's (where the app's own
+ * `runtimeConfig.svcAuth` wins over the module options), overridden by the build's environment
+ * as Nitro will override it at runtime (`NITRO_` before `NUXT_`); the module option when the
+ * runtime config has none.
+ */
+export function buildDriver(runtimeConfig: Record<string, unknown>, driver: string, env: Record<string, string | undefined>): string {
+  const value = runtimeConfigValue(runtimeConfig, DRIVER_PATH, env)
+  if (value === undefined || value === null || value === '') return driver
+  return typeof value === 'string' ? value.trim() : String(value)
+}
+
+/** What a build records for the server (`svcAuth.deployTarget`). */
+export function recordOf(preset: string, target: DeployTargetRule | undefined): RecordedDeployTarget {
+  return target ? { kind: target.kind, platform: target.platform, preset } : { kind: 'server', platform: 'Node.js server', preset }
 }
 
 /**
  * Applies the deploy target to the resolved Nitro options, in place. Throws one error listing
- * every problem: a storage driver that cannot work there, and on Cloudflare Node.js
- * compatibility turned off. Otherwise, for a serverless or edge preset: sets Cloudflare's
- * `nodeCompat` when the app left it unset (Nitro then writes the `nodejs_compat` flag into the
- * generated wrangler config), replaces `@node-rs/bcrypt` with a stub on edge presets (no native
- * addons there; bcryptjs computes instead), and makes the platform's client address header the
- * default of `rateLimit.clientAddressHeader`. Development servers are left alone.
+ * every problem: a preset the module cannot run on, a storage driver that cannot work there (read
+ * as the server will read it: {@link buildDriver}), and on Cloudflare Node.js compatibility turned
+ * off. Otherwise records the target in the runtime config (`svcAuth.deployTarget`, checked again
+ * when the server starts), and for a serverless or edge preset: sets Cloudflare's `nodeCompat`
+ * when the app left it unset (Nitro then writes the `nodejs_compat` flag into the generated
+ * wrangler config), replaces `@node-rs/bcrypt` with a stub on edge presets (no native addons
+ * there; bcryptjs computes instead), and makes the platform's client address header the default
+ * of `rateLimit.clientAddressHeader` (an empty value; `false` keeps none). Development servers are
+ * left alone.
  */
 export function applyDeployTarget(nitro: NitroTargetOptions, input: DeployTargetInput): DeployTargetResult {
   const changes: string[] = []
   if (nitro.dev) return { changes }
+  const preset = normalizePreset(nitro.preset)
   const target = deployTargetOf(nitro.preset)
-  if (!target) return { changes }
-  const errors: string[] = []
-  const storage = storageDriverError(buildDriver(input.driver, input.env), target, normalizePreset(nitro.preset))
-  if (storage) errors.push(storage)
-  const cloudflare = isCloudflarePreset(nitro.preset)
-  if (cloudflare && nitro.cloudflare?.nodeCompat === false) {
-    errors.push('nitro.cloudflare.nodeCompat is false, but nuxt-svc-auth needs Node.js compatibility on Cloudflare (node:crypto, node:buffer, process.env): remove the setting (the module turns it on) or set it to true.')
-  }
-  if (errors.length) throw new Error(`[nuxt-svc-auth] This build cannot run on ${target.platform}:\n${errors.map(e => `  - ${e}`).join('\n')}`)
-
-  if (cloudflare && nitro.cloudflare?.nodeCompat === undefined) {
-    nitro.cloudflare = { ...nitro.cloudflare, nodeCompat: true }
-    changes.push('nitro.cloudflare.nodeCompat: true (the nodejs_compat flag)')
-  }
-  if (target.kind === 'edge' && !nitro.alias['@node-rs/bcrypt']) {
-    nitro.alias['@node-rs/bcrypt'] = input.nativeBcryptStub
-    changes.push('@node-rs/bcrypt replaced by a stub (passwords are hashed with bcryptjs)')
-  }
   const svcAuth = nitro.runtimeConfig.svcAuth
-  const rateLimit = isRecord(svcAuth) ? svcAuth.rateLimit : undefined
-  if (target.clientAddressHeader && isRecord(rateLimit) && !rateLimit.clientAddressHeader) {
-    rateLimit.clientAddressHeader = target.clientAddressHeader
-    changes.push(`rateLimit.clientAddressHeader: '${target.clientAddressHeader}'`)
+  if (target) {
+    const errors: string[] = []
+    if (target.unsupported) errors.push(`Nitro preset '${preset}' is not supported: ${target.unsupported}; see docs/deploying.md of nuxt-svc-auth.`)
+    else {
+      const storage = storageDriverError(buildDriver(nitro.runtimeConfig, input.driver, input.env), target, preset)
+      if (storage) errors.push(storage)
+    }
+    const cloudflare = isCloudflarePreset(nitro.preset)
+    if (cloudflare && nitro.cloudflare?.nodeCompat === false) {
+      errors.push('nitro.cloudflare.nodeCompat is false, but nuxt-svc-auth needs Node.js compatibility on Cloudflare (node:crypto, node:buffer, process.env): remove the setting (the module turns it on) or set it to true.')
+    }
+    if (errors.length) throw new Error(`[nuxt-svc-auth] This build cannot run on ${target.platform}:\n${errors.map(e => `  - ${e}`).join('\n')}`)
+
+    if (cloudflare && nitro.cloudflare?.nodeCompat === undefined) {
+      nitro.cloudflare = { ...nitro.cloudflare, nodeCompat: true }
+      changes.push('nitro.cloudflare.nodeCompat: true (the nodejs_compat flag)')
+    }
+    if (target.kind === 'edge' && !nitro.alias['@node-rs/bcrypt']) {
+      nitro.alias['@node-rs/bcrypt'] = input.nativeBcryptStub
+      changes.push('@node-rs/bcrypt replaced by a stub (passwords are hashed with bcryptjs)')
+    }
+    const rateLimit = isRecord(svcAuth) ? svcAuth.rateLimit : undefined
+    // Empty (or absent): the platform's header. `false` (no header) and a header name are kept.
+    if (target.clientAddressHeader && isRecord(rateLimit) && (rateLimit.clientAddressHeader === '' || rateLimit.clientAddressHeader === undefined)) {
+      rateLimit.clientAddressHeader = target.clientAddressHeader
+      changes.push(`rateLimit.clientAddressHeader: '${target.clientAddressHeader}'`)
+    }
   }
+  if (isRecord(svcAuth)) svcAuth.deployTarget = recordOf(preset, target)
   return { target, changes }
 }
 

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
 import { resolve } from 'node:path'
-import { describe, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { deployedSessionFlow } from './deployed-flow'
 import { fixtureEntry } from './fixtures'
 import type { Server } from './requests'
@@ -96,6 +96,24 @@ describe('a vercel build served as its Node function', () => {
     }
     finally {
       await redis.stop()
+    }
+  })
+})
+
+describe('a storage driver set at runtime that cannot work in serverless functions', () => {
+  it('is refused when the function starts, with the build\'s message (the build recorded the target)', async () => {
+    // The build checked 'upstash'; the function's environment switches to memory afterwards, once
+    // through the app's prefix and once through NITRO_, which Nitro reads first.
+    for (const env of [{ NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'memory' }, { NITRO_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'memory', NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'upstash' }]) {
+      const instance = await startInstance(env)
+      try {
+        await expect.poll(() => instance.output()).toContain('  - svcAuth.tokenRefresh.storage.driver \'memory\' cannot work on Vercel Functions (Nitro preset \'vercel\'): Vercel Functions run many short-lived instances with their own memory and a disk that is neither shared nor kept, so sessions would vanish or differ from one request to the next.')
+        const res = await instance.fetch('/auth/token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: 'x' }) })
+        expect(res.status).toBe(500)
+      }
+      finally {
+        await instance.stop()
+      }
     }
   })
 })

@@ -172,6 +172,27 @@ describe('a cloudflare-module build under workerd', () => {
   })
 })
 
+describe('a storage driver set at runtime that cannot work on Workers', () => {
+  let memory: WorkerdServer
+
+  beforeAll(async () => {
+    // The build checked 'upstash'; the environment (a binding) switches to memory afterwards.
+    memory = await startWorkerd('worker', { bindings: { ...storage.env, NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'memory' } })
+  }, 60_000)
+
+  afterAll(async () => {
+    await memory?.stop()
+  })
+
+  it('is refused when the server starts, with the build\'s message (the build recorded the target)', async () => {
+    const message = '  - svcAuth.tokenRefresh.storage.driver \'memory\' cannot work on Cloudflare Workers (Nitro preset \'cloudflare-module\'): Cloudflare Workers run many short-lived isolates with no file system and no memory they share, so sessions would vanish or differ from one request to the next. Use \'upstash\' (Redis over HTTP); see docs/deploying.md of nuxt-svc-auth.'
+    await expect.poll(() => memory.output()).toContain(message)
+    const res = await memory.fetch('/auth/token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: 'x' }) })
+    expect(res.status).toBe(500)
+    expect(await res.json()).toEqual({ statusCode: 500, message: 'Internal server error', error: 'internal_error' })
+  })
+})
+
 describe('a configuration mistake on Workers', () => {
   let broken: WorkerdServer
 

@@ -11,6 +11,7 @@ import { stringList } from './string-list'
 import { createTokenService, type TokenService } from './tokens'
 import { twoFactorKeyWarning } from './two-factor/options'
 import { formatValidationErrors, validateOptions } from './validate'
+import { runtimeTarget, type RecordedDeployTarget, type RuntimeTarget } from './deploy-target'
 
 /** Everything the server side needs, created once per process from the runtime config. */
 export interface AuthContext {
@@ -27,6 +28,11 @@ export interface AuthContext {
   baseURL: string
   /** Revoked sessions whose access tokens are refused; undefined when `sessions.revokeAccessTokens` is off. */
   revocations: RevocationList | undefined
+  /**
+   * Where the server runs (the build's record, else what the runtime shows; undefined: a server
+   * that recorded nothing). Decides the password engine: no threads on `edge`.
+   */
+  deployTarget?: RuntimeTarget
   dispose(): Promise<void>
 }
 
@@ -50,11 +56,20 @@ export interface AuthContextSetup {
    * against the endpoints under it, also when it is set at runtime. @default '/'
    */
   baseURL?: string
+  /**
+   * The deploy target the build recorded (`svcAuth.deployTarget` of the runtime config). Outside
+   * development a storage driver that cannot work where the server runs is refused, from this
+   * record or, without one, from signals of the runtime. @default none: the runtime's signals
+   */
+  deployTarget?: RecordedDeployTarget
 }
 
 /** Validates the options (throwing one clear error listing every problem) and builds the context. */
-export async function createAuthContext(options: ModuleOptions, { dev = false, callHook = noHooks, backend: given, baseURL }: AuthContextSetup = {}): Promise<AuthContext> {
-  const { errors, warnings } = validateOptions(options, { baseURL, env: serverEnv() })
+export async function createAuthContext(options: ModuleOptions, { dev = false, callHook = noHooks, backend: given, baseURL, deployTarget: recorded }: AuthContextSetup = {}): Promise<AuthContext> {
+  const env = serverEnv()
+  const deployTarget = runtimeTarget(recorded, { env })
+  // Development runs on the developer's machine whatever the preset (and `vercel dev` sets VERCEL).
+  const { errors, warnings } = validateOptions(options, { baseURL, env, target: dev ? undefined : deployTarget })
   if (errors.length) throw new Error(formatValidationErrors(errors))
   const logger = createLogger(options.logging.level, options.logging.security)
   for (const warning of warnings) logger.debug(warning)
@@ -105,6 +120,7 @@ export async function createAuthContext(options: ModuleOptions, { dev = false, c
     lifetimes,
     baseURL: baseURL || '/',
     revocations,
+    deployTarget,
     async dispose() {
       await revocations?.dispose()
       await backend.dispose()

@@ -39,7 +39,11 @@ export function backgroundWorkOutlivesRequests(): boolean {
   return !isCloudflareWorkers()
 }
 
-/** Whether `node:worker_threads` can start threads (not on Workers: one thread per isolate). */
-export function workerThreadsAvailable(): boolean {
-  return !isCloudflareWorkers()
+/**
+ * Whether `node:worker_threads` can start threads: from the deploy target where it is known (the
+ * build's record: a Node server or function always has threads, an edge build never), else not on
+ * Workers (one thread per isolate).
+ */
+export function workerThreadsAvailable(target?: { kind: 'server' | 'serverless' | 'edge' }): boolean {
+  return target ? target.kind !== 'edge' : !isCloudflareWorkers()
 }

@@ -6,6 +6,7 @@ import { isRelativePath } from '../../shared/paths'
 import { refreshCookiePathErrors } from './cookie-path'
 import { validateTwoFactorOptions } from './two-factor/options'
 import { upstashOptionErrors, type ServerEnv } from './store/upstash-connection'
+import { storageDriverError, type RuntimeTarget } from './deploy-target'
 
 export interface ValidationResult {
   errors: string[]
@@ -35,8 +36,10 @@ function checkDuration(value: unknown, name: string, errors: string[]) {
  * expected at runtime (NUXT_SVC_AUTH_TOKEN_SECRET); the server checks it again when it starts.
  * `env` is the server's environment when it starts: settings that may come from it (the upstash
  * driver's REST URL and token) must be known then; without it (a build) only given ones are checked.
+ * `target` is where the server runs (when it starts): a storage driver that cannot work there is
+ * refused with the build's message.
  */
-export function validateOptions(options: ModuleOptions, { secretRequired = true, baseURL = '/', env }: { secretRequired?: boolean, baseURL?: string, env?: ServerEnv } = {}): ValidationResult {
+export function validateOptions(options: ModuleOptions, { secretRequired = true, baseURL = '/', env, target }: { secretRequired?: boolean, baseURL?: string, env?: ServerEnv, target?: RuntimeTarget } = {}): ValidationResult {
   const errors: string[] = []
   const warnings: string[] = []
   const { token, tokenRefresh: refresh } = options
@@ -67,6 +70,8 @@ export function validateOptions(options: ModuleOptions, { secretRequired = true,
   }
   checkRedisTopology(refresh.storage, errors)
   if (refresh.storage.driver === 'upstash') errors.push(...upstashOptionErrors(refresh.storage, env))
+  const targetError = target && storageDriverError(refresh.storage.driver, target, target)
+  if (targetError) errors.push(targetError)
   if (refresh.encryption.enabled && (typeof refresh.encryption.key !== 'string' || refresh.encryption.key.length < 32)) {
     errors.push('svcAuth.tokenRefresh.encryption.key must be at least 32 characters long when encryption is enabled.')
   }

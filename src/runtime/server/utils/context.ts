@@ -3,6 +3,7 @@ import { defineEventHandler, setResponseHeader } from 'h3'
 import { useNitroApp, useRuntimeConfig } from 'nitropack/runtime'
 import type { ModuleOptions } from '../../types/options'
 import { createAuthContext, type AuthContext } from '../lib/context'
+import { recordedDeployTarget } from '../lib/deploy-target'
 import { sendAuthError } from '../lib/errors'
 import { limitRequestBody } from '../lib/request-guards'
 
@@ -24,6 +25,8 @@ export function useAuthContext(): Promise<AuthContext> {
     pending = createAuthContext(options, {
       dev: import.meta.dev,
       baseURL: config.app?.baseURL,
+      // Recorded by the build (src/build/deploy-target.ts): not an option.
+      deployTarget: recordedDeployTarget((options as { deployTarget?: unknown }).deployTarget),
       callHook: async (name, payload) => {
         await hooks.callHook(name, payload)
       },
