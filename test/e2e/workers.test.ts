@@ -166,6 +166,14 @@ describe('a cloudflare-module build under workerd', () => {
     expect((await reset('203.0.113.21')).status).toBe(200)
   })
 
+  it('a request without cf-connecting-ip (served outside Cloudflare) is reported once, not per request', async () => {
+    const warning = 'rateLimit.clientAddressHeader is \'cf-connecting-ip\', but a request came without it'
+    for (let i = 0; i < 3; i++) await post(server, '/auth/password/reset-request', { email: uniqueEmail('no-header') })
+    await expect.poll(() => server.output().split(warning).length - 1).toBe(1)
+    // workerd gives no socket address: such requests share one bucket, and the warning says so.
+    expect(server.output()).toContain('There is no socket address here, so every such request shares one rate-limit bucket (\'unknown\').')
+  })
+
   it('answered every request above without an unexpected error', () => {
     expect(server.output()).not.toContain('Unexpected error')
     expect(server.output()).not.toContain('Disallowed operation')

@@ -1,6 +1,7 @@
 import type { H3Event } from 'h3'
-import { describe, expect, it } from 'vitest'
-import { clientAddress, createProxyMatcher, enforceRateLimit, headerAddress, isClientAddressHeader, isTrustedProxyEntry, normalizeAddress, rateLimitSubject, requestAddress, reserveLoginFailure } from '../../src/runtime/server/lib/rate-limit'
+import { describe, expect, it, vi } from 'vitest'
+import { clientAddress, createProxyMatcher, enforceRateLimit, headerAddress, isClientAddressHeader, isTrustedProxyEntry, MULTI_HOP_HEADERS, normalizeAddress, rateLimitSubject, requestAddress, reserveLoginFailure } from '../../src/runtime/server/lib/rate-limit'
+import { validateOptions } from '../../src/runtime/server/lib/validate'
 import { validateRateLimitOptions } from '../../src/runtime/server/lib/password/options'
 import { resolveOptions } from '../../src/build/options'
 import { hitRateLimit } from '../../src/runtime/server/lib/records/rate-counter'
@@ -73,15 +74,63 @@ describe('client address', () => {
     expect(headerAddress('198.51.100.4 198.51.100.5')).toBeUndefined()
   })
 
-  it('clientAddressHeader defaults to none and must be a header name', () => {
+  it('clientAddressHeader defaults to none and must be a header name, \'\' or false', () => {
     expect(resolveOptions({}, true).rateLimit.clientAddressHeader).toBe('')
-    for (const ok of ['', 'cf-connecting-ip', 'X-Real-IP', 'x-nf-client-connection-ip']) expect(isClientAddressHeader(ok), ok).toBe(true)
-    for (const bad of ['cf connecting ip', 'x-real-ip:', 'a\nb', 42, null]) expect(isClientAddressHeader(bad), String(bad)).toBe(false)
-    const rateLimit = resolveOptions({}, true).rateLimit
-    expect(validateRateLimitOptions(rateLimit)).toEqual([])
-    expect(validateRateLimitOptions({ ...rateLimit, clientAddressHeader: 'cf connecting ip' })).toEqual([
-      'svcAuth.rateLimit.clientAddressHeader must be a header name such as \'cf-connecting-ip\', or \'\' (got "cf connecting ip").',
+    for (const ok of ['', false, 'cf-connecting-ip', 'X-Real-IP', 'x-nf-client-connection-ip']) expect(isClientAddressHeader(ok), String(ok)).toBe(true)
+    for (const bad of ['cf connecting ip', 'x-real-ip:', 'a\nb', 42, null, true]) expect(isClientAddressHeader(bad), String(bad)).toBe(false)
+    const valid = resolveOptions({ token: { secret: 'x'.repeat(32) } }, true)
+    expect(validateOptions(valid).errors).toEqual([])
+    expect(validateOptions({ ...valid, rateLimit: { ...valid.rateLimit, clientAddressHeader: false } }).errors).toEqual([])
+    expect(validateOptions({ ...valid, rateLimit: { ...valid.rateLimit, clientAddressHeader: 'cf connecting ip' } }).errors).toEqual([
+      'svcAuth.rateLimit.clientAddressHeader must be a header name such as \'cf-connecting-ip\', \'\' (the platform\'s default) or false (none) (got "cf connecting ip").',
     ])
+    // Checked with every configuration, not only with the password provider: it serves the
+    // session list's address and the security log too.
+    expect(validateRateLimitOptions(valid.rateLimit)).toEqual([])
+  })
+
+  it('refuses headers proxies append to (x-forwarded-for, forwarded, …): a client puts any address before theirs', () => {
+    const valid = resolveOptions({ token: { secret: 'x'.repeat(32) } }, true)
+    for (const header of ['x-forwarded-for', 'X-Forwarded-For', 'forwarded', 'Forwarded', 'x-forwarded', 'forwarded-for', 'x-original-forwarded-for']) {
+      const errors = validateOptions({ ...valid, rateLimit: { ...valid.rateLimit, clientAddressHeader: header } }).errors
+      expect(errors, header).toEqual([`svcAuth.rateLimit.clientAddressHeader cannot be '${header}': proxies append to that header, so a client can put any address before theirs. Use a header the platform in front sets to one address (cf-connecting-ip, x-real-ip, …), or list your proxies in rateLimit.trustedProxies (then the right-most address of X-Forwarded-For that is not one of them is the client's).`])
+    }
+    expect(MULTI_HOP_HEADERS).toContain('x-forwarded-for')
+  })
+
+  it('false reads no header, like an empty value', () => {
+    expect(requestAddress(fakeEvent('203.0.113.50', undefined, { 'cf-connecting-ip': '1.2.3.4' }), { trustedProxies: [], clientAddressHeader: false })).toBe('203.0.113.50')
+  })
+
+  it('warns once through the context\'s logger when the configured header is missing or holds no address, naming the shared bucket where there is no socket', () => {
+    const options = { trustedProxies: [], clientAddressHeader: 'cf-connecting-ip' }
+    const log = { warn: vi.fn() }
+    expect(requestAddress(fakeEvent('203.0.113.50', undefined, { 'cf-connecting-ip': '198.51.100.9' }), options, log)).toBe('198.51.100.9')
+    expect(log.warn).not.toHaveBeenCalled()
+    expect(requestAddress(fakeEvent(undefined), options, log)).toBe('unknown')
+    expect(log.warn).toHaveBeenCalledTimes(1)
+    expect(log.warn.mock.calls[0]![0]).toBe('rateLimit.clientAddressHeader is \'cf-connecting-ip\', but a request came without it: its client address was taken from the socket and rateLimit.trustedProxies instead. There is no socket address here, so every such request shares one rate-limit bucket (\'unknown\'). Serve every request through the platform that sets the header, or set rateLimit.clientAddressHeader to the header your own proxy sets (false: none). Reported once.')
+    // Not per request: a thousand more say nothing.
+    for (let i = 0; i < 1000; i++) requestAddress(fakeEvent(undefined, undefined, { 'cf-connecting-ip': 'not-an-ip' }), options, log)
+    expect(log.warn).toHaveBeenCalledTimes(1)
+    // Another context's logger hears of it once too; a value that is there but no address is told apart, and never quoted.
+    const other = { warn: vi.fn() }
+    requestAddress(fakeEvent('203.0.113.50', undefined, { 'cf-connecting-ip': '<script>' }), options, other)
+    expect(other.warn.mock.calls[0]![0]).toMatch(/^rateLimit\.clientAddressHeader is 'cf-connecting-ip', but a request came with a value in it that is not one IP address: its client address was taken from the socket and rateLimit\.trustedProxies instead\. Serve every request/)
+    expect(other.warn.mock.calls[0]![0]).not.toContain('<script>')
+    // No header configured: nothing to report.
+    const none = { warn: vi.fn() }
+    requestAddress(fakeEvent(undefined), { trustedProxies: [], clientAddressHeader: '' }, none)
+    requestAddress(fakeEvent(undefined), { trustedProxies: [], clientAddressHeader: false }, none)
+    expect(none.warn).not.toHaveBeenCalled()
+  })
+
+  it('the limiter reports the fallback through the context\'s logger', async () => {
+    const ctx = await context({ rateLimit: { ...resolveOptions({}, true).rateLimit, clientAddressHeader: 'cf-connecting-ip' } })
+    const warn = vi.spyOn(ctx.logger, 'warn')
+    await enforceRateLimit(ctx, fakeEvent(undefined), 'register')
+    await enforceRateLimit(ctx, fakeEvent(undefined), 'register')
+    expect(warn.mock.calls.filter(([message]) => message.startsWith('rateLimit.clientAddressHeader is'))).toHaveLength(1)
   })
 
   it('accepts addresses and CIDR ranges only', () => {

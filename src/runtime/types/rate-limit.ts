@@ -57,13 +57,16 @@ export interface RateLimitOptions {
    * `x-real-ip` (Vercel), `x-nf-client-connection-ip` (Netlify). Serverless functions and Workers
    * have no socket address of the client, so without it every client would share one address
    * (one rate-limit bucket for everyone). Only a valid IP address is taken from it; otherwise the
-   * address comes from the socket and `trustedProxies` as without it. Empty: a build for a
-   * Cloudflare, Vercel or Netlify preset uses that platform's header, any other build none. Set it
-   * only behind a platform that sets the header: elsewhere clients would choose their address.
-   * Env: `NUXT_SVC_AUTH_RATE_LIMIT_CLIENT_ADDRESS_HEADER`.
+   * address comes from the socket and `trustedProxies` as without it (the log says so once).
+   * Empty: a build for a Cloudflare, Vercel or Netlify preset uses that platform's header, any
+   * other build none. `false`: no header, on every preset (a `cloudflare-*` build served by
+   * workerd on your own servers, behind a proxy that does not set `cf-connecting-ip`). Set it only
+   * behind a platform that sets the header: elsewhere clients would choose their address. Headers
+   * proxies append to (`x-forwarded-for`, `forwarded`) are refused: use `trustedProxies` for them.
+   * Env: `NUXT_SVC_AUTH_RATE_LIMIT_CLIENT_ADDRESS_HEADER` (`false` for none).
    * @default ''
    */
-  clientAddressHeader: string
+  clientAddressHeader: string | false
   /**
    * POST /auth/password/register.
    * @default { perIp: 10, perEmail: 5, window: 3600 }

@@ -62,7 +62,7 @@ export function impersonationContext(requester: AuthClaims, lookupClaim: string,
  */
 export function requestOrigin(event: H3Event, ctx: AuthContext): { ip: string, userAgent: string } {
   return {
-    ip: requestAddress(event, ctx.options.rateLimit),
+    ip: requestAddress(event, ctx.options.rateLimit, ctx.logger),
     userAgent: getRequestHeader(event, 'user-agent') ?? '',
   }
 }

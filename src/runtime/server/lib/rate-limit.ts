@@ -2,6 +2,7 @@ import { BlockList, isIP } from 'node:net'
 import type { H3Event } from 'h3'
 import type { RateLimitOptions, RateLimitRuleName } from '../../types/rate-limit'
 import type { AuthContext } from './context'
+import type { Logger } from './logger'
 import type { RecordKey } from './store/record-store'
 import { authError } from './errors'
 import { hitRateLimit, rateCounterKey, reserveUnits, retryAfterOf } from './records/rate-counter'
@@ -93,9 +94,26 @@ export function rateLimitSubject(address: string): string {
   return `${ipv6Groups(address).slice(0, 4).map(group => group.toString(16)).join(':')}::/64`
 }
 
-/** True for an HTTP header name (an RFC 9110 token), or '' (no header). */
-export function isClientAddressHeader(value: unknown): value is string {
-  return typeof value === 'string' && (value === '' || /^[\w!#$%&'*+.^`|~-]+$/.test(value))
+/** True for an HTTP header name (an RFC 9110 token), or '' and `false` (no header). */
+export function isClientAddressHeader(value: unknown): value is string | false {
+  return value === false || (typeof value === 'string' && (value === '' || /^[\w!#$%&'*+.^`|~-]+$/.test(value)))
+}
+
+/**
+ * Headers that carry a list of hops, to which proxies append the address they saw: the first
+ * entries are whatever the client sent, so such a header never names the client by itself. Their
+ * right-most entries are read through `rateLimit.trustedProxies` instead.
+ */
+export const MULTI_HOP_HEADERS: readonly string[] = ['x-forwarded-for', 'forwarded', 'x-forwarded', 'forwarded-for', 'x-original-forwarded-for']
+
+/** The mistakes of `rateLimit.clientAddressHeader`, one message each (none for a header name, '' or `false`). */
+export function clientAddressHeaderErrors(value: unknown): string[] {
+  if (value === undefined) return []
+  if (!isClientAddressHeader(value)) return [`svcAuth.rateLimit.clientAddressHeader must be a header name such as 'cf-connecting-ip', '' (the platform's default) or false (none) (got ${JSON.stringify(value)}).`]
+  if (typeof value === 'string' && MULTI_HOP_HEADERS.includes(value.toLowerCase())) {
+    return [`svcAuth.rateLimit.clientAddressHeader cannot be '${value}': proxies append to that header, so a client can put any address before theirs. Use a header the platform in front sets to one address (cf-connecting-ip, x-real-ip, …), or list your proxies in rateLimit.trustedProxies (then the right-most address of X-Forwarded-For that is not one of them is the client's).`]
+  }
+  return []
 }
 
 /**
@@ -111,18 +129,25 @@ export function headerAddress(value: string | string[] | undefined): string | un
 
 const matchers = new WeakMap<readonly string[], (address: string) => boolean>()
 const NO_PROXIES: readonly string[] = []
+/** Loggers that have reported a request without the configured client address header (once each). */
+const warnedFallback = new WeakSet<object>()
 
 /**
  * The client address of an h3 event: the platform's client address header when one is
  * configured and holds an IP address, else {@link clientAddress} with the configured trusted
- * proxies.
+ * proxies. When the configured header is absent or holds no address, `log` (the context's logger)
+ * hears of it once: behind the platform that should not happen, and where the runtime has no
+ * socket address (Workers) every such request counts as one client, `unknown`.
  */
-export function requestAddress(event: H3Event, options: Partial<Pick<RateLimitOptions, 'trustedProxies' | 'clientAddressHeader'>> | undefined): string {
+export function requestAddress(event: H3Event, options: Partial<Pick<RateLimitOptions, 'trustedProxies' | 'clientAddressHeader'>> | undefined, log?: Pick<Logger, 'warn'>): string {
   const req = event.node.req
   const header = options?.clientAddressHeader
+  let missing: string | undefined
   if (typeof header === 'string' && header) {
-    const fromPlatform = headerAddress(req.headers[header.toLowerCase()])
+    const value = req.headers[header.toLowerCase()]
+    const fromPlatform = headerAddress(value)
     if (fromPlatform) return fromPlatform
+    missing = value === undefined ? 'without it' : 'with a value in it that is not one IP address'
   }
   const proxies = Array.isArray(options?.trustedProxies) ? options.trustedProxies : NO_PROXIES
   let matcher = matchers.get(proxies)
@@ -130,7 +155,13 @@ export function requestAddress(event: H3Event, options: Partial<Pick<RateLimitOp
     matcher = createProxyMatcher(proxies)
     matchers.set(proxies, matcher)
   }
-  return clientAddress(req.socket?.remoteAddress, req.headers['x-forwarded-for'], matcher)
+  const address = clientAddress(req.socket?.remoteAddress, req.headers['x-forwarded-for'], matcher)
+  if (missing && log && !warnedFallback.has(log)) {
+    warnedFallback.add(log)
+    const shared = address === 'unknown' ? ' There is no socket address here, so every such request shares one rate-limit bucket (\'unknown\').' : ''
+    log.warn(`rateLimit.clientAddressHeader is '${header}', but a request came ${missing}: its client address was taken from the socket and rateLimit.trustedProxies instead.${shared} Serve every request through the platform that sets the header, or set rateLimit.clientAddressHeader to the header your own proxy sets (false: none). Reported once.`)
+  }
+  return address
 }
 
 /** 429 `rate_limited` with `Retry-After`. */
@@ -148,7 +179,7 @@ export async function enforceRateLimit(ctx: AuthContext, event: H3Event, name: R
   const rule = options[name]
   if (!rule) return
   if (keys.ip !== false && rule.perIp > 0) {
-    const hit = await hitRateLimit(ctx, `${name}:ip:${rateLimitSubject(requestAddress(event, options))}`, rule.perIp, rule.window)
+    const hit = await hitRateLimit(ctx, `${name}:ip:${rateLimitSubject(requestAddress(event, options, ctx.logger))}`, rule.perIp, rule.window)
     if (!hit.allowed) {
       ctx.logger.security('rate_limited', { rule: name, key: 'ip' })
       throw tooMany(hit.retryAfter)
@@ -183,7 +214,7 @@ export async function reserveLoginFailure(ctx: AuthContext, event: H3Event, emai
   if (!options?.enabled) return NO_RESERVATION
   const rule = options.login
   const counters: Array<{ key: RecordKey, max: number }> = []
-  if (rule.perEmailAndIp > 0) counters.push({ key: rateCounterKey(ctx, `login-failed:${email}:${rateLimitSubject(requestAddress(event, options))}`), max: rule.perEmailAndIp })
+  if (rule.perEmailAndIp > 0) counters.push({ key: rateCounterKey(ctx, `login-failed:${email}:${rateLimitSubject(requestAddress(event, options, ctx.logger))}`), max: rule.perEmailAndIp })
   if (rule.perEmail > 0) counters.push({ key: rateCounterKey(ctx, `login-failed:${email}`), max: rule.perEmail })
   if (!counters.length) return NO_RESERVATION
   const reserved = await reserveUnits(ctx, counters, rule.window)

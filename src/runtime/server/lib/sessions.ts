@@ -53,7 +53,7 @@ export function addressPrefix(address: string): string | undefined {
 export function describeClient(event: H3Event, ctx: AuthContext): SessionClient {
   return {
     userAgent: userAgentFamily(getRequestHeader(event, 'user-agent') ?? ''),
-    address: addressPrefix(requestAddress(event, ctx.options.rateLimit)),
+    address: addressPrefix(requestAddress(event, ctx.options.rateLimit, ctx.logger)),
   }
 }
 

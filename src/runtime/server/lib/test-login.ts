@@ -46,7 +46,7 @@ export function requireTestLoginSecret(event: H3Event, ctx: AuthContext, expecte
     && typeof presented === 'string' && presented.length > 0 && presented.length <= 256
     && safeEqual(hashTestLoginSecret(presented), expectedHash)
   if (!ok) {
-    ctx.logger.security('test_login_refused', { ip: requestAddress(event, ctx.options.rateLimit), secret: presented === undefined ? 'missing' : 'wrong' })
+    ctx.logger.security('test_login_refused', { ip: requestAddress(event, ctx.options.rateLimit, ctx.logger), secret: presented === undefined ? 'missing' : 'wrong' })
     throw authError('not_found')
   }
 }

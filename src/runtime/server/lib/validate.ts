@@ -7,6 +7,7 @@ import { refreshCookiePathErrors } from './cookie-path'
 import { validateTwoFactorOptions } from './two-factor/options'
 import { upstashOptionErrors, type ServerEnv } from './store/upstash-connection'
 import { storageDriverError, type RuntimeTarget } from './deploy-target'
+import { clientAddressHeaderErrors } from './rate-limit'
 
 export interface ValidationResult {
   errors: string[]
@@ -142,6 +143,7 @@ export function validateOptions(options: ModuleOptions, { secretRequired = true,
   }
   errors.push(...refreshCookiePathErrors(options, baseURL))
   errors.push(...validateTwoFactorOptions(options.twoFactor, token.secret))
+  errors.push(...clientAddressHeaderErrors(options.rateLimit?.clientAddressHeader))
   if (!refresh.cookie.secure) warnings.push('svcAuth.tokenRefresh.cookie.secure is false: the refresh cookie is sent over plain HTTP.')
   if (refresh.storage.driver === 'memory') warnings.push('svcAuth.tokenRefresh.storage.driver is \'memory\': sessions are lost on restart and not shared between instances.')
   return { errors, warnings }

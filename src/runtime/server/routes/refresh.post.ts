@@ -31,7 +31,7 @@ export default defineAuthRoute(async (event, ctx) => {
 
   const result = await rotateRefreshToken(ctx, cookie, { rotate: record => !record.impersonation })
   if (result.status === 'reused') {
-    ctx.logger.security('refresh_token_reuse', { family: result.family, ip: requestAddress(event, ctx.options.rateLimit) })
+    ctx.logger.security('refresh_token_reuse', { family: result.family, ip: requestAddress(event, ctx.options.rateLimit, ctx.logger) })
     clearRefreshCookie(event, ctx)
     throw authError('refresh_token_reused')
   }

@@ -29,11 +29,11 @@ export default defineAuthRoute(async (event, ctx) => {
   const record = await consumeAuthCode(ctx, code)
   const userId = record ? subjectOf(record.user) : undefined
   if (!record || !userId) {
-    ctx.logger.security('auth_code_rejected', { ip: requestAddress(event, ctx.options.rateLimit) })
+    ctx.logger.security('auth_code_rejected', { ip: requestAddress(event, ctx.options.rateLimit, ctx.logger) })
     throw authError('invalid_code')
   }
   if (record.binding !== undefined && !matchesCodeBinding(event, ctx, record.binding)) {
-    ctx.logger.security('auth_code_binding_mismatch', { provider: record.provider, ip: requestAddress(event, ctx.options.rateLimit) })
+    ctx.logger.security('auth_code_binding_mismatch', { provider: record.provider, ip: requestAddress(event, ctx.options.rateLimit, ctx.logger) })
     throw authError('code_binding_mismatch')
   }
   const session = { user: record.user, userId, provider: record.provider, family: randomToken(16), impersonation: undefined }

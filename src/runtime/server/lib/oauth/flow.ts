@@ -123,7 +123,7 @@ async function startLogin(event: H3Event, ctx: AuthContext, provider: ResolvedPr
   let redirect: string | undefined
   if (query.redirect !== undefined) {
     if (isSafeRedirect(query.redirect)) redirect = query.redirect
-    else ctx.logger.security('oauth_redirect_refused', { provider: provider.name, ip: requestAddress(event, ctx.options.rateLimit) })
+    else ctx.logger.security('oauth_redirect_refused', { provider: provider.name, ip: requestAddress(event, ctx.options.rateLimit, ctx.logger) })
   }
   const as = await metadataOf(ctx, provider, start.origin, start.fetchFn, 'start')
 
@@ -236,7 +236,7 @@ function composeClaims(base: Record<string, unknown> | undefined, host: OAuthEve
  * `redirect.error` with `error` and `error_description`, unless onError answered itself.
  */
 async function sendLoginError(event: H3Event, ctx: AuthContext, provider: string, handlers: OAuthEventHandlerOptions<unknown>, failure: OAuthLoginError): Promise<void> {
-  ctx.logger.security('oauth_login_failed', { provider, error: failure.code, stage: failure.stage, ip: requestAddress(event, ctx.options.rateLimit) })
+  ctx.logger.security('oauth_login_failed', { provider, error: failure.code, stage: failure.stage, ip: requestAddress(event, ctx.options.rateLimit, ctx.logger) })
   if (failure.code === 'server_error') ctx.logger.error(`Login with ${provider} failed unexpectedly`, failure.reason)
   else if (failure.reason !== undefined) ctx.logger.warn(`Login with ${provider} failed (${failure.code})`, describeCause(failure.reason))
   if (handlers.onError) {

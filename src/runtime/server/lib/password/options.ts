@@ -1,7 +1,7 @@
 import { defu } from 'defu'
 import type { PasswordProviderOptions, ResolvedPasswordOptions } from '../../../types/password'
 import type { RateLimitOptions, RateLimitRuleName } from '../../../types/rate-limit'
-import { isClientAddressHeader, isTrustedProxyEntry } from '../rate-limit'
+import { isTrustedProxyEntry } from '../rate-limit'
 import { isRelativePath } from '../../../shared/paths'
 
 /** Defaults of the password provider, as in the provider table of the documentation. */
@@ -72,7 +72,7 @@ export function validateRateLimitOptions(options: RateLimitOptions): string[] {
       if (!isTrustedProxyEntry(entry)) errors.push(`svcAuth.rateLimit.trustedProxies: ${JSON.stringify(entry)} is not an IP address or CIDR range.`)
     }
   }
-  if (options.clientAddressHeader !== undefined && !isClientAddressHeader(options.clientAddressHeader)) errors.push(`svcAuth.rateLimit.clientAddressHeader must be a header name such as 'cf-connecting-ip', or '' (got ${JSON.stringify(options.clientAddressHeader)}).`)
+  // clientAddressHeader serves every client address (sessions, security logs): validateOptions checks it.
   for (const name of RATE_LIMIT_RULES) {
     const rule = options[name]
     if (!rule || typeof rule !== 'object') {
