@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process'
+import { EventEmitter } from 'node:events'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
@@ -7,7 +8,7 @@ import { hash as nativeHash, verify as nativeVerify } from '@node-rs/bcrypt'
 import bcryptjs from 'bcryptjs'
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
 import { BCRYPT_ENV, bcryptPreference, createBcryptEngine, createInlineEngine, loadNativeBcrypt, type BcryptEngine } from '../../src/runtime/server/lib/password/bcrypt'
-import { createWorkerEngine } from '../../src/runtime/server/lib/password/bcrypt-worker'
+import { createWorkerEngine, START_TIMEOUT_MS, type WorkerThread } from '../../src/runtime/server/lib/password/bcrypt-worker'
 import { createPasswordHasher } from '../../src/runtime/server/lib/password/hashing'
 
 const FAKE = pathToFileURL(join(import.meta.dirname, 'helpers/fake-bcryptjs.mjs')).href
@@ -21,6 +22,22 @@ afterEach(() => {
   vi.unstubAllEnvs()
   vi.unstubAllGlobals()
 })
+
+/** A Worker that starts no thread and never answers (as unenv's stand-in of node:worker_threads). */
+class StubWorker extends EventEmitter implements WorkerThread {
+  terminated = false
+  constructor(readonly threadId: number) {
+    super()
+  }
+
+  postMessage() {}
+  ref() {}
+  unref() {}
+  async terminate() {
+    this.terminated = true
+    return 0
+  }
+}
 
 /** Largest event-loop delay (ms) while `work` runs, from a 1 ms timer and the histogram. */
 async function maxLoopDelay(work: () => Promise<unknown>): Promise<number> {
@@ -116,6 +133,35 @@ describe('bcryptjs in worker threads', () => {
     await expect(engine.hash('a', 4)).rejects.toThrow(/bcryptjs: .*nonexistent/)
   })
 
+  it('a node:worker_threads stand-in (a Worker that starts no thread, threadId 0 as unenv\'s) fails the job at once instead of never answering', async () => {
+    const stub = new StubWorker(0)
+    const engine = keep(createWorkerEngine({ size: 1, module: FAKE, start: () => stub }))
+    await expect(engine.hash('pw', 0)).rejects.toThrow('[nuxt-svc-auth] node:worker_threads is a stand-in here (its Worker starts no thread), so bcryptjs cannot compute in a worker thread: the password was not processed')
+    expect(stub.terminated).toBe(true)
+  })
+
+  it('a thread that never starts fails its job after the start timeout, and the next job tries a new thread', async () => {
+    const silent: StubWorker[] = []
+    const engine = keep(createWorkerEngine({ size: 1, module: FAKE, startTimeout: 50, start: () => {
+      const worker = new StubWorker(7)
+      silent.push(worker)
+      return worker
+    } }))
+    const started = Date.now()
+    await expect(engine.hash('pw', 0)).rejects.toThrow('[nuxt-svc-auth] The bcrypt worker thread stopped (it did not start within 50 ms: worker threads do not seem to work here); the password was not processed')
+    expect(Date.now() - started).toBeLessThan(2000)
+    expect(silent[0]!.terminated).toBe(true)
+    await expect(engine.verify('pw', 'fake:1:pw')).rejects.toThrow(/did not start/)
+    expect(silent).toHaveLength(2)
+  })
+
+  it('the start timeout bounds the start only: a hash that takes longer than it still answers', async () => {
+    const engine = keep(createWorkerEngine({ size: 1, module: FAKE, startTimeout: 300 }))
+    // The fake holds the thread for `cost` ms: 1 s of work, three times the start timeout.
+    expect(await engine.hash('slow', 1000)).toMatch(/^fake:\d+:slow$/)
+    expect(START_TIMEOUT_MS).toBe(30_000)
+  })
+
   it('idle threads do not keep the process alive', async () => {
     const script = `
       import { createJiti } from 'jiti'
@@ -166,6 +212,23 @@ describe('a hasher whose engine cannot compute', () => {
     await expect(hasher.hash('pw')).rejects.toThrow(/could not be loaded/)
     const hashed = await hasher.hash('pw')
     expect(await hasher.verify('pw', hashed)).toBe(true)
+    expect(engine).toHaveBeenCalledTimes(2)
+  })
+
+  it('a failed engine is forgotten by whoever sees it fail: every concurrent caller sees the failure, and the calls after it make one new engine', async () => {
+    let fail = true
+    const engine = vi.fn(async () => {
+      await new Promise(r => setTimeout(r, 10))
+      if (fail) throw new Error('bcryptjs could not be loaded')
+      return stoppedEngine()
+    })
+    const hasher = createPasswordHasher({ rounds: 4, concurrency: 1, handlers: () => undefined, engine })
+    const first = await Promise.allSettled(Array.from({ length: 5 }, () => hasher.hash('pw')))
+    expect(first.map(r => r.status)).toEqual(Array(5).fill('rejected'))
+    expect(engine).toHaveBeenCalledTimes(1)
+    fail = false
+    // Five callers at once after the failure: one new engine for all of them, not one each.
+    await Promise.allSettled(Array.from({ length: 5 }, () => hasher.hash('pw')))
     expect(engine).toHaveBeenCalledTimes(2)
   })
 

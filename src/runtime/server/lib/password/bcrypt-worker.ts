@@ -15,6 +15,8 @@ import type { BcryptEngine } from './bcrypt'
  */
 const WORKER_SOURCE = `
 import('node:worker_threads').then(({ parentPort, workerData }) => {
+  // The thread runs: the main thread stops waiting for this (see START_TIMEOUT_MS).
+  parentPort.postMessage({ started: true })
   const loaded = import(workerData.module).then(m => m.default && m.default.hashSync ? m.default : m)
   // A module that cannot load fails each job with its reason instead of ending the thread.
   loaded.catch(() => {})
@@ -67,16 +69,47 @@ export function bcryptjsUrl(): string {
 type Job = { op: 'hash', password: string, cost: number } | { op: 'verify', password: string, hash: string }
 
 interface Reply {
-  id: number
+  id?: number
   value?: unknown
   error?: string
+  /** The first message of a thread: it runs. */
+  started?: true
 }
+
+/** The part of a `node:worker_threads` Worker the engine uses. */
+export interface WorkerThread {
+  /** 0 in the main thread: a Worker whose id is 0 is a stand-in that starts no thread (unenv's). */
+  readonly threadId: number
+  on(event: 'message', listener: (reply: Reply) => void): unknown
+  on(event: 'error', listener: (error: unknown) => void): unknown
+  on(event: 'messageerror', listener: () => void): unknown
+  on(event: 'exit', listener: (code: number) => void): unknown
+  postMessage(message: unknown): void
+  ref(): void
+  unref(): void
+  terminate(): Promise<number>
+}
+
+/** Starts a worker thread running `source` (node:worker_threads' `new Worker(source, { eval: true, workerData })`). */
+export type StartThread = (source: string, workerData: { module: string }) => WorkerThread
+
+const startThread: StartThread = (source, workerData) => new Worker(source, { eval: true, workerData })
+
+/**
+ * How long a new thread may take to run its first line. Threads start in tens of milliseconds,
+ * a second or so on a busy machine; one that says nothing for this long never will (a
+ * `node:worker_threads` stand-in whose Worker does nothing): its job fails instead of waiting
+ * forever. It bounds the start only: a hash itself may take as long as its cost asks.
+ */
+export const START_TIMEOUT_MS = 30_000
 
 /** One worker thread and the one job it runs, if any. */
 interface Slot {
-  worker: Worker
+  worker: WorkerThread
   job?: { id: number, resolve(value: unknown): void, reject(error: Error): void }
   dead: boolean
+  /** Set until the thread's first message. */
+  startTimer?: ReturnType<typeof setTimeout>
 }
 
 /** Options of {@link createWorkerEngine}. */
@@ -85,6 +118,10 @@ export interface WorkerEngineOptions {
   size: number
   /** URL of the bcryptjs module the workers load. @default bcryptjs as the main thread resolves it */
   module?: string
+  /** @default a node:worker_threads Worker */
+  start?: StartThread
+  /** @default START_TIMEOUT_MS */
+  startTimeout?: number
 }
 
 const stopped = (reason: string) => new Error(`[nuxt-svc-auth] The bcrypt worker thread stopped (${reason}); the password was not processed`)
@@ -94,7 +131,7 @@ const stopped = (reason: string) => new Error(`[nuxt-svc-auth] The bcrypt worker
  * so they never keep the process alive). A job waits for a free thread; a thread that crashes or
  * exits rejects its job with a clear error and is replaced by the next job.
  */
-export function createWorkerEngine({ size, module = bcryptjsUrl() }: WorkerEngineOptions): BcryptEngine {
+export function createWorkerEngine({ size, module = bcryptjsUrl(), start = startThread, startTimeout = START_TIMEOUT_MS }: WorkerEngineOptions): BcryptEngine {
   const slots = new Set<Slot>()
   const idle: Slot[] = []
   const waiting: Array<{ resolve(slot: Slot): void, reject(error: Error): void }> = []
@@ -104,6 +141,7 @@ export function createWorkerEngine({ size, module = bcryptjsUrl() }: WorkerEngin
   const fail = (slot: Slot, reason: string) => {
     if (slot.dead) return
     slot.dead = true
+    clearTimeout(slot.startTimer)
     slots.delete(slot)
     const index = idle.indexOf(slot)
     if (index >= 0) idle.splice(index, 1)
@@ -123,9 +161,21 @@ export function createWorkerEngine({ size, module = bcryptjsUrl() }: WorkerEngin
   }
 
   const spawn = (): Slot => {
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { module } })
+    const worker = start(WORKER_SOURCE, { module })
+    if (worker.threadId === 0) {
+      void worker.terminate()
+      throw new Error('[nuxt-svc-auth] node:worker_threads is a stand-in here (its Worker starts no thread), so bcryptjs cannot compute in a worker thread: the password was not processed')
+    }
     const slot: Slot = { worker, dead: false }
+    slot.startTimer = setTimeout(() => fail(slot, `it did not start within ${startTimeout >= 1000 ? `${Math.round(startTimeout / 1000)} s` : `${startTimeout} ms`}: worker threads do not seem to work here`), startTimeout)
+    // The timer keeps nothing alive by itself: a thread with a job is referenced.
+    slot.startTimer.unref?.()
     worker.on('message', (reply: Reply) => {
+      if (reply?.started) {
+        clearTimeout(slot.startTimer)
+        slot.startTimer = undefined
+        return
+      }
       const job = slot.job
       if (!job || reply?.id !== job.id) return
       slot.job = undefined

@@ -102,8 +102,13 @@ export interface HasherOptions {
   handlers: () => PasswordHandlers | undefined
   /** Reports a fallback to bcryptjs (one line, once). @default console.warn */
   warn?: (message: string) => void
+  /**
+   * Whether worker threads can be started (false: bcryptjs computes in the current thread). The
+   * module passes what the deploy target says. @default workerThreadsAvailable()
+   */
+  threads?: boolean
   /** The bcrypt implementation, made on first use. @default createBcryptEngine (native, else bcryptjs in workers) */
-  engine?: (options: { workers: number, warn: (message: string) => void }) => Promise<BcryptEngine>
+  engine?: (options: { workers: number, warn: (message: string) => void, threads?: boolean }) => Promise<BcryptEngine>
 }
 
 /**
@@ -117,15 +122,20 @@ export function createPasswordHasher(options: HasherOptions): PasswordHasher {
   // Made on first use: a native addon that cannot load is caught there, not at import, and the
   // automatic concurrency asks for the machine's cores only where threads compute.
   let engine: Promise<{ bcrypt: BcryptEngine, limit: Semaphore | undefined }> | undefined
-  const started = () => (engine ??= (async () => {
-    const slots = options.concurrency > 0 ? options.concurrency : automaticHashConcurrency(await cpuCores())
-    const bcrypt = await (options.engine ?? createBcryptEngine)({ workers: slots, warn: options.warn ?? (message => console.warn(`[svc-auth] ${message}`)) })
-    return { bcrypt, limit: bcrypt.kind === 'inline' ? undefined : createSemaphore(slots) }
-  })().catch((error: unknown) => {
-    // Made again on the next call instead of failing every later one.
-    engine = undefined
-    throw error
-  }))
+  const started = () => {
+    const current = engine ??= (async () => {
+      const slots = options.concurrency > 0 ? options.concurrency : automaticHashConcurrency(await cpuCores())
+      const bcrypt = await (options.engine ?? createBcryptEngine)({ workers: slots, warn: options.warn ?? (message => console.warn(`[svc-auth] ${message}`)), threads: options.threads })
+      return { bcrypt, limit: bcrypt.kind === 'inline' ? undefined : createSemaphore(slots) }
+    })()
+    // A failed engine is made again on the next call instead of failing every later one, and is
+    // forgotten by whoever sees it fail (as the dummy hash below and the auth context): on Workers
+    // the request that started it may never see it settle.
+    return current.catch((error: unknown) => {
+      if (engine === current) engine = undefined
+      throw error
+    })
+  }
   const compute = async <T>(task: (bcrypt: BcryptEngine) => Promise<T>): Promise<T> => {
     const { bcrypt, limit } = await started()
     return limit ? limit.run(() => task(bcrypt)) : task(bcrypt)

@@ -3,7 +3,7 @@ import type { AuthContext } from '../context'
 import { getAuthHandlers } from '../handlers'
 import { createPasswordHasher, type PasswordHasher } from './hashing'
 import { isPasswordEnabled, resolvePasswordOptions, validatePasswordOptions, validateRateLimitOptions } from './options'
-import { backgroundWorkOutlivesRequests } from '../platform'
+import { backgroundWorkOutlivesRequests, workerThreadsAvailable } from '../platform'
 
 /** Per-process state of the password provider. */
 export interface PasswordRuntime {
@@ -27,7 +27,14 @@ export function usePasswordRuntime(ctx: AuthContext): PasswordRuntime {
   const options = resolvePasswordOptions(input)
   const errors = [...validatePasswordOptions(options), ...validateRateLimitOptions(ctx.options.rateLimit)]
   if (errors.length) throw new Error(`[nuxt-svc-auth] Invalid configuration:\n${errors.map(e => `  - ${e}`).join('\n')}`)
-  const hasher = createPasswordHasher({ rounds: options.passwordHashRounds, concurrency: options.hashConcurrency, handlers: () => getAuthHandlers().password, warn: message => ctx.logger.warn(message) })
+  const hasher = createPasswordHasher({
+    rounds: options.passwordHashRounds,
+    concurrency: options.hashConcurrency,
+    handlers: () => getAuthHandlers().password,
+    warn: message => ctx.logger.warn(message),
+    // From the deploy target (the build's record): a Node deployment never computes in its event loop.
+    threads: workerThreadsAvailable(ctx.deployTarget),
+  })
   if (backgroundWorkOutlivesRequests()) hasher.warmUp().catch(error => ctx.logger.warn('Could not compute the dummy password hash', error))
   runtime = { options, hasher }
   runtimes.set(ctx, runtime)
