@@ -104,7 +104,11 @@ describe('a storage driver set at runtime that cannot work in serverless functio
   it('is refused when the function starts, with the build\'s message (the build recorded the target)', async () => {
     // The build checked 'upstash'; the function's environment switches to memory afterwards, once
     // through the app's prefix and once through NITRO_, which Nitro reads first.
-    for (const env of [{ NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'memory' }, { NITRO_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'memory', NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'upstash' }]) {
+    const envs: Array<Record<string, string>> = [
+      { NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'memory' },
+      { NITRO_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'memory', NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'upstash' },
+    ]
+    for (const env of envs) {
       const instance = await startInstance(env)
       try {
         await expect.poll(() => instance.output()).toContain('  - svcAuth.tokenRefresh.storage.driver \'memory\' cannot work on Vercel Functions (Nitro preset \'vercel\'): Vercel Functions run many short-lived instances with their own memory and a disk that is neither shared nor kept, so sessions would vanish or differ from one request to the next.')
