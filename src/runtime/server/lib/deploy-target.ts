@@ -103,8 +103,7 @@ const WORKERS: RuntimeTarget = { kind: 'edge', platform: 'Cloudflare Workers', s
 
 /**
  * Environment variables the serverless platforms set in their functions, first match wins: the
- * target of a server whose build recorded none (a development build's output, a build of an
- * older version, a preset the build did not know).
+ * target of a server whose build recorded none (a build made by an older version of the module).
  */
 export const RUNTIME_SIGNALS: ReadonlyArray<{ env: string, target: RuntimeTarget }> = [
   { env: 'VERCEL', target: { kind: 'serverless', platform: 'Vercel Functions', signal: 'detected at runtime: VERCEL is set' } },
