@@ -1,4 +1,4 @@
-import { DRIVER_TARGETS, driversFor, storageDriverError, type RecordedDeployTarget, type TargetKind } from '../runtime/server/lib/deploy-target'
+import { storageDriverError, type RecordedDeployTarget, type TargetKind } from '../runtime/server/lib/deploy-target'
 import type { SetupContext } from './setup-context'
 
 /**
@@ -10,7 +10,7 @@ import type { SetupContext } from './setup-context'
  * (src/runtime/server/lib/deploy-target.ts holds the rules both use).
  */
 
-export { DRIVER_TARGETS, driversFor, storageDriverError, type RecordedDeployTarget, type TargetKind }
+export { storageDriverError, type RecordedDeployTarget, type TargetKind }
 
 /** One entry of {@link DEPLOY_TARGETS}. */
 export interface DeployTargetRule {
