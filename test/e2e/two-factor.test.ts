@@ -3,9 +3,9 @@ import { join } from 'node:path'
 import { Secret, TOTP } from 'otpauth'
 import { describe, expect, it } from 'vitest'
 import { createPage } from '@nuxt/test-utils/e2e'
-import { CookieJar } from '../helpers/cookie-jar'
 import { setupApp } from './app'
 import { fixtureOutput } from './fixtures'
+import { jsonClient, ok, type JsonClient } from './json-client'
 
 // The second factor on the built client fixture (twoFactor.enabled, password and mock providers):
 // over HTTP for both providers, then through the pages in Chromium.
@@ -18,29 +18,7 @@ const PASSWORD = 'Sunflower-42x'
 const PERIOD_MS = 30_000
 const totp = (secret: string, offset = 0) => new TOTP({ secret: Secret.fromBase32(secret) }).generate({ timestamp: Date.now() + offset * PERIOD_MS })
 
-/** One HTTP client with its own cookie jar. */
-function client() {
-  const jar = new CookieJar()
-  const request = async (method: string, path: string, { body, bearer }: { body?: unknown, bearer?: string } = {}) => {
-    const headers: Record<string, string> = { accept: 'application/json', cookie: jar.header() }
-    if (body !== undefined) headers['content-type'] = 'application/json'
-    if (bearer) headers.authorization = `Bearer ${bearer}`
-    const res = await server.fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
-    jar.store(res)
-    return res
-  }
-  return {
-    get: (path: string, bearer?: string) => request('GET', path, { bearer }),
-    post: (path: string, body: unknown = {}, bearer?: string) => request('POST', path, { body, bearer }),
-  }
-}
-type Client = ReturnType<typeof client>
-
-async function ok<T>(res: Response, status = 200): Promise<T> {
-  const text = await res.text()
-  expect(res.status, text).toBe(status)
-  return (text ? JSON.parse(text) : undefined) as T
-}
+type Client = JsonClient
 
 const query = (location: string, name: string) => new URL(location, server.url).searchParams.get(name)!
 
@@ -71,7 +49,7 @@ async function mockFirstFactor(c: Client): Promise<string> {
 
 /** Enrols the user of `token`: the secret, confirmed with the previous step's code. */
 async function enrol(token: string): Promise<{ secret: string, recoveryCodes: string[] }> {
-  const c = client()
+  const c = jsonClient(server)
   const { secret } = await ok<{ secret: string }>(await c.post('/auth/two-factor/enrol', {}, token))
   const { recoveryCodes } = await ok<{ recoveryCodes: string[] }>(await c.post('/auth/two-factor/confirm', { code: totp(secret, -1) }, token))
   return { secret, recoveryCodes }
@@ -82,7 +60,7 @@ const secretsSeen: string[] = []
 describe('second factor over HTTP', () => {
   it('a password login asks for the code once the user enrolled', async () => {
     const email = `tf-${Date.now()}@example.com`
-    const c = client()
+    const c = jsonClient(server)
     await ok(await c.post('/auth/password/register', { email, password: PASSWORD }))
     const registered = await ok<{ redirect: string }>(await c.post('/auth/password/register-verify', { email, code: await emailedCode(email, 'register') }))
     const token = await exchange(c, registered.redirect)
@@ -90,31 +68,31 @@ describe('second factor over HTTP', () => {
     secretsSeen.push(secret, ...recoveryCodes)
     expect(await ok(await c.get('/auth/two-factor/status', token))).toEqual({ enabled: true, recoveryCodesLeft: 10 })
 
-    const b = client()
+    const b = jsonClient(server)
     const location = await passwordFirstFactor(b, email)
     expect(location).toMatch(/^\/auth\/second-factor\?flow=[\w-]+$/)
     // Another client holding the flow id gets nothing (and burns it).
-    expect((await ok<{ error: string }>(await client().post('/auth/two-factor/verify', { flow: query(location, 'flow'), code: totp(secret) }), 401)).error).toBe('code_binding_mismatch')
+    expect((await ok<{ error: string }>(await jsonClient(server).post('/auth/two-factor/verify', { flow: query(location, 'flow'), code: totp(secret) }), 401)).error).toBe('code_binding_mismatch')
     const again = await passwordFirstFactor(b, email)
     const done = await ok<{ redirect: string }>(await b.post('/auth/two-factor/verify', { flow: query(again, 'flow'), code: totp(secret) }))
     const session = await exchange(b, done.redirect)
     expect((await ok<{ sub: string }>(await b.get('/api/user/me', session))).sub).toBe(`pw-${email}`)
 
     // A recovery code, once.
-    const third = await passwordFirstFactor(client(), email)
-    const rc = client()
+    const third = await passwordFirstFactor(jsonClient(server), email)
+    const rc = jsonClient(server)
     const fourth = await passwordFirstFactor(rc, email)
     await ok(await rc.post('/auth/two-factor/verify', { flow: query(fourth, 'flow'), recoveryCode: recoveryCodes[0] }))
     expect(third).not.toBe(fourth)
   })
 
   it('a mock OAuth login asks for the code too, and completes with it', async () => {
-    const c = client()
+    const c = jsonClient(server)
     const first = await mockFirstFactor(c)
     const token = await exchange(c, first)
     const { secret, recoveryCodes } = await enrol(token)
     secretsSeen.push(secret, ...recoveryCodes)
-    const b = client()
+    const b = jsonClient(server)
     const location = await mockFirstFactor(b)
     expect(location).toMatch(/^\/auth\/second-factor\?flow=/)
     const done = await ok<{ redirect: string }>(await b.post('/auth/two-factor/verify', { flow: query(location, 'flow'), code: totp(secret) }))
@@ -122,7 +100,7 @@ describe('second factor over HTTP', () => {
     expect((await ok<{ sub: string }>(await b.get('/api/user/me', session))).sub).toBe('mock:carol')
     // Disabled again (with a code), so the browser test enrols carol afresh.
     await ok(await b.post('/auth/two-factor/disable', { code: totp(secret, 1) }, session))
-    expect((await mockFirstFactor(client()))).toMatch(/^\/auth\/callback\?code=/)
+    expect((await mockFirstFactor(jsonClient(server)))).toMatch(/^\/auth\/callback\?code=/)
   })
 
   it('keeps the TOTP secret and the recovery codes out of the client bundle and the server log', () => {
@@ -141,7 +119,7 @@ describe('second factor over HTTP', () => {
 
 describe('second factor in the browser', () => {
   it('the mock login stops at the second-factor page; a code from the app logs the user in', async () => {
-    const c = client()
+    const c = jsonClient(server)
     const token = await exchange(c, await mockFirstFactor(c))
     const { secret } = await enrol(token)
 

@@ -1,8 +1,8 @@
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose'
 import { Secret, TOTP } from 'otpauth'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { CookieJar } from '../helpers/cookie-jar'
 import { deployedSessionFlow, mockLogin } from './deployed-flow'
+import { jsonClient, ok, type JsonClient } from './json-client'
 import { loginUser, PASSWORD, post, registerUser, sentCodes, uniqueEmail } from './password-helpers'
 import { bearer, cookie, setCookieValue } from './requests'
 import { startUpstashStorage, type UpstashStorage } from './upstash-storage'
@@ -28,29 +28,6 @@ afterAll(async () => {
 })
 
 const totp = (secret: string, offset = 0) => new TOTP({ secret: Secret.fromBase32(secret) }).generate({ timestamp: Date.now() + offset * 30_000 })
-
-async function ok<T>(res: Response, status = 200): Promise<T> {
-  const text = await res.text()
-  expect(res.status, text).toBe(status)
-  return (text ? JSON.parse(text) : undefined) as T
-}
-
-/** One browser: its cookies kept between requests. */
-function browser() {
-  const jar = new CookieJar()
-  const request = async (method: string, path: string, { body, token }: { body?: unknown, token?: string } = {}) => {
-    const headers: Record<string, string> = { accept: 'application/json', cookie: jar.header() }
-    if (body !== undefined) headers['content-type'] = 'application/json'
-    if (token) headers.authorization = `Bearer ${token}`
-    const res = await server.fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
-    jar.store(res)
-    return res
-  }
-  return {
-    get: (path: string, token?: string) => request('GET', path, { token }),
-    post: (path: string, body: unknown = {}, token?: string) => request('POST', path, { body, token }),
-  }
-}
 
 describe('a cloudflare-module build under workerd', () => {
   it('logs in with the mock provider, exchanges the code, serves a protected route, rotates and detects reuse, logs out', async () => {
@@ -115,14 +92,14 @@ describe('a cloudflare-module build under workerd', () => {
   it('two-factor: enrolment, a login that asks for the TOTP code, recovery codes (node:crypto HMAC, sealed secrets)', async () => {
     const email = uniqueEmail('totp')
     const { token } = await registerUser(server, email)
-    const c = browser()
+    const c = jsonClient(server)
     const { secret } = await ok<{ secret: string }>(await c.post('/auth/two-factor/enrol', {}, token))
     // The previous time step: the current one stays unused for the login below (a code counts once).
     const { recoveryCodes } = await ok<{ recoveryCodes: string[] }>(await c.post('/auth/two-factor/confirm', { code: totp(secret, -1) }, token))
     expect(recoveryCodes).toHaveLength(10)
     for (const code of recoveryCodes) expect(code).toMatch(/^[2-9a-hjkmnp-z]{5}-[2-9a-hjkmnp-z]{5}$/)
 
-    const firstFactor = async (b: ReturnType<typeof browser>) => {
+    const firstFactor = async (b: JsonClient) => {
       const seen = (await sentCodes(server, email, 'login')).length
       await ok(await b.post('/auth/password/login', { email, password: PASSWORD }))
       const codes = await sentCodes(server, email, 'login')
@@ -133,7 +110,7 @@ describe('a cloudflare-module build under workerd', () => {
       expect(location).toMatch(/^\/auth\/second-factor\?flow=[\w-]+$/)
       return new URL(location, server.url).searchParams.get('flow')!
     }
-    const b = browser()
+    const b = jsonClient(server)
     const flow = await firstFactor(b)
     expect((await b.post('/auth/two-factor/verify', { flow, code: '000000' })).status).toBe(400)
     const done = await ok<{ redirect: string }>(await b.post('/auth/two-factor/verify', { flow, code: totp(secret) }))
@@ -141,7 +118,7 @@ describe('a cloudflare-module build under workerd', () => {
     const session = await ok<{ token: string }>(await b.post('/auth/token', { code }))
     expect((await ok<{ email: string }>(await server.fetch('/api/user/me', bearer(session.token)))).email).toBe(email)
 
-    const r = browser()
+    const r = jsonClient(server)
     const recovered = await ok<{ redirect: string }>(await r.post('/auth/two-factor/verify', { flow: await firstFactor(r), recoveryCode: recoveryCodes[0] }))
     expect(recovered.redirect).toMatch(/^\/auth\/callback\?code=/)
     expect(await ok(await c.get('/auth/two-factor/status', session.token))).toEqual({ enabled: true, recoveryCodesLeft: 9 })
