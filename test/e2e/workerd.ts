@@ -1,12 +1,17 @@
 import { spawn } from 'node:child_process'
 import { readdirSync, rmSync, writeFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
 import { fixtureOutput, type Fixture } from './fixtures'
 import type { Server } from './requests'
 import { freePort } from './server-processes'
 
-/** workerd, Cloudflare's Workers runtime, as the npm package installs it. */
-const WORKERD = resolve(import.meta.dirname, '../../node_modules/.bin/workerd')
+/**
+ * The workerd binary (Cloudflare's Workers runtime) of the npm package, by the path the package
+ * exports: its `bin/workerd` may be a Node script that starts the binary as a child of its own,
+ * which a signal to the script would leave running.
+ */
+const WORKERD: string = createRequire(import.meta.url)('workerd').default
 
 /** A built `cloudflare-module` fixture served by workerd. */
 export interface WorkerdServer extends Server {
