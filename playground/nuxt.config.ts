@@ -5,6 +5,10 @@ export default defineNuxtConfig({
     '/api/notes/**': { auth: true },
   },
   compatibilityDate: '2025-07-01',
+  // Dependencies that pages load only after a login (the QR code of the two-factor settings, the
+  // passkey ceremonies), optimised when the dev server starts: found on first use instead, Vite
+  // reloads the page, and a reload of the login's callback page would spend its single-use code.
+  vite: { optimizeDeps: { include: ['uqr', '@simplewebauthn/browser'] } },
   svcAuth: {
     // Development only: a real app reads the secret from NUXT_SVC_AUTH_TOKEN_SECRET.
     token: { secret: 'playground-development-secret-change-me-0123456789' },

@@ -264,15 +264,10 @@ describe('the dev server', () => {
         if (response.request().method() === 'POST' && new URL(response.url()).pathname === '/auth/refresh') refreshes.push(response.status())
       })
 
-      // The dev server compiles a page and optimises its dependencies on its first visit, and
-      // reloads the browser when it finds new ones: a reload of the callback page would spend its
-      // single-use code again (the login then never arrives, seen on a loaded machine). The pages
-      // of the login are visited once first, without a code.
-      for (const path of ['/auth/callback', '/profile', '/']) await page.goto(`${server.url}${path}`, { waitUntil: 'networkidle', timeout: 60_000 })
-
       // Logged in as Ada through the normal mock login route: the app holds her access token.
       await page.goto(`${server.url}/auth/mock?user=0&redirect=/profile`)
-      await page.waitForURL('**/profile', { timeout: 60_000 })
+      // The path, not a glob: `**/profile` also matches the start URL (`…&redirect=/profile`).
+      await page.waitForURL(url => url.pathname === '/profile', { timeout: 60_000 })
       await page.locator('h2', { hasText: 'Ada Admin' }).waitFor({ timeout: 60_000 })
       let tab = await openTab(page)
 
