@@ -19,6 +19,13 @@ export const fixtureOutput = (fixture: Fixture): string => join(fixtureDir(fixtu
 export const fixtureEntry = (fixture: Fixture): string =>
   join(fixtureOutput(fixture), fixture === 'serverless' ? 'functions/__fallback.func/index.mjs' : 'server/index.mjs')
 
+/**
+ * The arguments of `node` that serve a built fixture on `HOST`/`PORT`: Nitro's server entry, or
+ * the function's handler served as its platform runs it (`test/support/serve-node-handler.mjs`).
+ */
+export const fixtureServerArgs = (fixture: Fixture): string[] =>
+  fixture === 'serverless' ? [resolve(import.meta.dirname, '../support/serve-node-handler.mjs'), fixtureEntry(fixture)] : [fixtureEntry(fixture)]
+
 /** A fresh, empty directory for the fs records of one server (or of several sharing it). */
 export const newDataDir = (): string => mkdtempSync(join(tmpdir(), 'svc-auth-e2e-'))
 

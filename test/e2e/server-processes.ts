@@ -1,8 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { rmSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { join } from 'node:path'
-import { fixtureOutput, newDataDir, serverEnv, type Fixture } from './fixtures'
+import { fixtureServerArgs, newDataDir, serverEnv, type Fixture } from './fixtures'
 import type { Server } from './requests'
 
 /**
@@ -38,7 +37,7 @@ export async function startServerProcess(env: Record<string, string> = {}, fixtu
   const port = await freePort()
   const dataDir = newDataDir()
   let log = ''
-  const child = spawn(process.execPath, [join(fixtureOutput(fixture), 'server/index.mjs')], {
+  const child = spawn(process.execPath, fixtureServerArgs(fixture), {
     env: { ...process.env, ...serverEnv(dataDir), HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

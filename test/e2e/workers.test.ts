@@ -157,52 +157,54 @@ describe('a cloudflare-module build under workerd', () => {
   })
 })
 
-describe('a storage driver set at runtime that cannot work on Workers', () => {
-  let memory: WorkerdServer
-
+/**
+ * One more worker, started with the bindings of the storage and `bindings` before the tests of the
+ * enclosing `describe` and stopped after them.
+ */
+function workerWith(bindings: Record<string, string>): () => WorkerdServer {
+  let worker: WorkerdServer | undefined
   beforeAll(async () => {
-    // The build checked 'upstash'; the environment (a binding) switches to memory afterwards.
-    memory = await startWorkerd('worker', { bindings: { ...storage.env, NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'memory' } })
+    worker = await startWorkerd('worker', { bindings: { ...storage.env, ...bindings } })
   }, 60_000)
-
   afterAll(async () => {
-    await memory?.stop()
+    await worker?.stop()
   })
+  return () => worker!
+}
+
+/** A module route answers the generic 500 (the auth context cannot be made). */
+async function expectGeneric500(server: WorkerdServer): Promise<void> {
+  const res = await server.fetch('/auth/token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: 'x' }) })
+  expect(res.status).toBe(500)
+  expect(await res.json()).toEqual({ statusCode: 500, message: 'Internal server error', error: 'internal_error' })
+}
+
+describe('a storage driver set at runtime that cannot work on Workers', () => {
+  // The build checked 'upstash'; the environment (a binding) switches to memory afterwards.
+  const memory = workerWith({ NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'memory' })
 
   it('is refused when the server starts, with the build\'s message (the build recorded the target)', async () => {
     const message = '  - svcAuth.tokenRefresh.storage.driver \'memory\' cannot work on Cloudflare Workers (Nitro preset \'cloudflare-module\'): Cloudflare Workers run many short-lived isolates with no file system and no memory they share, so sessions would vanish or differ from one request to the next. Use \'upstash\' (Redis over HTTP); see docs/deploying.md of nuxt-svc-auth.'
-    await expect.poll(() => memory.output()).toContain(message)
-    const res = await memory.fetch('/auth/token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: 'x' }) })
-    expect(res.status).toBe(500)
-    expect(await res.json()).toEqual({ statusCode: 500, message: 'Internal server error', error: 'internal_error' })
+    await expect.poll(() => memory().output()).toContain(message)
+    await expectGeneric500(memory())
   })
 })
 
 describe('a configuration mistake on Workers', () => {
-  let broken: WorkerdServer
-
-  beforeAll(async () => {
-    // A secret too short, as the environment (a binding) gives it: the auth context cannot be made.
-    broken = await startWorkerd('worker', { bindings: { ...storage.env, NUXT_SVC_AUTH_TOKEN_SECRET: 'too-short' } })
-  }, 60_000)
-
-  afterAll(async () => {
-    await broken?.stop()
-  })
+  // A secret too short, as the environment (a binding) gives it: the auth context cannot be made.
+  const broken = workerWith({ NUXT_SVC_AUTH_TOKEN_SECRET: 'too-short' })
 
   it('is reported once per start-up check (they run on the first request there); the module\'s routes answer the generic 500', async () => {
     // startWorkerd waited for a first answer: the request that ran the start-up checks. (That they
     // do not run at global scope shows above: a healthy context made there would be refused.)
     const reported = (log: string) => log.split('\n').filter(line => line.startsWith('[nuxt-svc-auth] Invalid configuration:')).length
-    await expect.poll(() => reported(broken.output())).toBe(2)
-    expect(broken.output()).toContain('  - svcAuth.token.secret must be at least 32 bytes long.')
-    const first = await broken.fetch('/auth/token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: 'x' }) })
-    expect(first.status).toBe(500)
-    expect(await first.json()).toEqual({ statusCode: 500, message: 'Internal server error', error: 'internal_error' })
-    expect((await broken.fetch('/api/protected/me')).status).toBe(500)
-    await broken.fetch('/')
-    expect(reported(broken.output())).toBe(2)
-    expect(broken.output()).not.toContain('Disallowed operation called within global scope')
+    await expect.poll(() => reported(broken().output())).toBe(2)
+    expect(broken().output()).toContain('  - svcAuth.token.secret must be at least 32 bytes long.')
+    await expectGeneric500(broken())
+    expect((await broken().fetch('/api/protected/me')).status).toBe(500)
+    await broken().fetch('/')
+    expect(reported(broken().output())).toBe(2)
+    expect(broken().output()).not.toContain('Disallowed operation called within global scope')
   })
 })
 
