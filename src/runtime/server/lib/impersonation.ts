@@ -7,7 +7,7 @@ import type { AuthContext } from './context'
 import { randomToken } from './crypto'
 import { authError } from './errors'
 import { getAuthHandlers } from './handlers'
-import { requestAddress } from './rate-limit'
+import { clientAddressOf } from './rate-limit'
 import { removeImpersonation, saveImpersonation, takeImpersonation } from './records/impersonation'
 import { issueRefreshToken, readRefreshToken, revokeFamily } from './records/refresh-token'
 import { readRefreshCookie, setRefreshCookie } from './session'
@@ -62,7 +62,7 @@ export function impersonationContext(requester: AuthClaims, lookupClaim: string,
  */
 export function requestOrigin(event: H3Event, ctx: AuthContext): { ip: string, userAgent: string } {
   return {
-    ip: requestAddress(event, ctx.options.rateLimit, ctx.logger),
+    ip: clientAddressOf(ctx, event),
     userAgent: getRequestHeader(event, 'user-agent') ?? '',
   }
 }

@@ -164,6 +164,11 @@ export function requestAddress(event: H3Event, options: Partial<Pick<RateLimitOp
   return address
 }
 
+/** The client address of a request as the module counts and logs it: {@link requestAddress} with the context's settings and logger. */
+export function clientAddressOf(ctx: Pick<AuthContext, 'options' | 'logger'>, event: H3Event): string {
+  return requestAddress(event, ctx.options.rateLimit, ctx.logger)
+}
+
 /** 429 `rate_limited` with `Retry-After`. */
 export function tooMany(retryAfter: number) {
   return authError('rate_limited', undefined, { 'retry-after': String(retryAfter) })
@@ -179,7 +184,7 @@ export async function enforceRateLimit(ctx: AuthContext, event: H3Event, name: R
   const rule = options[name]
   if (!rule) return
   if (keys.ip !== false && rule.perIp > 0) {
-    const hit = await hitRateLimit(ctx, `${name}:ip:${rateLimitSubject(requestAddress(event, options, ctx.logger))}`, rule.perIp, rule.window)
+    const hit = await hitRateLimit(ctx, `${name}:ip:${rateLimitSubject(clientAddressOf(ctx, event))}`, rule.perIp, rule.window)
     if (!hit.allowed) {
       ctx.logger.security('rate_limited', { rule: name, key: 'ip' })
       throw tooMany(hit.retryAfter)
@@ -214,7 +219,7 @@ export async function reserveLoginFailure(ctx: AuthContext, event: H3Event, emai
   if (!options?.enabled) return NO_RESERVATION
   const rule = options.login
   const counters: Array<{ key: RecordKey, max: number }> = []
-  if (rule.perEmailAndIp > 0) counters.push({ key: rateCounterKey(ctx, `login-failed:${email}:${rateLimitSubject(requestAddress(event, options, ctx.logger))}`), max: rule.perEmailAndIp })
+  if (rule.perEmailAndIp > 0) counters.push({ key: rateCounterKey(ctx, `login-failed:${email}:${rateLimitSubject(clientAddressOf(ctx, event))}`), max: rule.perEmailAndIp })
   if (rule.perEmail > 0) counters.push({ key: rateCounterKey(ctx, `login-failed:${email}`), max: rule.perEmail })
   if (!counters.length) return NO_RESERVATION
   const reserved = await reserveUnits(ctx, counters, rule.window)

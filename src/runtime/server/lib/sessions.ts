@@ -5,7 +5,7 @@ import type { AuthClaims, AuthSession, SessionRevocationReason } from '../../typ
 import { authenticate, authenticationError } from './authenticate'
 import type { AuthContext } from './context'
 import { authError } from './errors'
-import { ipv6Groups, normalizeAddress, requestAddress } from './rate-limit'
+import { ipv6Groups, normalizeAddress, clientAddressOf } from './rate-limit'
 import { isFamilyRevoked, revokeFamily } from './records/refresh-token'
 import { listSessionEntries, removeSessionEntry, type SessionClient, type SessionEntry } from './records/user-sessions'
 
@@ -53,7 +53,7 @@ export function addressPrefix(address: string): string | undefined {
 export function describeClient(event: H3Event, ctx: AuthContext): SessionClient {
   return {
     userAgent: userAgentFamily(getRequestHeader(event, 'user-agent') ?? ''),
-    address: addressPrefix(requestAddress(event, ctx.options.rateLimit, ctx.logger)),
+    address: addressPrefix(clientAddressOf(ctx, event)),
   }
 }
 

@@ -10,7 +10,7 @@ import { getRequestHeader } from 'h3'
 import type { AuthContext } from './context'
 import { safeEqual } from './crypto'
 import { authError } from './errors'
-import { requestAddress } from './rate-limit'
+import { clientAddressOf } from './rate-limit'
 
 /** Path of the endpoint (under the app's base URL). */
 export const TEST_LOGIN_PATH = '/_svc-auth/test-login'
@@ -46,7 +46,7 @@ export function requireTestLoginSecret(event: H3Event, ctx: AuthContext, expecte
     && typeof presented === 'string' && presented.length > 0 && presented.length <= 256
     && safeEqual(hashTestLoginSecret(presented), expectedHash)
   if (!ok) {
-    ctx.logger.security('test_login_refused', { ip: requestAddress(event, ctx.options.rateLimit, ctx.logger), secret: presented === undefined ? 'missing' : 'wrong' })
+    ctx.logger.security('test_login_refused', { ip: clientAddressOf(ctx, event), secret: presented === undefined ? 'missing' : 'wrong' })
     throw authError('not_found')
   }
 }

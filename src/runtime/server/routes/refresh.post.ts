@@ -12,7 +12,7 @@
  */
 import { authError } from '../lib/errors'
 import { rotateRefreshToken } from '../lib/records/refresh-token'
-import { requestAddress } from '../lib/rate-limit'
+import { clientAddressOf } from '../lib/rate-limit'
 import { refuseCrossOrigin } from '../lib/request-guards'
 import { clearRefreshCookie, clearSessionPresence, mintSessionToken, readRefreshCookie, resolveGlobalClaims, setRefreshCookie } from '../lib/session'
 import { defineAuthRoute } from '../utils/context'
@@ -31,7 +31,7 @@ export default defineAuthRoute(async (event, ctx) => {
 
   const result = await rotateRefreshToken(ctx, cookie, { rotate: record => !record.impersonation })
   if (result.status === 'reused') {
-    ctx.logger.security('refresh_token_reuse', { family: result.family, ip: requestAddress(event, ctx.options.rateLimit, ctx.logger) })
+    ctx.logger.security('refresh_token_reuse', { family: result.family, ip: clientAddressOf(ctx, event) })
     clearRefreshCookie(event, ctx)
     throw authError('refresh_token_reused')
   }

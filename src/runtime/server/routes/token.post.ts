@@ -12,7 +12,7 @@ import { matchesCodeBinding } from '../lib/code-binding'
 import { authError } from '../lib/errors'
 import { consumeAuthCode } from '../lib/records/auth-code'
 import { issueRefreshToken } from '../lib/records/refresh-token'
-import { requestAddress } from '../lib/rate-limit'
+import { clientAddressOf } from '../lib/rate-limit'
 import { subjectOf } from '../lib/subject'
 import { refuseCrossOrigin } from '../lib/request-guards'
 import { mintSessionToken, setRefreshCookie } from '../lib/session'
@@ -29,11 +29,11 @@ export default defineAuthRoute(async (event, ctx) => {
   const record = await consumeAuthCode(ctx, code)
   const userId = record ? subjectOf(record.user) : undefined
   if (!record || !userId) {
-    ctx.logger.security('auth_code_rejected', { ip: requestAddress(event, ctx.options.rateLimit, ctx.logger) })
+    ctx.logger.security('auth_code_rejected', { ip: clientAddressOf(ctx, event) })
     throw authError('invalid_code')
   }
   if (record.binding !== undefined && !matchesCodeBinding(event, ctx, record.binding)) {
-    ctx.logger.security('auth_code_binding_mismatch', { provider: record.provider, ip: requestAddress(event, ctx.options.rateLimit, ctx.logger) })
+    ctx.logger.security('auth_code_binding_mismatch', { provider: record.provider, ip: clientAddressOf(ctx, event) })
     throw authError('code_binding_mismatch')
   }
   const session = { user: record.user, userId, provider: record.provider, family: randomToken(16), impersonation: undefined }

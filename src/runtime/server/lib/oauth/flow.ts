@@ -6,7 +6,7 @@ import type { OAuthErrorPayload, OAuthEventHandlerOptions } from '../../../types
 import type { AuthContext } from '../context'
 import { safeEqual } from '../crypto'
 import { originOf } from '../origin'
-import { requestAddress } from '../rate-limit'
+import { clientAddressOf } from '../rate-limit'
 import { completeLogin, type ProviderLoginHandlers } from '../login'
 import { saveOAuthState, takeOAuthState } from '../records/oauth-state'
 import { clearLoginCookies, LOGIN_TTL, readLoginCookies, setLoginCookies } from './cookies'
@@ -123,7 +123,7 @@ async function startLogin(event: H3Event, ctx: AuthContext, provider: ResolvedPr
   let redirect: string | undefined
   if (query.redirect !== undefined) {
     if (isSafeRedirect(query.redirect)) redirect = query.redirect
-    else ctx.logger.security('oauth_redirect_refused', { provider: provider.name, ip: requestAddress(event, ctx.options.rateLimit, ctx.logger) })
+    else ctx.logger.security('oauth_redirect_refused', { provider: provider.name, ip: clientAddressOf(ctx, event) })
   }
   const as = await metadataOf(ctx, provider, start.origin, start.fetchFn, 'start')
 
@@ -236,7 +236,7 @@ function composeClaims(base: Record<string, unknown> | undefined, host: OAuthEve
  * `redirect.error` with `error` and `error_description`, unless onError answered itself.
  */
 async function sendLoginError(event: H3Event, ctx: AuthContext, provider: string, handlers: OAuthEventHandlerOptions<unknown>, failure: OAuthLoginError): Promise<void> {
-  ctx.logger.security('oauth_login_failed', { provider, error: failure.code, stage: failure.stage, ip: requestAddress(event, ctx.options.rateLimit, ctx.logger) })
+  ctx.logger.security('oauth_login_failed', { provider, error: failure.code, stage: failure.stage, ip: clientAddressOf(ctx, event) })
   if (failure.code === 'server_error') ctx.logger.error(`Login with ${provider} failed unexpectedly`, failure.reason)
   else if (failure.reason !== undefined) ctx.logger.warn(`Login with ${provider} failed (${failure.code})`, describeCause(failure.reason))
   if (handlers.onError) {
