@@ -3,6 +3,7 @@ import { $fetch } from '@nuxt/test-utils/e2e'
 import { describe, expect, it } from 'vitest'
 import { setupApp } from './app'
 import { bearer, issueCode, login, type Session, setCookieLine, setCookieValue, tokenRequest } from './requests'
+import { jsonClient, ok } from './json-client'
 import { startServerProcess } from './server-processes'
 
 const admin = { sub: 'admin', email: 'admin@example.com', name: 'Ada Admin', role: 'admin' }
@@ -122,7 +123,7 @@ describe('POST /auth/impersonate', () => {
 })
 
 describe('while impersonating', () => {
-  it('refresh answers 403 and the requester\'s old session is gone', async () => {
+  it('refresh answers 403 and the token the requester\'s cookie held is retired', async () => {
     const requester = await login(server, { ...admin })
     const { cookie } = await impersonate(requester, 'alice')
     const res = await server.fetch('/auth/refresh', { method: 'POST', headers: { cookie: `svc-refresh=${cookie}` } })
@@ -201,6 +202,69 @@ describe('POST /auth/unimpersonate', () => {
       await short.stop()
     }
   }, 20_000)
+})
+
+describe('the way back continues the requester\'s session', () => {
+  const sessionsOf = async (token: string) => (await (await server.fetch('/auth/sessions', bearer(token))).json()) as { sessions: Array<{ id: string, createdAt: string }> }
+
+  it('a bearer alone (no cookie) never becomes a new session: unimpersonate continues the token\'s own', async () => {
+    const requester = await login(server, { ...admin })
+    const { sid } = decodeJwt(requester.token)
+    const before = (await sessionsOf(requester.token)).sessions
+    const original = before.find(s => s.id === sid)
+    // The stolen token alone: no cookie of the requester's session comes with it.
+    const { body, cookie } = await impersonate({ token: requester.token } as Session, 'alice')
+    const back = await post('/auth/unimpersonate', body.accessToken, undefined, cookie)
+    expect(back.status).toBe(200)
+    const restored = (await back.json()).accessToken as string
+    expect(decodeJwt(restored).sid).toBe(sid)
+    // No new session: the same ones as before, the token's own with its login time.
+    const after = (await sessionsOf(restored)).sessions
+    expect(after.map(s => s.id).sort()).toEqual(before.map(s => s.id).sort())
+    expect(after.find(s => s.id === sid)!.createdAt).toBe(original!.createdAt)
+    // It is the owner's session: their logout ends what the way back handed out too.
+    const handedOut = setCookieValue(back, 'svc-refresh')!
+    expect((await server.fetch('/auth/logout', { method: 'POST', headers: { cookie: `svc-refresh=${requester.refreshCookie}` } })).status).toBe(200)
+    expect((await server.fetch('/auth/refresh', { method: 'POST', headers: { cookie: `svc-refresh=${handedOut}` } })).status).toBe(401)
+  })
+
+  it('is refused once the requester\'s session has ended, and a token whose session ended cannot start one', async () => {
+    const requester = await login(server, { ...admin })
+    const { body, cookie } = await impersonate({ token: requester.token } as Session, 'alice')
+    expect((await server.fetch('/auth/logout', { method: 'POST', headers: { cookie: `svc-refresh=${requester.refreshCookie}` } })).status).toBe(200)
+    const back = await post('/auth/unimpersonate', body.accessToken, undefined, cookie)
+    expect(back.status).toBe(401)
+    expect(await back.json()).toMatchObject({ error: 'session_revoked' })
+    expect(setCookieValue(back, 'svc-refresh')).toBeUndefined()
+    expect((await post('/auth/impersonate', requester.token, { targetUserId: 'alice' })).status).toBe(401)
+  })
+
+  it('a stale token stays stale through impersonation and back: step-up still refuses (client fixture, two-factor)', async () => {
+    const app = await startServerProcess({ NUXT_SVC_AUTH_SESSIONS_RECENT_LOGIN: '2s', NUXT_SVC_AUTH_RATE_LIMIT_ENABLED: 'false' }, 'client')
+    try {
+      const owner = jsonClient(app)
+      const start = await owner.get('/api/test/login?user=alice')
+      const code = new URL(start.headers.get('location')!, app.url).searchParams.get('code')!
+      const { accessToken } = await ok<{ accessToken: string }>(await owner.post('/auth/token', { code }))
+      // Fresh, enrolment is allowed; then the login grows older than sessions.recentLogin.
+      await new Promise(resolve => setTimeout(resolve, 2500))
+      expect((await owner.post('/auth/two-factor/enrol', {}, accessToken)).status).toBe(403)
+      // A thief with the stale bearer alone, in a browser of their own.
+      const thief = jsonClient(app)
+      const { accessToken: impersonated } = await ok<{ accessToken: string }>(await thief.post('/auth/impersonate', { targetUserId: 'bob' }, accessToken))
+      const { accessToken: restored } = await ok<{ accessToken: string }>(await thief.post('/auth/unimpersonate', {}, impersonated))
+      expect(decodeJwt(restored).sid).toBe(decodeJwt(accessToken).sid)
+      const enrol = await thief.post('/auth/two-factor/enrol', {}, restored)
+      expect(enrol.status).toBe(403)
+      expect(await enrol.json()).toMatchObject({ error: 'reauthentication_required' })
+      // Refreshing what the way back handed out moves no clock either.
+      const { token: refreshed } = await ok<{ token: string }>(await thief.post('/auth/refresh'))
+      expect((await thief.post('/auth/two-factor/enrol', {}, refreshed)).status).toBe(403)
+    }
+    finally {
+      await app.stop()
+    }
+  }, 30_000)
 })
 
 describe('disabled', () => {

@@ -4,7 +4,9 @@ import type { AuthContext, HookCaller } from '../../src/runtime/server/lib/conte
 import { authErrorCode } from '../../src/runtime/server/lib/errors'
 import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
 import { endImpersonation, impersonationRequester, startImpersonation } from '../../src/runtime/server/lib/impersonation'
-import { issueRefreshToken, readRefreshToken } from '../../src/runtime/server/lib/records/refresh-token'
+import { requireRecentLogin } from '../../src/runtime/server/lib/recent-login'
+import { issueRefreshToken, readRefreshToken, revokeFamily } from '../../src/runtime/server/lib/records/refresh-token'
+import { listSessionEntries } from '../../src/runtime/server/lib/records/user-sessions'
 import { mintSessionToken } from '../../src/runtime/server/lib/session'
 import type { AuthClaims } from '../../src/runtime/types/auth'
 import { unitContext } from './helpers/context'
@@ -57,19 +59,29 @@ async function start(target = 'bob', reason?: string) {
 }
 
 describe('startImpersonation', () => {
-  it('issues a token of the target with the impersonation claim, runs the hooks in order and replaces the requester\'s session', async () => {
+  it('issues a token of the target with the impersonation claim, runs the hooks in order and replaces the requester\'s cookie', async () => {
     const { admin, answer, cookie, claims } = await start('bob', 'support ticket')
     expect(answer).toEqual({ accessToken: expect.any(String) })
     expect(claims).toMatchObject({ sub: 'bob', email: 'bob@example.com', role: 'member', plan: 'pro' })
     expect(claims.impersonation).toMatchObject({ originalUserSub: 'admin', originalUserLookupId: 'admin', originalUserEmail: 'admin@example.com', reason: 'support ticket', originalClaims: { role: 'admin' } })
     expect(claims.exp! - claims.iat!).toBe(900)
-    expect(hooks.map(h => h.name)).toEqual(['svc:impersonate:check', 'svc:impersonate:fetchTarget', 'svc:impersonate:start', 'svc:session:revoked'])
-    expect(hooks[3]!.payload).toMatchObject({ sessionId: admin.family, userId: 'admin', reason: 'impersonation' })
+    expect(hooks.map(h => h.name)).toEqual(['svc:impersonate:check', 'svc:impersonate:fetchTarget', 'svc:impersonate:start'])
     expect(hooks[0]!.payload).toMatchObject({ targetUserId: 'bob', reason: 'support ticket', ip: '127.0.0.1' })
     expect(hooks[2]!.payload.targetUser).toEqual(claims)
-    // The new cookie is the impersonated session's; the admin's session in this browser ended.
+    // The new cookie is the impersonated session's; the token the admin's cookie held is retired,
+    // while the admin's session waits for the way back.
     expect((await readRefreshToken(ctx, cookie!))?.record).toMatchObject({ userId: 'bob', family: claims.sid })
     expect(await readRefreshToken(ctx, admin.cookie)).toBeNull()
+    expect((await listSessionEntries(ctx, 'admin')).map(entry => entry.id)).toEqual([admin.family])
+  })
+
+  it('needs the requester\'s session to be live: a token whose session ended, or that names none, is refused', async () => {
+    const admin = await adminSession()
+    await revokeFamily(ctx, admin.family, 'admin', 'logout')
+    ctx.options.sessions.revokeAccessTokens = false
+    expect(await codeOf(impersonationRequester(ctx, request(admin.accessToken)))).toBe('session_revoked')
+    const { token: minted } = await ctx.tokens.sign({ sub: 'admin', role: 'admin' })
+    expect(await codeOf(impersonationRequester(ctx, request(minted)))).toBe('session_revoked')
   })
 
   it('refuses what it must, in this order: disabled, no token, chain, canImpersonate, unknown target', async () => {
@@ -104,18 +116,55 @@ describe('endImpersonation', () => {
     return fakeEvent({ method: 'POST', url: '/auth/unimpersonate', headers: { authorization: `Bearer ${accessToken}`, ...(cookie ? { cookie: `svc-refresh=${cookie}` } : {}) } })
   }
 
-  it('restores the requester with the claims the impersonation began with, once', async () => {
-    const { answer, cookie } = await start()
+  it('restores the requester with the claims the impersonation began with, once, in the requester\'s own session', async () => {
+    const { admin, answer, cookie } = await start()
+    const [before] = await listSessionEntries(ctx, 'admin')
     const event = back(answer.accessToken, cookie)
     const restored = await endImpersonation(ctx, event)
     const claims = await ctx.tokens.verify(restored.accessToken)
-    expect(claims).toMatchObject({ sub: 'admin', role: 'admin' })
+    expect(claims).toMatchObject({ sub: 'admin', role: 'admin', sid: admin.family })
+    // No session was created: the admin's one goes on, with its login time.
+    const after = await listSessionEntries(ctx, 'admin')
+    expect(after.map(entry => entry.id)).toEqual([admin.family])
+    expect(after[0]!.createdAt).toBe(before!.createdAt)
+    expect((await readRefreshToken(ctx, setCookieValue(event, 'svc-refresh')!))?.record).toMatchObject({ family: admin.family, createdAt: before!.createdAt })
     expect(claims?.impersonation).toBeUndefined()
     expect(hooks.find(h => h.name === 'svc:impersonate:end')?.payload).toMatchObject({ restoredUser: claims, impersonatedUser: { sub: 'bob' } })
     expect((await readRefreshToken(ctx, setCookieValue(event, 'svc-refresh')!))?.record.userId).toBe('admin')
     expect(await readRefreshToken(ctx, cookie!)).toBeNull()
     // Its session has ended: the impersonated token no longer authenticates.
     expect(await codeOf(endImpersonation(ctx, back(answer.accessToken, cookie)))).toBe('session_revoked')
+  })
+
+  it('a stale requester stays stale: the way back moves no recent-login clock', async () => {
+    const { admin, answer, cookie } = await start()
+    ctx.lifetimes.recentLogin = 0.001
+    await new Promise(resolve => setTimeout(resolve, 20))
+    const restored = await endImpersonation(ctx, back(answer.accessToken, cookie))
+    const claims = (await ctx.tokens.verify(restored.accessToken))!
+    expect(claims.sid).toBe(admin.family)
+    expect(await codeOf(requireRecentLogin(ctx, claims, 'test'))).toBe('reauthentication_required')
+    // Nor does the impersonated session count as a login of its target.
+    const other = await start()
+    ctx.lifetimes.recentLogin = 3600
+    expect(await codeOf(requireRecentLogin(ctx, other.claims, 'test'))).toBe('reauthentication_required')
+  })
+
+  it('is refused when the requester\'s session ended meanwhile, and creates none', async () => {
+    const { admin, answer, cookie } = await start()
+    await revokeFamily(ctx, admin.family, 'admin', 'logout')
+    const event = back(answer.accessToken, cookie)
+    expect(await codeOf(endImpersonation(ctx, event))).toBe('session_revoked')
+    expect(setCookieValue(event, 'svc-refresh')).toBeUndefined()
+    expect(await listSessionEntries(ctx, 'admin')).toEqual([])
+  })
+
+  it('an async canImpersonate that resolves false refuses (403)', async () => {
+    const admin = await adminSession()
+    defineAuthHandlers({ impersonation: { fetchTarget: id => USERS[id] ?? null, canImpersonate: async () => false } })
+    const event = request(admin.accessToken)
+    const requester = await impersonationRequester(ctx, event)
+    expect(await codeOf(startImpersonation(ctx, event, requester, { targetUserId: 'bob' }))).toBe('forbidden')
   })
 
   it('needs an impersonated token and the impersonation\'s own cookie', async () => {

@@ -131,7 +131,7 @@ describe('createTestAuth().mintImpersonated', () => {
     const ctx = await unitContext({ ...CONFIG, impersonation: { enabled: true } })
     defineAuthHandlers({ impersonation: { fetchTarget: id => (id === 'bob' ? bob : null) } })
     const requester = (await ctx.tokens.verify((await ctx.tokens.sign({ ...admin, provider: 'mock' })).token))!
-    const { accessToken } = await startImpersonation(ctx, fakeEvent({ method: 'POST', url: '/auth/impersonate' }), requester, { targetUserId: 'bob', reason: 'why' })
+    const { accessToken } = await startImpersonation(ctx, fakeEvent({ method: 'POST', url: '/auth/impersonate' }), { ...requester, sid: 'requester-session' }, { targetUserId: 'bob', reason: 'why' })
     const real = decodeJwt(accessToken) as AuthClaims
     const minted = (await (await testAuth()).mintImpersonated(bob, { ...admin, provider: 'mock' }, { reason: 'why' })).claims
     const shape = (claims: AuthClaims) => ({ keys: Object.keys(claims).sort(), impersonation: Object.keys(claims.impersonation ?? {}).sort(), lifetime: claims.exp! - claims.iat! })

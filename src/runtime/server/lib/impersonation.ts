@@ -8,8 +8,9 @@ import { randomToken } from './crypto'
 import { authError } from './errors'
 import { getAuthHandlers } from './handlers'
 import { clientAddressOf } from './rate-limit'
+import { liveSessionOf } from './recent-login'
 import { removeImpersonation, saveImpersonation, takeImpersonation } from './records/impersonation'
-import { issueRefreshToken, readRefreshToken, revokeFamily } from './records/refresh-token'
+import { continueSession, discardRefreshToken, issueRefreshToken, readRefreshToken, revokeFamily } from './records/refresh-token'
 import { readRefreshCookie, setRefreshCookie } from './session'
 import { describeClient } from './sessions'
 import { asSubject, hostSubjectOf } from './subject'
@@ -83,25 +84,30 @@ async function fetchUser(event: H3Event, id: string, notFound: string) {
 
 /**
  * The caller of POST /auth/impersonate: 404 `not_found` when impersonation is disabled, 401 without
- * a valid bearer token, 403 `impersonation_chain` while it is impersonating already.
+ * a valid bearer token, 403 `impersonation_chain` while it is impersonating already, 401
+ * `session_revoked` when the token's session has ended (or it names none): the way back continues
+ * that session, so there must be one.
  */
-export async function impersonationRequester(ctx: AuthContext, event: H3Event): Promise<AuthClaims> {
+export async function impersonationRequester(ctx: AuthContext, event: H3Event): Promise<AuthClaims & { sid: string }> {
   requireEnabled(ctx)
   const requester = await authenticate(event, ctx)
   if (!requester) throw authenticationError(event, 'Missing or invalid access token')
   if (requester.impersonation) throw authError('impersonation_chain')
-  return requester
+  const session = await liveSessionOf(ctx, requester)
+  if (!session) throw authError('session_revoked')
+  return { ...requester, sid: session.id }
 }
 
 /**
  * Starts impersonating: `svc:impersonate:check` hook → `canImpersonate` (403 `forbidden` when
  * false) → `svc:impersonate:fetchTarget` hook → `fetchTarget` (404 without a user) → the
- * impersonated session and its record → `svc:impersonate:start` hook → the requester's session in
- * this browser ends and the impersonated session's cookie replaces it. The start hook runs
+ * impersonated session and its record (which names the requester's session) →
+ * `svc:impersonate:start` hook → the impersonated session's cookie replaces the requester's in this
+ * browser. The requester's session itself stays: the way back continues it. The start hook runs
  * before the token leaves the server: if it fails, the impersonation is rolled back and nothing is
  * handed out, so no impersonation escapes the audit trail.
  */
-export async function startImpersonation(ctx: AuthContext, event: H3Event, requester: AuthClaims, request: ImpersonationRequest): Promise<{ accessToken: string }> {
+export async function startImpersonation(ctx: AuthContext, event: H3Event, requester: AuthClaims & { sid: string }, request: ImpersonationRequest): Promise<{ accessToken: string }> {
   const { targetUserId } = request
   const reason = request.reason || undefined
   const { ip, userAgent } = requestOrigin(event, ctx)
@@ -120,7 +126,7 @@ export async function startImpersonation(ctx: AuthContext, event: H3Event, reque
   const ttl = ctx.lifetimes.impersonation
   const family = `imp_${randomToken(16)}`
   const session = await issueRefreshToken(ctx, { family, user: { ...target, ...identity }, userId: identity.sub, claims, provider: identity.provider, impersonation: context, client: describeClient(event, ctx), ttlSeconds: ttl })
-  await saveImpersonation(ctx, { family, context, requester, targetSub: identity.sub, startedAt: now.getTime(), expiresAt: now.getTime() + ttl * 1000 })
+  await saveImpersonation(ctx, { family, context, requester, requesterSession: requester.sid, targetSub: identity.sub, startedAt: now.getTime(), expiresAt: now.getTime() + ttl * 1000 })
   const payload = buildAccessClaims(identity, identity.provider, claims, { sid: family, impersonation: context })
   const { token, payload: targetUser } = await ctx.tokens.sign(payload, { expiresIn: ttl })
 
@@ -133,11 +139,12 @@ export async function startImpersonation(ctx: AuthContext, event: H3Event, reque
     throw error
   }
 
-  // The requester's own session in this browser is replaced by the impersonated one; the way back
-  // is POST /auth/unimpersonate, which starts a fresh session for the requester.
+  // The impersonated session's cookie replaces the requester's in this browser. The token that
+  // cookie held is retired (nobody holds it any more); its session waits for the way back,
+  // POST /auth/unimpersonate, which continues it with a new token.
   const previous = readRefreshCookie(event, ctx)
   const found = previous ? await readRefreshToken(ctx, previous) : null
-  if (found && found.record.userId === requester.sub) await revokeFamily(ctx, found.record.family, found.record.userId, 'impersonation')
+  if (found && found.record.family === requester.sid) await discardRefreshToken(ctx, previous!)
   setRefreshCookie(event, ctx, session.token, ttl)
   ctx.logger.security('impersonation_started', { requester: requester.sub, target: identity.sub, ip })
   return { accessToken: token }
@@ -148,8 +155,11 @@ export async function startImpersonation(ctx: AuthContext, event: H3Event, reque
  * cookie of the impersonated session must come with it (403 `impersonation_session_mismatch`
  * otherwise); the impersonation record is taken atomically (401 `impersonation_ended` when it is
  * gone), the requester is looked up again (`fetchTarget(originalUserLookupId)`, 404 when gone) and
- * restored with the custom claims the impersonation began with, and `svc:impersonate:end` runs
- * before anything is handed out. If anything fails, the impersonation stays as it was.
+ * restored with the custom claims the impersonation began with, in the session the requester's
+ * token belonged to: its family, login time and client go on with a new refresh token (401
+ * `session_revoked` when that session has ended; no session is ever created here). Then
+ * `svc:impersonate:end` runs before anything is handed out. If anything fails, the impersonation
+ * stays as it was.
  */
 export async function endImpersonation(ctx: AuthContext, event: H3Event): Promise<{ accessToken: string }> {
   requireEnabled(ctx)
@@ -167,20 +177,22 @@ export async function endImpersonation(ctx: AuthContext, event: H3Event): Promis
 
   try {
     const { user: original, identity } = await fetchUser(event, record.context.originalUserLookupId, 'Original user not found')
+    if (identity.sub !== record.requester.sub) throw authError('not_found', 'Original user not found')
     const claims = { ...customClaimsOf(original), ...(record.context.originalClaims ?? {}) }
-    const fresh = await issueRefreshToken(ctx, { user: { ...original, ...identity }, userId: identity.sub, claims, provider: identity.provider, client: describeClient(event, ctx) })
-    const payload = buildAccessClaims(identity, identity.provider, claims, { sid: fresh.record.family })
+    const resumed = await continueSession(ctx, record.requesterSession, { user: { ...original, ...identity }, userId: identity.sub, claims })
+    if (!resumed) throw authError('session_revoked', 'The session that started this impersonation has ended: log in again')
+    const payload = buildAccessClaims(identity, resumed.record.provider, claims, { sid: resumed.record.family })
     const { token, payload: restoredUser } = await ctx.tokens.sign(payload)
     const { ip, userAgent } = requestOrigin(event, ctx)
     try {
       await ctx.callHook('svc:impersonate:end', { restoredUser, impersonatedUser: impersonated, event, ip, userAgent, timestamp: new Date() })
     }
     catch (error) {
-      await revokeFamily(ctx, fresh.record.family, identity.sub, 'impersonation')
+      await discardRefreshToken(ctx, resumed.token)
       throw error
     }
     await revokeFamily(ctx, session.record.family, session.record.userId, 'impersonation')
-    setRefreshCookie(event, ctx, fresh.token)
+    setRefreshCookie(event, ctx, resumed.token)
     ctx.logger.security('impersonation_ended', { requester: identity.sub, target: impersonated.sub, ip })
     return { accessToken: token }
   }

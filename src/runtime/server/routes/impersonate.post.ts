@@ -5,7 +5,8 @@
  * hook → fetchTarget → records and token → `svc:impersonate:start` hook → answer (see
  * `startImpersonation`).
  * 200 `{ accessToken }` + a refresh cookie of the impersonated session (it cannot be refreshed)
- * 400 bad_request · 401 unauthorized · 401 session_revoked · 403 impersonation_chain (already impersonating)
+ * 400 bad_request · 401 unauthorized · 401 session_revoked (the token's session ended, or it names
+ * none: the way back continues that session) · 403 impersonation_chain (already impersonating)
  * 403 forbidden (canImpersonate false) · 404 not_found (feature disabled, or target not found)
  * other statuses raised by the check hook or fetchTarget pass through (e.g. 400, 403, 429)
  */

@@ -9,6 +9,8 @@ const impersonationRecord = z.object({
   context: impersonationContextSchema,
   /** Claims of the requester's token when impersonation began (for the audit trail). */
   requester: jsonObject<AuthClaims>(),
+  /** The requester's session (its `sid`): the way back continues it. */
+  requesterSession: z.string().min(1),
   targetSub: z.string(),
   startedAt: timestamp,
   expiresAt: timestamp,
@@ -18,7 +20,8 @@ const impersonationRecord = z.object({
  * Server-side record of a running impersonation, keyed by the session (refresh token family) of
  * the impersonated session. It is the only way back: POST /auth/unimpersonate takes it atomically
  * (single use), and only with the impersonation's own refresh cookie, so a leaked impersonated
- * access token alone can never be turned back into the requester's session.
+ * access token alone can never be turned back into the requester's session. The way back never
+ * creates a session: it continues the requester's own, which must still be live.
  */
 export type ImpersonationRecord = z.output<typeof impersonationRecord>
 

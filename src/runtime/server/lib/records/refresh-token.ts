@@ -7,7 +7,7 @@ import { RECORD_TYPES } from './record-types'
 import { rotationMarker, sessionEntryOf, storedRefreshToken, type RefreshTokenRecord, type RotationMarker } from './refresh-token-schema'
 import type { SessionClient } from './schema'
 import { storableUser } from './user'
-import { putSessionEntry, removeSessionEntry, sessionMapKey } from './user-sessions'
+import { listSessionEntries, putSessionEntry, removeSessionEntry, sessionMapKey } from './user-sessions'
 
 export type { RefreshTokenRecord } from './refresh-token-schema'
 
@@ -61,8 +61,21 @@ async function storeToken(ctx: AuthContext, token: string, record: RefreshTokenR
   await ctx.store.write(tokenKey(ctx, token), record, ttl)
 }
 
+/** What a new refresh token stands for. */
+export interface RefreshTokenInput {
+  /** The session (family): a new one unless given. */
+  family?: string
+  user: AuthUser
+  userId: string
+  claims: CustomClaims
+  provider?: string
+  impersonation?: ImpersonationContext
+  client?: SessionClient
+  ttlSeconds?: number
+}
+
 /** Stores a new refresh token (new family unless one is given) and returns it. */
-export async function issueRefreshToken(ctx: AuthContext, input: { family?: string, user: AuthUser, userId: string, claims: CustomClaims, provider?: string, impersonation?: ImpersonationContext, client?: SessionClient, ttlSeconds?: number }): Promise<{ token: string, record: RefreshTokenRecord }> {
+export async function issueRefreshToken(ctx: AuthContext, input: RefreshTokenInput): Promise<{ token: string, record: RefreshTokenRecord }> {
   const token = randomToken(32)
   const now = Date.now()
   const record: RefreshTokenRecord = {
@@ -82,6 +95,40 @@ export async function issueRefreshToken(ctx: AuthContext, input: { family?: stri
     throw error
   })
   return { token, record }
+}
+
+/**
+ * A new refresh token for a session that exists already (the way back from an impersonation):
+ * the same family, login time, provider and client as the session's entry in its user's map, the
+ * given user and claims. Null, and nothing stored, when the session has ended (revoked, expired,
+ * or never existed), also when it ends while the token is being stored.
+ */
+export async function continueSession(ctx: AuthContext, family: string, input: Pick<RefreshTokenInput, 'user' | 'userId' | 'claims'>): Promise<{ token: string, record: RefreshTokenRecord } | null> {
+  const entry = (await listSessionEntries(ctx, input.userId)).find(candidate => candidate.id === family)
+  if (!entry || await isFamilyRevoked(ctx, family)) return null
+  const token = randomToken(32)
+  const record: RefreshTokenRecord = {
+    family,
+    userId: input.userId,
+    user: storableUser(input.user),
+    claims: input.claims,
+    provider: entry.provider,
+    issuedAt: Date.now(),
+    createdAt: entry.createdAt,
+    client: entry.client,
+  }
+  await storeToken(ctx, token, record)
+  // Checked after the write, as a restore does: a logout that ran meanwhile is never undone.
+  if (await isFamilyRevoked(ctx, family)) {
+    await Promise.all([discardRefreshToken(ctx, token), removeSessionEntry(ctx, input.userId, family)])
+    return null
+  }
+  return { token, record }
+}
+
+/** Deletes one refresh token, leaving its session as it is (a token handed out nowhere, a retired cookie). */
+export async function discardRefreshToken(ctx: AuthContext, token: string): Promise<void> {
+  await ctx.store.remove(tokenKey(ctx, token))
 }
 
 /** Looks a token up without consuming it. Null when unknown, expired, malformed or revoked. */
