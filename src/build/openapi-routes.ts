@@ -73,7 +73,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     description: 'Rotates the refresh token of the cookie and signs a new access token. A rotated token used again after the grace period revokes the whole session.',
     auth: 'refreshCookie',
     ok: { schema: res.refreshResponse, description: 'A new access token (and the successor refresh cookie)', setsRefreshCookie: true },
-    errors: ['invalid_refresh_token', 'refresh_token_reused', 'impersonated_session', 'cross_origin_request', 'not_found'],
+    errors: ['invalid_refresh_token', 'refresh_token_reused', 'refresh_cookie_conflict', 'impersonated_session', 'cross_origin_request', 'not_found'],
   },
   [routeDocKey('post', 'logout.post')]: {
     id: 'Logout',
@@ -110,10 +110,10 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
   [routeDocKey('post', 'unimpersonate.post')]: {
     id: 'Unimpersonate',
     summary: 'End an impersonation',
-    description: 'With the impersonated access token and the refresh cookie of the impersonated session: restores the original user.',
+    description: 'With the impersonated access token and the refresh cookie of the impersonated session: restores the original user in the session their token belonged to (it never creates one; 401 session_revoked when that session has ended).',
     auth: 'bearerAndRefreshCookie',
     ok: { schema: res.accessTokenResponse, description: 'Access token of the original user', setsRefreshCookie: true },
-    errors: ['not_impersonating', 'unauthorized', 'impersonation_ended', 'impersonation_session_mismatch', 'not_found', 'cross_origin_request'],
+    errors: ['not_impersonating', 'unauthorized', 'impersonation_ended', 'session_revoked', 'impersonation_session_mismatch', 'not_found', 'cross_origin_request'],
   },
   [routeDocKey('get', 'sessions/list.get')]: {
     id: 'ListSessions',

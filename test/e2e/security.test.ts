@@ -156,6 +156,80 @@ describe('SSR access token', () => {
   })
 })
 
+describe('cookie tossing: several refresh cookies', () => {
+  // What a browser sends after a sibling subdomain set `svc-refresh` for the parent domain with a
+  // longer path: the planted cookie first, the site's own after it.
+  const both = (first: string, second: string) => `svc-refresh=${first}; svc-refresh=${second}`
+  const post = (path: string, cookieHeader: string) => server.fetch(path, { method: 'POST', headers: { cookie: cookieHeader } })
+
+  it('refresh is refused (401 refresh_cookie_conflict), serves neither and deletes both where it can', async () => {
+    const attacker = await login(server, { sub: 'tosser', name: 'Attacker' })
+    const victim = await login(server, { sub: 'tossed', name: 'Victim' })
+    const res = await post('/auth/refresh', both(attacker.refreshCookie!, victim.refreshCookie!))
+    expect(res.status).toBe(401)
+    expect(await res.json()).toEqual({ statusCode: 401, message: expect.any(String), error: 'refresh_cookie_conflict' })
+    const deletions = res.headers.getSetCookie().filter(line => line.startsWith('svc-refresh=;'))
+    expect(deletions.every(line => /Max-Age=0/i.test(line))).toBe(true)
+    expect(deletions.some(line => /Path=\/auth\/refresh/.test(line))).toBe(true)
+    expect(deletions.some(line => /Path=\/(?:;|$)/.test(line) && !/Domain/i.test(line))).toBe(true)
+    // Neither session was rotated or taken: each still refreshes on its own.
+    expect((await post('/auth/refresh', `svc-refresh=${victim.refreshCookie}`)).status).toBe(200)
+  })
+
+  it('SSR renders logged out instead of as the planted session', async () => {
+    const attacker = await login(server, { sub: 'tosser', name: 'Attacker' })
+    const victim = await login(server, { sub: 'tossed', name: 'Victim' })
+    const res = await server.fetch('/ssr', { headers: { accept: 'text/html', cookie: both(attacker.refreshCookie!, victim.refreshCookie!) } })
+    const html = await res.text()
+    expect(html).toContain('Not signed in')
+    expect(html).not.toContain('Attacker')
+  })
+
+  it('logout with a junk cookie first still ends the session of the site\'s own cookie', async () => {
+    const victim = await login(server, { sub: 'tossed', name: 'Victim' })
+    expect((await post('/auth/logout', both('junk', victim.refreshCookie!))).status).toBe(200)
+    expect((await post('/auth/refresh', `svc-refresh=${victim.refreshCookie}`)).status).toBe(401)
+  })
+
+  it('a __Host- name works end to end: login, SSR, refresh and logout', async () => {
+    const hosted = await startServerProcess({ NUXT_SVC_AUTH_TOKEN_REFRESH_COOKIE_COOKIE_NAME: '__Host-svc-refresh' })
+    try {
+      const session = await login(hosted, { sub: 'host-prefixed', name: 'Hosted User' }, '__Host-svc-refresh')
+      const line = session.response.headers.getSetCookie().find(l => l.startsWith('__Host-svc-refresh='))!
+      expect(line).toMatch(/; Path=\/(;|$)/)
+      expect(line).toContain('Secure')
+      expect(line).not.toMatch(/Domain/i)
+      expect(session.response.headers.getSetCookie().some(l => l.startsWith('__Host-svc-refresh-present=1'))).toBe(true)
+      const jar = `__Host-svc-refresh=${session.refreshCookie}`
+      const page = await hosted.fetch('/ssr', { headers: { accept: 'text/html', cookie: jar } })
+      expect(await page.text()).toContain('Signed in as Hosted User')
+      const refreshed = await hosted.fetch('/auth/refresh', { method: 'POST', headers: { cookie: jar } })
+      expect(refreshed.status).toBe(200)
+      const next = refreshed.headers.getSetCookie().find(l => l.startsWith('__Host-svc-refresh='))!.split(';')[0]!
+      expect((await hosted.fetch('/auth/logout', { method: 'POST', headers: { cookie: next } })).status).toBe(200)
+      expect((await hosted.fetch('/auth/refresh', { method: 'POST', headers: { cookie: next } })).status).toBe(401)
+      // No start-up advice for a prefixed name (the requests above waited for the start).
+      expect(hosted.output()).not.toContain('has no __Host- prefix')
+    }
+    finally {
+      await hosted.stop()
+    }
+  })
+
+  it('a production server with a Secure, unprefixed name says so once at start', async () => {
+    const plain = await startServerProcess({ NUXT_SVC_AUTH_LOGGING_LEVEL: 'info' })
+    try {
+      // A request to the module waits for its start (the line is logged by then).
+      await plain.fetch('/auth/refresh', { method: 'POST' })
+      expect(plain.output().match(/has no __Host- prefix/g)).toHaveLength(1)
+      expect(plain.output()).toContain('production checklist')
+    }
+    finally {
+      await plain.stop()
+    }
+  })
+})
+
 describe('secrets never reach the browser', () => {
   it('are absent from the public runtime config in the page and from every client file', async () => {
     const secrets = [FIXTURE_SECRET, 'encryption-key-for-the-e2e-tests-0123456789']

@@ -14,11 +14,22 @@ export function presenceCookieName(refreshCookieName: string): string {
   return `${refreshCookieName}-present`
 }
 
+/**
+ * Every value of the cookies called `name` in a `Cookie` header or `document.cookie`, in the order
+ * sent. A browser sends several of one name when they were set for different domains or paths (a
+ * sibling subdomain can set one for the parent domain: cookie tossing).
+ */
+export function cookieValues(cookies: string | null | undefined, name: string): string[] {
+  if (!cookies || !name) return []
+  const values: string[] = []
+  for (const pair of cookies.split(';')) {
+    const eq = pair.indexOf('=')
+    if (eq > 0 && pair.slice(0, eq).trim() === name) values.push(pair.slice(eq + 1).trim())
+  }
+  return values
+}
+
 /** True when a `Cookie` header or `document.cookie` holds a non-empty cookie called `name`. */
 export function hasCookie(cookies: string | null | undefined, name: string): boolean {
-  if (!cookies || !name) return false
-  return cookies.split(';').some((pair) => {
-    const eq = pair.indexOf('=')
-    return eq > 0 && pair.slice(0, eq).trim() === name && pair.slice(eq + 1).trim() !== ''
-  })
+  return cookieValues(cookies, name).some(value => value !== '')
 }

@@ -10,7 +10,7 @@ import { createRevocationList, type RevocationList } from './revocation'
 import { stringList } from './string-list'
 import { createTokenService, type TokenService } from './tokens'
 import { twoFactorKeyWarning } from './two-factor/options'
-import { formatValidationErrors, validateOptions } from './validate'
+import { formatValidationErrors, hostPrefixAdvice, validateOptions } from './validate'
 import { runtimeTarget, type RecordedDeployTarget, type RuntimeTarget } from './deploy-target'
 
 /** Everything the server side needs, created once per process from the runtime config. */
@@ -75,6 +75,8 @@ export async function createAuthContext(options: ModuleOptions, { dev = false, c
   for (const warning of warnings) logger.debug(warning)
   const twoFactorKey = twoFactorKeyWarning(options, dev)
   if (twoFactorKey) logger.warn(twoFactorKey)
+  const hostPrefix = dev || !options.tokenRefresh.enabled ? undefined : hostPrefixAdvice(options.tokenRefresh.cookie)
+  if (hostPrefix) logger.warn(hostPrefix)
 
   const tokens = await createTokenService(options.token, logger, dev)
   const storage = options.tokenRefresh.storage

@@ -35,6 +35,7 @@ export const ERRORS = {
   code_binding_mismatch: { status: 401, message: 'This authorization code was issued to another browser' },
   invalid_refresh_token: { status: 401, message: 'Invalid or expired refresh token' },
   refresh_token_reused: { status: 401, message: 'Refresh token was already used; the session has been revoked' },
+  refresh_cookie_conflict: { status: 401, message: 'Several refresh cookies came with this request: log in again' },
   unauthorized: { status: 401, message: 'Authentication required' },
   session_revoked: { status: 401, message: 'The session of this access token has ended' },
   impersonation_ended: { status: 401, message: 'The impersonation has already ended' },

@@ -1,5 +1,7 @@
+import { isIP } from 'node:net'
 import type { H3Event } from 'h3'
-import { deleteCookie, getCookie, setCookie } from 'h3'
+import { deleteCookie, getRequestHeader, getRequestURL, setCookie } from 'h3'
+import { cookieValues } from '../../shared/presence'
 import type { AuthClaims, AuthUser, CustomClaims } from '../../types/auth'
 import { buildAccessClaims, sanitizeCustomClaims } from './claims'
 import type { AuthContext } from './context'
@@ -29,9 +31,44 @@ export function clearSessionPresence(event: H3Event, ctx: AuthContext): void {
   clearPresenceCookie(event, ctx.options.tokenRefresh.cookie, ctx.baseURL)
 }
 
+/** Longest refresh cookie value read (a token is 43 characters). */
+const MAX_COOKIE_VALUE = 512
+
+/**
+ * Every refresh cookie the request carries, in the order sent. More than one means that another
+ * host or path set a cookie of the same name (cookie tossing from a sibling subdomain): the
+ * request must not be served from any of them.
+ */
+export function refreshCookieValues(event: H3Event, ctx: AuthContext): string[] {
+  return cookieValues(getRequestHeader(event, 'cookie'), ctx.options.tokenRefresh.cookie.cookieName)
+}
+
+/** The request's refresh cookie: undefined when there is none, or more than one (see {@link refreshCookieValues}). */
 export function readRefreshCookie(event: H3Event, ctx: AuthContext): string | undefined {
-  const value = getCookie(event, ctx.options.tokenRefresh.cookie.cookieName)
-  return value && value.length <= 512 ? value : undefined
+  const values = refreshCookieValues(event, ctx)
+  const value = values.length === 1 ? values[0] : undefined
+  return value && value.length <= MAX_COOKIE_VALUE ? value : undefined
+}
+
+/**
+ * Deletes the refresh cookie wherever a browser may hold one for this request: the configured one
+ * and, unless the name is `__Host-` (which browsers accept only host-only, for `/`), one planted
+ * for a parent domain or for a longer path, for every domain the server may set a cookie for (the
+ * request's host and its parents) and every path above the request's. The server cannot see where
+ * a planted cookie was set, so it deletes each place.
+ */
+export function clearTossedRefreshCookies(event: H3Event, ctx: AuthContext): void {
+  clearRefreshCookie(event, ctx)
+  const c = ctx.options.tokenRefresh.cookie
+  if (c.cookieName.startsWith('__Host-')) return
+  const { hostname, pathname } = getRequestURL(event)
+  const segments = pathname.split('/').filter(Boolean).slice(0, 8)
+  const paths = new Set(['/', c.path, ...segments.map((_, i) => `/${segments.slice(0, i + 1).join('/')}`)])
+  const labels = isIP(hostname.replace(/^\[|\]$/g, '')) ? [] : hostname.split('.').slice(-6)
+  const domains: Array<string | undefined> = [undefined, ...labels.slice(0, -1).map((_, i) => labels.slice(i).join('.'))]
+  for (const domain of domains) {
+    for (const path of paths) deleteCookie(event, c.cookieName, { secure: c.secure, httpOnly: c.httpOnly, sameSite: c.sameSite, path, ...(domain ? { domain } : {}) })
+  }
 }
 
 /** The session (family) of the request's refresh cookie when it carries a live one. */

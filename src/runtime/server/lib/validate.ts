@@ -90,6 +90,7 @@ export function validateOptions(options: ModuleOptions, { secretRequired = true,
     errors.push('svcAuth.tokenRefresh.cookie.sameSite \'none\' requires secure: true (browsers reject it otherwise).')
   }
   if (!isPositiveNumber(refresh.cookie.maxAge)) errors.push('svcAuth.tokenRefresh.cookie.maxAge must be a positive number of seconds.')
+  errors.push(...refreshCookieNameErrors(refresh.cookie))
   if (!(typeof refresh.reuseGracePeriod === 'number' && refresh.reuseGracePeriod >= 0)) {
     errors.push('svcAuth.tokenRefresh.reuseGracePeriod must be a number of seconds, 0 or more.')
   }
@@ -131,7 +132,7 @@ export function validateOptions(options: ModuleOptions, { secretRequired = true,
   if (options.publicUrl !== '' && (typeof options.publicUrl !== 'string' || !originOf(options.publicUrl))) {
     errors.push(`svcAuth.publicUrl must be an http(s) URL such as 'https://app.example.com' (got ${JSON.stringify(options.publicUrl)}).`)
   }
-  if (typeof options.authCode.cookieName !== 'string' || !/^[\w!#$%&'*+.^`|~-]+$/.test(options.authCode.cookieName)) {
+  if (typeof options.authCode.cookieName !== 'string' || !COOKIE_NAME.test(options.authCode.cookieName)) {
     errors.push(`svcAuth.authCode.cookieName must be a cookie name (letters, digits, - and _) (got ${JSON.stringify(options.authCode.cookieName)}).`)
   }
   if (typeof options.sessions?.revokeAccessTokens !== 'boolean') {
@@ -147,6 +148,34 @@ export function validateOptions(options: ModuleOptions, { secretRequired = true,
   if (!refresh.cookie.secure) warnings.push('svcAuth.tokenRefresh.cookie.secure is false: the refresh cookie is sent over plain HTTP.')
   if (refresh.storage.driver === 'memory') warnings.push('svcAuth.tokenRefresh.storage.driver is \'memory\': sessions are lost on restart and not shared between instances.')
   return { errors, warnings }
+}
+
+/** A cookie name (an RFC 6265 token). */
+const COOKIE_NAME = /^[\w!#$%&'*+.^`|~-]+$/
+
+/**
+ * Mistakes of the refresh cookie's name: not a cookie name, or a prefix whose rules the other
+ * settings break (browsers drop such a cookie): `__Host-` needs `secure` and path `/` (the module
+ * never sets a Domain), `__Secure-` needs `secure`.
+ */
+export function refreshCookieNameErrors(cookie: Pick<ModuleOptions['tokenRefresh']['cookie'], 'cookieName' | 'secure' | 'path'>): string[] {
+  const name = cookie.cookieName
+  const key = 'svcAuth.tokenRefresh.cookie.cookieName'
+  if (typeof name !== 'string' || !COOKIE_NAME.test(name)) return [`${key} must be a cookie name (letters, digits, - and _) (got ${JSON.stringify(name)}).`]
+  if (name.startsWith('__Host-') && (cookie.secure !== true || cookie.path !== '/')) {
+    return [`${key} '${name}': browsers accept a __Host- cookie only with secure: true and path '/' (got secure: ${JSON.stringify(cookie.secure)}, path: ${JSON.stringify(cookie.path)}).`]
+  }
+  if (name.startsWith('__Secure-') && cookie.secure !== true) return [`${key} '${name}': browsers accept a __Secure- cookie only with secure: true.`]
+  return []
+}
+
+/**
+ * The line a production server logs at start when its refresh cookie is Secure but has no `__Host-`
+ * name: a sibling subdomain can then plant a cookie of the same name (see the production checklist).
+ */
+export function hostPrefixAdvice(cookie: Pick<ModuleOptions['tokenRefresh']['cookie'], 'cookieName' | 'secure'>): string | undefined {
+  if (!cookie.secure || cookie.cookieName.startsWith('__Host-')) return undefined
+  return `The refresh cookie '${cookie.cookieName}' has no __Host- prefix, so another subdomain of this site can plant one of the same name: set tokenRefresh.cookie.cookieName to '__Host-${cookie.cookieName.replace(/^__Secure-/, '')}' (production checklist in docs/deploying.md).`
 }
 
 /** Error thrown for invalid options, with every problem on its own line. */

@@ -7,19 +7,26 @@
  * 200 `{ success: true, message, token, accessToken, expiresIn }` (+ the successor refresh cookie
  * and the presence flag). A 401 deletes the presence flag (and the refresh cookie it refused).
  * 401 invalid_refresh_token (missing, unknown, expired, revoked) · 401 refresh_token_reused (a
- * rotated token used again after the grace period: the whole session is revoked)
+ * rotated token used again after the grace period: the whole session is revoked) · 401
+ * refresh_cookie_conflict (several refresh cookies: one was planted by another host; every one
+ * is deleted where the server can, none is used)
  * 403 impersonated_session · 403 cross_origin_request · 413 payload_too_large
  */
 import { authError } from '../lib/errors'
 import { rotateRefreshToken } from '../lib/records/refresh-token'
 import { clientAddressOf } from '../lib/rate-limit'
 import { refuseCrossOrigin } from '../lib/request-guards'
-import { clearRefreshCookie, clearSessionPresence, mintSessionToken, readRefreshCookie, resolveGlobalClaims, setRefreshCookie } from '../lib/session'
+import { clearRefreshCookie, clearSessionPresence, clearTossedRefreshCookies, mintSessionToken, readRefreshCookie, refreshCookieValues, resolveGlobalClaims, setRefreshCookie } from '../lib/session'
 import { defineAuthRoute } from '../utils/context'
 
 export default defineAuthRoute(async (event, ctx) => {
   refuseCrossOrigin(event, ctx)
   if (!ctx.options.tokenRefresh.enabled) throw authError('not_found', 'Token refresh is disabled')
+  if (refreshCookieValues(event, ctx).length > 1) {
+    ctx.logger.security('refresh_cookie_conflict', { ip: clientAddressOf(ctx, event) })
+    clearTossedRefreshCookies(event, ctx)
+    throw authError('refresh_cookie_conflict')
+  }
   const cookie = readRefreshCookie(event, ctx)
   if (!cookie) {
     // A presence flag without a refresh cookie (stale or forged): deleted, so the next start of
