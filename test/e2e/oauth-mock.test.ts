@@ -77,13 +77,30 @@ describe('login CSRF and code injection', () => {
   it('one login\'s callback with another login\'s cookies is refused at the state check', async () => {
     const a = await startLogin(server, '/auth/mock?user=0')
     const b = await startLogin(server, '/auth/mock?user=1')
-    expect(a.cookies['svc-oauth-state']).not.toBe(b.cookies['svc-oauth-state'])
+    expect(a.cookies['__Host-svc-oauth-state']).not.toBe(b.cookies['__Host-svc-oauth-state'])
     const authorize = await server.fetch(`${a.authorizeUrl.pathname}${a.authorizeUrl.search}`)
     const callback = new URL(authorize.headers.get('location')!, server.url)
     // The victim's browser (login B's cookies) sent to the attacker's callback (login A).
     expectLoginError(await finishLogin(server, callback, b.cookies), 'invalid_state')
     // Login A's own browser is not affected by the refused attempt.
     await exchange(server, codeOf(await finishLogin(server, callback, a.cookies)))
+  })
+
+  it('cookie tossing: the attacker\'s state and verifier planted in a victim\'s browser do not log the victim in as the attacker', async () => {
+    // The attacker starts a login in their own browser and stops at the callback URL.
+    const attacker = await startLogin(server, '/auth/mock?user=1')
+    const authorize = await server.fetch(`${attacker.authorizeUrl.pathname}${attacker.authorizeUrl.search}`)
+    const callback = new URL(authorize.headers.get('location')!, server.url)
+    // The victim's browser holds the attacker's login cookies but not the attacker's browser
+    // binding (the __Host- code cookie, which no other host can set). Even with the state cookies
+    // under this host's own names, which a sibling subdomain cannot plant either, it is refused.
+    const { '__Host-svc-code': _binding, ...planted } = attacker.cookies
+    const res = await finishLogin(server, callback, planted)
+    expectLoginError(res, 'invalid_state')
+    expect(res.headers.getSetCookie().some(line => line.startsWith('__Host-svc-code=') && !/Max-Age=0/.test(line))).toBe(false)
+    // A victim with a binding of their own (an earlier visit) is refused the same way.
+    const own = await startLogin(server, '/auth/mock?user=0')
+    expectLoginError(await finishLogin(server, callback, { ...planted, '__Host-svc-code': own.cookies['__Host-svc-code'] }), 'invalid_state')
   })
 
   it('the code is bound to the browser that finished the login: another client gets 401 and the code is burnt', async () => {

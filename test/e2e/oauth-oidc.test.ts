@@ -93,15 +93,15 @@ describe('login through a real OpenID Connect provider', () => {
     expect(params.get('scope')).toBe('openid email profile')
     expect(params.get('code_challenge_method')).toBe('S256')
     expect(params.get('code_challenge')).toMatch(/^[\w-]{43}$/)
-    expect(params.get('state')).toBe(started.cookies['svc-oauth-state'])
-    expect(params.get('nonce')).toBe(started.cookies['svc-oauth-nonce'])
-    const line = started.response.headers.getSetCookie().find(l => l.startsWith('svc-oauth-verifier='))!
+    expect(params.get('state')).toBe(started.cookies['__Host-svc-oauth-state'])
+    expect(params.get('nonce')).toBe(started.cookies['__Host-svc-oauth-nonce'])
+    const line = started.response.headers.getSetCookie().find(l => l.startsWith('__Host-svc-oauth-verifier='))!
     expect(line).toMatch(/Max-Age=600/)
-    expect(line).toMatch(/Path=\/auth\/acme/)
+    expect(line).toMatch(/Path=\/(;|$)/)
     expect(line).toMatch(/HttpOnly/)
     expect(line).toMatch(/SameSite=Lax/)
     // Neither the verifier nor the nonce travel in the URL (only the hash of the verifier does).
-    expect(started.authorizeUrl.href).not.toContain(started.cookies['svc-oauth-verifier'])
+    expect(started.authorizeUrl.href).not.toContain(started.cookies['__Host-svc-oauth-verifier'])
 
     const { body, me } = await exchange(server, codeOf(res))
     expect(body.redirect).toBe('/projects?tab=2')
@@ -117,7 +117,7 @@ describe('login through a real OpenID Connect provider', () => {
       persisted: true,
     })
     // The login cookies are gone after the callback.
-    expect(res.headers.getSetCookie().filter(l => l.startsWith('svc-oauth-state=')).join()).toMatch(/Max-Age=0/)
+    expect(res.headers.getSetCookie().filter(l => l.startsWith('__Host-svc-oauth-state=')).join()).toMatch(/Max-Age=0/)
   })
 
   it('google (host route): claims from a callback of user and tokens, then the global claims', async () => {
@@ -211,9 +211,18 @@ describe('provider errors and tampering', () => {
   it('a callback without the state cookie (another browser) is refused', async () => {
     const started = await startLogin(server, '/auth/acme')
     const callback = await visitProvider(started.authorizeUrl, server.url)
-    const { 'svc-oauth-state': _state, ...others } = started.cookies
+    const { '__Host-svc-oauth-state': _state, ...others } = started.cookies
     expectLoginError(await finishLogin(server, callback, others), 'invalid_state')
     expectLoginError(await finishLogin(server, callback, {}), 'invalid_state')
+  })
+
+  it('a state planted in another browser is refused: it is bound to the browser that started the login', async () => {
+    const attacker = await startLogin(server, '/auth/acme')
+    const callback = await visitProvider(attacker.authorizeUrl, server.url)
+    const { '__Host-svc-code': _binding, ...planted } = attacker.cookies
+    expectLoginError(await finishLogin(server, callback, planted), 'invalid_state')
+    const victim = await startLogin(server, '/auth/google')
+    expectLoginError(await finishLogin(server, callback, { ...planted, '__Host-svc-code': victim.cookies['__Host-svc-code'] }), 'invalid_state')
   })
 
   it('a replayed state is refused, even with the original cookies', async () => {
@@ -226,18 +235,18 @@ describe('provider errors and tampering', () => {
   it('a missing PKCE verifier ends the login; a wrong one is refused by the provider', async () => {
     const missing = await startLogin(server, '/auth/acme')
     const missingCallback = await visitProvider(missing.authorizeUrl, server.url)
-    expectLoginError(await finishLogin(server, missingCallback, { ...missing.cookies, 'svc-oauth-verifier': undefined }), 'invalid_state')
+    expectLoginError(await finishLogin(server, missingCallback, { ...missing.cookies, '__Host-svc-oauth-verifier': undefined }), 'invalid_state')
 
     const wrong = await startLogin(server, '/auth/acme')
     const wrongCallback = await visitProvider(wrong.authorizeUrl, server.url)
     const other = 'A'.repeat(43)
-    expectLoginError(await finishLogin(server, wrongCallback, { ...wrong.cookies, 'svc-oauth-verifier': other }), 'token_exchange_failed')
+    expectLoginError(await finishLogin(server, wrongCallback, { ...wrong.cookies, '__Host-svc-oauth-verifier': other }), 'token_exchange_failed')
   })
 
   it('an id_token with another nonce is refused', async () => {
     const started = await startLogin(server, '/auth/google')
     const callback = await visitProvider(started.authorizeUrl, server.url)
-    const res = await finishLogin(server, callback, { ...started.cookies, 'svc-oauth-nonce': 'another-nonce-value' })
+    const res = await finishLogin(server, callback, { ...started.cookies, '__Host-svc-oauth-nonce': 'another-nonce-value' })
     expectLoginError(res, 'invalid_id_token')
   })
 

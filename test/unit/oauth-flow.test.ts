@@ -223,6 +223,59 @@ describe('id_token validation', () => {
   })
 })
 
+describe('state: this browser\'s, unused, started here', () => {
+  const google = () => fakeIdp({ issuer: 'https://accounts.google.com', tokenUrl: 'https://oauth2.googleapis.com/token', jwksUri: 'https://www.googleapis.com/oauth2/v3/certs', userinfoUrl: 'https://openidconnect.googleapis.com/v1/userinfo', clientId: 'g-client', clientSecret: 'g-secret' })
+  /** A started login stopped at the provider's answer: its callback URL and the cookies the start set. */
+  async function started(idp: Awaited<ReturnType<typeof google>>, browserCookies?: string) {
+    const start = await fetch(`${base}/auth/google`, { redirect: 'manual', headers: browserCookies ? { cookie: browserCookies } : {} })
+    const callback = idp.authorize(new URL(start.headers.get('location')!))
+    return { url: `${base}${callback.pathname}${callback.search}`, cookies: cookiesOf(start) }
+  }
+  const back = (url: string, cookie: string) => fetch(url, { redirect: 'manual', headers: { cookie } })
+
+  it('the login cookies are __Host- prefixed for path / (cookies are Secure here)', async () => {
+    const start = await fetch(`${base}/auth/google`, { redirect: 'manual' })
+    const lines = start.headers.getSetCookie()
+    for (const name of ['__Host-svc-oauth-state', '__Host-svc-oauth-verifier', '__Host-svc-oauth-nonce', '__Host-svc-code']) {
+      const line = lines.find(l => l.startsWith(`${name}=`))
+      expect(line, name).toMatch(/; Path=\/(;|$)/)
+      expect(line).toContain('Secure')
+      expect(line).not.toMatch(/Domain/i)
+    }
+    expect(lines.find(l => l.startsWith('__Host-svc-code='))).toMatch(/Max-Age=600/)
+  })
+
+  it('a state that is not the one this browser\'s cookie holds is refused', async () => {
+    const idp = await google()
+    fetchFn = idp.fetch
+    const { url, cookies } = await started(idp)
+    // Another login started by the same browser (same binding): its state is not this callback's.
+    const other = await started(idp, cookies)
+    const swapped = cookies.replace(/__Host-svc-oauth-state=[^;]+/, other.cookies.match(/__Host-svc-oauth-state=[^;]+/)![0])
+    expect(errorOf(await back(url, swapped))).toBe('invalid_state')
+  })
+
+  it('a state is used once: the same callback again is refused', async () => {
+    const idp = await google()
+    fetchFn = idp.fetch
+    const { url, cookies } = await started(idp)
+    expect(await userOf(await back(url, cookies))).toMatchObject({ sub: 'google:user-1' })
+    expect(errorOf(await back(url, cookies))).toBe('invalid_state')
+  })
+
+  it('a state planted in another browser (its cookies without the starting browser\'s binding) is refused', async () => {
+    const idp = await google()
+    fetchFn = idp.fetch
+    const attacker = await started(idp)
+    const planted = attacker.cookies.split('; ').filter(c => !c.startsWith('__Host-svc-code=')).join('; ')
+    // The victim's browser, with a binding of its own from an earlier visit, or with none.
+    const victimBinding = (await started(idp)).cookies.split('; ').find(c => c.startsWith('__Host-svc-code='))!
+    expect(errorOf(await back(attacker.url, `${planted}; ${victimBinding}`))).toBe('invalid_state')
+    const again = await started(idp)
+    expect(errorOf(await back(again.url, again.cookies.split('; ').filter(c => !c.startsWith('__Host-svc-code=')).join('; ')))).toBe('invalid_state')
+  })
+})
+
 describe('failures', () => {
   it('an unreachable provider ends on the error page with provider_unavailable', async () => {
     const seen: OAuthErrorPayload[] = []

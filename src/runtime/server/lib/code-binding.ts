@@ -27,27 +27,28 @@ export function readCodeBinding(event: H3Event, ctx: AuthContext): string | unde
 }
 
 /**
- * Binds a code (or a reset session) about to be handed to the browser of `event`: returns the
- * browser's binding value (the one its cookie holds already, so codes of several tabs stay valid
- * together, or a new one) and (re)sets the HttpOnly, SameSite=Lax cookie. It lives as long as
- * the longest of a code, a reset session and a login waiting for its second factor (5 minutes by
- * default), so any of them of this browser finds it.
+ * Binds a code (or a reset session, a started provider login) about to be handed to the browser of
+ * `event`: returns the browser's binding value (the one its cookie holds already, so codes of
+ * several tabs stay valid together, or a new one) and (re)sets the HttpOnly, SameSite=Lax cookie.
+ * It lives as long as the longest of a code, a reset session and a login waiting for its second
+ * factor (5 minutes by default), or `lifetime` seconds when that is longer, so any of them of this
+ * browser finds it.
  */
-export function bindCodeToBrowser(event: H3Event, ctx: AuthContext): string {
+export function bindCodeToBrowser(event: H3Event, ctx: AuthContext, lifetime = 0): string {
   const value = readCodeBinding(event, ctx) ?? randomToken(32)
   setCookie(event, codeCookieName(ctx), value, {
     httpOnly: true,
     secure: ctx.options.tokenRefresh.cookie.secure,
     sameSite: 'lax',
     path: '/',
-    maxAge: Math.ceil(Math.max(ctx.lifetimes.authCode, RESET_SESSION_TTL, ctx.options.twoFactor?.enabled ? ctx.options.twoFactor.pendingLoginTTL : 0)),
+    maxAge: Math.ceil(Math.max(lifetime, ctx.lifetimes.authCode, RESET_SESSION_TTL, ctx.options.twoFactor?.enabled ? ctx.options.twoFactor.pendingLoginTTL : 0)),
   })
   return value
 }
 
 /** HMAC of the binding of the browser of `event` (binding it first: see {@link bindCodeToBrowser}). */
-export function browserBindingOf(event: H3Event, ctx: AuthContext): string {
-  return ctx.store.hash(CODE_BINDING_PURPOSE, bindCodeToBrowser(event, ctx))
+export function browserBindingOf(event: H3Event, ctx: AuthContext, lifetime?: number): string {
+  return ctx.store.hash(CODE_BINDING_PURPOSE, bindCodeToBrowser(event, ctx, lifetime))
 }
 
 /**

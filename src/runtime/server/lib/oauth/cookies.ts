@@ -2,14 +2,16 @@ import type { H3Event } from 'h3'
 import { deleteCookie, getCookie, setCookie } from 'h3'
 import type { AuthContext } from '../context'
 
-/** Cookies that bind a provider login to the browser that started it. */
+/** Cookies that keep a started provider login in the browser that started it. */
 export const LOGIN_COOKIES = {
   state: 'svc-oauth-state',
   verifier: 'svc-oauth-verifier',
   nonce: 'svc-oauth-nonce',
 } as const
 
-/** Lifetime of a started login (cookies and the state record), in seconds. */
+type LoginCookie = keyof typeof LOGIN_COOKIES
+
+/** Lifetime of a started login (cookies, the state record and the browser binding), in seconds. */
 export const LOGIN_TTL = 600
 
 export interface LoginCookies {
@@ -19,17 +21,25 @@ export interface LoginCookies {
 }
 
 /**
- * HttpOnly, SameSite=Lax (the provider sends the browser back with a top-level GET), limited to
- * the login route's path, `Secure` as the refresh cookie.
+ * Name of a login cookie: with the `__Host-` prefix when cookies are `Secure` (the browser then
+ * accepts it only from this host, for path `/`, so a sibling subdomain cannot plant the state of
+ * a login it started), as the code cookie is named.
  */
-function attributes(ctx: AuthContext, path: string) {
-  return { httpOnly: true, sameSite: 'lax' as const, secure: ctx.options.tokenRefresh.cookie.secure, path }
+export function loginCookieName(ctx: AuthContext, key: LoginCookie): string {
+  return ctx.options.tokenRefresh.cookie.secure ? `__Host-${LOGIN_COOKIES[key]}` : LOGIN_COOKIES[key]
 }
 
-export function setLoginCookies(event: H3Event, ctx: AuthContext, path: string, values: LoginCookies): void {
-  for (const key of ['state', 'verifier', 'nonce'] as const) {
+/** HttpOnly, SameSite=Lax (the provider sends the browser back with a top-level GET), path `/`, `Secure` as the refresh cookie. */
+function attributes(ctx: AuthContext) {
+  return { httpOnly: true, sameSite: 'lax' as const, secure: ctx.options.tokenRefresh.cookie.secure, path: '/' }
+}
+
+const KEYS: readonly LoginCookie[] = ['state', 'verifier', 'nonce']
+
+export function setLoginCookies(event: H3Event, ctx: AuthContext, values: LoginCookies): void {
+  for (const key of KEYS) {
     const value = values[key]
-    if (value) setCookie(event, LOGIN_COOKIES[key], value, { ...attributes(ctx, path), maxAge: LOGIN_TTL })
+    if (value) setCookie(event, loginCookieName(ctx, key), value, { ...attributes(ctx), maxAge: LOGIN_TTL })
   }
 }
 
@@ -38,13 +48,14 @@ const read = (event: H3Event, name: string): string | undefined => {
   return value && value.length <= 256 ? value : undefined
 }
 
-export function readLoginCookies(event: H3Event): LoginCookies {
-  return { state: read(event, LOGIN_COOKIES.state), verifier: read(event, LOGIN_COOKIES.verifier), nonce: read(event, LOGIN_COOKIES.nonce) }
+export function readLoginCookies(event: H3Event, ctx: AuthContext): LoginCookies {
+  return { state: read(event, loginCookieName(ctx, 'state')), verifier: read(event, loginCookieName(ctx, 'verifier')), nonce: read(event, loginCookieName(ctx, 'nonce')) }
 }
 
 /** Deletes the login cookies the request carries: every callback, successful or not, ends the started login. */
-export function clearLoginCookies(event: H3Event, ctx: AuthContext, path: string): void {
-  for (const name of Object.values(LOGIN_COOKIES)) {
-    if (getCookie(event, name) !== undefined) deleteCookie(event, name, attributes(ctx, path))
+export function clearLoginCookies(event: H3Event, ctx: AuthContext): void {
+  for (const key of KEYS) {
+    const name = loginCookieName(ctx, key)
+    if (getCookie(event, name) !== undefined) deleteCookie(event, name, attributes(ctx))
   }
 }

@@ -3,6 +3,7 @@ import { getQuery, getRequestURL, isError, sendRedirect } from 'h3'
 import * as oauth from 'oauth4webapi'
 import { z } from 'zod'
 import type { OAuthErrorPayload, OAuthEventHandlerOptions } from '../../../types/oauth'
+import { browserBindingOf, matchesCodeBinding } from '../code-binding'
 import type { AuthContext } from '../context'
 import { safeEqual } from '../crypto'
 import { originOf } from '../origin'
@@ -70,17 +71,16 @@ export async function handleOAuthRequest(event: H3Event, ctx: AuthContext, optio
     const relative = provider.local && !publicOrigin
     const origin = publicOrigin ?? (relative ? IN_PROCESS_ORIGIN : requestUrl.origin)
     const redirectUri = provider.redirectUrl ?? (relative ? requestUrl.pathname : `${origin}${requestUrl.pathname}`)
-    const cookiePath = new URL(redirectUri, origin).pathname
     const parsed = querySchema.safeParse(rawQuery)
     if (!parsed.success) {
-      if (isCallback) clearLoginCookies(event, ctx, cookiePath)
+      if (isCallback) clearLoginCookies(event, ctx)
       throw new OAuthLoginError('invalid_request', 'The login request is malformed', isCallback ? 'provider' : 'start')
     }
     if (!isCallback) {
-      const location = await startLogin(event, ctx, provider, parsed.data, { redirectUri, cookiePath, origin, relative, fetchFn, forwarded: forwardedParams(provider, rawQuery) })
+      const location = await startLogin(event, ctx, provider, parsed.data, { redirectUri, origin, relative, fetchFn, forwarded: forwardedParams(provider, rawQuery) })
       return await sendRedirect(event, location, 302)
     }
-    const location = await finishLogin(event, ctx, provider, parsed.data, { requestUrl, cookiePath, origin, fetchFn, handlers })
+    const location = await finishLogin(event, ctx, provider, parsed.data, { requestUrl, origin, fetchFn, handlers })
     return await sendRedirect(event, location, 302)
   }
   catch (error) {
@@ -106,7 +106,6 @@ function forwardedParams(provider: ResolvedProvider, query: Record<string, unkno
 
 interface StartContext {
   redirectUri: string
-  cookiePath: string
   origin: string
   /** Send the browser to a relative URL (the mock provider without a public URL). */
   relative: boolean
@@ -130,8 +129,10 @@ async function startLogin(event: H3Event, ctx: AuthContext, provider: ResolvedPr
   const state = oauth.generateRandomState()
   const verifier = oauth.generateRandomCodeVerifier()
   const nonce = provider.openid ? oauth.generateRandomNonce() : undefined
-  await saveOAuthState(ctx, state, { provider: provider.name, redirectUri: start.redirectUri, redirect }, LOGIN_TTL)
-  setLoginCookies(event, ctx, start.cookiePath, { state, verifier, nonce })
+  // The state is bound to this browser (the code cookie every login uses), so a state planted in
+  // another browser (cookie tossing: the attacker's own login, stopped before the callback) is refused.
+  await saveOAuthState(ctx, state, { provider: provider.name, redirectUri: start.redirectUri, redirect, binding: browserBindingOf(event, ctx, LOGIN_TTL) }, LOGIN_TTL)
+  setLoginCookies(event, ctx, { state, verifier, nonce })
 
   const url = new URL(as.authorization_endpoint!)
   const params: Record<string, string> = { ...provider.authorizationParams, ...start.forwarded }
@@ -161,7 +162,6 @@ async function metadataOf(ctx: AuthContext, provider: ResolvedProvider, origin: 
 
 interface FinishContext {
   requestUrl: URL
-  cookiePath: string
   origin: string
   fetchFn: ProviderFetch
   handlers: OAuthEventHandlerOptions<object>
@@ -173,16 +173,19 @@ const PROVIDER_ERROR_TEXT: Record<string, string> = {
 
 /** Finishes a login at the provider's callback; resolves where the browser goes next. */
 async function finishLogin(event: H3Event, ctx: AuthContext, provider: ResolvedProvider, query: LoginQuery, finish: FinishContext): Promise<string> {
-  const cookies = readLoginCookies(event)
-  clearLoginCookies(event, ctx, finish.cookiePath)
+  const cookies = readLoginCookies(event, ctx)
+  clearLoginCookies(event, ctx)
 
-  // The state must be the one this browser was given, and unused.
+  // The state must be the one this browser was given, unused, and started by this browser.
   if (!query.state || !cookies.state || !safeEqual(query.state, cookies.state)) {
     throw new OAuthLoginError('invalid_state', 'The login session is missing or does not match: start the login again', 'state')
   }
   const record = await takeOAuthState(ctx, query.state)
   if (!record || record.provider !== provider.name) {
     throw new OAuthLoginError('invalid_state', 'The login session has expired or was already used: start the login again', 'state')
+  }
+  if (!matchesCodeBinding(event, ctx, record.binding)) {
+    throw new OAuthLoginError('invalid_state', 'This login was started in another browser: start the login again', 'state')
   }
   if (query.error !== undefined) {
     const code = isErrorCode(query.error) ? query.error : 'provider_error'

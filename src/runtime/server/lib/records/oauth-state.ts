@@ -8,6 +8,8 @@ const oauthStateRecord = z.object({
   redirectUri: z.string(),
   /** Same-origin path chosen at the start of the login. */
   redirect: z.string().optional(),
+  /** HMAC of the binding (code cookie) of the browser that started the login. */
+  binding: z.string().min(1),
   createdAt: timestamp,
 })
 
