@@ -145,6 +145,24 @@ describe('passkey registration', () => {
     await registerOptions(user.browser)
   })
 
+  it('needs a recent login at verify too: options fetched while fresh do not register once the session is stale', async () => {
+    const user = await newUser()
+    const start = Date.now()
+    const security = vi.spyOn(app.ctx.logger, 'security')
+    vi.useFakeTimers({ toFake: ['Date'], now: start + 14 * 60_000 })
+    try {
+      const options = await registerOptions(user.browser)
+      vi.setSystemTime(start + 16 * 60_000)
+      const response = new SoftAuthenticator({ origin: ORIGIN, rpID: RP_ID }).register(options)
+      expect(await user.browser.post(`${P}/register/verify`, { response })).toMatchObject({ status: 403, body: { error: 'reauthentication_required' } })
+    }
+    finally {
+      vi.useRealTimers()
+    }
+    expect(security).toHaveBeenCalledWith('reauthentication_required', { action: 'passkey_register', ageSeconds: expect.any(Number) })
+    expect([...app.host.credentials.values()].filter(c => c.userId === user.id)).toEqual([])
+  })
+
   it('refuses a cross-site request', async () => {
     const user = await newUser()
     const answer = await user.browser.post(`${P}/register/options`, undefined, { headers: { 'origin': 'https://evil.example', 'sec-fetch-site': 'cross-site' } })

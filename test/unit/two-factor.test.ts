@@ -287,6 +287,17 @@ describe('enrolment from the settings', () => {
     await json(await browser().post(twoFactor('enrol'), {}, token))
   })
 
+  it('needs a recent login to confirm too: an enrolment started while fresh is refused once the session is stale', async () => {
+    const { token, sub } = await account()
+    const start = Date.now()
+    vi.useFakeTimers({ toFake: ['Date'], now: start + 14 * 60_000 })
+    const { secret } = await json<{ secret: string }>(await browser().post(twoFactor('enrol'), {}, token))
+    vi.setSystemTime(start + 16 * 60_000)
+    await errorOf(await browser().post(twoFactor('confirm'), { code: totp(secret) }, token), 403, 'reauthentication_required')
+    vi.useRealTimers()
+    expect(states.has(sub)).toBe(false)
+  })
+
   it('needs a bearer token of the user, not an impersonated one, and refuses cross-origin calls', async () => {
     const b = browser()
     await errorOf(await b.get(twoFactor('status')), 401, 'unauthorized')
@@ -538,6 +549,34 @@ describe('disabling and new recovery codes', () => {
     await errorOf(await b.post(twoFactor('disable'), { password: PASSWORD }, token), 400, 'two_factor_not_enabled')
     const { redirect } = await firstFactor(email)
     expect(redirect).toMatch(/^\/auth\/callback\?code=/)
+  })
+
+  it('needs a recent login: a session that logged in 16 minutes ago can neither turn it off nor make new codes', async () => {
+    const { email, token, sub } = await account()
+    const { secret, recoveryCodes } = await enrol(token)
+    const before = structuredClone(states.get(sub)!)
+    const savesBefore = saves.length
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 16 * 60_000 })
+    try {
+      const stale = browser()
+      await errorOf(await stale.post(twoFactor('disable'), { password: PASSWORD }, token), 403, 'reauthentication_required')
+      await errorOf(await stale.post(twoFactor('disable'), { code: totp(secret) }, token), 403, 'reauthentication_required')
+      await errorOf(await stale.post(twoFactor('disable'), { recoveryCode: recoveryCodes[0] }, token), 403, 'reauthentication_required')
+      await errorOf(await stale.post(twoFactor('recovery-codes'), { code: totp(secret) }, token), 403, 'reauthentication_required')
+    }
+    finally {
+      vi.useRealTimers()
+    }
+    expect(states.get(sub)).toEqual(before)
+    expect(saves.length).toBe(savesBefore)
+    expect(logs.join('\n')).toMatch(/reauthentication_required.*two_factor_disable/)
+    // A login asks for the second factor still; its fresh session may change it.
+    const { b, redirect } = await firstFactor(email)
+    const done = await json<{ redirect: string }>(await b.post(twoFactor('verify'), { flow: flowOf(redirect), recoveryCode: recoveryCodes[0] }))
+    const { accessToken: fresh } = await exchange(b, codeOf(done.redirect))
+    await json(await browser().post(twoFactor('recovery-codes'), { code: unusedCode(secret) }, fresh))
+    await json(await browser().post(twoFactor('disable'), { password: PASSWORD }, fresh))
+    expect(states.has(sub)).toBe(false)
   })
 
   it('with a TOTP code or a recovery code', async () => {
