@@ -238,7 +238,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     auth: 'bearer',
     body: req.twoFactorCodeRequest,
     ok: { schema: res.recoveryCodesResponse, description: 'The recovery codes' },
-    errors: [...TWO_FACTOR_SETTINGS_ERRORS, 'bad_request', 'two_factor_invalid_code', 'two_factor_enrolment_expired', 'two_factor_already_enabled'],
+    errors: [...TWO_FACTOR_SETTINGS_ERRORS, 'reauthentication_required', 'bad_request', 'two_factor_invalid_code', 'two_factor_enrolment_expired', 'two_factor_already_enabled'],
   },
   [routeDocKey('post', 'two-factor/recovery-codes.post')]: {
     id: 'TwoFactorRecoveryCodes',
@@ -247,7 +247,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     auth: 'bearer',
     body: req.twoFactorCodeRequest,
     ok: { schema: res.recoveryCodesResponse, description: 'The new recovery codes' },
-    errors: [...TWO_FACTOR_SETTINGS_ERRORS, 'bad_request', 'two_factor_invalid_code', 'two_factor_not_enabled', 'rate_limited'],
+    errors: [...TWO_FACTOR_SETTINGS_ERRORS, 'reauthentication_required', 'bad_request', 'two_factor_invalid_code', 'two_factor_not_enabled', 'rate_limited'],
   },
   [routeDocKey('post', 'two-factor/disable.post')]: {
     id: 'TwoFactorDisable',
@@ -256,7 +256,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     auth: 'bearer',
     body: req.twoFactorDisableRequest,
     ok: { schema: res.successResponse, description: 'The second factor is off' },
-    errors: [...TWO_FACTOR_SETTINGS_ERRORS, 'bad_request', 'two_factor_invalid_code', 'current_password_incorrect', 'no_password_account', 'two_factor_not_enabled', 'rate_limited'],
+    errors: [...TWO_FACTOR_SETTINGS_ERRORS, 'reauthentication_required', 'bad_request', 'two_factor_invalid_code', 'current_password_incorrect', 'no_password_account', 'two_factor_not_enabled', 'rate_limited'],
   },
   [routeDocKey('post', 'two-factor/verify.post')]: {
     id: 'TwoFactorVerify',
@@ -297,7 +297,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     auth: 'bearer',
     body: req.passkeyRegisterVerifyRequest,
     ok: { schema: res.passkeyRegisteredResponse, description: 'The new passkey' },
-    errors: [...PASSKEY_OWNER_ERRORS, 'bad_request', 'invalid_passkey', 'invalid_passkey_challenge', 'passkey_exists', 'cross_origin_request'],
+    errors: [...PASSKEY_OWNER_ERRORS, 'bad_request', 'invalid_passkey', 'invalid_passkey_challenge', 'passkey_exists', 'cross_origin_request', 'reauthentication_required'],
   },
   [routeDocKey('post', 'passkey/login-options.post')]: {
     id: 'PasskeyLoginOptions',

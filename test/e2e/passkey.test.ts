@@ -25,16 +25,29 @@ beforeAll(async () => {
 })
 afterAll(() => server?.stop())
 
+/** Where a client sends its requests: the site's origin, and the same server for node's fetch. */
+interface Site {
+  base: string
+  direct: string
+}
+
 /** A client with a cookie jar that follows the app's redirects (a browser without JavaScript). */
 class Client {
   readonly cookies = new CookieJar()
   token = ''
 
+  /** `site`: another server than the file's. */
+  constructor(private readonly site?: Site) {}
+
+  private get base(): string {
+    return this.site?.base ?? base
+  }
+
   async fetch(path: string, init: RequestInit & { headers?: Record<string, string> } = {}): Promise<Response> {
     const headers: Record<string, string> = { ...init.headers }
     if (this.cookies.size) headers.cookie = this.cookies.header()
     if (this.token && !headers.authorization) headers.authorization = `Bearer ${this.token}`
-    const response = await fetch(direct + path.replace(base, ''), { ...init, headers, redirect: 'manual' })
+    const response = await fetch((this.site?.direct ?? direct) + path.replace(this.base, ''), { ...init, headers, redirect: 'manual' })
     this.cookies.store(response)
     return response
   }
@@ -45,7 +58,7 @@ class Client {
 
   /** Exchanges the code of the callback page for an access token (and the refresh cookie). */
   async exchange(location: string): Promise<Response> {
-    const code = new URL(location, base).searchParams.get('code')!
+    const code = new URL(location, this.base).searchParams.get('code')!
     const answer = await this.post('/auth/token', { code })
     if (answer.ok) this.token = ((await answer.clone().json()) as { accessToken: string }).accessToken
     return answer
@@ -57,7 +70,7 @@ class Client {
     for (let hop = 0; hop < 5 && !location.startsWith('/auth/callback'); hop++) {
       const answer = await this.fetch(location)
       expect(answer.status, location).toBe(302)
-      location = answer.headers.get('location')!.replace(base, '')
+      location = answer.headers.get('location')!.replace(this.base, '')
     }
     expect((await this.exchange(location)).status).toBe(200)
   }
@@ -113,6 +126,37 @@ describe('passkeys over HTTP', () => {
     const malformed = await visitor.fetch('/auth/passkey/login/verify', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"response":{"id":1}}' })
     expect(malformed.status).toBe(400)
     expect(await malformed.json()).toMatchObject({ statusCode: 400, error: 'bad_request' })
+  })
+
+  it('refuses to register with options fetched while the session was fresh once it is stale; a fresh login registers', async () => {
+    // One more process whose recent-login window is short.
+    const recentLogin = 8
+    const port = await freePort()
+    const site = { base: `http://localhost:${port}`, direct: `http://127.0.0.1:${port}` }
+    const short = await startServerProcess({ PORT: String(port), NUXT_SVC_AUTH_PUBLIC_URL: site.base, NUXT_SVC_AUTH_SESSIONS_RECENT_LOGIN: `${recentLogin}s` }, 'passkey')
+    try {
+      const key = new SoftAuthenticator({ origin: site.base, rpID: 'localhost' })
+      const owner = new Client(site)
+      const loggedInAt = Date.now()
+      await owner.mockLogin()
+      const creation = await (await owner.post('/auth/passkey/register/options')).json() as PublicKeyCredentialCreationOptionsJSON
+      // Generous margins: the options were fetched well within the window, the answer comes well after it.
+      expect(Date.now() - loggedInAt).toBeLessThan(recentLogin * 1000 / 2)
+      await new Promise(resolve => setTimeout(resolve, loggedInAt + (recentLogin + 2) * 1000 - Date.now()))
+      const stale = await owner.post('/auth/passkey/register/verify', { response: key.register(creation) })
+      expect(stale.status).toBe(403)
+      expect(await stale.json()).toEqual({ statusCode: 403, message: expect.any(String), error: 'reauthentication_required' })
+      expect(await (await owner.fetch('/auth/passkey/credentials')).json()).toEqual({ credentials: [] })
+
+      const again = new Client(site)
+      await again.mockLogin()
+      const fresh = await (await again.post('/auth/passkey/register/options')).json() as PublicKeyCredentialCreationOptionsJSON
+      expect((await again.post('/auth/passkey/register/verify', { response: key.register(fresh) })).status).toBe(200)
+      expect(short.output()).toMatch(/reauthentication_required/)
+    }
+    finally {
+      await short.stop()
+    }
   })
 
   it('refuses every ceremony of a production server without a relying party, and says so when it starts', async () => {

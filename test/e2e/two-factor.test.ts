@@ -1,11 +1,13 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Secret, TOTP } from 'otpauth'
-import { describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPage } from '@nuxt/test-utils/e2e'
 import { setupApp } from './app'
 import { fixtureOutput } from './fixtures'
 import { jsonClient, ok, type JsonClient } from './json-client'
+import type { Server } from './requests'
+import { startServerProcess, type ServerProcess } from './server-processes'
 
 // The second factor on the built client fixture (twoFactor.enabled, password and mock providers):
 // over HTTP for both providers, then through the pages in Chromium.
@@ -27,15 +29,21 @@ async function exchange(c: Client, location: string): Promise<string> {
   return (await ok<{ accessToken: string }>(await c.post('/auth/token', { code: query(location, 'code') }))).accessToken
 }
 
-async function emailedCode(email: string, action: string): Promise<string> {
-  const { code } = await ok<{ code: string }>(await server.fetch(`/api/test/codes?email=${encodeURIComponent(email)}&action=${action}`))
+async function emailedCode(email: string, action: string, at: Server = server): Promise<string> {
+  const { code } = await ok<{ code: string }>(await at.fetch(`/api/test/codes?email=${encodeURIComponent(email)}&action=${action}`))
   return code
 }
 
 /** Password login's first factor: where the login goes next. */
-async function passwordFirstFactor(c: Client, email: string): Promise<string> {
+async function passwordFirstFactor(c: Client, email: string, at: Server = server): Promise<string> {
   await ok(await c.post('/auth/password/login', { email, password: PASSWORD }))
-  return (await ok<{ redirect: string }>(await c.post('/auth/password/login-verify', { email, code: await emailedCode(email, 'login') }))).redirect
+  return (await ok<{ redirect: string }>(await c.post('/auth/password/login-verify', { email, code: await emailedCode(email, 'login', at) }))).redirect
+}
+
+/** A new password account, logged in: its access token. */
+async function registered(c: Client, email: string, at: Server = server): Promise<string> {
+  await ok(await c.post('/auth/password/register', { email, password: PASSWORD }))
+  return exchange(c, (await ok<{ redirect: string }>(await c.post('/auth/password/register-verify', { email, code: await emailedCode(email, 'register', at) }))).redirect)
 }
 
 /** The mock provider's login: where the browser goes after the provider. */
@@ -48,8 +56,8 @@ async function mockFirstFactor(c: Client): Promise<string> {
 }
 
 /** Enrols the user of `token`: the secret, confirmed with the previous step's code. */
-async function enrol(token: string): Promise<{ secret: string, recoveryCodes: string[] }> {
-  const c = jsonClient(server)
+async function enrol(token: string, at: Server = server): Promise<{ secret: string, recoveryCodes: string[] }> {
+  const c = jsonClient(at)
   const { secret } = await ok<{ secret: string }>(await c.post('/auth/two-factor/enrol', {}, token))
   const { recoveryCodes } = await ok<{ recoveryCodes: string[] }>(await c.post('/auth/two-factor/confirm', { code: totp(secret, -1) }, token))
   return { secret, recoveryCodes }
@@ -61,9 +69,7 @@ describe('second factor over HTTP', () => {
   it('a password login asks for the code once the user enrolled', async () => {
     const email = `tf-${Date.now()}@example.com`
     const c = jsonClient(server)
-    await ok(await c.post('/auth/password/register', { email, password: PASSWORD }))
-    const registered = await ok<{ redirect: string }>(await c.post('/auth/password/register-verify', { email, code: await emailedCode(email, 'register') }))
-    const token = await exchange(c, registered.redirect)
+    const token = await registered(c, email)
     const { secret, recoveryCodes } = await enrol(token)
     secretsSeen.push(secret, ...recoveryCodes)
     expect(await ok(await c.get('/auth/two-factor/status', token))).toEqual({ enabled: true, recoveryCodesLeft: 10 })
@@ -114,6 +120,48 @@ describe('second factor over HTTP', () => {
       expect(bundle).not.toContain(secret)
       expect(server.output()).not.toContain(secret)
     }
+  })
+})
+
+describe('second factor and a session that logged in too long ago', () => {
+  // One more process of the fixture whose recent-login window is short.
+  const RECENT_LOGIN_SECONDS = 10
+  let short: ServerProcess
+  beforeAll(async () => {
+    short = await startServerProcess({ NUXT_SVC_AUTH_SESSIONS_RECENT_LOGIN: `${RECENT_LOGIN_SECONDS}s`, NUXT_SVC_AUTH_RATE_LIMIT_ENABLED: 'false' }, 'client')
+  })
+  afterAll(() => short?.stop())
+
+  it('cannot turn it off, make new recovery codes or confirm an enrolment; a fresh login can', async () => {
+    const email = `tf-stale-${Date.now()}@example.com`
+    const c = jsonClient(short)
+    const loggedInAt = Date.now()
+    const token = await registered(c, email, short)
+    const { secret } = await enrol(token, short)
+    const other = await registered(c, `tf-stale-other-${Date.now()}@example.com`, short)
+    const pending = await ok<{ secret: string }>(await c.post('/auth/two-factor/enrol', {}, other))
+    // Generous margins: the first steps must have run within the window (else this test proves
+    // nothing), and the refusals come well after it.
+    expect(Date.now() - loggedInAt).toBeLessThan(RECENT_LOGIN_SECONDS * 1000 / 2)
+    await new Promise(resolve => setTimeout(resolve, loggedInAt + (RECENT_LOGIN_SECONDS + 2) * 1000 - Date.now()))
+
+    const refused = async (res: Response) => expect((await ok<{ error: string }>(res, 403)).error).toBe('reauthentication_required')
+    await refused(await c.post('/auth/two-factor/disable', { password: PASSWORD }, token))
+    await refused(await c.post('/auth/two-factor/disable', { code: totp(secret) }, token))
+    await refused(await c.post('/auth/two-factor/recovery-codes', { code: totp(secret) }, token))
+    await refused(await c.post('/auth/two-factor/confirm', { code: totp(pending.secret) }, other))
+    expect(await ok(await c.get('/auth/two-factor/status', token))).toEqual({ enabled: true, recoveryCodesLeft: 10 })
+    expect(await ok(await c.get('/auth/two-factor/status', other))).toEqual({ enabled: false, recoveryCodesLeft: 0 })
+
+    // A password login still asks for the second factor; the fresh session it ends in may change it.
+    const b = jsonClient(short)
+    const location = await passwordFirstFactor(b, email, short)
+    expect(location).toMatch(/^\/auth\/second-factor\?flow=/)
+    const done = await ok<{ redirect: string }>(await b.post('/auth/two-factor/verify', { flow: query(location, 'flow'), code: totp(secret) }))
+    const fresh = await exchange(b, done.redirect)
+    await ok(await b.post('/auth/two-factor/recovery-codes', { code: totp(secret, 1) }, fresh))
+    await ok(await b.post('/auth/two-factor/disable', { password: PASSWORD }, fresh))
+    expect(await passwordFirstFactor(jsonClient(short), email, short)).toMatch(/^\/auth\/callback\?code=/)
   })
 })
 

@@ -1,10 +1,19 @@
-import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server'
+import { verifyAuthenticationResponse, type PublicKeyCredentialCreationOptionsJSON, type PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server'
+import { isoCBOR } from '@simplewebauthn/server/helpers'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { decoyCredentials } from '../../src/runtime/server/lib/passkey/authentication'
 import { consumeAuthCode } from '../../src/runtime/server/lib/records/auth-code'
 import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
 import { passkeyCreationOptionsResponse, passkeyListResponse, passkeyLoginResponse, passkeyRegisteredResponse, passkeyRequestOptionsResponse } from '../../src/runtime/server/lib/schemas/responses'
 import { SoftAuthenticator } from './helpers/webauthn'
+import { unitContext } from './helpers/context'
 import { HOST_HANDLERS, startPasskeyApp, TestBrowser, type PasskeyTestApp } from './helpers/passkey-app'
+
+// The library's assertion check, watched: which key each login verified against.
+vi.mock('@simplewebauthn/server', async (importOriginal) => {
+  const original = await importOriginal<typeof import('@simplewebauthn/server')>()
+  return { ...original, verifyAuthenticationResponse: vi.fn(original.verifyAuthenticationResponse) }
+})
 
 const ORIGIN = 'https://app.example.com'
 const RP_ID = 'app.example.com'
@@ -145,6 +154,24 @@ describe('passkey registration', () => {
     await registerOptions(user.browser)
   })
 
+  it('needs a recent login at verify too: options fetched while fresh do not register once the session is stale', async () => {
+    const user = await newUser()
+    const start = Date.now()
+    const security = vi.spyOn(app.ctx.logger, 'security')
+    vi.useFakeTimers({ toFake: ['Date'], now: start + 14 * 60_000 })
+    try {
+      const options = await registerOptions(user.browser)
+      vi.setSystemTime(start + 16 * 60_000)
+      const response = new SoftAuthenticator({ origin: ORIGIN, rpID: RP_ID }).register(options)
+      expect(await user.browser.post(`${P}/register/verify`, { response })).toMatchObject({ status: 403, body: { error: 'reauthentication_required' } })
+    }
+    finally {
+      vi.useRealTimers()
+    }
+    expect(security).toHaveBeenCalledWith('reauthentication_required', { action: 'passkey_register', ageSeconds: expect.any(Number) })
+    expect([...app.host.credentials.values()].filter(c => c.userId === user.id)).toEqual([])
+  })
+
   it('refuses a cross-site request', async () => {
     const user = await newUser()
     const answer = await user.browser.post(`${P}/register/options`, undefined, { headers: { 'origin': 'https://evil.example', 'sec-fetch-site': 'cross-site' } })
@@ -200,6 +227,63 @@ describe('passkey login', () => {
     expect((await loginOptions({ email: bare.email })).options.allowCredentials!.length).toBeGreaterThan(0)
     expect((await loginOptions({ email: 'nobody-else@example.com' })).options.allowCredentials).not.toEqual(unknown1)
     expect(await new TestBrowser(app.base).post(`${P}/login/options`, { email: 'not an email' })).toMatchObject({ status: 400, body: { error: 'invalid_email' } })
+  })
+
+  it('derives an email\'s decoys from the email and the server secret alone: the same after a restart, on any process', async () => {
+    const email = 'nobody-stable@example.com'
+    const decoys = decoyCredentials(app.ctx, email)
+    for (let i = 0; i < 5; i++) expect(decoyCredentials(app.ctx, email)).toEqual(decoys)
+    expect((await loginOptions({ email })).options.allowCredentials).toEqual(decoys.map(d => ({ ...d, type: 'public-key' })))
+    // Another process or a restart with the same secret (a previous secret added does not matter).
+    const secret = app.ctx.options.token.secret
+    const restarted = await unitContext({ token: { secret } })
+    const withPrevious = await unitContext({ token: { secret, previousSecrets: ['an-older-secret-0123456789-abcdefghijklmn'] } })
+    expect(decoyCredentials(restarted, email)).toEqual(decoys)
+    expect(decoyCredentials(withPrevious, email)).toEqual(decoys)
+    // Another secret makes other decoys (what a rotation of `token.secret` does).
+    const rotated = await unitContext({ token: { secret: 'a-rotated-secret-0123456789-abcdefghijklm', previousSecrets: [secret] } })
+    expect(decoyCredentials(rotated, email)).not.toEqual(decoys)
+  })
+
+  it('checks the signature of an answer naming an unknown credential too (against a stand-in ES256 key), then refuses it alike', async () => {
+    const user = await userWithPasskey()
+    const other = await userWithPasskey()
+    const decoy = (await loginOptions({ email: 'nobody-timing@example.com' })).options.allowCredentials![0]!.id
+    /** A stranger's key answering with credential id `id` (a wrong signature for any stored passkey). */
+    const forged = (id: string, options: PublicKeyCredentialRequestOptionsJSON) => {
+      const stranger = new SoftAuthenticator({ origin: ORIGIN, rpID: RP_ID })
+      Object.assign(stranger, { credentialId: Buffer.from(id, 'base64url') })
+      return stranger.assert(options)
+    }
+    const algorithmOf = (cose: Uint8Array) => isoCBOR.decodeFirst<Map<number, unknown>>(new Uint8Array(cose)).get(3)
+    const verify = vi.mocked(verifyAuthenticationResponse)
+    const security = vi.spyOn(app.ctx.logger, 'security')
+    const cases = [
+      { name: 'real id', answer: (o: PublicKeyCredentialRequestOptionsJSON) => forged(user.authenticator.id, o), key: 'stored' },
+      { name: 'decoy id', answer: (o: PublicKeyCredentialRequestOptionsJSON) => forged(decoy, o), key: 'stand-in' },
+      { name: 'another user\'s handle', answer: (o: PublicKeyCredentialRequestOptionsJSON) => ({ ...user.authenticator.assert(o), response: { ...user.authenticator.assert(o).response, userHandle: other.authenticator.userHandle } }), key: 'stand-in' },
+    ]
+    const standIns: string[] = []
+    for (const { name, answer, key } of cases) {
+      const { browser, options } = await loginOptions({ email: user.email })
+      verify.mockClear()
+      expect(await browser.post(`${P}/login/verify`, { response: answer(options) }), name).toMatchObject({ status: 400, body: { statusCode: 400, error: 'invalid_passkey' } })
+      // One verification each, through to the signature check (which fails).
+      expect(verify, name).toHaveBeenCalledTimes(1)
+      await expect(verify.mock.results[0]!.value, name).resolves.toMatchObject({ verified: false })
+      const publicKey = verify.mock.calls[0]![0].credential.publicKey
+      expect(algorithmOf(publicKey), name).toBe(algorithmOf(user.authenticator.cosePublicKey()))
+      if (key === 'stored') expect(Buffer.from(publicKey), name).toEqual(Buffer.from(user.authenticator.cosePublicKey()))
+      else standIns.push(Buffer.from(publicKey).toString('base64url'))
+    }
+    // The stand-in is one fixed key, no stored passkey's.
+    expect(new Set(standIns).size).toBe(1)
+    expect([...app.host.credentials.values()].map(c => c.publicKey)).not.toContain(standIns[0])
+    expect(security.mock.calls.filter(([event]) => event === 'passkey_login_refused').map(([, details]) => details)).toEqual([
+      { user: user.id, reason: 'bad signature' },
+      { reason: 'unknown credential' },
+      { reason: 'unknown credential' },
+    ])
   })
 
   it('uses a challenge once: a replayed assertion is refused', async () => {

@@ -1,5 +1,9 @@
+import { randomUUID } from 'node:crypto'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { createApp, toNodeListener } from 'h3'
 import { Secret, TOTP } from 'otpauth'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
@@ -12,12 +16,14 @@ import { completeLogin } from '../../src/runtime/server/lib/login'
 import { moduleRouter } from './helpers/module-router'
 import { passwordRoutePath } from '../../src/runtime/server/lib/password/paths'
 import { checkSecondFactor } from '../../src/runtime/server/lib/two-factor/check'
-import { codeAt, matchTimeStep, secretBox } from '../../src/runtime/server/lib/two-factor/secret'
+import { codeAt, hashRecoveryCode, matchTimeStep, newRecoveryCodes, secretBox } from '../../src/runtime/server/lib/two-factor/secret'
+import { newState } from '../../src/runtime/server/lib/two-factor/state'
 import type { StoreBackend } from '../../src/runtime/server/lib/store/types'
 import { peekAuthContext } from '../../src/runtime/server/utils/context'
 import type { PasswordUser, TwoFactorState } from '../../src/runtime/types/auth'
 import type { ModuleOptions, ModuleOptionsInput } from '../../src/runtime/types/options'
 import { fakeEvent, setCookies } from './helpers/event'
+import { deleteRedisKeys } from '../support/redis-servers'
 
 // The module's real endpoints on a plain h3 app (Nitro's runtime is mocked: the options, the hooks).
 const nitro = vi.hoisted(() => ({ options: undefined as unknown, base: '', hooks: [] as Array<{ name: string, payload: Record<string, unknown> }>, failHook: '' }))
@@ -281,6 +287,17 @@ describe('enrolment from the settings', () => {
     await json(await browser().post(twoFactor('enrol'), {}, token))
   })
 
+  it('needs a recent login to confirm too: an enrolment started while fresh is refused once the session is stale', async () => {
+    const { token, sub } = await account()
+    const start = Date.now()
+    vi.useFakeTimers({ toFake: ['Date'], now: start + 14 * 60_000 })
+    const { secret } = await json<{ secret: string }>(await browser().post(twoFactor('enrol'), {}, token))
+    vi.setSystemTime(start + 16 * 60_000)
+    await errorOf(await browser().post(twoFactor('confirm'), { code: totp(secret) }, token), 403, 'reauthentication_required')
+    vi.useRealTimers()
+    expect(states.has(sub)).toBe(false)
+  })
+
   it('needs a bearer token of the user, not an impersonated one, and refuses cross-origin calls', async () => {
     const b = browser()
     await errorOf(await b.get(twoFactor('status')), 401, 'unauthorized')
@@ -534,6 +551,34 @@ describe('disabling and new recovery codes', () => {
     expect(redirect).toMatch(/^\/auth\/callback\?code=/)
   })
 
+  it('needs a recent login: a session that logged in 16 minutes ago can neither turn it off nor make new codes', async () => {
+    const { email, token, sub } = await account()
+    const { secret, recoveryCodes } = await enrol(token)
+    const before = structuredClone(states.get(sub)!)
+    const savesBefore = saves.length
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 16 * 60_000 })
+    try {
+      const stale = browser()
+      await errorOf(await stale.post(twoFactor('disable'), { password: PASSWORD }, token), 403, 'reauthentication_required')
+      await errorOf(await stale.post(twoFactor('disable'), { code: totp(secret) }, token), 403, 'reauthentication_required')
+      await errorOf(await stale.post(twoFactor('disable'), { recoveryCode: recoveryCodes[0] }, token), 403, 'reauthentication_required')
+      await errorOf(await stale.post(twoFactor('recovery-codes'), { code: totp(secret) }, token), 403, 'reauthentication_required')
+    }
+    finally {
+      vi.useRealTimers()
+    }
+    expect(states.get(sub)).toEqual(before)
+    expect(saves.length).toBe(savesBefore)
+    expect(logs.join('\n')).toMatch(/reauthentication_required.*two_factor_disable/)
+    // A login asks for the second factor still; its fresh session may change it.
+    const { b, redirect } = await firstFactor(email)
+    const done = await json<{ redirect: string }>(await b.post(twoFactor('verify'), { flow: flowOf(redirect), recoveryCode: recoveryCodes[0] }))
+    const { accessToken: fresh } = await exchange(b, codeOf(done.redirect))
+    await json(await browser().post(twoFactor('recovery-codes'), { code: unusedCode(secret) }, fresh))
+    await json(await browser().post(twoFactor('disable'), { password: PASSWORD }, fresh))
+    expect(states.has(sub)).toBe(false)
+  })
+
   it('with a TOTP code or a recovery code', async () => {
     const { token, sub } = await account()
     const { secret } = await enrol(token)
@@ -549,6 +594,40 @@ describe('disabling and new recovery codes', () => {
     nitro.failHook = 'svc:twoFactor:enrolled'
     await enrol(token)
     expect(states.has(sub)).toBe(true)
+  })
+})
+
+describe.each(['memory', 'fs', 'redis'] as const)('one recovery code raced on the %s store', (driver) => {
+  it('of 50 concurrent checks of the code, exactly one succeeds', async () => {
+    const prefix = `svc-auth-test:${randomUUID()}:`
+    const dir = driver === 'fs' ? await mkdtemp(join(tmpdir(), 'svc-auth-recovery-')) : ''
+    const storage = driver === 'redis' ? { driver, url: 'redis://127.0.0.1:6379', prefix } : { driver, base: dir }
+    const ctx = await createAuthContext(resolveOptions({ token: { secret: SECRET }, tokenRefresh: { storage }, logging: { level: 'silent' }, twoFactor: { enabled: true } }, true))
+    const userId = `recovery-race-${driver}-${randomUUID()}`
+    try {
+      const codes = newRecoveryCodes(10)
+      const sealed = secretBox(ctx).seal(userId, new Secret({ size: 20 }).base32)
+      states.set(userId, newState(sealed, codes.map(code => hashRecoveryCode(ctx, userId, code)), { algorithm: 'SHA1', digits: 6, period: 30 }))
+      // The host's database answers a few milliseconds after it read the row, as over a network:
+      // the checks read the state, still holding the code, before the first one saves it without.
+      defineAuthHandlers({ twoFactor: { find: async (id) => {
+        const found = states.get(id) ?? null
+        await new Promise(resolve => setTimeout(resolve, 10))
+        return found
+      } } })
+      const state = states.get(userId)!
+      const results = await Promise.all(Array.from({ length: 50 }, () => checkSecondFactor(ctx, fakeEvent({ method: 'POST' }), userId, state, { recoveryCode: codes[0]! }, 'login')))
+      expect(results.filter(result => result.ok)).toHaveLength(1)
+      expect(results.filter(result => !result.ok)).toEqual(Array.from({ length: 49 }, () => ({ ok: false, reason: 'replayed_code' })))
+      expect(states.get(userId)!.recoveryCodes).toHaveLength(9)
+    }
+    finally {
+      registerHandlers()
+      states.delete(userId)
+      await ctx.dispose()
+      if (dir) await rm(dir, { recursive: true, force: true })
+      if (driver === 'redis') await deleteRedisKeys(prefix)
+    }
   })
 })
 

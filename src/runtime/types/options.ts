@@ -188,11 +188,13 @@ export interface SessionOptions {
    */
   revokeAccessTokens: boolean
   /**
-   * How recent a login must be to add a way of logging in: registering a passkey or starting a
-   * second-factor enrolment needs the access token of a session that logged in at most this long
-   * ago (the session's start, not its last refresh; a token without a session: its issue time).
-   * Older sessions get 403 `reauthentication_required`, and the user logs in again. A stolen
-   * access token of an older session then cannot plant the thief's own passkey or authenticator.
+   * How recent a login must be to change how a user logs in: registering (options and verify)
+   * or deleting a passkey, and enrolling (start and confirm), new recovery codes or turning off a
+   * second factor, need the access token of a session that logged in at most this long ago (the
+   * session's start, not its last refresh; a token without a session: its issue time). Older
+   * sessions get 403 `reauthentication_required`, and the user logs in again. A stolen access
+   * token of an older session then cannot plant the thief's own passkey or authenticator, nor
+   * remove the user's.
    * Seconds or a duration string.
    * @default '15m'
    */

@@ -4,7 +4,7 @@
  * login pipeline.
  */
 import type { H3Event } from 'h3'
-import { generateAuthenticationOptions, verifyAuthenticationResponse, type AuthenticationResponseJSON, type PublicKeyCredentialRequestOptionsJSON, type VerifiedAuthenticationResponse } from '@simplewebauthn/server'
+import { generateAuthenticationOptions, verifyAuthenticationResponse, type AuthenticationResponseJSON, type PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server'
 import type { AuthUser } from '../../../types/auth'
 import type { PasskeyCredential, PasskeyTransport } from '../../../types/passkey'
 import { isRelativePath } from '../../../shared/paths'
@@ -31,15 +31,23 @@ type Descriptor = { id: string, transports?: PasskeyTransport[] }
 const DECOY_ID_BYTES = [16, 20, 32, 32, 48, 64] as const
 
 /**
+ * How many decoys an email gets, by a byte of its seed: one for half of the emails, two for a
+ * third, three for a sixth; closer than an even spread to real accounts, most of which hold one
+ * passkey or two.
+ */
+const DECOY_COUNTS = [1, 1, 1, 2, 2, 3] as const
+
+/**
  * Credentials that look like a user's for an email that has none: one to three ids of lengths
- * real authenticators use, derived from the email with the server's keyed hash, so every request
- * for the email answers the same list (a list that changed from one request to the next would
- * give it away). Hinted lists carry no transports, the real ones neither, so that their order or
- * absence tells nothing.
+ * real authenticators use. The count and the ids are derived from the email alone with the
+ * server's keyed hash (`token.secret`), so every request for the email, on every process and
+ * after every restart, answers the same list (a list that changed from one request to the next
+ * would give it away). Hinted lists carry no transports, the real ones neither, so that their
+ * order or absence tells nothing.
  */
 export function decoyCredentials(ctx: AuthContext, email: string): Descriptor[] {
   const seed = Buffer.from(ctx.store.hash('passkey-decoy', email), 'hex')
-  const count = 1 + (seed[0]! % 3)
+  const count = DECOY_COUNTS[seed[0]! % DECOY_COUNTS.length]!
   return Array.from({ length: count }, (_, i) => {
     const bytes = Buffer.concat([0, 1].map(half => Buffer.from(ctx.store.hash('passkey-decoy-id', `${i}:${half}:${email}`), 'hex')))
     const length = DECOY_ID_BYTES[seed[1 + i]! % DECOY_ID_BYTES.length]!
@@ -87,6 +95,15 @@ export async function authenticationOptions(ctx: AuthContext, event: H3Event): P
   return request
 }
 
+/**
+ * The public key (COSE, ES256 on P-256, what most passkeys use) that an answer naming no known
+ * credential is verified against: refusing it then costs the signature check that a wrong
+ * signature of a real passkey costs, so the time of the refusal does not tell a decoy id of an
+ * email hint from a real one. Its private key was never kept, and the answer is refused whatever
+ * the check says.
+ */
+const STAND_IN_PUBLIC_KEY = new Uint8Array(Buffer.from('pQECAyYgASFYIH5K3yyJvTWmVYg-prTQ6Q4i4-8mYP76G0GB33U42MfUIlggWVy139AdRguLtVtE6ZDynvEXlmwlY5FbChcfX7AxAkg', 'base64url'))
+
 /** True when a user handle the authenticator returned belongs to the credential's user. */
 function handleMatches(rpID: string, credential: PasskeyCredential, userHandle: string | undefined): boolean {
   if (userHandle === undefined || userHandle === '') return true
@@ -96,7 +113,8 @@ function handleMatches(rpID: string, credential: PasskeyCredential, userHandle: 
 /**
  * POST login/verify: `{ response }` → `{ redirect }`. The challenge is consumed first (of
  * concurrent answers, a replay included, exactly one goes on) and must belong to this browser;
- * the credential must be known, the assertion signed for this relying party and origin, and the
+ * the credential must be known (an unknown one is refused after the same signature check, see
+ * {@link STAND_IN_PUBLIC_KEY}), the assertion signed for this relying party and origin, and the
  * signature counter must have moved forward (else 401 `passkey_counter_regressed`: a cloned
  * authenticator). The credential's new counter is saved before the login completes.
  */
@@ -118,30 +136,28 @@ export async function authenticationVerify(ctx: AuthContext, event: H3Event): Pr
     throw authError('invalid_passkey')
   }
   const handlers = passkeyHandlers(event)
-  const credential = await handlers.findCredential(response.id)
-  if (!credential || !handleMatches(record.rpID, credential, response.response.userHandle)) {
+  const stored = await handlers.findCredential(response.id)
+  const credential = stored && handleMatches(record.rpID, stored, response.response.userHandle) ? stored : null
+  // An unknown credential (or another user's handle) goes through the same verification, against
+  // the stand-in key, before it is refused: see STAND_IN_PUBLIC_KEY.
+  const verification = await verifyAuthenticationResponse({
+    // The schema checked every field the library reads; the extension results pass as given.
+    response: response as AuthenticationResponseJSON,
+    expectedChallenge: challenge,
+    expectedOrigin: record.origins,
+    expectedRPID: record.rpID,
+    // The counter is compared below, once the signature is known to be good.
+    credential: credential
+      ? { id: credential.id, publicKey: new Uint8Array(Buffer.from(credential.publicKey, 'base64url')), counter: 0, transports: credential.transports }
+      : { id: response.id, publicKey: STAND_IN_PUBLIC_KEY, counter: 0 },
+    requireUserVerification: record.requireUserVerification,
+  }).catch((error: unknown) => reasonOf(error))
+  if (!credential) {
     ctx.logger.security('passkey_login_refused', { reason: 'unknown credential' })
     throw authError('invalid_passkey')
   }
-  let verification: VerifiedAuthenticationResponse
-  try {
-    verification = await verifyAuthenticationResponse({
-      // The schema checked every field the library reads; the extension results pass as given.
-      response: response as AuthenticationResponseJSON,
-      expectedChallenge: challenge,
-      expectedOrigin: record.origins,
-      expectedRPID: record.rpID,
-      // The counter is compared below, once the signature is known to be good.
-      credential: { id: credential.id, publicKey: new Uint8Array(Buffer.from(credential.publicKey, 'base64url')), counter: 0, transports: credential.transports },
-      requireUserVerification: record.requireUserVerification,
-    })
-  }
-  catch (error) {
-    ctx.logger.security('passkey_login_refused', { user: credential.userId, reason: reasonOf(error) })
-    throw authError('invalid_passkey')
-  }
-  if (!verification.verified) {
-    ctx.logger.security('passkey_login_refused', { user: credential.userId, reason: 'bad signature' })
+  if (typeof verification === 'string' || !verification.verified) {
+    ctx.logger.security('passkey_login_refused', { user: credential.userId, reason: typeof verification === 'string' ? verification : 'bad signature' })
     throw authError('invalid_passkey')
   }
   const info = verification.authenticationInfo

@@ -63,14 +63,16 @@ export async function registrationOptions(ctx: AuthContext, event: H3Event): Pro
 }
 
 /**
- * POST register/verify (bearer): `{ response, name? }`. The challenge is consumed first (of
- * concurrent answers exactly one goes on), must have been issued to this user, and the
- * attestation must be signed for this relying party and one of its origins. Then the host stores
- * the credential and `svc:passkey:registered` runs.
+ * POST register/verify (bearer): `{ response, name? }`. The login must still be recent (options
+ * fetched by a fresh session do not register once it is stale: 403 `reauthentication_required`).
+ * The challenge is consumed first (of concurrent answers exactly one goes on), must have been
+ * issued to this user, and the attestation must be signed for this relying party and one of its
+ * origins. Then the host stores the credential and `svc:passkey:registered` runs.
  */
 export async function registrationVerify(ctx: AuthContext, event: H3Event): Promise<{ credential: PasskeyInfo }> {
   refuseCrossOrigin(event, ctx)
   const owner = await requirePasskeyOwner(event, ctx)
+  await requireRecentLogin(ctx, owner, 'passkey_register')
   const runtime = usePasskeyRuntime(ctx)
   const body = await readBodyWith(event, passkeyRegisterVerifyRequest)
   const challenge = answeredChallenge(body.response.response.clientDataJSON)

@@ -71,10 +71,14 @@ export async function startEnrolment(ctx: AuthContext, event: H3Event) {
   return { uri: totpUri(secret, { algorithm, digits, period }, issuerOf(ctx.options), account), secret }
 }
 
-/** POST confirm `{ code }` → `{ recoveryCodes }` (shown once). */
+/**
+ * POST confirm `{ code }` → `{ recoveryCodes }` (shown once). The login must still be recent: an
+ * enrolment started by a fresh session is not confirmed once that session is stale.
+ */
 export async function confirmEnrolment(ctx: AuthContext, event: H3Event) {
   refuseCrossOrigin(event, ctx)
   const claims = await owner(ctx, event)
+  await requireRecentLogin(ctx, claims, 'two_factor_enrol')
   const body = await readBodyWith(event, twoFactorCodeRequest)
   const confirmed = await confirmEnrolmentCode(ctx, event, { userId: claims.sub }, claims.sub, body.code)
   if (confirmed === 'expired') throw authError('two_factor_enrolment_expired')
@@ -85,21 +89,27 @@ export async function confirmEnrolment(ctx: AuthContext, event: H3Event) {
 }
 
 /**
- * A change of an enrolled caller's second factor: a same-origin POST with a bearer token, its
- * body, and the caller's state (400 `two_factor_not_enabled` without one).
+ * A change of an enrolled caller's second factor: a same-origin POST with the bearer token of a
+ * recent login (403 `reauthentication_required`, checked before any proof, so a stale session
+ * spends no failure budget), its body, and the caller's state (400 `two_factor_not_enabled`
+ * without one). `action` names the change in the security log.
  */
-async function enrolledChange<S extends z.ZodType>(ctx: AuthContext, event: H3Event, schema: S): Promise<{ claims: AuthClaims, body: z.output<S>, state: TwoFactorState }> {
+async function enrolledChange<S extends z.ZodType>(ctx: AuthContext, event: H3Event, schema: S, action: string): Promise<{ claims: AuthClaims, body: z.output<S>, state: TwoFactorState }> {
   refuseCrossOrigin(event, ctx)
   const claims = await owner(ctx, event)
+  await requireRecentLogin(ctx, claims, action)
   const body = await readBodyWith(event, schema)
   const state = await findTwoFactorState(ctx, claims.sub, event)
   if (!state) throw authError('two_factor_not_enabled')
   return { claims, body, state }
 }
 
-/** POST recovery-codes `{ code }` (a TOTP code) → `{ recoveryCodes }`: the old ones stop working. */
+/**
+ * POST recovery-codes `{ code }` (a TOTP code) → `{ recoveryCodes }`: the old ones stop working.
+ * Needs a recent login.
+ */
 export async function regenerateRecoveryCodes(ctx: AuthContext, event: H3Event) {
-  const { claims, body, state } = await enrolledChange(ctx, event, twoFactorCodeRequest)
+  const { claims, body, state } = await enrolledChange(ctx, event, twoFactorCodeRequest, 'two_factor_recovery_codes')
   const result = await checkSecondFactor(ctx, event, claims.sub, state, { code: body.code }, 'regenerate')
   if (!result.ok) throw authError('two_factor_invalid_code')
   const recoveryCodes = newRecoveryCodes(ctx.options.twoFactor.recoveryCodes)
@@ -131,10 +141,11 @@ async function checkAccountPassword(ctx: AuthContext, event: H3Event, claims: Au
 
 /**
  * POST disable `{ password }`, `{ code }` or `{ recoveryCode }` → `{ success: true }`: the host
- * state is deleted (`save(userId, null)`).
+ * state is deleted (`save(userId, null)`). Needs a recent login: a proof alone (the password
+ * above all) from an older session's token does not remove the second factor.
  */
 export async function disableTwoFactor(ctx: AuthContext, event: H3Event) {
-  const { claims, body, state } = await enrolledChange(ctx, event, twoFactorDisableRequest)
+  const { claims, body, state } = await enrolledChange(ctx, event, twoFactorDisableRequest, 'two_factor_disable')
   let method: 'password' | 'code' | 'recovery_code'
   if (body.password !== undefined) {
     if (!(await checkAccountPassword(ctx, event, claims, body.password))) {

@@ -8,6 +8,8 @@
  * 400 bad_request · 400 invalid_passkey (not signed for this site, malformed) · 400
  * invalid_passkey_challenge (unknown, expired, used, or another user's) · 400 passkey_exists ·
  * 401 unauthorized · 401 session_revoked · 403 impersonated_session · 403 cross_origin_request
+ * 403 reauthentication_required (the session logged in longer ago than `sessions.recentLogin`,
+ * also when the options were fetched before)
  */
 import { registrationVerify } from '../../lib/passkey/registration'
 import { defineAuthRoute } from '../../utils/context'

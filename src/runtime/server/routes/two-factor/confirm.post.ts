@@ -5,7 +5,8 @@
  * 200 `{ recoveryCodes }` (shown once)
  * 400 two_factor_invalid_code · 400 two_factor_enrolment_expired (none pending, expired or
  * confirmed already) · 400 bad_request · 401 unauthorized · 401 session_revoked
- * 403 impersonated_session · 403 cross_origin_request · 409 two_factor_already_enabled
+ * 403 impersonated_session · 403 cross_origin_request · 403 reauthentication_required (the
+ * session logged in longer ago than `sessions.recentLogin`) · 409 two_factor_already_enabled
  */
 import { confirmEnrolment } from '../../lib/two-factor/settings'
 import { defineAuthRoute } from '../../utils/context'

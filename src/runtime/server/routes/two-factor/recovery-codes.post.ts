@@ -5,6 +5,7 @@
  * 200 `{ recoveryCodes }` (shown once)
  * 400 two_factor_invalid_code (wrong or used code) · 400 two_factor_not_enabled · 400 bad_request
  * 401 unauthorized · 401 session_revoked · 403 impersonated_session · 403 cross_origin_request
+ * 403 reauthentication_required (the session logged in longer ago than `sessions.recentLogin`)
  * 429 rate_limited (the user's failure budget is spent; Retry-After)
  */
 import { regenerateRecoveryCodes } from '../../lib/two-factor/settings'
