@@ -1,7 +1,7 @@
 /**
- * Step-up for changes to how a user logs in (registering or deleting a passkey, every change of the second
- * factor): the caller's session must have logged in recently (`sessions.recentLogin`), so that
- * an access token stolen from an older session cannot plant or remove a login method.
+ * Step-up for changes to how a user logs in (registering or deleting a passkey, every change of
+ * the second factor): the caller's session must have logged in recently (`sessions.recentLogin`),
+ * so that an access token stolen from an older session cannot plant or remove a login method.
  *
  * Only a real authentication moves this clock: a session's login time is when its family was
  * created by a login, and nothing derived from a token moves it (a refresh keeps the family, the
