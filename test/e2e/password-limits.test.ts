@@ -1,5 +1,5 @@
-import Redis from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
+import { deleteRedisKeys } from '../support/redis-servers'
 import { restartApp, setupApp, type TestApp } from './app'
 import { startServerProcess, type ServerProcess } from './server-processes'
 import { callbackCode, exchange, median, nextCode, otherCode, PASSWORD, post, registerUser, sentCodes, uniqueEmail } from './password-helpers'
@@ -17,6 +17,25 @@ const sleep = (ms: number) => new Promise(r => setTimeout(r, ms))
 
 async function errorOf(res: Response): Promise<string> {
   return ((await res.json()) as { error: string }).error
+}
+
+async function expect429(res: Response, window: number) {
+  expect(res.status).toBe(429)
+  expect(await res.json()).toEqual({ statusCode: 429, message: 'Too many requests, try again later', error: 'rate_limited' })
+  const retryAfter = Number(res.headers.get('retry-after'))
+  expect(retryAfter).toBeGreaterThanOrEqual(1)
+  expect(retryAfter).toBeLessThanOrEqual(window)
+}
+
+/** Runs `fn` with the environment of a storage on the shared Redis under a key prefix of its own, deleted afterwards. */
+async function withRedisPrefix(label: string, fn: (env: Record<string, string>) => Promise<void>): Promise<void> {
+  const prefix = `svc-auth-e2e-${label}:${process.pid}:${Date.now().toString(36)}:`
+  try {
+    await fn({ NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'redis', NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_PREFIX: prefix })
+  }
+  finally {
+    await deleteRedisKeys(prefix)
+  }
 }
 
 describe('code expiry', () => {
@@ -106,14 +125,6 @@ describe('rate limits', () => {
     NUXT_SVC_AUTH_RATE_LIMIT_RESET_REQUEST_PER_EMAIL: '2',
   }
 
-  async function expect429(res: Response, window: number) {
-    expect(res.status).toBe(429)
-    expect(await res.json()).toEqual({ statusCode: 429, message: 'Too many requests, try again later', error: 'rate_limited' })
-    const retryAfter = Number(res.headers.get('retry-after'))
-    expect(retryAfter).toBeGreaterThanOrEqual(1)
-    expect(retryAfter).toBeLessThanOrEqual(window)
-  }
-
   it('limits per client address; X-Forwarded-For is ignored without trusted proxies', async () => {
     const server = await start(limited)
     const login = (email: string, xff: string) => post(server, '/auth/password/login', { email, password: 'Wrong-password-1' }, { 'x-forwarded-for': xff })
@@ -170,17 +181,10 @@ describe('rate limits', () => {
   })
 
   it('hold across server instances sharing Redis', async () => {
-    const prefix = `svc-auth-e2e-pw:${process.pid}:${Date.now().toString(36)}:`
-    const redisEnv = {
-      NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'redis',
-      NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_PREFIX: prefix,
-      NUXT_SVC_AUTH_RATE_LIMIT_LOGIN_PER_EMAIL: '3',
-    }
-    const redis = new Redis({ host: '127.0.0.1', port: 6379, lazyConnect: true, maxRetriesPerRequest: 1 })
-    await redis.connect()
-    try {
+    await withRedisPrefix('pw', async (redisEnv) => {
       // The app of this file and a second process on the same Redis.
-      const [a, b] = await Promise.all([start(redisEnv), startServerProcess(redisEnv, 'password')])
+      const env = { ...redisEnv, NUXT_SVC_AUTH_RATE_LIMIT_LOGIN_PER_EMAIL: '3' }
+      const [a, b] = await Promise.all([start(env), startServerProcess(env, 'password')])
       others.push(b)
       const email = uniqueEmail('shared')
       const statuses: number[] = []
@@ -195,11 +199,31 @@ describe('rate limits', () => {
       const last = await post(b, '/auth/password/register-verify', { email: user, code: otherCode(code) }, { accept: 'application/json' })
       expect(await errorOf(last)).toBe('too_many_attempts')
       expect(await errorOf(await a.fetch(`/auth/password/register-verify?code=${code}`))).toBe('too_many_attempts')
-    }
-    finally {
-      const keys = await redis.keys(`${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`)
-      if (keys.length) await redis.del(...keys)
-      redis.disconnect()
-    }
+    })
+  })
+})
+
+/** Behind a trusted proxy on loopback: each request's client address is its X-Forwarded-For. */
+const PROXIED = { NUXT_SVC_AUTH_RATE_LIMIT_TRUSTED_PROXIES: '["127.0.0.1", "::1"]' }
+
+describe('verification failures per email', () => {
+  it('wrong codes for one email from many addresses, across codes, end in 429, the right code included', async () => {
+    const server = await start({ ...PROXIED, NUXT_SVC_AUTH_RATE_LIMIT_VERIFY_FAILURES_PER_EMAIL: '6' })
+    const email = uniqueEmail('verify-failures')
+    const verify = (code: string, address: string) => post(server, '/auth/password/register-verify', { email, code }, { 'accept': 'application/json', 'x-forwarded-for': address })
+    let address = 0
+    const next = () => `198.51.100.${++address}`
+    // Four misses on the first code (under its 5 attempts), two on a second one: the email's
+    // failures count across codes.
+    await post(server, '/auth/password/register', { email, password: PASSWORD }, { 'x-forwarded-for': next() })
+    const first = await nextCode(server, email, 'register')
+    for (let i = 1; i <= 4; i++) expect(await errorOf(await verify(otherCode(first, i), next()))).toBe('invalid_verification_code')
+    await post(server, '/auth/password/register', { email, password: PASSWORD }, { 'x-forwarded-for': next() })
+    const second = await nextCode(server, email, 'register', 1)
+    for (let i = 1; i <= 2; i++) expect(await errorOf(await verify(otherCode(second, i), next()))).toBe('invalid_verification_code')
+    // The seventh failure of the email is refused, and so is the right second code, which has had
+    // only three attempts.
+    await expect429(await verify(otherCode(second, 3), next()), 86400)
+    await expect429(await verify(second, next()), 86400)
   })
 })
