@@ -98,7 +98,7 @@ export const defaultOptions = {
     trustedProxies: [],
     clientAddressHeader: '',
     register: { perIp: 10, perEmail: 5, window: 3600 },
-    login: { perIp: 30, perEmailAndIp: 5, perEmail: 100, window: 900 },
+    login: { perIp: 30, perEmailAndIp: 5, perEmail: 100, window: 900, deviceCookieMaxAge: 31536000 },
     resetRequest: { perIp: 10, perEmail: 5, window: 3600 },
     verify: { perIp: 20, perEmail: 0, window: 900 },
     codeOnlyVerify: { misses: 25, window: 3600 },

@@ -48,7 +48,12 @@ export function callbackCode(res: Response): string {
   return rememberCodeCookie(res, match[1]!)
 }
 
-export interface PasswordSession { token: string, refreshCookie: string }
+export interface PasswordSession {
+  token: string
+  refreshCookie: string
+  /** The `Cookie` header of the device cookie the exchange set ('' when it set none). */
+  deviceCookie: string
+}
 
 /** Exchanges an authorization code at POST /auth/token. */
 export async function exchange(server: Fetcher, code: string): Promise<PasswordSession> {
@@ -56,7 +61,8 @@ export async function exchange(server: Fetcher, code: string): Promise<PasswordS
   const res = await post(server, '/auth/token', { code }, cookie ? { cookie } : {})
   const body = (await res.json()) as { token?: string }
   if (res.status !== 200 || !body.token) throw new Error(`token exchange failed: ${res.status} ${JSON.stringify(body)}`)
-  return { token: body.token, refreshCookie: setCookieValue(res, 'svc-refresh')! }
+  const device = res.headers.getSetCookie().find(line => /^(?:__Host-)?svc-device=/.test(line))
+  return { token: body.token, refreshCookie: setCookieValue(res, 'svc-refresh')!, deviceCookie: device ? device.split(';')[0]! : '' }
 }
 
 /** register → code → GET register-verify → token. */

@@ -1,8 +1,10 @@
-import Redis from 'ioredis'
+import bcryptjs from 'bcryptjs'
 import { afterAll, describe, expect, it } from 'vitest'
+import { deleteRedisKeys } from '../support/redis-servers'
 import { restartApp, setupApp, type TestApp } from './app'
+import type { Server } from './requests'
 import { startServerProcess, type ServerProcess } from './server-processes'
-import { callbackCode, exchange, median, nextCode, otherCode, PASSWORD, post, registerUser, sentCodes, uniqueEmail } from './password-helpers'
+import { callbackCode, exchange, loginUser, median, nextCode, otherCode, PASSWORD, post, registerUser, sentCodes, uniqueEmail } from './password-helpers'
 
 // Every test starts the server afresh (its own limits and counters).
 await setupApp('password', {}, { server: false })
@@ -17,6 +19,25 @@ const sleep = (ms: number) => new Promise(r => setTimeout(r, ms))
 
 async function errorOf(res: Response): Promise<string> {
   return ((await res.json()) as { error: string }).error
+}
+
+async function expect429(res: Response, window: number) {
+  expect(res.status).toBe(429)
+  expect(await res.json()).toEqual({ statusCode: 429, message: 'Too many requests, try again later', error: 'rate_limited' })
+  const retryAfter = Number(res.headers.get('retry-after'))
+  expect(retryAfter).toBeGreaterThanOrEqual(1)
+  expect(retryAfter).toBeLessThanOrEqual(window)
+}
+
+/** Runs `fn` with the environment of a storage on the shared Redis under a key prefix of its own, deleted afterwards. */
+async function withRedisPrefix(label: string, fn: (env: Record<string, string>) => Promise<void>): Promise<void> {
+  const prefix = `svc-auth-e2e-${label}:${process.pid}:${Date.now().toString(36)}:`
+  try {
+    await fn({ NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'redis', NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_PREFIX: prefix })
+  }
+  finally {
+    await deleteRedisKeys(prefix)
+  }
 }
 
 describe('code expiry', () => {
@@ -106,14 +127,6 @@ describe('rate limits', () => {
     NUXT_SVC_AUTH_RATE_LIMIT_RESET_REQUEST_PER_EMAIL: '2',
   }
 
-  async function expect429(res: Response, window: number) {
-    expect(res.status).toBe(429)
-    expect(await res.json()).toEqual({ statusCode: 429, message: 'Too many requests, try again later', error: 'rate_limited' })
-    const retryAfter = Number(res.headers.get('retry-after'))
-    expect(retryAfter).toBeGreaterThanOrEqual(1)
-    expect(retryAfter).toBeLessThanOrEqual(window)
-  }
-
   it('limits per client address; X-Forwarded-For is ignored without trusted proxies', async () => {
     const server = await start(limited)
     const login = (email: string, xff: string) => post(server, '/auth/password/login', { email, password: 'Wrong-password-1' }, { 'x-forwarded-for': xff })
@@ -170,17 +183,10 @@ describe('rate limits', () => {
   })
 
   it('hold across server instances sharing Redis', async () => {
-    const prefix = `svc-auth-e2e-pw:${process.pid}:${Date.now().toString(36)}:`
-    const redisEnv = {
-      NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'redis',
-      NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_PREFIX: prefix,
-      NUXT_SVC_AUTH_RATE_LIMIT_LOGIN_PER_EMAIL: '3',
-    }
-    const redis = new Redis({ host: '127.0.0.1', port: 6379, lazyConnect: true, maxRetriesPerRequest: 1 })
-    await redis.connect()
-    try {
+    await withRedisPrefix('pw', async (redisEnv) => {
       // The app of this file and a second process on the same Redis.
-      const [a, b] = await Promise.all([start(redisEnv), startServerProcess(redisEnv, 'password')])
+      const env = { ...redisEnv, NUXT_SVC_AUTH_RATE_LIMIT_LOGIN_PER_EMAIL: '3' }
+      const [a, b] = await Promise.all([start(env), startServerProcess(env, 'password')])
       others.push(b)
       const email = uniqueEmail('shared')
       const statuses: number[] = []
@@ -195,11 +201,115 @@ describe('rate limits', () => {
       const last = await post(b, '/auth/password/register-verify', { email: user, code: otherCode(code) }, { accept: 'application/json' })
       expect(await errorOf(last)).toBe('too_many_attempts')
       expect(await errorOf(await a.fetch(`/auth/password/register-verify?code=${code}`))).toBe('too_many_attempts')
+    })
+  })
+})
+
+/** Behind a trusted proxy on loopback: each request's client address is its X-Forwarded-For. */
+const PROXIED = { NUXT_SVC_AUTH_RATE_LIMIT_TRUSTED_PROXIES: '["127.0.0.1", "::1"]' }
+
+describe('verification failures per email', () => {
+  it('wrong codes for one email from many addresses, across codes, end in 429, the right code included', async () => {
+    const server = await start({ ...PROXIED, NUXT_SVC_AUTH_RATE_LIMIT_VERIFY_FAILURES_PER_EMAIL: '6' })
+    const email = uniqueEmail('verify-failures')
+    const verify = (code: string, address: string) => post(server, '/auth/password/register-verify', { email, code }, { 'accept': 'application/json', 'x-forwarded-for': address })
+    let address = 0
+    const next = () => `198.51.100.${++address}`
+    // Four misses on the first code (under its 5 attempts), two on a second one: the email's
+    // failures count across codes.
+    await post(server, '/auth/password/register', { email, password: PASSWORD }, { 'x-forwarded-for': next() })
+    const first = await nextCode(server, email, 'register')
+    for (let i = 1; i <= 4; i++) expect(await errorOf(await verify(otherCode(first, i), next()))).toBe('invalid_verification_code')
+    await post(server, '/auth/password/register', { email, password: PASSWORD }, { 'x-forwarded-for': next() })
+    const second = await nextCode(server, email, 'register', 1)
+    for (let i = 1; i <= 2; i++) expect(await errorOf(await verify(otherCode(second, i), next()))).toBe('invalid_verification_code')
+    // The seventh failure of the email is refused, and so is the right second code, which has had
+    // only three attempts.
+    await expect429(await verify(otherCode(second, 3), next()), 86400)
+    await expect429(await verify(second, next()), 86400)
+  })
+})
+
+describe('distributed guessing against one account', () => {
+  const WRONG = 'Wrong-password-1'
+  const attempt = (server: Server, email: string, password: string, address: string, cookie = '') =>
+    post(server, '/auth/password/login', { email, password }, { 'x-forwarded-for': address, ...(cookie ? { cookie } : {}) })
+
+  /** The rest of a login whose password step answered 200: the emailed code, then the token exchange. */
+  async function finishLogin(server: Server, email: string, seen: number) {
+    const code = await nextCode(server, email, 'login', seen)
+    return exchange(server, callbackCode(await server.fetch(`/auth/password/login-verify?code=${code}`)))
+  }
+
+  it('21 addresses × 5 wrong passwords lock the email for browsers without a device cookie, never the owner\'s browser', async () => {
+    const server = await start(PROXIED)
+    const owner = uniqueEmail('owner')
+    await registerUser(server, owner)
+    // The owner's browser completes a login and keeps its device cookie.
+    const { deviceCookie } = await loginUser(server, owner)
+    expect(deviceCookie).toMatch(/^(?:__Host-)?svc-device=[\w.-]+$/)
+
+    // Strangers: 5 wrong passwords from each of 21 addresses (the defaults: 5 per email and
+    // address, 100 per email in 15 minutes). The last address finds the email locked.
+    const statuses: number[] = []
+    for (let a = 0; a < 21; a++) {
+      for (let i = 0; i < 5; i++) statuses.push((await attempt(server, owner, WRONG, `203.0.113.${a}`)).status)
     }
-    finally {
-      const keys = await redis.keys(`${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`)
-      if (keys.length) await redis.del(...keys)
-      redis.disconnect()
-    }
+    expect(statuses.slice(0, 100).filter(s => s !== 400)).toEqual([])
+    expect(statuses.slice(100)).toEqual([429, 429, 429, 429, 429])
+
+    // Without a device cookie the right password is refused, also from the owner's own address.
+    await expect429(await attempt(server, owner, PASSWORD, '192.0.2.1'), 900)
+    // The owner's browser logs in from that address, and gets a new device cookie.
+    let seen = (await sentCodes(server, owner, 'login')).length
+    expect((await attempt(server, owner, PASSWORD, '192.0.2.1', deviceCookie)).status).toBe(200)
+    const renewed = (await finishLogin(server, owner, seen)).deviceCookie
+    expect(renewed).toMatch(/^(?:__Host-)?svc-device=/)
+    expect(renewed).not.toBe(deviceCookie)
+
+    // Neither another account's device cookie nor an altered one counts.
+    const { deviceCookie: otherAccount } = await registerUser(server, uniqueEmail('other'))
+    await expect429(await attempt(server, owner, PASSWORD, '192.0.2.1', otherAccount), 900)
+    const altered = renewed.replace(/.$/, c => (c === '0' ? '1' : '0'))
+    await expect429(await attempt(server, owner, PASSWORD, '192.0.2.1', altered), 900)
+
+    // A device cookie does not lift the limit on its own guesses: 5 failures per window, from any
+    // addresses, then even the right password is refused for it.
+    for (let i = 0; i < 5; i++) expect((await attempt(server, owner, WRONG, `198.51.100.${i}`, renewed)).status).toBe(400)
+    await expect429(await attempt(server, owner, PASSWORD, '198.51.100.99', renewed), 900)
+    // The owner's other known browser is not affected.
+    seen = (await sentCodes(server, owner, 'login')).length
+    expect((await attempt(server, owner, PASSWORD, '192.0.2.1', deviceCookie)).status).toBe(200)
+    expect(await nextCode(server, owner, 'login', seen)).toMatch(/^\d{6}$/)
+  })
+
+  it('two server processes sharing Redis honour each other\'s device cookies and share the counters', async () => {
+    await withRedisPrefix('device', async (redisEnv) => {
+      const env = { ...redisEnv, ...PROXIED, NUXT_SVC_AUTH_RATE_LIMIT_LOGIN_PER_EMAIL: '4' }
+      const [a, b] = await Promise.all([start(env), startServerProcess(env, 'password')])
+      others.push(b)
+      // One account in the host's user store of both processes; its owner logs in on a.
+      const owner = uniqueEmail('shared-owner')
+      const hashedPassword = bcryptjs.hashSync(PASSWORD, 8)
+      for (const server of [a, b]) expect((await post(server, '/api/test/users', { email: owner, hashedPassword })).status).toBe(200)
+      const { deviceCookie } = await loginUser(a, owner)
+      expect(deviceCookie).not.toBe('')
+
+      // Strangers' failures on both processes count against one per-email limit.
+      const statuses: number[] = []
+      for (const [i, server] of [a, b, a, b, a, b].entries()) statuses.push((await attempt(server, owner, WRONG, `203.0.113.${i}`)).status)
+      expect(statuses).toEqual([400, 400, 400, 400, 429, 429])
+      await expect429(await attempt(b, owner, PASSWORD, '192.0.2.1'), 900)
+      // The device cookie issued by a is honoured by b.
+      const seen = (await sentCodes(b, owner, 'login')).length
+      expect((await attempt(b, owner, PASSWORD, '192.0.2.1', deviceCookie)).status).toBe(200)
+      expect(await nextCode(b, owner, 'login', seen)).toMatch(/^\d{6}$/)
+
+      // The device cookie's own failures are counted once for both processes.
+      const own: number[] = []
+      for (const [i, server] of [a, b, a, b, a, b].entries()) own.push((await attempt(server, owner, WRONG, `198.51.100.${i}`, deviceCookie)).status)
+      expect(own).toEqual([400, 400, 400, 400, 400, 429])
+      await expect429(await attempt(a, owner, PASSWORD, '198.51.100.99', deviceCookie), 900)
+    })
   })
 })

@@ -164,7 +164,7 @@ describe('options', () => {
       trustedProxies: [],
       clientAddressHeader: '',
       register: { perIp: 10, perEmail: 5, window: 3600 },
-      login: { perIp: 30, perEmailAndIp: 5, perEmail: 100, window: 900 },
+      login: { perIp: 30, perEmailAndIp: 5, perEmail: 100, window: 900, deviceCookieMaxAge: 31536000 },
       resetRequest: { perIp: 10, perEmail: 5, window: 3600 },
       verify: { perIp: 20, perEmail: 0, window: 900 },
       codeOnlyVerify: { misses: 25, window: 3600 },
@@ -176,7 +176,7 @@ describe('options', () => {
     expect(validateRateLimitOptions(rateLimit)).toEqual([])
     const custom = resolveOptions({ rateLimit: { trustedProxies: ['10.0.0.0/8', '::1'], login: { perIp: 3 } } }, true).rateLimit
     expect(custom.trustedProxies).toEqual(['10.0.0.0/8', '::1'])
-    expect(custom.login).toEqual({ perIp: 3, perEmailAndIp: 5, perEmail: 100, window: 900 })
+    expect(custom.login).toEqual({ perIp: 3, perEmailAndIp: 5, perEmail: 100, window: 900, deviceCookieMaxAge: 31536000 })
     expect(validateRateLimitOptions(custom)).toEqual([])
     const bad = resolveOptions({ rateLimit: { trustedProxies: ['proxy.local', '10.0.0.0/33'], verify: { perIp: -1, window: 0 }, login: { perEmailAndIp: -2 }, codeOnlyVerify: { misses: 1.5, window: 0 }, verifyFailures: { perEmail: -1 } } }, true).rateLimit
     const errors = validateRateLimitOptions(bad)

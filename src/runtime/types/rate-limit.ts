@@ -18,8 +18,21 @@ export interface RateLimitRule {
 
 /** Limits of the password login. */
 export interface LoginRateLimitRule extends RateLimitRule {
-  /** Failed logins per email and client address within `window` (0: no limit). */
+  /**
+   * Failed logins per email and client address within `window`, and per device cookie (0: no
+   * limit per address, and no device cookies).
+   */
   perEmailAndIp: number
+  /**
+   * Lifetime in seconds of the device cookie (`__Host-svc-device` when Secure, else `svc-device`)
+   * set by the token exchange of a completed password login: it names the account by an HMAC
+   * under the server secret, never in clear. A login from a browser that holds a valid one for the
+   * email counts its failures per device cookie (`perEmailAndIp`) instead of `perEmail`, so
+   * strangers elsewhere cannot lock that browser out. 0: no device cookies (every login counts
+   * under `perEmail`).
+   * @default 31536000 (365 days)
+   */
+  deviceCookieMaxAge: number
 }
 
 /** Failed verifications per email and action. */
@@ -74,9 +87,11 @@ export interface RateLimitOptions {
   register: RateLimitRule
   /**
    * POST /auth/password/login. `perIp` counts every request of an address; `perEmailAndIp` and
-   * `perEmail` count failed logins only (wrong password or unknown account): a stranger's
-   * failures from other addresses do not lock the owner out until the looser `perEmail` ceiling.
-   * @default { perIp: 30, perEmailAndIp: 5, perEmail: 100, window: 900 }
+   * `perEmail` count failed logins only (wrong password or unknown account). `perEmail` bounds
+   * the failures of one email from all clients without a device cookie for it; a browser that
+   * has completed a login as that user counts under its device cookie instead, so strangers'
+   * failures never lock it out.
+   * @default { perIp: 30, perEmailAndIp: 5, perEmail: 100, window: 900, deviceCookieMaxAge: 31536000 }
    */
   login: LoginRateLimitRule
   /**

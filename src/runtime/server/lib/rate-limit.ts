@@ -4,6 +4,7 @@ import type { RateLimitOptions, RateLimitRuleName } from '../../types/rate-limit
 import type { AuthContext } from './context'
 import type { Logger } from './logger'
 import type { RecordKey } from './store/record-store'
+import { trustedDevice } from './device-cookie'
 import { authError } from './errors'
 import { hitRateLimit, rateCounterKey, reserveUnits, retryAfterOf } from './records/rate-counter'
 
@@ -208,22 +209,27 @@ const NO_RESERVATION: ReservedFailure = { release: async () => {} }
 
 /**
  * Counts a password login as failed before the password is checked (so concurrent guesses can
- * never overdraw a limit), per email and client address (`login.perEmailAndIp`) and per email
- * (`login.perEmail`); the caller releases the reservation when the password was right. Past either
- * limit the attempt is not evaluated: 429 `rate_limited`. A stranger's failures from other
- * addresses therefore do not lock the owner out of their own address until the looser per-email
- * ceiling.
+ * never overdraw a limit); the caller releases the reservation when the password was right. Past
+ * a limit the attempt is not evaluated: 429 `rate_limited`. Counted per email and client address
+ * (`login.perEmailAndIp`), and
+ * - from a browser with a valid device cookie for the email (one that completed a login as that
+ *   user, see device-cookie.ts): per device cookie, `login.perEmailAndIp` too, so failures from
+ *   elsewhere never lock the owner's known browser out, and a stolen cookie is no licence to guess;
+ * - from any other client: per email (`login.perEmail`), which bounds the guesses against an
+ *   account from all the addresses there are.
  */
 export async function reserveLoginFailure(ctx: AuthContext, event: H3Event, email: string): Promise<ReservedFailure> {
   const options = ctx.options.rateLimit
   if (!options?.enabled) return NO_RESERVATION
   const rule = options.login
-  const counters: Array<{ key: RecordKey, max: number }> = []
-  if (rule.perEmailAndIp > 0) counters.push({ key: rateCounterKey(ctx, `login-failed:${email}:${rateLimitSubject(clientAddressOf(ctx, event))}`), max: rule.perEmailAndIp })
-  if (rule.perEmail > 0) counters.push({ key: rateCounterKey(ctx, `login-failed:${email}`), max: rule.perEmail })
+  const device = trustedDevice(event, ctx, email)
+  const counters: Array<{ key: RecordKey, max: number, name: string }> = []
+  if (rule.perEmailAndIp > 0) counters.push({ name: 'email+ip', key: rateCounterKey(ctx, `login-failed:${email}:${rateLimitSubject(clientAddressOf(ctx, event))}`), max: rule.perEmailAndIp })
+  if (device) counters.push({ name: 'device', key: rateCounterKey(ctx, `login-failed-device:${device}`), max: rule.perEmailAndIp })
+  else if (rule.perEmail > 0) counters.push({ name: 'email', key: rateCounterKey(ctx, `login-failed:${email}`), max: rule.perEmail })
   if (!counters.length) return NO_RESERVATION
   const reserved = await reserveUnits(ctx, counters, rule.window)
   if (reserved.granted) return reserved
-  ctx.logger.security('rate_limited', { rule: 'login', key: reserved.key === counters[0]!.key && rule.perEmailAndIp > 0 ? 'email+ip' : 'email' })
+  ctx.logger.security('rate_limited', { rule: 'login', key: counters.find(c => c.key === reserved.key)?.name ?? 'email' })
   throw tooMany(await retryAfterOf(ctx, reserved.key, rule.window))
 }

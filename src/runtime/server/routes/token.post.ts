@@ -2,13 +2,15 @@
  * POST /auth/token (endpoints.tokenPath)
  * Body `{ code: string }`: exchanges a single-use authorization code for an access token and sets
  * the HttpOnly refresh cookie (when tokenRefresh.enabled). A code bound to a browser (the
- * default) is only accepted with that browser's code cookie; without it the code is burnt.
+ * default) is only accepted with that browser's code cookie; without it the code is burnt. A
+ * completed password login also sets the device cookie (rateLimit.login.deviceCookieMaxAge).
  * 200 `{ token, expiresIn, accessToken, tokenType: 'Bearer', redirect? }`
  * 400 bad_request (missing or malformed body) · 401 invalid_code (unknown, expired or used code)
  * 401 code_binding_mismatch (the code was issued to another browser; it is consumed)
  * 403 cross_origin_request · 413 payload_too_large
  */
 import { matchesCodeBinding } from '../lib/code-binding'
+import { issueDeviceCookie } from '../lib/device-cookie'
 import { authError } from '../lib/errors'
 import { consumeAuthCode } from '../lib/records/auth-code'
 import { issueRefreshToken } from '../lib/records/refresh-token'
@@ -43,5 +45,7 @@ export default defineAuthRoute(async (event, ctx) => {
     setRefreshCookie(event, ctx, issued.token)
   }
   const { token, expiresIn } = await mintSessionToken(ctx, session, record.claims)
+  // The browser has completed a password login (and its second factor): a known device of the account.
+  if (record.provider === 'password' && typeof record.user.email === 'string') issueDeviceCookie(event, ctx, record.user.email)
   return { token, expiresIn, accessToken: token, tokenType: 'Bearer' as const, ...(record.redirect ? { redirect: record.redirect } : {}) }
 })

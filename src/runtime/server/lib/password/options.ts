@@ -60,6 +60,9 @@ export function validatePasswordOptions(options: ResolvedPasswordOptions): strin
   return errors
 }
 
+/** The longest cookie lifetime browsers keep (400 days, RFC 6265bis). */
+const MAX_COOKIE_AGE = 400 * 86400
+
 export const RATE_LIMIT_RULES: readonly RateLimitRuleName[] = ['register', 'login', 'resetRequest', 'verify', 'resetComplete', 'change', 'passkey']
 
 /** Every mistake in `svcAuth.rateLimit`, one message each. */
@@ -83,8 +86,10 @@ export function validateRateLimitOptions(options: RateLimitOptions): string[] {
     if (!isInteger(rule.perEmail, 0)) errors.push(`svcAuth.rateLimit.${name}.perEmail must be a whole number, 0 (no limit) or more.`)
     if (!isInteger(rule.window, 1)) errors.push(`svcAuth.rateLimit.${name}.window must be a whole number of seconds, 1 or more.`)
   }
-  if (options.login && typeof options.login === 'object' && !isInteger(options.login.perEmailAndIp, 0)) {
-    errors.push('svcAuth.rateLimit.login.perEmailAndIp must be a whole number, 0 (no limit) or more.')
+  if (options.login && typeof options.login === 'object') {
+    if (!isInteger(options.login.perEmailAndIp, 0)) errors.push('svcAuth.rateLimit.login.perEmailAndIp must be a whole number, 0 (no limit) or more.')
+    // Browsers keep a cookie 400 days at most.
+    if (!isInteger(options.login.deviceCookieMaxAge, 0, MAX_COOKIE_AGE)) errors.push(`svcAuth.rateLimit.login.deviceCookieMaxAge must be a whole number of seconds from 0 (no device cookies) to ${MAX_COOKIE_AGE} (400 days).`)
   }
   const budget = options.codeOnlyVerify
   if (!budget || typeof budget !== 'object') errors.push('svcAuth.rateLimit.codeOnlyVerify must be an object { misses, window }.')
