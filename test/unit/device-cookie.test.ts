@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { createApp, toNodeListener } from 'h3'
+import { createApp, toNodeListener, type H3Event } from 'h3'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { CookieJar } from '../helpers/cookie-jar'
 import { resolveOptions } from '../../src/build/options'
@@ -18,6 +18,9 @@ import type { LoginRateLimitRule } from '../../src/runtime/types/rate-limit'
 import { unitContext } from './helpers/context'
 import { fakeEvent, setCookies, setCookieValue } from './helpers/event'
 import { moduleRouter } from './helpers/module-router'
+
+/** A password login's reservation, as the login flow makes it: with the browser's device cookie for the email. */
+const reserve = (ctx: AuthContext, event: H3Event, email: string) => reserveLoginFailure(ctx, event, email, trustedDevice(event, ctx, email))
 
 // The module's real endpoints on a plain h3 app (Nitro's runtime is mocked: the options, the hooks).
 const nitro = vi.hoisted(() => ({ options: undefined as unknown }))
@@ -160,38 +163,38 @@ describe('login failures with and without a device cookie', () => {
     const ctx = await withLogin(login)
     const device = issued(ctx)
     const security = vi.spyOn(ctx.logger, 'security')
-    for (let i = 0; i < 5; i++) await reserveLoginFailure(ctx, attempt(ctx, `203.0.113.${i}`), OWNER)
+    for (let i = 0; i < 5; i++) await reserve(ctx, attempt(ctx, `203.0.113.${i}`), OWNER)
     // Without a device cookie: refused, also from the owner's address; with one for another
     // account, or an altered one, too.
-    await expect(reserveLoginFailure(ctx, attempt(ctx, '192.0.2.1'), OWNER)).rejects.toMatchObject({ statusCode: 429, data: { code: 'rate_limited' } })
+    await expect(reserve(ctx, attempt(ctx, '192.0.2.1'), OWNER)).rejects.toMatchObject({ statusCode: 429, data: { code: 'rate_limited' } })
     expect(security).toHaveBeenLastCalledWith('rate_limited', { rule: 'login', key: 'email' })
-    await expect(reserveLoginFailure(ctx, attempt(ctx, '192.0.2.1', issued(ctx, 'other@example.com')), OWNER)).rejects.toMatchObject({ statusCode: 429 })
-    await expect(reserveLoginFailure(ctx, attempt(ctx, '192.0.2.1', device.replace(/.$/, c => (c === '0' ? '1' : '0'))), OWNER)).rejects.toMatchObject({ statusCode: 429 })
+    await expect(reserve(ctx, attempt(ctx, '192.0.2.1', issued(ctx, 'other@example.com')), OWNER)).rejects.toMatchObject({ statusCode: 429 })
+    await expect(reserve(ctx, attempt(ctx, '192.0.2.1', device.replace(/.$/, c => (c === '0' ? '1' : '0'))), OWNER)).rejects.toMatchObject({ statusCode: 429 })
     // The owner's browser is evaluated, as often as it likes when the password is right.
-    for (let i = 0; i < 10; i++) await (await reserveLoginFailure(ctx, attempt(ctx, '192.0.2.1', device), OWNER)).release()
+    for (let i = 0; i < 10; i++) await (await reserve(ctx, attempt(ctx, '192.0.2.1', device), OWNER)).release()
   })
 
   it('a device cookie\'s own failures are bounded per cookie, across addresses and concurrent attempts', async () => {
     const ctx = await withLogin(login)
     const device = issued(ctx)
     const security = vi.spyOn(ctx.logger, 'security')
-    const results = await Promise.allSettled(Array.from({ length: 50 }, (_, i) => reserveLoginFailure(ctx, attempt(ctx, `198.51.100.${i}`, device), OWNER)))
+    const results = await Promise.allSettled(Array.from({ length: 50 }, (_, i) => reserve(ctx, attempt(ctx, `198.51.100.${i}`, device), OWNER)))
     expect(results.filter(r => r.status === 'fulfilled')).toHaveLength(3)
     expect(results.filter(r => r.status === 'rejected').every(r => (r as PromiseRejectedResult).reason.statusCode === 429)).toBe(true)
     expect(security).toHaveBeenCalledWith('rate_limited', { rule: 'login', key: 'device' })
     // Locked: even a right password is not evaluated for that cookie, from anywhere.
-    await expect(reserveLoginFailure(ctx, attempt(ctx, '198.51.100.200', device), OWNER)).rejects.toMatchObject({ statusCode: 429 })
+    await expect(reserve(ctx, attempt(ctx, '198.51.100.200', device), OWNER)).rejects.toMatchObject({ statusCode: 429 })
     // The owner's other browser and clients without a cookie have their own counters.
-    await (await reserveLoginFailure(ctx, attempt(ctx, '198.51.100.201', issued(ctx)), OWNER)).release()
-    for (let i = 0; i < 5; i++) await reserveLoginFailure(ctx, attempt(ctx, `203.0.113.${i}`), OWNER)
-    await expect(reserveLoginFailure(ctx, attempt(ctx, '203.0.113.99'), OWNER)).rejects.toMatchObject({ statusCode: 429 })
+    await (await reserve(ctx, attempt(ctx, '198.51.100.201', issued(ctx)), OWNER)).release()
+    for (let i = 0; i < 5; i++) await reserve(ctx, attempt(ctx, `203.0.113.${i}`), OWNER)
+    await expect(reserve(ctx, attempt(ctx, '203.0.113.99'), OWNER)).rejects.toMatchObject({ statusCode: 429 })
   })
 
   it('per email and address still holds with a device cookie', async () => {
     const ctx = await withLogin({ ...login, perEmailAndIp: 3 })
     const device = issued(ctx)
-    for (let i = 0; i < 3; i++) await reserveLoginFailure(ctx, attempt(ctx, '192.0.2.1'), OWNER)
-    await expect(reserveLoginFailure(ctx, attempt(ctx, '192.0.2.1', device), OWNER)).rejects.toMatchObject({ statusCode: 429 })
+    for (let i = 0; i < 3; i++) await reserve(ctx, attempt(ctx, '192.0.2.1'), OWNER)
+    await expect(reserve(ctx, attempt(ctx, '192.0.2.1', device), OWNER)).rejects.toMatchObject({ statusCode: 429 })
   })
 })
 

@@ -1,6 +1,7 @@
 import type { H3Event } from 'h3'
 import { getCookie, setCookie } from 'h3'
 import type { AuthContext } from './context'
+import { hostCookieName } from './cookie-path'
 import { randomToken, safeEqual } from './crypto'
 import { RESET_SESSION_TTL } from './records/reset-session'
 
@@ -16,8 +17,7 @@ const BINDING_VALUE = /^[\w-]{43}$/
  * cannot plant a binding of its choosing).
  */
 export function codeCookieName(ctx: AuthContext): string {
-  const name = ctx.options.authCode.cookieName
-  return ctx.options.tokenRefresh.cookie.secure ? `__Host-${name}` : name
+  return hostCookieName(ctx.options, ctx.options.authCode.cookieName)
 }
 
 /** The binding value this browser presents, if well-formed. */

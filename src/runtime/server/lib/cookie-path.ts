@@ -2,6 +2,16 @@ import type { ModuleOptions } from '../../types/options'
 import { joinBase } from '../../shared/paths'
 
 /**
+ * `name` with the `__Host-` prefix when cookies are `Secure` (`tokenRefresh.cookie.secure`): the
+ * browser then accepts the cookie only from this host, without a Domain, for path `/`, so a
+ * sibling subdomain cannot plant one (cookie tossing). The module's short-lived and binding
+ * cookies are named this way; such a cookie must be set with path `/` and `secure`.
+ */
+export function hostCookieName(options: Pick<ModuleOptions, 'tokenRefresh'>, name: string): string {
+  return options.tokenRefresh.cookie.secure ? `__Host-${name}` : name
+}
+
+/**
  * RFC 6265 §5.1.4 path-match: true when a browser sends a cookie of `Path=cookiePath` with a
  * request for `requestPath`. They are equal, or the cookie path is a prefix of the request path
  * that ends with `/` or is followed by `/` there (`/auth` matches `/auth/refresh`, not `/authors`).

@@ -1,6 +1,7 @@
 import type { H3Event } from 'h3'
 import { getCookie, setCookie } from 'h3'
 import type { AuthContext } from './context'
+import { hostCookieName } from './cookie-path'
 import { randomToken, safeEqual } from './crypto'
 import { normalizeEmail } from './password/email'
 
@@ -15,7 +16,7 @@ const DEVICE_VALUE = /^([\w-]{22})\.(\d{1,12})\.([0-9a-f]{64})$/
  * (the browser then accepts it only from this host, for path `/`).
  */
 export function deviceCookieName(ctx: AuthContext): string {
-  return ctx.options.tokenRefresh.cookie.secure ? '__Host-svc-device' : 'svc-device'
+  return hostCookieName(ctx.options, 'svc-device')
 }
 
 /**

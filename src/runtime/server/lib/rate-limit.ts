@@ -4,7 +4,6 @@ import type { RateLimitOptions, RateLimitRuleName } from '../../types/rate-limit
 import type { AuthContext } from './context'
 import type { Logger } from './logger'
 import type { RecordKey } from './store/record-store'
-import { trustedDevice } from './device-cookie'
 import { authError } from './errors'
 import { hitRateLimit, rateCounterKey, reserveUnits, retryAfterOf } from './records/rate-counter'
 
@@ -212,17 +211,16 @@ const NO_RESERVATION: ReservedFailure = { release: async () => {} }
  * never overdraw a limit); the caller releases the reservation when the password was right. Past
  * a limit the attempt is not evaluated: 429 `rate_limited`. Counted per email and client address
  * (`login.perEmailAndIp`), and
- * - from a browser with a valid device cookie for the email (one that completed a login as that
- *   user, see device-cookie.ts): per device cookie, `login.perEmailAndIp` too, so failures from
+ * - from a browser with a valid device cookie for the email (`device`: its nonce, from
+ *   `trustedDevice` of device-cookie.ts; one that completed a login as that user): per device cookie, `login.perEmailAndIp` too, so failures from
  *   elsewhere never lock the owner's known browser out, and a stolen cookie is no licence to guess;
  * - from any other client: per email (`login.perEmail`), which bounds the guesses against an
  *   account from all the addresses there are.
  */
-export async function reserveLoginFailure(ctx: AuthContext, event: H3Event, email: string): Promise<ReservedFailure> {
+export async function reserveLoginFailure(ctx: AuthContext, event: H3Event, email: string, device?: string): Promise<ReservedFailure> {
   const options = ctx.options.rateLimit
   if (!options?.enabled) return NO_RESERVATION
   const rule = options.login
-  const device = trustedDevice(event, ctx, email)
   const counters: Array<{ key: RecordKey, max: number, name: string }> = []
   if (rule.perEmailAndIp > 0) counters.push({ name: 'email+ip', key: rateCounterKey(ctx, `login-failed:${email}:${rateLimitSubject(clientAddressOf(ctx, event))}`), max: rule.perEmailAndIp })
   if (device) counters.push({ name: 'device', key: rateCounterKey(ctx, `login-failed-device:${device}`), max: rule.perEmailAndIp })

@@ -1,6 +1,7 @@
 import type { H3Event } from 'h3'
 import { deleteCookie, getCookie, setCookie } from 'h3'
 import type { AuthContext } from '../context'
+import { hostCookieName } from '../cookie-path'
 
 /** Cookies that keep a started provider login in the browser that started it. */
 export const LOGIN_COOKIES = {
@@ -26,7 +27,7 @@ export interface LoginCookies {
  * a login it started), as the code cookie is named.
  */
 export function loginCookieName(ctx: AuthContext, key: LoginCookie): string {
-  return ctx.options.tokenRefresh.cookie.secure ? `__Host-${LOGIN_COOKIES[key]}` : LOGIN_COOKIES[key]
+  return hostCookieName(ctx.options, LOGIN_COOKIES[key])
 }
 
 /** HttpOnly, SameSite=Lax (the provider sends the browser back with a top-level GET), path `/`, `Secure` as the refresh cookie. */

@@ -7,6 +7,7 @@ import type { AuthUser, ProviderTokens } from '../../../types/auth'
 import type { AuthContext } from '../context'
 import { authError } from '../errors'
 import { completeLogin, type ProviderClaims } from '../login'
+import { trustedDevice } from '../device-cookie'
 import { enforceRateLimit, reserveLoginFailure } from '../rate-limit'
 import { refuseCrossOrigin } from '../request-guards'
 import { readBodyWith } from '../validation'
@@ -75,7 +76,7 @@ export async function login(ctx: AuthContext, event: H3Event) {
   await enforceRateLimit(ctx, event, 'login', { ip: true })
   const body = await readBodyWith(event, credentialsBody)
   const email = requireEmail(body.email)
-  const failure = await reserveLoginFailure(ctx, event, email)
+  const failure = await reserveLoginFailure(ctx, event, email, trustedDevice(event, ctx, email))
   let valid: boolean
   try {
     const user = await handlers.findUser(email)
