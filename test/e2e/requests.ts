@@ -1,4 +1,4 @@
-import { request } from 'node:http'
+import { request, type Agent } from 'node:http'
 
 /** A running server the tests talk to: the app @nuxt/test-utils runs, or one more process of a fixture. */
 export interface Server {
@@ -112,6 +112,44 @@ export function rawPost(server: Pick<Server, 'url'>, path: string, options: { he
           return
         }
       }
+    }
+    pump()
+  })
+}
+
+/**
+ * A POST of `bytes` of a chunked body as an ordinary client sends one: written in 16 KB chunks as
+ * fast as the connection takes them (one turn of the event loop between chunks), ended, and the
+ * answer read; it stops sending once the answer has come. `agent` false sends `Connection: close`.
+ * Resolves the answer, or the error the connection ended with (`EPIPE`, `ECONNRESET`).
+ */
+export function chunkedPost(server: Pick<Server, 'url'>, path: string, bytes: number, agent: Agent | false): Promise<{ status?: number, body?: string, error?: string }> {
+  const url = new URL(server.url)
+  return new Promise((resolve) => {
+    let settled = false
+    const settle = (result: { status?: number, body?: string, error?: string }) => {
+      if (settled) return
+      settled = true
+      resolve(result)
+    }
+    const req = request({ host: url.hostname, port: url.port, path, method: 'POST', agent, headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (chunk: Buffer) => chunks.push(chunk))
+      res.on('end', () => settle({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8') }))
+      res.on('error', (error: NodeJS.ErrnoException) => settle({ status: res.statusCode, error: error.code ?? error.message }))
+    })
+    req.on('error', (error: NodeJS.ErrnoException) => settle({ error: error.code ?? error.message }))
+    const chunk = Buffer.alloc(16 * 1024, 'a')
+    let sent = 0
+    const pump = (): void => {
+      if (settled) return
+      if (sent >= bytes) {
+        req.end()
+        return
+      }
+      sent += chunk.length
+      if (req.write(chunk)) setImmediate(pump)
+      else req.once('drain', pump)
     }
     pump()
   })
