@@ -154,3 +154,33 @@ export function chunkedPost(server: Pick<Server, 'url'>, path: string, bytes: nu
     pump()
   })
 }
+
+/** A path that does not exist, as long as `path` and under the same first segment. */
+export function unknownPathLike(path: string): string {
+  const head = path.slice(0, path.indexOf('/', 1) + 1)
+  const letters = Array.from({ length: path.length - head.length }, () => String.fromCharCode(97 + Math.floor(Math.random() * 26))).join('')
+  return `${head}${letters}`
+}
+
+/**
+ * What the server answers to `method` `path` with `accept` (and `headers`; a POST carries a small
+ * JSON body): status, reason, headers but Date, and body, with `path` in them (as is, HTML-escaped,
+ * escaped in a page's payload, or URL-encoded) replaced by `<path>`. Two paths of the same length must get equal answers when
+ * the server answers them alike.
+ */
+export async function normalisedAnswer(server: Pick<Server, 'fetch'>, path: string, method: 'GET' | 'POST', accept: string, headers: Record<string, string> = {}) {
+  const post = method === 'POST'
+  const response = await server.fetch(path, { method, redirect: 'manual', headers: { accept, ...(post ? { 'content-type': 'application/json' } : {}), ...headers }, ...(post ? { body: JSON.stringify({ user: { sub: 'u1' } }) } : {}) })
+  const text = await response.text()
+  const forms = [path, path.replaceAll('/', '&#x2F;'), path.replaceAll('/', '\\u002F'), encodeURIComponent(path)]
+  const normalise = (value: string) => forms.reduce((out, form) => out.replaceAll(form, '<path>'), value)
+  return {
+    status: response.status,
+    statusText: normalise(response.statusText),
+    headers: [...response.headers].filter(([name]) => name !== 'date').map(([name, value]) => [name, normalise(value)]),
+    body: normalise(text),
+  }
+}
+
+/** `Accept` of a JSON client and of a browser loading a page. */
+export const ACCEPTS = ['application/json', 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8'] as const
