@@ -198,7 +198,7 @@ describe('a body over the limit', () => {
     for (const outcome of outcomes) expect(JSON.parse(outcome.body!)).toEqual(refused)
   }, 60_000)
 
-  it('the rest of a refused body is read up to a bounded size only, then the connection is closed', async () => {
+  it('the rest of a refused body is read up to a bounded size only (then the client\'s sending stalls), and the connection is closed', async () => {
     // A client that would send 1 GB as fast as it can whatever the answer, and stops only when its connection ends.
     const [outcome] = await chunkedPosts([password('login')], 1, 1024 * 1024 * 1024, 'stubborn')
     expect(outcome!.status).toBe(413)

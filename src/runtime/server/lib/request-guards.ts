@@ -16,8 +16,9 @@ interface BodyCarrier { _requestBody?: unknown, web?: { request?: { body?: unkno
 type NodeRequest = IncomingMessage & { [RAW_BODY]?: Promise<Buffer>, rawBody?: unknown, body?: unknown }
 
 /**
- * Lingering close after a refused body: how long, and how many more bytes, the rest of the body
- * is read (and discarded) after the answer before the connection is closed, whichever comes first.
+ * Lingering close after a refused body: how long after the answer the connection stays open for
+ * the client to finish sending (and to read the answer), and how many more bytes are read and
+ * discarded meanwhile; past that many, the server stops reading and the client's sending stalls.
  */
 const LINGER_MS = 3000
 const LINGER_BYTES = 4 * 1024 * 1024
@@ -36,20 +37,20 @@ function nodeSocketOf(req: NodeRequest): LingeringSocket | undefined {
  * 413 for a body over the limit, answered with `Connection: close` and closed as mature HTTP
  * servers do (a lingering close): after the answer, the connection is half-closed and what the
  * client still sends is read and discarded (never kept) until its body ends or it closes, for at
- * most `LINGER_MS` and `LINGER_BYTES`; then it is closed. Closing at once while the client is
- * still sending would make the system answer its next bytes with a reset, which can destroy the
- * 413 before the client has read it. Where the request has no Node socket (Workers, in-memory
- * events) nothing is read or closed here.
+ * most `LINGER_MS`; then it is closed. Past `LINGER_BYTES` the server stops reading (the client
+ * then waits on its own sending) until that time is up. Closing at once while the client is still
+ * sending would make the system answer its next bytes with a reset, which can destroy the 413
+ * before the client has read it. Where the request has no Node socket (Workers, in-memory events)
+ * nothing is read or closed here.
  */
 function tooLarge(event: H3Event, limit: number) {
   const req = event.node.req as NodeRequest
   const socket = nodeSocketOf(req)
   if (socket && typeof req.on === 'function' && !event.node.res.headersSent) {
     let discarded = 0
-    const cutOff = () => socket.destroy()
     req.on('data', (chunk: Buffer) => {
       discarded += chunk.length
-      if (discarded > LINGER_BYTES) cutOff()
+      if (discarded > LINGER_BYTES) req.pause()
     })
     req.resume()
     event.node.res.setHeader('connection', 'close')
@@ -59,7 +60,7 @@ function tooLarge(event: H3Event, limit: number) {
     socket.destroySoon = () => {
       if (req.complete || socket.destroyed) return closeNow()
       socket.end()
-      const timer = setTimeout(cutOff, LINGER_MS)
+      const timer = setTimeout(() => socket.destroy(), LINGER_MS)
       timer.unref?.()
       const close = () => {
         clearTimeout(timer)
