@@ -64,7 +64,7 @@ export function testLoginPlan(build: TestLoginBuild, random: (bytes: number) => 
 
 /**
  * In a build that gets the test-only login (see {@link testLoginReason}; `env` is the build's
- * environment): registers POST {@link TEST_LOGIN_PATH}, writes the secret to the build directory
+ * environment): serves POST {@link TEST_LOGIN_PATH}, writes the secret to the build directory
  * for the test helpers, gives the server bundle only its hash, and warns. Other builds get
  * nothing of it.
  */
@@ -74,5 +74,7 @@ export function setupTesting(ctx: SetupContext, env: Record<string, string | und
   ctx.logger.warn(plan.warning)
   addTemplate({ filename: TEST_LOGIN_FILE, write: true, getContents: () => plan.file })
   addServerTemplate({ filename: TEST_LOGIN_TEMPLATE, getContents: () => plan.serverModule })
-  addServerHandler({ route: TEST_LOGIN_PATH, method: 'post', handler: ctx.resolver.resolve('./runtime/server/routes/testing/login.post') })
+  // A server middleware, not a route: a request without the secret goes on to the app, which
+  // answers it exactly as a path it does not know (a route would have to imitate that answer).
+  addServerHandler({ middleware: true, handler: ctx.resolver.resolve('./runtime/server/middleware/test-login') })
 }

@@ -2,8 +2,11 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createKeyHasher } from '../../src/runtime/server/lib/crypto'
+import { TEST_LOGIN_PATH, TEST_LOGIN_SECRET_HEADER } from '../../src/runtime/server/lib/test-login'
+import { findTestLoginFile } from '../../src/testing/secret-file'
 import { setupApp } from './app'
-import { bearer, codeCookieOf, cookie, issueCode, json, login, rawPost, setCookieValue, tokenRequest } from './requests'
+import { fixtureDir } from './fixtures'
+import { ACCEPTS, bearer, codeCookieOf, cookie, issueCode, json, login, normalisedAnswer, rawPost, setCookieValue, tokenRequest, unknownPathLike } from './requests'
 import { startServerProcess } from './server-processes'
 
 const FIXTURE_SECRET = 'fixture-secret-0123456789-abcdefghijklmnop'
@@ -192,5 +195,28 @@ describe('cookie-authenticated endpoints refuse other origins', () => {
     const session = await login(server, { sub: 'bearer-origin' })
     const res = await server.fetch('/api/user/me', { headers: { ...bearer(session.token).headers as Record<string, string>, origin: 'https://evil.example' } })
     expect(res.status).toBe(200)
+  })
+})
+
+describe('the test-only login of a build made for tests', () => {
+  it('without the build\'s secret, it answers exactly as a path the app does not know (its 404, JSON or page)', async () => {
+    const { found } = findTestLoginFile({ rootDir: fixtureDir('basic') })
+    const { secret } = JSON.parse(readFileSync(found!, 'utf8')) as { secret: string }
+    const unknown = unknownPathLike(TEST_LOGIN_PATH)
+    for (const method of ['POST', 'GET'] as const) {
+      for (const accept of ACCEPTS) {
+        const expected = await normalisedAnswer(server, unknown, method, accept)
+        expect(expected.status, `${method} ${accept}`).toBe(404)
+        expect(expected.headers.find(([name]) => name === 'content-type')?.[1], `${method} ${accept}`).toMatch(accept.startsWith('text/html') ? /^text\/html/ : /^application\/json/)
+        const secrets: Array<Record<string, string>> = [{}, { [TEST_LOGIN_SECRET_HEADER]: 'guessed' }, { [TEST_LOGIN_SECRET_HEADER]: `${secret}x` }]
+        for (const headers of secrets) {
+          expect(await normalisedAnswer(server, TEST_LOGIN_PATH, method, accept, headers), `${method} ${accept} ${JSON.stringify(headers)}`).toEqual(expected)
+        }
+      }
+    }
+    // With the secret, the endpoint is there.
+    const login = await server.fetch(TEST_LOGIN_PATH, { method: 'POST', headers: { 'content-type': 'application/json', [TEST_LOGIN_SECRET_HEADER]: secret }, body: JSON.stringify({ user: { sub: 'u1' } }) })
+    expect(login.status).toBe(200)
+    expect(await login.json()).toEqual({ code: expect.any(String) })
   })
 })

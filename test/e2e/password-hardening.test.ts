@@ -1,6 +1,7 @@
+import { Agent } from 'node:http'
 import { describe, expect, it } from 'vitest'
 import { restartApp, setupApp, type TestApp } from './app'
-import { bearer, codeCookieOf, rawPost } from './requests'
+import { bearer, chunkedPost, codeCookieOf, rawPost } from './requests'
 import { callbackCode, exchange, loginUser, nextCode, otherCode, PASSWORD, post, registerUser, sentCodes, uniqueEmail } from './password-helpers'
 
 // Every test starts the server afresh (its own limits and counters).
@@ -124,6 +125,28 @@ describe('request bodies', () => {
     expect(chunked.sent).toBeLessThan(50 * 1024 * 1024)
     for (const path of ['/auth/password/login', '/auth/password/register', '/auth/password/login-verify', '/auth/password/reset-complete']) {
       expect((await rawPost(server, path, { chunkedBytes: 1024 * 1024 })).status, path).toBe(413)
+    }
+  })
+})
+
+describe('a refused body: the client reads the 413 (lingering close)', () => {
+  it('20 rounds of 1 MB chunked bodies to login and reset-complete, most with Connection: close: each gets the 413, none a reset', async () => {
+    const server = await start()
+    const keepAlive = new Agent({ keepAlive: true })
+    try {
+      const outcomes: string[] = []
+      for (let round = 0; round < 20; round++) {
+        for (const path of ['/auth/password/login', '/auth/password/reset-complete']) {
+          const result = await chunkedPost(server, path, 1024 * 1024, round % 4 === 3 ? keepAlive : false)
+          outcomes.push(`${path}: ${result.error ?? result.status}`)
+          if (result.status === 413) expect(JSON.parse(result.body!)).toEqual({ statusCode: 413, message: 'Request body is larger than 16384 bytes', error: 'payload_too_large' })
+          await new Promise(r => setTimeout(r, 10))
+        }
+      }
+      expect(outcomes.filter(outcome => !outcome.endsWith(': 413'))).toEqual([])
+    }
+    finally {
+      keepAlive.destroy()
     }
   })
 })

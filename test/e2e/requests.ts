@@ -1,4 +1,4 @@
-import { request } from 'node:http'
+import { request, type Agent } from 'node:http'
 
 /** A running server the tests talk to: the app @nuxt/test-utils runs, or one more process of a fixture. */
 export interface Server {
@@ -116,3 +116,71 @@ export function rawPost(server: Pick<Server, 'url'>, path: string, options: { he
     pump()
   })
 }
+
+/**
+ * A POST of `bytes` of a chunked body as an ordinary client sends one: written in 16 KB chunks as
+ * fast as the connection takes them (one turn of the event loop between chunks), ended, and the
+ * answer read; it stops sending once the answer has come. `agent` false sends `Connection: close`.
+ * Resolves the answer, or the error the connection ended with (`EPIPE`, `ECONNRESET`).
+ */
+export function chunkedPost(server: Pick<Server, 'url'>, path: string, bytes: number, agent: Agent | false): Promise<{ status?: number, body?: string, error?: string }> {
+  const url = new URL(server.url)
+  return new Promise((resolve) => {
+    let settled = false
+    const settle = (result: { status?: number, body?: string, error?: string }) => {
+      if (settled) return
+      settled = true
+      resolve(result)
+    }
+    const req = request({ host: url.hostname, port: url.port, path, method: 'POST', agent, headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (chunk: Buffer) => chunks.push(chunk))
+      res.on('end', () => settle({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8') }))
+      res.on('error', (error: NodeJS.ErrnoException) => settle({ status: res.statusCode, error: error.code ?? error.message }))
+    })
+    req.on('error', (error: NodeJS.ErrnoException) => settle({ error: error.code ?? error.message }))
+    const chunk = Buffer.alloc(16 * 1024, 'a')
+    let sent = 0
+    const pump = (): void => {
+      if (settled) return
+      if (sent >= bytes) {
+        req.end()
+        return
+      }
+      sent += chunk.length
+      if (req.write(chunk)) setImmediate(pump)
+      else req.once('drain', pump)
+    }
+    pump()
+  })
+}
+
+/** A path that does not exist, as long as `path` and under the same first segment. */
+export function unknownPathLike(path: string): string {
+  const head = path.slice(0, path.indexOf('/', 1) + 1)
+  const letters = Array.from({ length: path.length - head.length }, () => String.fromCharCode(97 + Math.floor(Math.random() * 26))).join('')
+  return `${head}${letters}`
+}
+
+/**
+ * What the server answers to `method` `path` with `accept` (and `headers`; a POST carries a small
+ * JSON body): status, reason, headers but Date, and body, with `path` in them (as is, HTML-escaped,
+ * escaped in a page's payload, or URL-encoded) replaced by `<path>`. Two paths of the same length must get equal answers when
+ * the server answers them alike.
+ */
+export async function normalisedAnswer(server: Pick<Server, 'fetch'>, path: string, method: 'GET' | 'POST', accept: string, headers: Record<string, string> = {}) {
+  const post = method === 'POST'
+  const response = await server.fetch(path, { method, redirect: 'manual', headers: { accept, ...(post ? { 'content-type': 'application/json' } : {}), ...headers }, ...(post ? { body: JSON.stringify({ user: { sub: 'u1' } }) } : {}) })
+  const text = await response.text()
+  const forms = [path, path.replaceAll('/', '&#x2F;'), path.replaceAll('/', '\\u002F'), encodeURIComponent(path)]
+  const normalise = (value: string) => forms.reduce((out, form) => out.replaceAll(form, '<path>'), value)
+  return {
+    status: response.status,
+    statusText: normalise(response.statusText),
+    headers: [...response.headers].filter(([name]) => name !== 'date').map(([name, value]) => [name, normalise(value)]),
+    body: normalise(text),
+  }
+}
+
+/** `Accept` of a JSON client and of a browser loading a page. */
+export const ACCEPTS = ['application/json', 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8'] as const

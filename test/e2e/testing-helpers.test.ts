@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestAuth, type TestAuth } from '../../src/testing'
 import { createLoggedInPage, loginAs } from '../../src/testing/e2e'
 import { TEST_LOGIN_FILE, TEST_LOGIN_PATH, TEST_LOGIN_SECRET_HEADER } from '../../src/runtime/server/lib/test-login'
+import { ACCEPTS, normalisedAnswer, unknownPathLike } from './requests'
 
 /**
  * The test helpers as a host app uses them: the playground, built by @nuxt/test-utils for this
@@ -96,12 +97,18 @@ describe('loginAs through the test-only login', () => {
     expect(response.status).toBe(200)
   })
 
-  it('refuses requests without the build\'s secret: 404, as if it did not exist', async () => {
-    for (const headers of [{}, { [TEST_LOGIN_SECRET_HEADER]: 'guessed' }, { [TEST_LOGIN_SECRET_HEADER]: `${buildSecret()}x` }] as Array<Record<string, string>>) {
-      const response = await testLogin(headers)
-      expect(response.status).toBe(404)
-      expect(await response.json()).toEqual({ statusCode: 404, message: 'Not found', error: 'not_found' })
-      expect(response.headers.getSetCookie()).toEqual([])
+  it('without the build\'s secret, it answers exactly as a path the app does not know: status, headers and body', async () => {
+    const unknown = unknownPathLike(TEST_LOGIN_PATH)
+    const secrets: Array<Record<string, string>> = [{}, { [TEST_LOGIN_SECRET_HEADER]: 'guessed' }, { [TEST_LOGIN_SECRET_HEADER]: `${buildSecret()}x` }]
+    for (const method of ['POST', 'GET'] as const) {
+      for (const accept of ACCEPTS) {
+        // (The playground's pages send a visitor without a session to its login page.)
+        const expected = await normalisedAnswer({ fetch }, unknown, method, accept)
+        expect(expected.status, `${method} ${accept}`).toBeGreaterThanOrEqual(300)
+        for (const headers of secrets) {
+          expect(await normalisedAnswer({ fetch }, TEST_LOGIN_PATH, method, accept, headers), `${method} ${accept} ${JSON.stringify(headers)}`).toEqual(expected)
+        }
+      }
     }
   })
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { deployedSessionFlow, mockLogin } from './deployed-flow'
 import { jsonClient, ok, type JsonClient } from './json-client'
 import { loginUser, PASSWORD, post, registerUser, sentCodes, uniqueEmail } from './password-helpers'
-import { bearer, cookie, setCookieValue } from './requests'
+import { bearer, chunkedPost, cookie, setCookieValue } from './requests'
 import { startUpstashStorage, type UpstashStorage } from './upstash-storage'
 import { startWorkerd, type WorkerdServer } from './workerd'
 
@@ -149,6 +149,15 @@ describe('a cloudflare-module build under workerd', () => {
     await expect.poll(() => server.output().split(warning).length - 1).toBe(1)
     // workerd gives no socket address: such requests share one bucket, and the warning says so.
     expect(server.output()).toContain('There is no socket address here, so every such request shares one rate-limit bucket (\'unknown\').')
+  })
+
+  it('refuses a chunked body over the limit with 413 (read from the web stream; no socket here to linger on)', async () => {
+    for (const path of ['/auth/password/login', '/auth/password/reset-complete']) {
+      const result = await chunkedPost(server, path, 1024 * 1024, false)
+      expect(result.status, `${path}: ${result.error}`).toBe(413)
+      expect(JSON.parse(result.body!)).toMatchObject({ error: 'payload_too_large' })
+    }
+    expect((await post(server, '/auth/password/login', { email: uniqueEmail('after-413'), password: PASSWORD })).status).toBe(400)
   })
 
   it('answered every request above without an unexpected error', () => {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import fs from 'node:fs'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createStoreBackend } from '../../src/runtime/server/lib/store'
 import type { StoreBackend, StoreBackendOptions } from '../../src/runtime/server/lib/store'
 import type { Commit } from '../../src/runtime/server/lib/store/types'
@@ -694,6 +694,82 @@ describe('fs setIfAbsent without hard links', () => {
       link.mockRestore()
       await rm(base, { recursive: true, force: true })
     }
+  })
+})
+
+describe('fs lock files (replacing an expired entry, creating without hard links)', () => {
+  const KEY = 'locked:key'
+  let base = ''
+  let lockFile = ''
+  const tempFiles = async () => (await listFiles(base)).filter(file => isTempFileName(file.split('/').pop()!) && file !== lockFile)
+
+  /** An fs backend whose `KEY` holds an expired entry: claiming it takes the key's lock file. */
+  async function expiredEntry(): Promise<StoreBackend> {
+    base = await mkdtemp(join(tmpdir(), 'svc-auth-lock-'))
+    const path = keyToPath(base, KEY)
+    lockFile = join(path, '..', `.key.${'0'.repeat(32)}.tmp`)
+    const backend = createFsBackend({ base })
+    await backend.set(KEY, 'expired', 1)
+    await sleep(5)
+    return backend
+  }
+
+  afterEach(async () => {
+    vi.restoreAllMocks()
+    await rm(base, { recursive: true, force: true })
+  })
+
+  it('a lock released between the failed open and the look at it is taken anew, never moved aside', async () => {
+    const backend = await expiredEntry()
+    await writeFile(lockFile, 'first holder')
+    const realStat = fs.promises.stat
+    let swapped = false
+    vi.spyOn(fs.promises, 'stat').mockImplementation(async (...args: Parameters<typeof realStat>) => {
+      if (!swapped && String(args[0]) === lockFile) {
+        swapped = true
+        // Meanwhile the holder releases the lock and another process takes it.
+        await rm(lockFile)
+        await writeFile(lockFile, 'second holder')
+        throw Object.assign(new Error('ENOENT: no such file'), { code: 'ENOENT' })
+      }
+      return realStat(...args)
+    })
+    expect(await backend.setIfAbsent(KEY, 'mine', 60_000)).toBe(false)
+    expect(swapped).toBe(true)
+    // The second holder's lock is where it was: not renamed to a temp file, not removed.
+    expect(await readFile(lockFile, 'utf8')).toBe('second holder')
+    expect(await tempFiles()).toEqual([])
+  })
+
+  it('a stale lock (its holder died) is broken and deleted: the claim goes through, no temp file is left', async () => {
+    const backend = await expiredEntry()
+    await writeFile(lockFile, 'dead holder')
+    const old = new Date(Date.now() - 60_000)
+    await utimes(lockFile, old, old)
+    expect(await backend.setIfAbsent(KEY, 'mine', 60_000)).toBe(true)
+    expect(await backend.get(KEY)).toBe('mine')
+    expect(await listFiles(base)).toEqual([keyToPath(base, KEY)])
+  })
+
+  it('a stale lock that another process broke and took again just before the rename is put back: busy', async () => {
+    const backend = await expiredEntry()
+    await writeFile(lockFile, 'dead holder')
+    const old = new Date(Date.now() - 60_000)
+    await utimes(lockFile, old, old)
+    const realRename = fs.promises.rename
+    let swapped = false
+    vi.spyOn(fs.promises, 'rename').mockImplementation(async (...args: Parameters<typeof realRename>) => {
+      if (!swapped && String(args[0]) === lockFile) {
+        swapped = true
+        await rm(lockFile)
+        await writeFile(lockFile, 'fresh holder')
+      }
+      return realRename(...args)
+    })
+    expect(await backend.setIfAbsent(KEY, 'mine', 60_000)).toBe(false)
+    expect(swapped).toBe(true)
+    expect(await readFile(lockFile, 'utf8')).toBe('fresh holder')
+    expect(await tempFiles()).toEqual([])
   })
 })
 

@@ -7,11 +7,9 @@ import type { Nuxt } from '@nuxt/schema'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { SetupContext } from '../../src/build/setup-context'
 import { setupTesting, testLoginPlan, testLoginReason, TEST_LOGIN_ENV, TEST_LOGIN_TEMPLATE } from '../../src/build/testing'
-import { authErrorCode } from '../../src/runtime/server/lib/errors'
-import { hashTestLoginSecret, requireTestLoginSecret, TEST_LOGIN_FILE, TEST_LOGIN_PATH, TEST_LOGIN_SECRET_HEADER } from '../../src/runtime/server/lib/test-login'
+import { hashTestLoginSecret, hasTestLoginSecret, isTestLoginRequest, TEST_LOGIN_FILE, TEST_LOGIN_PATH, TEST_LOGIN_SECRET_HEADER } from '../../src/runtime/server/lib/test-login'
 import { browserCookies, CookieJar, parseSetCookie } from '../../src/testing/cookies'
 import { findTestLoginFile } from '../../src/testing/secret-file'
-import { unitContext } from './helpers/context'
 import { fakeEvent } from './helpers/event'
 
 const kit = vi.hoisted(() => ({ addServerHandler: vi.fn(), addServerTemplate: vi.fn(), addTemplate: vi.fn() }))
@@ -89,10 +87,10 @@ describe('the test-only login in the build', () => {
     expectNothingAdded(warnings)
   })
 
-  it('in a test build: the route, the secret in the build directory only, its hash in the server bundle, a warning', () => {
+  it('in a test build: the endpoint (a server middleware), the secret in the build directory only, its hash in the server bundle, a warning', () => {
     const { ctx, warnings } = setupContext(true)
     setupTesting(ctx, UNDER_VITEST)
-    expect(kit.addServerHandler).toHaveBeenCalledExactlyOnceWith({ route: TEST_LOGIN_PATH, method: 'post', handler: '/module/runtime/server/routes/testing/login.post' })
+    expect(kit.addServerHandler).toHaveBeenCalledExactlyOnceWith({ middleware: true, handler: '/module/runtime/server/middleware/test-login' })
     const file = kit.addTemplate.mock.calls[0]![0] as { filename: string, write: boolean, getContents: () => string }
     expect(file).toMatchObject({ filename: TEST_LOGIN_FILE, write: true })
     const { path, secret } = JSON.parse(file.getContents()) as { path: string, secret: string }
@@ -112,31 +110,35 @@ describe('the test-only login in the build', () => {
   })
 })
 
-describe('requireTestLoginSecret', () => {
+describe('hasTestLoginSecret', () => {
   const secret = 'a'.repeat(43)
   const hash = hashTestLoginSecret(secret)
-  const attempt = async (headers: Record<string, string>, expected = hash) => {
-    const ctx = await unitContext()
-    try {
-      requireTestLoginSecret(fakeEvent({ method: 'POST', url: TEST_LOGIN_PATH, headers }), ctx, expected)
-      return 'passed'
-    }
-    catch (error) {
-      return `${(error as { statusCode: number }).statusCode} ${authErrorCode(error)}`
-    }
-  }
+  const attempt = (headers: Record<string, string>, expected = hash) => hasTestLoginSecret(fakeEvent({ method: 'POST', url: TEST_LOGIN_PATH, headers }), expected)
 
-  it('lets the build\'s secret through', async () => {
-    expect(await attempt({ [TEST_LOGIN_SECRET_HEADER]: secret })).toBe('passed')
+  it('is true for the build\'s secret', () => {
+    expect(attempt({ [TEST_LOGIN_SECRET_HEADER]: secret })).toBe(true)
   })
 
-  it('answers 404 not_found without the secret, with another one, or when the build has no hash', async () => {
-    expect(await attempt({})).toBe('404 not_found')
-    expect(await attempt({ [TEST_LOGIN_SECRET_HEADER]: `${secret}x` })).toBe('404 not_found')
-    expect(await attempt({ [TEST_LOGIN_SECRET_HEADER]: hash })).toBe('404 not_found')
-    expect(await attempt({ [TEST_LOGIN_SECRET_HEADER]: '' }, '')).toBe('404 not_found')
-    expect(await attempt({ [TEST_LOGIN_SECRET_HEADER]: secret }, '')).toBe('404 not_found')
-    expect(await attempt({ [TEST_LOGIN_SECRET_HEADER]: 'x'.repeat(10_000) })).toBe('404 not_found')
+  it('is false without the secret, with another one, or when the build has no hash', () => {
+    expect(attempt({})).toBe(false)
+    expect(attempt({ [TEST_LOGIN_SECRET_HEADER]: `${secret}x` })).toBe(false)
+    expect(attempt({ [TEST_LOGIN_SECRET_HEADER]: hash })).toBe(false)
+    expect(attempt({ [TEST_LOGIN_SECRET_HEADER]: '' }, '')).toBe(false)
+    expect(attempt({ [TEST_LOGIN_SECRET_HEADER]: secret }, '')).toBe(false)
+    expect(attempt({ [TEST_LOGIN_SECRET_HEADER]: 'x'.repeat(10_000) })).toBe(false)
+  })
+})
+
+describe('isTestLoginRequest', () => {
+  it('is true for a POST to the endpoint\'s path only (any query string aside)', () => {
+    const request = (method: string, url: string) => isTestLoginRequest(fakeEvent({ method, url }))
+    expect(request('POST', TEST_LOGIN_PATH)).toBe(true)
+    expect(request('POST', `${TEST_LOGIN_PATH}?x=1`)).toBe(true)
+    expect(request('GET', TEST_LOGIN_PATH)).toBe(false)
+    expect(request('PUT', TEST_LOGIN_PATH)).toBe(false)
+    expect(request('POST', `${TEST_LOGIN_PATH}/more`)).toBe(false)
+    expect(request('POST', `${TEST_LOGIN_PATH}x`)).toBe(false)
+    expect(request('POST', '/auth/token')).toBe(false)
   })
 })
 

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http'
+import type { Socket } from 'node:net'
 import type { H3Event } from 'h3'
 import type { AuthContext } from './context'
 import { authError } from './errors'
@@ -14,30 +15,65 @@ const RAW_BODY = Symbol.for('h3RawBody')
 interface BodyCarrier { _requestBody?: unknown, web?: { request?: { body?: unknown } } }
 type NodeRequest = IncomingMessage & { [RAW_BODY]?: Promise<Buffer>, rawBody?: unknown, body?: unknown }
 
-/** How long a client that keeps sending a refused body may go on after the answer. */
-const LINGER_MS = 2000
+/**
+ * Lingering close after a refused body: how long after the answer the connection stays open for
+ * the client to finish sending (and to read the answer), and how many more bytes are read and
+ * discarded meanwhile; past that many, the server stops reading and the client's sending stalls.
+ */
+const LINGER_MS = 3000
+const LINGER_BYTES = 4 * 1024 * 1024
+
+/** The socket of a request that a Node HTTP/1 server reads (not an emulation of one). */
+type LingeringSocket = Pick<Socket, 'destroySoon' | 'end' | 'destroy' | 'once' | 'destroyed' | 'writableFinished'>
+
+function nodeSocketOf(req: NodeRequest): LingeringSocket | undefined {
+  const socket = req.socket as (Partial<Socket> & { __unenv__?: unknown }) | null | undefined
+  if (!socket || socket.__unenv__ !== undefined || req.httpVersionMajor !== 1) return undefined
+  const methods = [socket.destroySoon, socket.end, socket.destroy, socket.once]
+  return methods.every(method => typeof method === 'function') ? socket as LingeringSocket : undefined
+}
 
 /**
- * 413 for a body over the limit. What the client still sends is discarded as it arrives (never
- * kept), so that it can read the answer before the connection goes; a client that is still
- * sending `LINGER_MS` after the answer is cut off.
+ * 413 for a body over the limit, answered with `Connection: close` and closed as mature HTTP
+ * servers do (a lingering close): after the answer, the connection is half-closed and what the
+ * client still sends is read and discarded (never kept) until its body ends or it closes, for at
+ * most `LINGER_MS`; then it is closed. Past `LINGER_BYTES` the server stops reading (the client
+ * then waits on its own sending) until that time is up. Closing at once while the client is still
+ * sending would make the system answer its next bytes with a reset, which can destroy the 413
+ * before the client has read it. Where the request has no Node socket (Workers, in-memory events)
+ * nothing is read or closed here.
  */
 function tooLarge(event: H3Event, limit: number) {
   const req = event.node.req as NodeRequest
-  if (typeof req.on === 'function') {
-    req.on('data', discard)
-    req.resume()
-    event.node.res?.once('finish', () => {
-      if (req.complete) return
-      const timer = setTimeout(() => req.socket?.destroy(), LINGER_MS)
-      timer.unref?.()
-      req.once('end', () => clearTimeout(timer))
+  const socket = nodeSocketOf(req)
+  if (socket && typeof req.on === 'function' && !event.node.res.headersSent) {
+    let discarded = 0
+    req.on('data', (chunk: Buffer) => {
+      discarded += chunk.length
+      if (discarded > LINGER_BYTES) req.pause()
     })
+    req.resume()
+    event.node.res.setHeader('connection', 'close')
+    // Node's HTTP server calls destroySoon() once the answer of a `Connection: close` exchange is
+    // written: here it becomes the lingering close.
+    const closeNow = socket.destroySoon.bind(socket)
+    socket.destroySoon = () => {
+      if (req.complete || socket.destroyed) return closeNow()
+      socket.end()
+      const timer = setTimeout(() => socket.destroy(), LINGER_MS)
+      timer.unref?.()
+      const close = () => {
+        clearTimeout(timer)
+        if (socket.writableFinished) socket.destroy()
+        else socket.once('finish', () => socket.destroy())
+      }
+      req.once('end', close)
+      socket.once('end', close)
+      socket.once('close', () => clearTimeout(timer))
+    }
   }
   return authError('payload_too_large', `Request body is larger than ${limit} bytes`)
 }
-
-const discard = (): void => {}
 
 /**
  * Refuses a request body above `limit` bytes with 413 `payload_too_large` before it is buffered:

@@ -1,16 +1,14 @@
 /**
  * The test-only login endpoint: present only in a build made for tests (`nuxt.options.test` under
- * vitest, or `NUXT_SVC_AUTH_TEST_LOGIN=true`: src/build/testing.ts), and even there it answers only requests carrying the random secret of that build. The build keeps
- * the secret in its build directory for the test helpers (`nuxt-svc-auth/testing/e2e`); the
- * server bundle holds only its SHA-256 hash.
+ * vitest, or `NUXT_SVC_AUTH_TEST_LOGIN=true`: src/build/testing.ts), and even there it answers
+ * only requests carrying the random secret of that build (others are answered by the app as any
+ * path it does not know). The build keeps the secret in its build directory for the test helpers
+ * (`nuxt-svc-auth/testing/e2e`); the server bundle holds only its SHA-256 hash.
  */
 import { createHash } from 'node:crypto'
 import type { H3Event } from 'h3'
 import { getRequestHeader } from 'h3'
-import type { AuthContext } from './context'
 import { safeEqual } from './crypto'
-import { authError } from './errors'
-import { clientAddressOf } from './rate-limit'
 
 /** Path of the endpoint (under the app's base URL). */
 export const TEST_LOGIN_PATH = '/_svc-auth/test-login'
@@ -35,18 +33,22 @@ export function hashTestLoginSecret(secret: string): string {
   return createHash('sha256').update(secret).digest('hex')
 }
 
+/** True for a POST to {@link TEST_LOGIN_PATH} (under the app's base URL; any query string aside). */
+export function isTestLoginRequest(event: H3Event): boolean {
+  if (event.method !== 'POST') return false
+  const path = event.path
+  const query = path.indexOf('?')
+  return (query < 0 ? path : path.slice(0, query)) === TEST_LOGIN_PATH
+}
+
 /**
- * Lets the request through only when it carries the build's secret (compared in constant time
- * through its hash). Anything else, also a build without a hash, answers 404 `not_found`, as if
+ * True when the request carries the build's secret (compared in constant time through its hash).
+ * False for anything else, also in a build without a hash: the request is then answered as if
  * the endpoint did not exist.
  */
-export function requireTestLoginSecret(event: H3Event, ctx: AuthContext, expectedHash: string): void {
+export function hasTestLoginSecret(event: H3Event, expectedHash: string): boolean {
   const presented = getRequestHeader(event, TEST_LOGIN_SECRET_HEADER)
-  const ok = typeof expectedHash === 'string' && /^[0-9a-f]{64}$/.test(expectedHash)
+  return typeof expectedHash === 'string' && /^[0-9a-f]{64}$/.test(expectedHash)
     && typeof presented === 'string' && presented.length > 0 && presented.length <= 256
     && safeEqual(hashTestLoginSecret(presented), expectedHash)
-  if (!ok) {
-    ctx.logger.security('test_login_refused', { ip: clientAddressOf(ctx, event), secret: presented === undefined ? 'missing' : 'wrong' })
-    throw authError('not_found')
-  }
 }

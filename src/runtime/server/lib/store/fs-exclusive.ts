@@ -101,6 +101,34 @@ async function createExclusive(path: string, data: string | Uint8Array, after: A
 const STALE_LOCK_MS = 10_000
 
 /**
+ * Moves the stale lock file `lock` (the file `stale` describes) out of the way with
+ * rename(), so that of processes breaking it at once one succeeds, and deletes it. Resolves false
+ * when another process broke it first. When the file moved is not the stale one (another
+ * process broke it and took a fresh lock between this one's look and its rename), that lock is
+ * put back and the call resolves false: the lock is busy. (Only a third process taking the lock
+ * in the moment between the two renames would lose it: that needs a holder that died and three
+ * processes at once.)
+ */
+async function breakStaleLock(lock: string, stale: Pick<fs.Stats, 'ino' | 'mtimeMs'>): Promise<boolean> {
+  const aside = tempPathFor(lock)
+  try {
+    await fsp.rename(lock, aside)
+  }
+  catch (error) {
+    if (hasCode(error, 'ENOENT')) return false
+    throw error
+  }
+  const moved = await fsp.stat(aside).catch(() => null)
+  // The same inode number may have been given to a new file: its time tells them apart.
+  if (moved && (moved.ino !== stale.ino || moved.mtimeMs !== stale.mtimeMs)) {
+    await fsp.rename(aside, lock).catch(() => fsp.rm(aside, { force: true }))
+    return false
+  }
+  await fsp.rm(aside, { force: true })
+  return true
+}
+
+/**
  * Run `fn` holding the lock file of `path` (created with O_EXCL, so one process at a time), or
  * resolve `busy` when another process holds it. The lock is named like a temp file: hidden from
  * key listings and removed by the stale temp file sweep if its holder died.
@@ -114,17 +142,15 @@ async function withFileLock<T>(path: string, busy: T, fn: () => Promise<T>): Pro
     }
     catch (error) {
       if (!hasCode(error, 'EEXIST')) throw error
-      const info = await fsp.stat(lock).catch(() => null)
-      if (info && Date.now() - info.mtimeMs < STALE_LOCK_MS) return busy
-      // A stale lock is moved out of the way with rename(): of processes breaking it at once,
-      // one succeeds, and none can remove a fresh lock that another process took meanwhile.
-      try {
-        await fsp.rename(lock, tempPathFor(lock))
-      }
-      catch (renameError) {
-        if (!hasCode(renameError, 'ENOENT')) throw renameError
-        return busy
-      }
+      const info = await fsp.stat(lock).catch((statError: unknown) => {
+        if (hasCode(statError, 'ENOENT')) return null
+        throw statError
+      })
+      // Released since the open: try again. (Never break it: the lock file that exists by now,
+      // if any, was taken by another process after this one looked.)
+      if (!info) continue
+      if (Date.now() - info.mtimeMs < STALE_LOCK_MS) return busy
+      if (!(await breakStaleLock(lock, info))) return busy
     }
   }
   if (!handle) return busy
