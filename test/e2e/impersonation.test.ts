@@ -2,9 +2,10 @@ import { decodeJwt } from 'jose'
 import { $fetch } from '@nuxt/test-utils/e2e'
 import { describe, expect, it } from 'vitest'
 import { setupApp } from './app'
-import { bearer, issueCode, login, type Session, setCookieLine, setCookieValue, tokenRequest } from './requests'
+import { bearer, issueCode, login, type Server, type Session, setCookieLine, setCookieValue, tokenRequest } from './requests'
 import { jsonClient, ok } from './json-client'
 import { startServerProcess } from './server-processes'
+import { startUpstashStorage } from './upstash-storage'
 
 const admin = { sub: 'admin', email: 'admin@example.com', name: 'Ada Admin', role: 'admin' }
 const server = await setupApp('basic', { NUXT_SVC_AUTH_IMPERSONATION_ENABLED: 'true' })
@@ -207,13 +208,12 @@ describe('POST /auth/unimpersonate', () => {
 describe('the way back continues the requester\'s session', () => {
   const sessionsOf = async (token: string) => (await (await server.fetch('/auth/sessions', bearer(token))).json()) as { sessions: Array<{ id: string, createdAt: string }> }
 
-  it('a bearer alone (no cookie) never becomes a new session: unimpersonate continues the token\'s own', async () => {
+  it('continues the token\'s own session: no new session, its login time, ended by the owner\'s ending of it', async () => {
     const requester = await login(server, { ...admin })
     const { sid } = decodeJwt(requester.token)
     const before = (await sessionsOf(requester.token)).sessions
     const original = before.find(s => s.id === sid)
-    // The stolen token alone: no cookie of the requester's session comes with it.
-    const { body, cookie } = await impersonate({ token: requester.token } as Session, 'alice')
+    const { body, cookie } = await impersonate(requester, 'alice')
     const back = await post('/auth/unimpersonate', body.accessToken, undefined, cookie)
     expect(back.status).toBe(200)
     const restored = (await back.json()).accessToken as string
@@ -222,16 +222,31 @@ describe('the way back continues the requester\'s session', () => {
     const after = (await sessionsOf(restored)).sessions
     expect(after.map(s => s.id).sort()).toEqual(before.map(s => s.id).sort())
     expect(after.find(s => s.id === sid)!.createdAt).toBe(original!.createdAt)
-    // It is the owner's session: their logout ends what the way back handed out too.
+    // It is the owner's session: its logout ends it.
     const handedOut = setCookieValue(back, 'svc-refresh')!
-    expect((await server.fetch('/auth/logout', { method: 'POST', headers: { cookie: `svc-refresh=${requester.refreshCookie}` } })).status).toBe(200)
+    expect((await server.fetch('/auth/logout', { method: 'POST', headers: { cookie: `svc-refresh=${handedOut}` } })).status).toBe(200)
     expect((await server.fetch('/auth/refresh', { method: 'POST', headers: { cookie: `svc-refresh=${handedOut}` } })).status).toBe(401)
+  })
+
+  it('a bearer alone (a stolen token, no cookie of its session) has no way back: nothing is handed out, the owner\'s session is untouched', async () => {
+    const requester = await login(server, { ...admin })
+    const before = (await sessionsOf(requester.token)).sessions
+    const { body, cookie } = await impersonate({ token: requester.token } as Session, 'alice')
+    const back = await post('/auth/unimpersonate', body.accessToken, undefined, cookie)
+    expect(back.status).toBe(401)
+    expect(await back.json()).toMatchObject({ error: 'session_revoked' })
+    expect(setCookieValue(back, 'svc-refresh')).toBeUndefined()
+    expect((await sessionsOf(requester.token)).sessions.map(s => s.id).sort()).toEqual(before.map(s => s.id).sort())
+    // The owner's cookie still holds the session's one refresh token.
+    expect((await server.fetch('/auth/refresh', { method: 'POST', headers: { cookie: `svc-refresh=${requester.refreshCookie}` } })).status).toBe(200)
   })
 
   it('is refused once the requester\'s session has ended, and a token whose session ended cannot start one', async () => {
     const requester = await login(server, { ...admin })
-    const { body, cookie } = await impersonate({ token: requester.token } as Session, 'alice')
-    expect((await server.fetch('/auth/logout', { method: 'POST', headers: { cookie: `svc-refresh=${requester.refreshCookie}` } })).status).toBe(200)
+    const { sid } = decodeJwt(requester.token)
+    const { body, cookie } = await impersonate(requester, 'alice')
+    // Ended meanwhile from elsewhere (the session list of another device, here with the requester's token).
+    expect((await server.fetch(`/auth/sessions/${sid}`, { method: 'DELETE', headers: { authorization: `Bearer ${requester.token}` } })).status).toBe(200)
     const back = await post('/auth/unimpersonate', body.accessToken, undefined, cookie)
     expect(back.status).toBe(401)
     expect(await back.json()).toMatchObject({ error: 'session_revoked' })
@@ -249,22 +264,78 @@ describe('the way back continues the requester\'s session', () => {
       // Fresh, enrolment is allowed; then the login grows older than sessions.recentLogin.
       await new Promise(resolve => setTimeout(resolve, 2500))
       expect((await owner.post('/auth/two-factor/enrol', {}, accessToken)).status).toBe(403)
-      // A thief with the stale bearer alone, in a browser of their own.
+      // A thief with the stale bearer alone, in a browser of their own: no way back to a session.
       const thief = jsonClient(app)
-      const { accessToken: impersonated } = await ok<{ accessToken: string }>(await thief.post('/auth/impersonate', { targetUserId: 'bob' }, accessToken))
-      const { accessToken: restored } = await ok<{ accessToken: string }>(await thief.post('/auth/unimpersonate', {}, impersonated))
+      const { accessToken: stolen } = await ok<{ accessToken: string }>(await thief.post('/auth/impersonate', { targetUserId: 'bob' }, accessToken))
+      expect(await ok(await thief.post('/auth/unimpersonate', {}, stolen), 401)).toMatchObject({ error: 'session_revoked' })
+      expect((await thief.post('/auth/refresh')).status).toBe(403)
+      // The owner, in the browser of the session: the way back continues it, as old as it was.
+      const { accessToken: impersonated } = await ok<{ accessToken: string }>(await owner.post('/auth/impersonate', { targetUserId: 'bob' }, accessToken))
+      const { accessToken: restored } = await ok<{ accessToken: string }>(await owner.post('/auth/unimpersonate', {}, impersonated))
       expect(decodeJwt(restored).sid).toBe(decodeJwt(accessToken).sid)
-      const enrol = await thief.post('/auth/two-factor/enrol', {}, restored)
+      const enrol = await owner.post('/auth/two-factor/enrol', {}, restored)
       expect(enrol.status).toBe(403)
       expect(await enrol.json()).toMatchObject({ error: 'reauthentication_required' })
       // Refreshing what the way back handed out moves no clock either.
-      const { token: refreshed } = await ok<{ token: string }>(await thief.post('/auth/refresh'))
-      expect((await thief.post('/auth/two-factor/enrol', {}, refreshed)).status).toBe(403)
+      const { token: refreshed } = await ok<{ token: string }>(await owner.post('/auth/refresh'))
+      expect((await owner.post('/auth/two-factor/enrol', {}, refreshed)).status).toBe(403)
     }
     finally {
       await app.stop()
     }
   }, 30_000)
+})
+
+describe('on Redis over HTTP, across two instances', () => {
+  const send = (target: Server, path: string, token: string | undefined, refreshCookie?: string, method = 'POST', body?: unknown) => target.fetch(path, {
+    method,
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}), ...(refreshCookie ? { cookie: `svc-refresh=${refreshCookie}` } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
+  /** An admin logged in on `on`, impersonating alice from the session's browser. */
+  async function impersonatingOn(on: Server) {
+    const requester = await login(on, { ...admin })
+    const res = await send(on, '/auth/impersonate', requester.token, requester.refreshCookie, 'POST', { targetUserId: 'alice' })
+    expect(res.status).toBe(200)
+    return { requester, sid: decodeJwt(requester.token).sid as string, accessToken: (await res.json()).accessToken as string, cookie: setCookieValue(res, 'svc-refresh')! }
+  }
+
+  it('the way back on another instance, once of many at once, and never undoing a logout made on the other', async () => {
+    const storage = await startUpstashStorage()
+    const env = { ...storage.env, NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'upstash', NUXT_SVC_AUTH_IMPERSONATION_ENABLED: 'true' }
+    const [one, two] = await Promise.all([startServerProcess(env), startServerProcess(env)])
+    try {
+      const started = await impersonatingOn(one)
+      const back = await send(two, '/auth/unimpersonate', started.accessToken, started.cookie)
+      expect(back.status).toBe(200)
+      expect(decodeJwt((await back.json()).accessToken).sid).toBe(started.sid)
+      expect((await send(one, '/auth/refresh', undefined, setCookieValue(back, 'svc-refresh'))).status).toBe(200)
+
+      // 10 at once, split over both: one continues the session.
+      const again = await impersonatingOn(two)
+      const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => send(i % 2 ? one : two, '/auth/unimpersonate', again.accessToken, again.cookie)))
+      expect(answers.filter(res => res.status === 200)).toHaveLength(1)
+
+      // The requester's session ended on one instance while the way back runs on the other.
+      for (let round = 0; round < 4; round++) {
+        const racing = await impersonatingOn(one)
+        const [way] = await Promise.all([
+          send(two, '/auth/unimpersonate', racing.accessToken, racing.cookie),
+          send(one, `/auth/sessions/${racing.sid}`, racing.requester.token, undefined, 'DELETE'),
+        ])
+        expect([200, 401]).toContain(way.status)
+        const handedOut = setCookieValue(way, 'svc-refresh')
+        if (handedOut) expect((await send(one, '/auth/refresh', undefined, handedOut)).status).toBe(401)
+        const observer = await login(two, { ...admin })
+        const listed = (await (await two.fetch('/auth/sessions', bearer(observer.token))).json()) as { sessions: Array<{ id: string }> }
+        expect(listed.sessions.map(session => session.id)).not.toContain(racing.sid)
+      }
+    }
+    finally {
+      await Promise.all([one.stop(), two.stop()])
+      await storage.close()
+    }
+  }, 60_000)
 })
 
 describe('disabled', () => {

@@ -3,8 +3,10 @@ import { decodeJwt } from 'jose'
 import { freePort, issuerAt, startCredentialSwapProxy, startGitHubStandIn, startOidcServer, type OidcServer } from './oidc-server'
 import { codeOf, exchange, expectLoginError, finishLogin, startLogin, takeEvents, visitProvider } from './oauth-support'
 import { setupApp } from './app'
+import { CookieJar } from '../helpers/cookie-jar'
 
 let oidc: OidcServer
+let second: OidcServer
 const closers: Array<() => Promise<void>> = []
 
 const accounts = {
@@ -15,13 +17,15 @@ const accounts = {
 }
 
 // The providers listen on ports chosen before the app starts: its configuration points at them.
-const [opPort, proxyPort, githubPort] = await Promise.all([freePort(), freePort(), freePort()])
+const [opPort, proxyPort, githubPort, secondPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()])
 const op = issuerAt(opPort)
+// auth0's provider has an issuer of its own (mix-up between two providers).
+const op2 = issuerAt(secondPort)
 const proxyUrl = `http://127.0.0.1:${proxyPort}/token`
 const github = `http://127.0.0.1:${githubPort}`
 const server = await setupApp('oauth', {
   NUXT_SVC_AUTH_PROVIDERS_GOOGLE_ISSUER: op,
-  NUXT_SVC_AUTH_PROVIDERS_AUTH0_ISSUER: op,
+  NUXT_SVC_AUTH_PROVIDERS_AUTH0_ISSUER: op2,
   NUXT_SVC_AUTH_PROVIDERS_MICROSOFT_ISSUER: op,
   NUXT_SVC_AUTH_PROVIDERS_GITHUB: JSON.stringify({ authorizationUrl: `${github}/login/oauth/authorize`, tokenUrl: `${github}/login/oauth/access_token`, apiUrl: github }),
   NUXT_SVC_AUTH_PROVIDERS_CUSTOM: JSON.stringify([
@@ -37,7 +41,6 @@ beforeAll(async () => {
     accounts,
     clients: [
       { client_id: 'google-client', client_secret: 'google-secret', redirect_uris: redirect('google') },
-      { client_id: 'auth0-client', client_secret: 'auth0-secret', redirect_uris: redirect('auth0'), token_endpoint_auth_method: 'client_secret_post' },
       { client_id: 'microsoft-client', client_secret: 'microsoft-secret', redirect_uris: redirect('microsoft') },
       { client_id: 'acme-client', client_secret: 'acme-secret', redirect_uris: redirect('acme') },
       { client_id: 'rogue-client', client_secret: 'rogue-secret', redirect_uris: redirect('rogue') },
@@ -45,6 +48,12 @@ beforeAll(async () => {
     ],
   })
   closers.push(() => oidc.close())
+  second = await startOidcServer({
+    port: secondPort,
+    accounts,
+    clients: [{ client_id: 'auth0-client', client_secret: 'auth0-secret', redirect_uris: redirect('auth0'), token_endpoint_auth_method: 'client_secret_post' }],
+  })
+  closers.push(() => second.close())
   const proxy = await startCredentialSwapProxy({ port: proxyPort, target: `${op}/token`, basicAuth: Buffer.from('other-client:other-secret').toString('base64') })
   closers.push(() => proxy.close())
   const gh = await startGitHubStandIn({
@@ -267,6 +276,103 @@ describe('provider errors and tampering', () => {
     expectLoginError(res, 'invalid_request')
     const long = await server.fetch(`/auth/acme?state=${'s'.repeat(600)}&code=x`)
     expectLoginError(long, 'invalid_request')
+  })
+})
+
+/** One browser: its cookie jar, shared by its tabs. */
+function browser() {
+  const jar = new CookieJar()
+  const get = async (path: string) => {
+    const res = await server.fetch(path, { headers: { cookie: jar.header() } })
+    jar.store(res)
+    return res
+  }
+  return {
+    jar,
+    /** Starts a login at `path` (302 to the provider): the authorization URL, with `login_hint` when given. */
+    async start(path: string, account?: string): Promise<URL> {
+      const res = await get(path)
+      expect(res.status, `start ${path}`).toBe(302)
+      const url = new URL(res.headers.get('location')!)
+      if (account) url.searchParams.set('login_hint', account)
+      return url
+    },
+    /** Comes back from the provider: GET of the callback URL with this browser's cookies. */
+    finish: (callback: URL) => get(`${callback.pathname}${callback.search}`),
+  }
+}
+
+describe('attacks on the state and the code, against a real provider', () => {
+  it('code injection: the attacker\'s code in the victim\'s callback, with the victim\'s own state, fails PKCE at the provider', async () => {
+    const attacker = browser()
+    const stolen = await visitProvider(await attacker.start('/auth/acme', 'bob'), server.url)
+    const victim = browser()
+    const own = await visitProvider(await victim.start('/auth/acme', 'alice'), server.url)
+    const injected = new URL(own)
+    injected.searchParams.set('code', stolen.searchParams.get('code')!)
+    expectLoginError(await victim.finish(injected), 'token_exchange_failed')
+    // The attacker's state in the victim's browser is refused before any exchange.
+    const planted = new URL(stolen)
+    expectLoginError(await victim.finish(planted), 'invalid_state')
+  })
+
+  it('mix-up: the state of a login with one provider is refused at the callback of another', async () => {
+    const victim = browser()
+    const acme = await visitProvider(await victim.start('/auth/acme'), server.url)
+    // Sent to the callback of auth0 (another provider, another issuer) instead, with auth0's issuer.
+    const atAuth0 = new URL(`/auth/auth0${acme.search}`, server.url)
+    atAuth0.searchParams.set('iss', op2)
+    expectLoginError(await victim.finish(atAuth0), 'invalid_state')
+
+    // And the other way round: an auth0 login's state and code at acme's callback.
+    const other = browser()
+    const auth0 = await visitProvider(await other.start('/auth/auth0'), server.url)
+    expect(auth0.pathname).toBe('/auth/auth0')
+    expect(auth0.searchParams.get('iss')).toBe(op2)
+    expectLoginError(await other.finish(new URL(`/auth/acme${auth0.search}`, server.url)), 'invalid_state')
+  })
+
+  it('iss: an answer naming another issuer is refused, and so is one without iss from a provider that announces it', async () => {
+    const b = browser()
+    const answer = await visitProvider(await b.start('/auth/acme'), server.url)
+    // The provider names itself (RFC 9207), as its metadata announces.
+    expect(answer.searchParams.get('iss')).toBe(op)
+    const foreign = new URL(answer)
+    foreign.searchParams.set('iss', op2)
+    expectLoginError(await b.finish(foreign), 'invalid_request')
+
+    const missing = await visitProvider(await b.start('/auth/acme'), server.url)
+    missing.searchParams.delete('iss')
+    expectLoginError(await b.finish(missing), 'invalid_request')
+
+    // auth0's answer names auth0's issuer: its own logins go through.
+    const other = browser()
+    const res = await other.finish(await visitProvider(await other.start('/auth/auth0', 'alice'), server.url))
+    const { me } = await exchange(server, codeOf(res))
+    expect(me).toMatchObject({ sub: 'auth0:alice', provider: 'auth0' })
+  })
+
+  it('a login started in one tab finishes in another tab of the same browser', async () => {
+    const b = browser()
+    const authorize = await b.start('/auth/acme?redirect=/projects', 'alice')
+    // The provider's answer opens in another tab: the same browser, the same cookies.
+    const res = await b.finish(await visitProvider(authorize, server.url))
+    const { body, me } = await exchange(server, codeOf(res))
+    expect(body.redirect).toBe('/projects')
+    expect(me).toMatchObject({ sub: 'acme:alice' })
+  })
+
+  it('two logins started in parallel in one browser: the later one completes, the earlier one fails cleanly, in either order', async () => {
+    for (const earlierFirst of [true, false]) {
+      const b = browser()
+      const earlier = await b.start('/auth/acme', 'alice')
+      const later = await b.start('/auth/google', 'bob')
+      const [earlierBack, laterBack] = [await visitProvider(earlier, server.url), await visitProvider(later, server.url)]
+      if (earlierFirst) expectLoginError(await b.finish(earlierBack), 'invalid_state')
+      const { me } = await exchange(server, codeOf(await b.finish(laterBack)))
+      expect(me, `earlier first: ${earlierFirst}`).toMatchObject({ sub: 'google:bob' })
+      if (!earlierFirst) expectLoginError(await b.finish(earlierBack), 'invalid_state')
+    }
   })
 })
 

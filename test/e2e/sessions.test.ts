@@ -270,18 +270,20 @@ describe.each([
     expect((await other.fetch('/api/user/me', bearer(a.token))).status).toBe(200)
   })
 
-  it('unimpersonate (the impersonated token), and impersonate (the requester\'s replaced session)', async () => {
+  it('unimpersonate (the impersonated token); the requester\'s session goes on through the impersonation', async () => {
     const admin = await login(basic, { sub: 'admin', email: 'admin@example.com', role: 'admin' })
     const other = check(basic, basicOther)
     const imp = await basic.fetch('/auth/impersonate', json({ targetUserId: 'alice' }, { authorization: `Bearer ${admin.token}`, cookie: `svc-refresh=${admin.refreshCookie}` }))
     expect(imp.status).toBe(200)
-    await refusedWithin(other, admin.token, Date.now())
+    // The way back continues the requester's session: it does not end, only the token its cookie held is retired.
+    expect((await other.fetch('/api/user/me', bearer(admin.token))).status).toBe(200)
     const { accessToken } = await imp.json()
     const impCookie = setCookieValue(imp, 'svc-refresh')!
     expect((await other.fetch('/api/user/me', bearer(accessToken))).status).toBe(200)
     const back = await basic.fetch('/auth/unimpersonate', { method: 'POST', headers: { authorization: `Bearer ${accessToken}`, cookie: `svc-refresh=${impCookie}` } })
     expect(back.status).toBe(200)
     await refusedWithin(other, accessToken, Date.now())
+    expect((await other.fetch('/api/user/me', bearer((await back.json()).accessToken))).status).toBe(200)
   })
 
   it('password reset (every session) and password change (every other session)', async () => {

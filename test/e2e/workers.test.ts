@@ -1,7 +1,10 @@
+import { request as httpRequest } from 'node:http'
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose'
 import { Secret, TOTP } from 'otpauth'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { deployedSessionFlow, mockLogin } from './deployed-flow'
+import { CookieJar } from '../helpers/cookie-jar'
+import { codeOf, expectLoginError, finishLogin, startLogin } from './oauth-support'
 import { jsonClient, ok, type JsonClient } from './json-client'
 import { loginUser, PASSWORD, post, registerUser, sentCodes, uniqueEmail } from './password-helpers'
 import { bearer, chunkedPost, cookie, setCookieValue } from './requests'
@@ -160,11 +163,78 @@ describe('a cloudflare-module build under workerd', () => {
     expect((await post(server, '/auth/password/login', { email: uniqueEmail('after-413'), password: PASSWORD })).status).toBe(400)
   })
 
+  it('cookie tossing: a refresh with two refresh cookies is refused and both are deleted for the host, its parents and every path; logout ends each', async () => {
+    const attacker = await mockLogin(server)
+    const victim = await mockLogin(server)
+    const both = `svc-refresh=${attacker.refresh}; svc-refresh=${victim.refresh}`
+    // fetch cannot set Host: the request of a browser at app.example.com, over plain HTTP/1.1.
+    const refused = await postWithHost(server, '/auth/refresh', 'app.example.com', both)
+    expect(refused.status).toBe(401)
+    expect(JSON.parse(refused.body)).toMatchObject({ error: 'refresh_cookie_conflict' })
+    const deleted = refused.setCookies.filter(line => line.startsWith('svc-refresh=;')).map(line => `${/Domain=([^;]+)/.exec(line)?.[1] ?? '(host)'} ${/Path=([^;]+)/.exec(line)![1]}`)
+    for (const place of ['(host) /', 'app.example.com /auth/', 'example.com /auth/refresh', 'example.com /']) expect(deleted).toContain(place)
+    // An address for a host (node:net isIP on Workers): no domain to delete for.
+    const local = await server.fetch('/auth/refresh', { method: 'POST', headers: { cookie: both } })
+    expect(local.status).toBe(401)
+    expect(local.headers.getSetCookie().some(line => /Domain=/.test(line))).toBe(false)
+    // Neither session was used or ended by the refusal: each refreshes alone.
+    const victimNext = await server.fetch('/auth/refresh', cookie(victim.refresh))
+    expect(victimNext.status).toBe(200)
+    // A logout with junk and a planted cookie first ends the session of the site's own cookie too.
+    const current = setCookieValue(victimNext, 'svc-refresh')!
+    const out = await server.fetch('/auth/logout', { method: 'POST', headers: { cookie: `svc-refresh=junk; svc-refresh=${attacker.refresh}; svc-refresh=${current}` } })
+    expect(out.status).toBe(200)
+    expect((await server.fetch('/auth/refresh', cookie(current))).status).toBe(401)
+    expect((await server.fetch('/auth/refresh', cookie(attacker.refresh))).status).toBe(401)
+  })
+
+  it('provider logins: a state planted from another browser is refused; of two logins started in one browser, the later completes', async () => {
+    const viaMock = async (cookies: string) => {
+      const res = await server.fetch('/auth/mock', { headers: { cookie: cookies } })
+      const authorize = new URL(res.headers.get('location')!, server.url)
+      const back = await server.fetch(`${authorize.pathname}${authorize.search}`)
+      return { res, callback: new URL(back.headers.get('location')!, server.url) }
+    }
+    const attacker = await startLogin(server, '/auth/mock')
+    const authorize = await server.fetch(`${attacker.authorizeUrl.pathname}${attacker.authorizeUrl.search}`)
+    const planted = new URL(authorize.headers.get('location')!, server.url)
+    const { '__Host-svc-code': _binding, ...tossed } = attacker.cookies
+    expectLoginError(await finishLogin(server, planted, tossed), 'invalid_state', '/')
+
+    const jar = new CookieJar()
+    const earlier = await viaMock(jar.header())
+    jar.store(earlier.res)
+    const later = await viaMock(jar.header())
+    jar.store(later.res)
+    const refused = await server.fetch(`${earlier.callback.pathname}${earlier.callback.search}`, { headers: { cookie: jar.header() } })
+    expectLoginError(refused, 'invalid_state', '/')
+    jar.store(refused)
+    const done = await server.fetch(`${later.callback.pathname}${later.callback.search}`, { headers: { cookie: jar.header() } })
+    const code = codeOf(done)
+    jar.store(done)
+    const session = await server.fetch('/auth/token', { method: 'POST', headers: { 'content-type': 'application/json', 'cookie': jar.header() }, body: JSON.stringify({ code }) })
+    expect(session.status).toBe(200)
+  })
+
   it('answered every request above without an unexpected error', () => {
     expect(server.output()).not.toContain('Unexpected error')
     expect(server.output()).not.toContain('Disallowed operation')
   })
 })
+
+/** A POST with a `Host` header of our choosing (fetch cannot send one): status, body and Set-Cookie lines. */
+function postWithHost(target: WorkerdServer, path: string, host: string, cookies: string): Promise<{ status: number, body: string, setCookies: string[] }> {
+  const url = new URL(target.url)
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: url.hostname, port: url.port, path, method: 'POST', headers: { host, cookie: cookies } }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (chunk: Buffer) => chunks.push(chunk))
+      res.on('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(chunks).toString('utf8'), setCookies: res.headers['set-cookie'] ?? [] }))
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
 
 /**
  * One more worker, started with the bindings of the storage and `bindings` before the tests of the

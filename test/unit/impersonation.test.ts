@@ -159,6 +159,22 @@ describe('endImpersonation', () => {
     expect(await listSessionEntries(ctx, 'admin')).toEqual([])
   })
 
+  it('has no way back when the start came without the requester\'s session cookie (a bearer alone): the session keeps its one token', async () => {
+    const admin = await adminSession()
+    // A stolen access token, in a browser that never held the session.
+    const event = request(admin.accessToken)
+    const { accessToken } = await startImpersonation(ctx, event, await impersonationRequester(ctx, event), { targetUserId: 'bob' })
+    const cookie = setCookieValue(event, 'svc-refresh')
+    const refused = back(accessToken, cookie)
+    expect(await codeOf(endImpersonation(ctx, refused))).toBe('session_revoked')
+    // Nothing handed out: no second refresh token of the admin's session next to the owner's.
+    expect(setCookieValue(refused, 'svc-refresh')).toBeUndefined()
+    expect((await readRefreshToken(ctx, admin.cookie))?.record.family).toBe(admin.family)
+    expect((await listSessionEntries(ctx, 'admin')).map(entry => entry.id)).toEqual([admin.family])
+    // Refused again, not ended by a retry: the impersonation runs out (or is logged out of).
+    expect(await codeOf(endImpersonation(ctx, back(accessToken, cookie)))).toBe('session_revoked')
+  })
+
   it('an async canImpersonate that resolves false refuses (403)', async () => {
     const admin = await adminSession()
     defineAuthHandlers({ impersonation: { fetchTarget: id => USERS[id] ?? null, canImpersonate: async () => false } })

@@ -255,6 +255,24 @@ describe('state: this browser\'s, unused, started here', () => {
     expect(errorOf(await back(url, swapped))).toBe('invalid_state')
   })
 
+  it('a callback with another state leaves this browser\'s started login alone: two logins started in one browser', async () => {
+    const idp = await google()
+    fetchFn = idp.fetch
+    const earlier = await started(idp)
+    // A second login in the same browser (another tab) replaces the login cookies.
+    const later = await started(idp, earlier.cookies)
+    const refused = await back(earlier.url, later.cookies)
+    expect(errorOf(refused)).toBe('invalid_state')
+    expect(refused.headers.getSetCookie().filter(line => line.includes('svc-oauth-'))).toEqual([])
+    expect(await userOf(await back(later.url, later.cookies))).toMatchObject({ sub: 'google:user-1' })
+    // The callback of the login the cookies belong to ends it, whatever its outcome.
+    const third = await started(idp)
+    const ended = await back(`${third.url.replace(/code=[^&]+/, 'code=wrong')}`, third.cookies)
+    expect(errorOf(ended)).toBe('token_exchange_failed')
+    expect(ended.headers.getSetCookie().filter(line => line.includes('svc-oauth-')).every(line => /Max-Age=0/.test(line))).toBe(true)
+    expect(ended.headers.getSetCookie().filter(line => line.includes('svc-oauth-'))).toHaveLength(3)
+  })
+
   it('a state is used once: the same callback again is refused', async () => {
     const idp = await google()
     fetchFn = idp.fetch

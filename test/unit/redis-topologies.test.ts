@@ -2,8 +2,14 @@ import { randomUUID } from 'node:crypto'
 import { Redis, type RedisOptions } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { resolveOptions, toPublicConfig } from '../../src/build/options'
-import { createAuthContext } from '../../src/runtime/server/lib/context'
-import { issueRefreshToken, readRefreshToken, revokeRefreshToken, rotateRefreshToken } from '../../src/runtime/server/lib/records/refresh-token'
+import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/context'
+import { authErrorCode } from '../../src/runtime/server/lib/errors'
+import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
+import { endImpersonation, impersonationRequester, startImpersonation } from '../../src/runtime/server/lib/impersonation'
+import { saveOAuthState, takeOAuthState } from '../../src/runtime/server/lib/records/oauth-state'
+import { issueRefreshToken, readRefreshToken, revokeFamily, revokeRefreshToken, rotateRefreshToken } from '../../src/runtime/server/lib/records/refresh-token'
+import { listSessionEntries } from '../../src/runtime/server/lib/records/user-sessions'
+import { mintSessionToken } from '../../src/runtime/server/lib/session'
 import { listSessions, revokeSessions } from '../../src/runtime/server/lib/sessions'
 import { createStoreBackend, type StoreBackendOptions } from '../../src/runtime/server/lib/store'
 import { connectionOptions } from '../../src/runtime/server/lib/store/redis-connection'
@@ -11,6 +17,7 @@ import type { StoreBackend } from '../../src/runtime/server/lib/store/types'
 import { validateOptions } from '../../src/runtime/server/lib/validate'
 import type { ModuleOptions, RedisNode, RefreshStorageOptions } from '../../src/runtime/types/options'
 import { startRedisCluster, startRedisSentinel, startRedisTls, type RunningRedis } from '../support/redis-servers'
+import { fakeEvent, setCookieValue } from './helpers/event'
 
 const sleep = (ms: number): Promise<void> => new Promise(resolve => setTimeout(resolve, ms))
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i)
@@ -290,5 +297,69 @@ describe.each(topologies)('$name', (topology) => {
     finally {
       await Promise.all([a.dispose(), b.dispose()])
     }
+  })
+
+  describe('the single-use steps of provider logins and impersonations, over two auth contexts', () => {
+    let a: AuthContext
+    let b: AuthContext
+    beforeAll(async () => {
+      const options = resolveOptions({
+        token: { secret: 'topology-secret-0123456789-abcdefghijklmn' },
+        tokenRefresh: { storage: { driver: 'redis', prefix: `${prefix}single:`, ...started!.storage } },
+        impersonation: { enabled: true },
+        logging: { level: 'silent' },
+      }, true)
+      ;[a, b] = await Promise.all([createAuthContext(options), createAuthContext(options)])
+      defineAuthHandlers({ impersonation: { fetchTarget: id => ({ sub: id, email: `${id}@example.com` }) } })
+    })
+    afterAll(async () => {
+      resetAuthHandlers()
+      await Promise.all([a?.dispose(), b?.dispose()])
+    })
+    const outcome = (promise: Promise<unknown>) => promise.then(() => 'ok', (error: unknown) => authErrorCode(error) ?? String(error))
+
+    /** An admin's session, and an impersonation of bob started from its browser (its cookie retired). */
+    async function impersonating() {
+      const admin = await issueRefreshToken(a, { user: { sub: 'admin' }, userId: 'admin', claims: {} })
+      const { token } = await mintSessionToken(a, admin.record, {})
+      const event = fakeEvent({ method: 'POST', url: '/auth/impersonate', headers: { authorization: `Bearer ${token}`, cookie: `svc-refresh=${admin.token}` } })
+      const { accessToken } = await startImpersonation(a, event, await impersonationRequester(a, event), { targetUserId: 'bob' })
+      const back = () => fakeEvent({ method: 'POST', url: '/auth/unimpersonate', headers: { authorization: `Bearer ${accessToken}`, cookie: `svc-refresh=${setCookieValue(event, 'svc-refresh')}` } })
+      return { family: admin.record.family, back }
+    }
+
+    it('50 callbacks with one state: exactly one takes it', async () => {
+      const state = randomUUID()
+      await saveOAuthState(a, state, { provider: 'google', redirectUri: '/auth/google', binding: 'b'.repeat(43) }, 600)
+      const taken = await Promise.all(range(50).map(i => takeOAuthState(i % 2 ? a : b, state)))
+      expect(count(taken, record => record?.provider === 'google')).toBe(1)
+    })
+
+    it('50 ways back from one impersonation: exactly one continues the session, with one refresh token', async () => {
+      const { family, back } = await impersonating()
+      const events = range(50).map(() => back())
+      const results = await Promise.all(events.map((event, i) => outcome(endImpersonation(i % 2 ? a : b, event))))
+      expect(count(results, r => r === 'ok')).toBe(1)
+      expect(results.filter(r => r !== 'ok').every(r => r === 'impersonation_ended' || r === 'impersonation_session_mismatch')).toBe(true)
+      const handedOut = events.map(event => setCookieValue(event, 'svc-refresh')).filter(Boolean) as string[]
+      expect(handedOut).toHaveLength(1)
+      expect((await readRefreshToken(b, handedOut[0]!))?.record.family).toBe(family)
+      expect((await listSessionEntries(b, 'admin')).filter(entry => entry.id === family)).toHaveLength(1)
+    })
+
+    it('a logout on the other context while the way back runs: the session stays ended, nothing of it lives on', async () => {
+      for (let round = 0; round < 10; round++) {
+        const { family, back } = await impersonating()
+        const event = back()
+        const [way] = await Promise.all([
+          outcome(endImpersonation(a, event)),
+          sleep(round % 5).then(() => revokeFamily(b, family, 'admin', 'logout')),
+        ])
+        expect(['ok', 'session_revoked']).toContain(way)
+        const handedOut = setCookieValue(event, 'svc-refresh')
+        if (handedOut) expect(await readRefreshToken(b, handedOut)).toBeNull()
+        expect((await listSessionEntries(a, 'admin')).some(entry => entry.id === family)).toBe(false)
+      }
+    })
   })
 })

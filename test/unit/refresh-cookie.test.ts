@@ -1,7 +1,10 @@
 import { describe, expect, it, vi } from 'vitest'
 import { resolveOptions } from '../../src/build/options'
 import { createAuthContext } from '../../src/runtime/server/lib/context'
+import { issueRefreshToken, readRefreshToken } from '../../src/runtime/server/lib/records/refresh-token'
 import { clearTossedRefreshCookies, readRefreshCookie, refreshCookieValues } from '../../src/runtime/server/lib/session'
+import { useAuthContext } from '../../src/runtime/server/utils/context'
+import logoutRoute from '../../src/runtime/server/routes/logout.post'
 import { createStoreBackend } from '../../src/runtime/server/lib/store'
 import { hostPrefixAdvice, refreshCookieNameErrors, validateOptions } from '../../src/runtime/server/lib/validate'
 import { cookieValues, hasCookie } from '../../src/runtime/shared/presence'
@@ -10,6 +13,17 @@ import { fakeEvent, setCookies } from './helpers/event'
 
 // Cookie tossing: a sibling subdomain sets `svc-refresh` for the parent domain with a longer path,
 // and the browser sends it before the site's own. The request is never served from either.
+
+// The routes as Nitro runs them (their auth context from this runtime config).
+vi.mock('nitropack/runtime', async () => {
+  const { resolveOptions } = await import('../../src/build/options')
+  const svcAuth = resolveOptions({ token: { secret: 'tossing-unit-secret-0123456789-abcdefghij' }, tokenRefresh: { storage: { driver: 'memory' } }, logging: { level: 'silent' } }, true)
+  return {
+    getRouteRules: () => ({}),
+    useRuntimeConfig: () => ({ svcAuth, app: { baseURL: '/' } }),
+    useNitroApp: () => ({ hooks: { callHook: async () => {} } }),
+  }
+})
 
 const ATTACKER = 'a'.repeat(43)
 const VICTIM = 'v'.repeat(43)
@@ -44,10 +58,11 @@ describe('the refresh cookie of a request', () => {
       expect(attrs['max-age']).toBe('0')
       return `${attrs.domain ?? '(host)'} ${attrs.path}`
     })
+    // A path with a trailing slash is a place of its own (`Path=/auth/` is sent to /auth/refresh too).
     expect(places.sort()).toEqual([
-      '(host) /', '(host) /auth', '(host) /auth/refresh',
-      'app.example.com /', 'app.example.com /auth', 'app.example.com /auth/refresh',
-      'example.com /', 'example.com /auth', 'example.com /auth/refresh',
+      '(host) /', '(host) /auth', '(host) /auth/', '(host) /auth/refresh',
+      'app.example.com /', 'app.example.com /auth', 'app.example.com /auth/', 'app.example.com /auth/refresh',
+      'example.com /', 'example.com /auth', 'example.com /auth/', 'example.com /auth/refresh',
     ])
     // The presence flag goes too.
     expect(setCookies(event).some(line => line.startsWith('svc-refresh-present=;'))).toBe(true)
@@ -62,6 +77,25 @@ describe('the refresh cookie of a request', () => {
     expect(deletions[0]).toContain('Path=/')
     expect(deletions[0]).toContain('Secure')
     expect(deletions[0]).not.toContain('Domain')
+  })
+})
+
+describe('logout with planted refresh cookies', () => {
+  it('ends the session of the site\'s own cookie behind every cookie a sibling can plant ahead of it', async () => {
+    const ctx = await useAuthContext()
+    try {
+      const own = await issueRefreshToken(ctx, { user: { sub: 'victim' }, userId: 'victim', claims: {} })
+      // One per place a browser sends before the site's own: the parent domain and the host's own
+      // children's domain, each with every path above /auth/logout; made up, but shaped like tokens.
+      const planted = Array.from({ length: 8 }, (_, i) => String(i).repeat(43))
+      const event = fakeEvent({ method: 'POST', url: '/auth/logout', headers: { host: 'app.example.com', cookie: [...planted, 'junk', own.token].map(value => `svc-refresh=${value}`).join('; ') } })
+      expect(await logoutRoute(event)).toEqual({ success: true })
+      expect(await readRefreshToken(ctx, own.token)).toBeNull()
+      expect(setCookies(event).some(line => line.startsWith('svc-refresh=;') && line.includes('Domain=example.com'))).toBe(true)
+    }
+    finally {
+      await ctx.dispose()
+    }
   })
 })
 

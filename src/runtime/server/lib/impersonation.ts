@@ -120,13 +120,19 @@ export async function startImpersonation(ctx: AuthContext, event: H3Event, reque
   await ctx.callHook('svc:impersonate:fetchTarget', { requester, targetUserId, event })
   const { user: target, identity } = await fetchUser(event, targetUserId, 'Target user not found')
 
+  // The refresh cookie of the requester's session, when this browser holds it: its token is
+  // retired below, and only then is there a way back (which hands the session a token again).
+  const previous = readRefreshCookie(event, ctx)
+  const found = previous ? await readRefreshToken(ctx, previous) : null
+  const fromSessionBrowser = found?.record.family === requester.sid
+
   const now = new Date()
   const context = impersonationContext(requester, ctx.options.impersonation.originalUserLookupClaim, reason, now)
   const claims = customClaimsOf(target)
   const ttl = ctx.lifetimes.impersonation
   const family = `imp_${randomToken(16)}`
   const session = await issueRefreshToken(ctx, { family, user: { ...target, ...identity }, userId: identity.sub, claims, provider: identity.provider, impersonation: context, client: describeClient(event, ctx), ttlSeconds: ttl })
-  await saveImpersonation(ctx, { family, context, requester, requesterSession: requester.sid, targetSub: identity.sub, startedAt: now.getTime(), expiresAt: now.getTime() + ttl * 1000 })
+  await saveImpersonation(ctx, { family, context, requester, requesterSession: requester.sid, fromSessionBrowser, targetSub: identity.sub, startedAt: now.getTime(), expiresAt: now.getTime() + ttl * 1000 })
   const payload = buildAccessClaims(identity, identity.provider, claims, { sid: family, impersonation: context })
   const { token, payload: targetUser } = await ctx.tokens.sign(payload, { expiresIn: ttl })
 
@@ -141,10 +147,9 @@ export async function startImpersonation(ctx: AuthContext, event: H3Event, reque
 
   // The impersonated session's cookie replaces the requester's in this browser. The token that
   // cookie held is retired (nobody holds it any more); its session waits for the way back,
-  // POST /auth/unimpersonate, which continues it with a new token.
-  const previous = readRefreshCookie(event, ctx)
-  const found = previous ? await readRefreshToken(ctx, previous) : null
-  if (found && found.record.family === requester.sid) await discardRefreshToken(ctx, previous!)
+  // POST /auth/unimpersonate, which continues it with a new token. A start without that cookie
+  // (a bearer alone) leaves the session's token where it is, and has no way back.
+  if (fromSessionBrowser) await discardRefreshToken(ctx, previous!)
   setRefreshCookie(event, ctx, session.token, ttl)
   ctx.logger.security('impersonation_started', { requester: requester.sub, target: identity.sub, ip })
   return { accessToken: token }
@@ -157,7 +162,8 @@ export async function startImpersonation(ctx: AuthContext, event: H3Event, reque
  * gone), the requester is looked up again (`fetchTarget(originalUserLookupId)`, 404 when gone) and
  * restored with the custom claims the impersonation began with, in the session the requester's
  * token belonged to: its family, login time and client go on with a new refresh token (401
- * `session_revoked` when that session has ended; no session is ever created here). Then
+ * `session_revoked` when that session has ended, or when the start came without its refresh
+ * cookie, so that this browser never held it; no session is ever created here). Then
  * `svc:impersonate:end` runs before anything is handed out. If anything fails, the impersonation
  * stays as it was.
  */
@@ -176,6 +182,9 @@ export async function endImpersonation(ctx: AuthContext, event: H3Event): Promis
   if (!record) throw authError('impersonation_ended')
 
   try {
+    // A start without the session's cookie (a bearer alone, as a stolen access token comes) has no
+    // way back: a token handed out here would be a second one of the session, beside its owner's.
+    if (!record.fromSessionBrowser) throw authError('session_revoked', 'This impersonation was started without the session it would return to: log in again')
     const { user: original, identity } = await fetchUser(event, record.context.originalUserLookupId, 'Original user not found')
     if (identity.sub !== record.requester.sub) throw authError('not_found', 'Original user not found')
     const claims = { ...customClaimsOf(original), ...(record.context.originalClaims ?? {}) }

@@ -54,8 +54,9 @@ export function readRefreshCookie(event: H3Event, ctx: AuthContext): string | un
  * Deletes the refresh cookie wherever a browser may hold one for this request: the configured one
  * and, unless the name is `__Host-` (which browsers accept only host-only, for `/`), one planted
  * for a parent domain or for a longer path, for every domain the server may set a cookie for (the
- * request's host and its parents) and every path above the request's. The server cannot see where
- * a planted cookie was set, so it deletes each place.
+ * request's host and its parents) and every path above the request's, with and without a trailing
+ * slash (`Path=/auth/` is a place of its own, sent to `/auth/refresh` as well). The server cannot
+ * see where a planted cookie was set, so it deletes each place.
  */
 export function clearTossedRefreshCookies(event: H3Event, ctx: AuthContext): void {
   clearRefreshCookie(event, ctx)
@@ -63,7 +64,8 @@ export function clearTossedRefreshCookies(event: H3Event, ctx: AuthContext): voi
   if (c.cookieName.startsWith('__Host-')) return
   const { hostname, pathname } = getRequestURL(event)
   const segments = pathname.split('/').filter(Boolean).slice(0, 8)
-  const paths = new Set(['/', c.path, ...segments.map((_, i) => `/${segments.slice(0, i + 1).join('/')}`)])
+  const above = segments.map((_, i) => `/${segments.slice(0, i + 1).join('/')}`)
+  const paths = new Set(['/', c.path, ...above.flatMap((path, i) => (i < above.length - 1 ? [path, `${path}/`] : [path]))])
   const labels = isIP(hostname.replace(/^\[|\]$/g, '')) ? [] : hostname.split('.').slice(-6)
   const domains: Array<string | undefined> = [undefined, ...labels.slice(0, -1).map((_, i) => labels.slice(i).join('.'))]
   for (const domain of domains) {

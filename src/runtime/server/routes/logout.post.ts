@@ -3,7 +3,8 @@
  * No body; revokes the session of the refresh cookie and deletes the cookie. Any token of the
  * session ends it: the current one, or an older one that was rotated since (so the owner of a
  * stolen and rotated cookie still logs the thief out). A request with several refresh cookies (one
- * planted by another host) ends the session of each, and deletes every one where the server can.
+ * planted by another host) ends the session of each (the last 16), and deletes every one where the
+ * server can.
  * 200 `{ success: true }`, also without a cookie or when called again.
  * 403 cross_origin_request · 413 payload_too_large
  */
@@ -12,14 +13,22 @@ import { refuseCrossOrigin } from '../lib/request-guards'
 import { clearRefreshCookie, clearTossedRefreshCookies, refreshCookieValues } from '../lib/session'
 import { defineAuthRoute } from '../utils/context'
 
-/** Refresh cookies a logout looks at (a browser sends one per domain and path that set one). */
-const MAX_COOKIES = 4
+/**
+ * Refresh cookies a logout ends at most. A browser sends one per domain and path that set one:
+ * a sibling can plant one ahead of the site's own for each parent domain and each path above the
+ * logout route (`/`, `/auth`, `/auth/`, `/auth/logout`: 4 per domain), and the site's own, whose
+ * path is the shortest, comes last. The last ones are taken, so planted cookies sent first cannot
+ * push the site's own out.
+ */
+const MAX_COOKIES = 16
+/** A refresh token (32 random bytes, base64url): nothing else is looked up. */
+const TOKEN = /^[\w-]{43}$/
 
 export default defineAuthRoute(async (event, ctx) => {
   refuseCrossOrigin(event, ctx)
   const cookies = refreshCookieValues(event, ctx)
-  for (const cookie of cookies.slice(0, MAX_COOKIES)) {
-    if (!cookie || cookie.length > 512) continue
+  const tokens = [...new Set(cookies.filter(cookie => TOKEN.test(cookie)))].slice(-MAX_COOKIES)
+  for (const cookie of tokens) {
     const revoked = await revokeRefreshToken(ctx, cookie)
     if (revoked) ctx.logger.security('logout', { family: revoked.family })
   }

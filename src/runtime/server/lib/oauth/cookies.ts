@@ -53,7 +53,7 @@ export function readLoginCookies(event: H3Event, ctx: AuthContext): LoginCookies
   return { state: read(event, loginCookieName(ctx, 'state')), verifier: read(event, loginCookieName(ctx, 'verifier')), nonce: read(event, loginCookieName(ctx, 'nonce')) }
 }
 
-/** Deletes the login cookies the request carries: every callback, successful or not, ends the started login. */
+/** Deletes the login cookies the request carries (a callback of the login they belong to, successful or not, ends it). */
 export function clearLoginCookies(event: H3Event, ctx: AuthContext): void {
   for (const key of KEYS) {
     const name = loginCookieName(ctx, key)

@@ -73,7 +73,7 @@ export async function handleOAuthRequest(event: H3Event, ctx: AuthContext, optio
     const redirectUri = provider.redirectUrl ?? (relative ? requestUrl.pathname : `${origin}${requestUrl.pathname}`)
     const parsed = querySchema.safeParse(rawQuery)
     if (!parsed.success) {
-      if (isCallback) clearLoginCookies(event, ctx)
+      if (isCallback) endStartedLogin(event, ctx, rawQuery.state)
       throw new OAuthLoginError('invalid_request', 'The login request is malformed', isCallback ? 'provider' : 'start')
     }
     if (!isCallback) {
@@ -174,13 +174,13 @@ const PROVIDER_ERROR_TEXT: Record<string, string> = {
 /** Finishes a login at the provider's callback; resolves where the browser goes next. */
 async function finishLogin(event: H3Event, ctx: AuthContext, provider: ResolvedProvider, query: LoginQuery, finish: FinishContext): Promise<string> {
   const cookies = readLoginCookies(event, ctx)
-  clearLoginCookies(event, ctx)
 
   // The state must be the one this browser was given, unused, and started by this browser.
-  if (!query.state || !cookies.state || !safeEqual(query.state, cookies.state)) {
+  const { state } = query
+  if (!state || !endStartedLogin(event, ctx, state, cookies)) {
     throw new OAuthLoginError('invalid_state', 'The login session is missing or does not match: start the login again', 'state')
   }
-  const record = await takeOAuthState(ctx, query.state)
+  const record = await takeOAuthState(ctx, state)
   if (!record || record.provider !== provider.name) {
     throw new OAuthLoginError('invalid_state', 'The login session has expired or was already used: start the login again', 'state')
   }
@@ -201,7 +201,7 @@ async function finishLogin(event: H3Event, ctx: AuthContext, provider: ResolvedP
   const client: oauth.Client = { client_id: provider.clientId }
   let params: URLSearchParams
   try {
-    params = oauth.validateAuthResponse(as, client, finish.requestUrl.searchParams, query.state)
+    params = oauth.validateAuthResponse(as, client, finish.requestUrl.searchParams, state)
   }
   catch (cause) {
     throw new OAuthLoginError('invalid_request', 'The answer of the login provider is not valid', 'provider', cause)
@@ -223,6 +223,19 @@ async function finishLogin(event: H3Event, ctx: AuthContext, provider: ResolvedP
     const deliberate = isError(cause) && !cause.unhandled && cause.statusCode >= 400 && cause.statusCode < 500
     throw new OAuthLoginError('login_failed', deliberate ? sanitizeErrorText(cause.message) || 'The login was refused' : 'The login could not be completed', 'login', cause)
   }
+}
+
+/**
+ * Ends the login this browser started when `state` is its state (the one its state cookie holds):
+ * its login cookies are deleted, whatever the outcome of the callback. A callback with another
+ * state (a login started earlier in this browser, whose cookies a later start replaced; a link
+ * someone else made) leaves them, so it cannot end a login still under way in another tab.
+ * True when the state was this browser's.
+ */
+function endStartedLogin(event: H3Event, ctx: AuthContext, state: unknown, cookies = readLoginCookies(event, ctx)): boolean {
+  if (typeof state !== 'string' || !state || !cookies.state || !safeEqual(state, cookies.state)) return false
+  clearLoginCookies(event, ctx)
+  return true
 }
 
 /** Provider claims (the mock user's extra keys) with the host route's static or callback claims over them. */

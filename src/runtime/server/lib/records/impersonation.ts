@@ -11,6 +11,12 @@ const impersonationRecord = z.object({
   requester: jsonObject<AuthClaims>(),
   /** The requester's session (its `sid`): the way back continues it. */
   requesterSession: z.string().min(1),
+  /**
+   * The start came with the refresh cookie of that session, whose token it retired: the browser
+   * held the session. Without it (a bearer alone) there is no way back, which would otherwise put
+   * a second refresh token of the session next to the one its owner holds.
+   */
+  fromSessionBrowser: z.boolean(),
   targetSub: z.string(),
   startedAt: timestamp,
   expiresAt: timestamp,
@@ -21,7 +27,8 @@ const impersonationRecord = z.object({
  * the impersonated session. It is the only way back: POST /auth/unimpersonate takes it atomically
  * (single use), and only with the impersonation's own refresh cookie, so a leaked impersonated
  * access token alone can never be turned back into the requester's session. The way back never
- * creates a session: it continues the requester's own, which must still be live.
+ * creates a session: it continues the requester's own, which must still be live, and only where
+ * the start retired that session's token (the browser held it).
  */
 export type ImpersonationRecord = z.output<typeof impersonationRecord>
 
