@@ -228,17 +228,26 @@ describe('the way back continues the requester\'s session', () => {
     expect((await server.fetch('/auth/refresh', { method: 'POST', headers: { cookie: `svc-refresh=${handedOut}` } })).status).toBe(401)
   })
 
-  it('a bearer alone (a stolen token, no cookie of its session) has no way back: nothing is handed out, the owner\'s session is untouched', async () => {
+  it('a bearer alone (a stolen token, no cookie of its session): the way back continues the session, no longer than that token lives', async () => {
     const requester = await login(server, { ...admin })
+    const { sid, exp } = decodeJwt(requester.token)
     const before = (await sessionsOf(requester.token)).sessions
     const { body, cookie } = await impersonate({ token: requester.token } as Session, 'alice')
     const back = await post('/auth/unimpersonate', body.accessToken, undefined, cookie)
-    expect(back.status).toBe(401)
-    expect(await back.json()).toMatchObject({ error: 'session_revoked' })
-    expect(setCookieValue(back, 'svc-refresh')).toBeUndefined()
+    expect(back.status).toBe(200)
+    expect(decodeJwt((await back.json()).accessToken).sid).toBe(sid)
+    // No new session, and a refresh cookie that ends when the stolen token does (not in 7 days).
     expect((await sessionsOf(requester.token)).sessions.map(s => s.id).sort()).toEqual(before.map(s => s.id).sort())
-    // The owner's cookie still holds the session's one refresh token.
-    expect((await server.fetch('/auth/refresh', { method: 'POST', headers: { cookie: `svc-refresh=${requester.refreshCookie}` } })).status).toBe(200)
+    const maxAge = Number(/Max-Age=(\d+)/.exec(setCookieLine(back, 'svc-refresh')!)![1])
+    expect(maxAge).toBeLessThanOrEqual(exp! - Math.floor(Date.now() / 1000) + 1)
+    expect(maxAge).toBeLessThan(3601)
+    // The owner's cookie still holds the session, and the owner's logout ends what was handed out.
+    const handedOut = setCookieValue(back, 'svc-refresh')!
+    const refreshed = await server.fetch('/auth/refresh', { method: 'POST', headers: { cookie: `svc-refresh=${handedOut}` } })
+    expect(refreshed.status).toBe(200)
+    expect(Number(/Max-Age=(\d+)/.exec(setCookieLine(refreshed, 'svc-refresh')!)![1])).toBeLessThanOrEqual(maxAge)
+    expect((await server.fetch('/auth/logout', { method: 'POST', headers: { cookie: `svc-refresh=${requester.refreshCookie}` } })).status).toBe(200)
+    expect((await server.fetch('/auth/refresh', { method: 'POST', headers: { cookie: `svc-refresh=${setCookieValue(refreshed, 'svc-refresh')}` } })).status).toBe(401)
   })
 
   it('is refused once the requester\'s session has ended, and a token whose session ended cannot start one', async () => {
@@ -264,11 +273,15 @@ describe('the way back continues the requester\'s session', () => {
       // Fresh, enrolment is allowed; then the login grows older than sessions.recentLogin.
       await new Promise(resolve => setTimeout(resolve, 2500))
       expect((await owner.post('/auth/two-factor/enrol', {}, accessToken)).status).toBe(403)
-      // A thief with the stale bearer alone, in a browser of their own: no way back to a session.
+      // A thief with the stale bearer alone, in a browser of their own: the way back continues the
+      // owner's session as old as it was, so step-up still refuses.
       const thief = jsonClient(app)
       const { accessToken: stolen } = await ok<{ accessToken: string }>(await thief.post('/auth/impersonate', { targetUserId: 'bob' }, accessToken))
-      expect(await ok(await thief.post('/auth/unimpersonate', {}, stolen), 401)).toMatchObject({ error: 'session_revoked' })
-      expect((await thief.post('/auth/refresh')).status).toBe(403)
+      const { accessToken: thiefBack } = await ok<{ accessToken: string }>(await thief.post('/auth/unimpersonate', {}, stolen))
+      expect(decodeJwt(thiefBack).sid).toBe(decodeJwt(accessToken).sid)
+      expect(await ok(await thief.post('/auth/two-factor/enrol', {}, thiefBack), 403)).toMatchObject({ error: 'reauthentication_required' })
+      const { token: thiefRefreshed } = await ok<{ token: string }>(await thief.post('/auth/refresh'))
+      expect((await thief.post('/auth/two-factor/enrol', {}, thiefRefreshed)).status).toBe(403)
       // The owner, in the browser of the session: the way back continues it, as old as it was.
       const { accessToken: impersonated } = await ok<{ accessToken: string }>(await owner.post('/auth/impersonate', { targetUserId: 'bob' }, accessToken))
       const { accessToken: restored } = await ok<{ accessToken: string }>(await owner.post('/auth/unimpersonate', {}, impersonated))

@@ -1,16 +1,16 @@
 import { createError, type H3Event } from 'h3'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { AuthContext, HookCaller } from '../../src/runtime/server/lib/context'
 import { authErrorCode } from '../../src/runtime/server/lib/errors'
 import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
 import { endImpersonation, impersonationRequester, startImpersonation } from '../../src/runtime/server/lib/impersonation'
 import { requireRecentLogin } from '../../src/runtime/server/lib/recent-login'
-import { issueRefreshToken, readRefreshToken, revokeFamily } from '../../src/runtime/server/lib/records/refresh-token'
+import { issueRefreshToken, readRefreshToken, revokeFamily, rotateRefreshToken } from '../../src/runtime/server/lib/records/refresh-token'
 import { listSessionEntries } from '../../src/runtime/server/lib/records/user-sessions'
 import { mintSessionToken } from '../../src/runtime/server/lib/session'
 import type { AuthClaims } from '../../src/runtime/types/auth'
 import { unitContext } from './helpers/context'
-import { fakeEvent, setCookieValue } from './helpers/event'
+import { fakeEvent, setCookies, setCookieValue } from './helpers/event'
 
 const USERS: Record<string, Record<string, unknown>> = {
   admin: { sub: 'admin', email: 'admin@example.com', name: 'Ada Admin', role: 'admin' },
@@ -159,20 +159,44 @@ describe('endImpersonation', () => {
     expect(await listSessionEntries(ctx, 'admin')).toEqual([])
   })
 
-  it('has no way back when the start came without the requester\'s session cookie (a bearer alone): the session keeps its one token', async () => {
+  it('started with a bearer alone, the way back hands out a token that ends with the requester\'s access token', async () => {
     const admin = await adminSession()
+    const { exp } = (await ctx.tokens.verify(admin.accessToken))!
     // A stolen access token, in a browser that never held the session.
     const event = request(admin.accessToken)
     const { accessToken } = await startImpersonation(ctx, event, await impersonationRequester(ctx, event), { targetUserId: 'bob' })
-    const cookie = setCookieValue(event, 'svc-refresh')
-    const refused = back(accessToken, cookie)
-    expect(await codeOf(endImpersonation(ctx, refused))).toBe('session_revoked')
-    // Nothing handed out: no second refresh token of the admin's session next to the owner's.
-    expect(setCookieValue(refused, 'svc-refresh')).toBeUndefined()
+    const back1 = back(accessToken, setCookieValue(event, 'svc-refresh'))
+    const restored = (await ctx.tokens.verify((await endImpersonation(ctx, back1)).accessToken))!
+    // The owner's session goes on (its token untouched); what the way back handed out is of it.
+    expect(restored.sid).toBe(admin.family)
     expect((await readRefreshToken(ctx, admin.cookie))?.record.family).toBe(admin.family)
     expect((await listSessionEntries(ctx, 'admin')).map(entry => entry.id)).toEqual([admin.family])
-    // Refused again, not ended by a retry: the impersonation runs out (or is logged out of).
-    expect(await codeOf(endImpersonation(ctx, back(accessToken, cookie)))).toBe('session_revoked')
+    const handedOut = setCookieValue(back1, 'svc-refresh')!
+    expect((await readRefreshToken(ctx, handedOut))?.record.notAfter).toBe(exp! * 1000)
+    const maxAge = Number(/Max-Age=(\d+)/.exec(setCookies(back1).find(line => line.startsWith('svc-refresh='))!)![1])
+    expect(maxAge).toBeLessThanOrEqual(ctx.lifetimes.access)
+    // Rotations keep the end: a refresh cannot stretch it.
+    const rotated = await rotateRefreshToken(ctx, handedOut)
+    expect(rotated).toMatchObject({ status: 'ok', record: { notAfter: exp! * 1000 } })
+    // Once the stolen token would have expired, nothing derived from it refreshes; the owner's does.
+    vi.useFakeTimers({ now: exp! * 1000 + 1000, toFake: ['Date'] })
+    try {
+      expect(await rotateRefreshToken(ctx, (rotated as { token: string }).token)).toEqual({ status: 'invalid' })
+      expect(await readRefreshToken(ctx, (rotated as { token: string }).token)).toBeNull()
+      expect((await rotateRefreshToken(ctx, admin.cookie)).status).toBe('ok')
+    }
+    finally {
+      vi.useRealTimers()
+    }
+  })
+
+  it('started from the browser that holds the session, the way back continues it for its full lifetime', async () => {
+    const { admin, answer, cookie } = await start()
+    const event = back(answer.accessToken, cookie)
+    await endImpersonation(ctx, event)
+    expect((await readRefreshToken(ctx, setCookieValue(event, 'svc-refresh')!))?.record.notAfter).toBeUndefined()
+    expect(setCookies(event).find(line => line.startsWith('svc-refresh='))).toContain(`Max-Age=${ctx.lifetimes.refresh}`)
+    expect(await readRefreshToken(ctx, admin.cookie)).toBeNull()
   })
 
   it('an async canImpersonate that resolves false refuses (403)', async () => {

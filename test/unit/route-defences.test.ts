@@ -44,6 +44,7 @@ beforeAll(async () => {
     tokenRefresh: { storage: { driver: 'memory' } },
     logging: { level: 'silent' },
     security: { maxBodySize: MAX_BODY },
+    impersonation: { enabled: true },
     providers: {
       mock: { enableInProduction: true, mockUsers: [{ sub: 'mock-1', email: 'mock@example.com', name: 'Mock One' }] },
       password: { passwordHashRounds: 4 },
@@ -57,6 +58,7 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   nitro.base = base
   defineAuthHandlers({
+    impersonation: { fetchTarget: id => ({ 'target-1': { sub: 'target-1', email: 'target@example.com', name: 'Target One' }, 'mock:mock-1': { sub: 'mock:mock-1', email: 'mock@example.com' } } as Record<string, Record<string, string>>)[id] ?? null },
     password: {
       findUser: email => users.get(email) ?? null,
       sendVerificationCode: (email, code, action) => void codes.push({ email, code, action }),
@@ -273,5 +275,31 @@ describe('logout', () => {
     for (const pair of cookie.split('; ')) kept.jar.set(pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1))
     expect(await refresh(kept)).toBe('401 invalid_refresh_token')
     expect(await tokenAnswer(token)).toBe('401 session_revoked')
+  })
+})
+
+describe('an impersonated session', () => {
+  it('cannot be refreshed (403 impersonated_session), and the way back restores the requester', async () => {
+    const { b, token } = await mockSession()
+    const { accessToken } = await json<{ accessToken: string }>(await b.post(options.endpoints.impersonatePath, { targetUserId: 'target-1' }, { bearer: token }))
+    expect(await refresh(b)).toBe('403 impersonated_session')
+    expect(await json(await b.post(options.endpoints.unimpersonatePath, {}, { bearer: accessToken }))).toEqual({ accessToken: expect.any(String) })
+    expect(await refresh(b)).toBe('200')
+  })
+})
+
+describe('several refresh cookies', () => {
+  it('are never served from the first: 401 refresh_cookie_conflict, and a logout ends the session of each', async () => {
+    const attacker = await mockSession()
+    const victim = await mockSession()
+    const name = options.tokenRefresh.cookie.cookieName
+    const tossed = browser()
+    tossed.jar.set(name, `${attacker.b.jar.get(name)}; ${name}=${victim.b.jar.get(name)}`)
+    expect(await refresh(tossed)).toBe('401 refresh_cookie_conflict')
+    expect(await refresh(victim.b)).toBe('200')
+    const both = browser()
+    both.jar.set(name, `junk; ${name}=${victim.b.jar.get(name)}`)
+    expect(await json(await both.post(options.endpoints.logoutPath))).toEqual({ success: true })
+    expect(await refresh(victim.b)).toBe('401 invalid_refresh_token')
   })
 })

@@ -10,7 +10,7 @@ import { getAuthHandlers } from './handlers'
 import { clientAddressOf } from './rate-limit'
 import { liveSessionOf } from './recent-login'
 import { removeImpersonation, saveImpersonation, takeImpersonation } from './records/impersonation'
-import { continueSession, discardRefreshToken, issueRefreshToken, readRefreshToken, revokeFamily } from './records/refresh-token'
+import { continueSession, discardRefreshToken, issueRefreshToken, readRefreshToken, refreshLifetime, revokeFamily } from './records/refresh-token'
 import { readRefreshCookie, setRefreshCookie } from './session'
 import { describeClient } from './sessions'
 import { asSubject, hostSubjectOf } from './subject'
@@ -121,10 +121,13 @@ export async function startImpersonation(ctx: AuthContext, event: H3Event, reque
   const { user: target, identity } = await fetchUser(event, targetUserId, 'Target user not found')
 
   // The refresh cookie of the requester's session, when this browser holds it: its token is
-  // retired below, and only then is there a way back (which hands the session a token again).
+  // retired below, and the way back hands the session a token again. A start with the bearer
+  // alone (as a stolen access token comes) leaves the owner's token where it is: the token the
+  // way back hands out then lives no longer than that access token (`notAfter`).
   const previous = readRefreshCookie(event, ctx)
   const found = previous ? await readRefreshToken(ctx, previous) : null
   const fromSessionBrowser = found?.record.family === requester.sid
+  const notAfter = fromSessionBrowser ? undefined : (requester.exp ?? 0) * 1000
 
   const now = new Date()
   const context = impersonationContext(requester, ctx.options.impersonation.originalUserLookupClaim, reason, now)
@@ -132,7 +135,7 @@ export async function startImpersonation(ctx: AuthContext, event: H3Event, reque
   const ttl = ctx.lifetimes.impersonation
   const family = `imp_${randomToken(16)}`
   const session = await issueRefreshToken(ctx, { family, user: { ...target, ...identity }, userId: identity.sub, claims, provider: identity.provider, impersonation: context, client: describeClient(event, ctx), ttlSeconds: ttl })
-  await saveImpersonation(ctx, { family, context, requester, requesterSession: requester.sid, fromSessionBrowser, targetSub: identity.sub, startedAt: now.getTime(), expiresAt: now.getTime() + ttl * 1000 })
+  await saveImpersonation(ctx, { family, context, requester, requesterSession: requester.sid, ...(notAfter === undefined ? {} : { notAfter }), targetSub: identity.sub, startedAt: now.getTime(), expiresAt: now.getTime() + ttl * 1000 })
   const payload = buildAccessClaims(identity, identity.provider, claims, { sid: family, impersonation: context })
   const { token, payload: targetUser } = await ctx.tokens.sign(payload, { expiresIn: ttl })
 
@@ -147,8 +150,7 @@ export async function startImpersonation(ctx: AuthContext, event: H3Event, reque
 
   // The impersonated session's cookie replaces the requester's in this browser. The token that
   // cookie held is retired (nobody holds it any more); its session waits for the way back,
-  // POST /auth/unimpersonate, which continues it with a new token. A start without that cookie
-  // (a bearer alone) leaves the session's token where it is, and has no way back.
+  // POST /auth/unimpersonate, which continues it with a new token.
   if (fromSessionBrowser) await discardRefreshToken(ctx, previous!)
   setRefreshCookie(event, ctx, session.token, ttl)
   ctx.logger.security('impersonation_started', { requester: requester.sub, target: identity.sub, ip })
@@ -162,8 +164,10 @@ export async function startImpersonation(ctx: AuthContext, event: H3Event, reque
  * gone), the requester is looked up again (`fetchTarget(originalUserLookupId)`, 404 when gone) and
  * restored with the custom claims the impersonation began with, in the session the requester's
  * token belonged to: its family, login time and client go on with a new refresh token (401
- * `session_revoked` when that session has ended, or when the start came without its refresh
- * cookie, so that this browser never held it; no session is ever created here). Then
+ * `session_revoked` when that session has ended; no session is ever created here). When the start
+ * came without the session's refresh cookie (a bearer alone), that token, and every token rotated
+ * from it, ends when the requester's access token expired: nothing derived from an access token
+ * outlives it. Then
  * `svc:impersonate:end` runs before anything is handed out. If anything fails, the impersonation
  * stays as it was.
  */
@@ -182,13 +186,10 @@ export async function endImpersonation(ctx: AuthContext, event: H3Event): Promis
   if (!record) throw authError('impersonation_ended')
 
   try {
-    // A start without the session's cookie (a bearer alone, as a stolen access token comes) has no
-    // way back: a token handed out here would be a second one of the session, beside its owner's.
-    if (!record.fromSessionBrowser) throw authError('session_revoked', 'This impersonation was started without the session it would return to: log in again')
     const { user: original, identity } = await fetchUser(event, record.context.originalUserLookupId, 'Original user not found')
     if (identity.sub !== record.requester.sub) throw authError('not_found', 'Original user not found')
     const claims = { ...customClaimsOf(original), ...(record.context.originalClaims ?? {}) }
-    const resumed = await continueSession(ctx, record.requesterSession, { user: { ...original, ...identity }, userId: identity.sub, claims })
+    const resumed = await continueSession(ctx, record.requesterSession, { user: { ...original, ...identity }, userId: identity.sub, claims, notAfter: record.notAfter })
     if (!resumed) throw authError('session_revoked', 'The session that started this impersonation has ended: log in again')
     const payload = buildAccessClaims(identity, resumed.record.provider, claims, { sid: resumed.record.family })
     const { token, payload: restoredUser } = await ctx.tokens.sign(payload)
@@ -201,7 +202,7 @@ export async function endImpersonation(ctx: AuthContext, event: H3Event): Promis
       throw error
     }
     await revokeFamily(ctx, session.record.family, session.record.userId, 'impersonation')
-    setRefreshCookie(event, ctx, resumed.token)
+    setRefreshCookie(event, ctx, resumed.token, refreshLifetime(ctx, resumed.record))
     ctx.logger.security('impersonation_ended', { requester: identity.sub, target: impersonated.sub, ip })
     return { accessToken: token }
   }

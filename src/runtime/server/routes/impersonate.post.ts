@@ -5,8 +5,8 @@
  * hook → fetchTarget → records and token → `svc:impersonate:start` hook → answer (see
  * `startImpersonation`).
  * 200 `{ accessToken }` + a refresh cookie of the impersonated session (it cannot be refreshed),
- * which replaces the requester's own (that token is retired; the way back continues its session,
- * and exists only when the request came with that cookie)
+ * which replaces the requester's own (that token is retired; the way back continues its session;
+ * without that cookie, what the way back hands out ends with the requester's access token)
  * 400 bad_request · 401 unauthorized · 401 session_revoked (the token's session ended, or it names
  * none: the way back continues that session) · 403 impersonation_chain (already impersonating)
  * 403 forbidden (canImpersonate false) · 404 not_found (feature disabled, or target not found)

@@ -13,7 +13,7 @@
  * 403 impersonated_session · 403 cross_origin_request · 413 payload_too_large
  */
 import { authError } from '../lib/errors'
-import { rotateRefreshToken } from '../lib/records/refresh-token'
+import { refreshLifetime, rotateRefreshToken } from '../lib/records/refresh-token'
 import { clientAddressOf } from '../lib/rate-limit'
 import { refuseCrossOrigin } from '../lib/request-guards'
 import { clearRefreshCookie, clearSessionPresence, clearTossedRefreshCookies, mintSessionToken, readRefreshCookie, refreshCookieValues, resolveGlobalClaims, setRefreshCookie } from '../lib/session'
@@ -51,6 +51,6 @@ export default defineAuthRoute(async (event, ctx) => {
   }
   const claims = await resolveGlobalClaims(ctx, result.record.user, result.record.claims)
   const { token, expiresIn } = await mintSessionToken(ctx, result.record, claims)
-  if (result.token) setRefreshCookie(event, ctx, result.token)
+  if (result.token) setRefreshCookie(event, ctx, result.token, refreshLifetime(ctx, result.record))
   return { success: true, message: 'Token refreshed', token, accessToken: token, expiresIn }
 })

@@ -12,11 +12,11 @@ const impersonationRecord = z.object({
   /** The requester's session (its `sid`): the way back continues it. */
   requesterSession: z.string().min(1),
   /**
-   * The start came with the refresh cookie of that session, whose token it retired: the browser
-   * held the session. Without it (a bearer alone) there is no way back, which would otherwise put
-   * a second refresh token of the session next to the one its owner holds.
+   * Set when the start came without the refresh cookie of that session (a bearer alone): when the
+   * requester's access token expired (epoch ms). The token the way back hands out then sits beside
+   * the owner's and ends at this time, so a stolen access token never yields a lasting session.
    */
-  fromSessionBrowser: z.boolean(),
+  notAfter: timestamp.optional(),
   targetSub: z.string(),
   startedAt: timestamp,
   expiresAt: timestamp,
@@ -27,8 +27,7 @@ const impersonationRecord = z.object({
  * the impersonated session. It is the only way back: POST /auth/unimpersonate takes it atomically
  * (single use), and only with the impersonation's own refresh cookie, so a leaked impersonated
  * access token alone can never be turned back into the requester's session. The way back never
- * creates a session: it continues the requester's own, which must still be live, and only where
- * the start retired that session's token (the browser held it).
+ * creates a session: it continues the requester's own, which must still be live.
  */
 export type ImpersonationRecord = z.output<typeof impersonationRecord>
 

@@ -20,6 +20,12 @@ export const refreshTokenRecord = z.object({
   createdAt: timestamp,
   /** Coarse description of the client that started the session (see `describeClient`). */
   client: sessionClientSchema.optional(),
+  /**
+   * When this token and every token rotated from it end at the latest (epoch ms): set on a token
+   * derived from an access token alone (the way back from an impersonation started with a bearer
+   * alone), which must not outlive that access token.
+   */
+  notAfter: timestamp.optional(),
 })
 
 /**

@@ -98,12 +98,24 @@ export async function issueRefreshToken(ctx: AuthContext, input: RefreshTokenInp
 }
 
 /**
+ * Seconds a token of `record` lives from now: the refresh lifetime, or less when the record has an
+ * end of its own (`notAfter`); 0 or less once that has passed.
+ */
+export function refreshLifetime(ctx: AuthContext, record: Pick<RefreshTokenRecord, 'notAfter'>): number {
+  return record.notAfter === undefined ? ctx.lifetimes.refresh : Math.min(ctx.lifetimes.refresh, (record.notAfter - Date.now()) / 1000)
+}
+
+/** True once a record's own end (`notAfter`) has passed. */
+const pastItsEnd = (ctx: AuthContext, record: RefreshTokenRecord) => refreshLifetime(ctx, record) <= 0
+
+/**
  * A new refresh token for a session that exists already (the way back from an impersonation):
  * the same family, login time, provider and client as the session's entry in its user's map, the
- * given user and claims. Null, and nothing stored, when the session has ended (revoked, expired,
- * or never existed), also when it ends while the token is being stored.
+ * given user and claims, and `notAfter` when given. Null, and nothing stored, when the session has
+ * ended (revoked, expired, or never existed), also when it ends while the token is being stored,
+ * and when `notAfter` has passed.
  */
-export async function continueSession(ctx: AuthContext, family: string, input: Pick<RefreshTokenInput, 'user' | 'userId' | 'claims'>): Promise<{ token: string, record: RefreshTokenRecord } | null> {
+export async function continueSession(ctx: AuthContext, family: string, input: Pick<RefreshTokenInput, 'user' | 'userId' | 'claims'> & { notAfter?: number }): Promise<{ token: string, record: RefreshTokenRecord } | null> {
   const entry = (await listSessionEntries(ctx, input.userId)).find(candidate => candidate.id === family)
   if (!entry || await isFamilyRevoked(ctx, family)) return null
   const token = randomToken(32)
@@ -116,8 +128,12 @@ export async function continueSession(ctx: AuthContext, family: string, input: P
     issuedAt: Date.now(),
     createdAt: entry.createdAt,
     client: entry.client,
+    ...(input.notAfter === undefined ? {} : { notAfter: input.notAfter }),
   }
-  await storeToken(ctx, token, record)
+  if (pastItsEnd(ctx, record)) return null
+  // The session's entry keeps the session's own lifetime; only the token ends at `notAfter`.
+  await putSessionEntry(ctx, record.userId, family, sessionEntryOf(record), ctx.lifetimes.refresh)
+  await ctx.store.write(tokenKey(ctx, token), record, refreshLifetime(ctx, record))
   // Checked after the write, as a restore does: a logout that ran meanwhile is never undone.
   if (await isFamilyRevoked(ctx, family)) {
     await Promise.all([discardRefreshToken(ctx, token), removeSessionEntry(ctx, input.userId, family)])
@@ -135,7 +151,7 @@ export async function discardRefreshToken(ctx: AuthContext, token: string): Prom
 export async function readRefreshToken(ctx: AuthContext, token: string): Promise<ReadRefreshToken | null> {
   const key = tokenKey(ctx, token)
   const record = await ctx.store.read(key, storedRefreshToken)
-  if (!record) return null
+  if (!record || pastItsEnd(ctx, record)) return null
   if (await isFamilyRevoked(ctx, record.family)) return null
   return { key, record }
 }
@@ -157,7 +173,7 @@ export async function readSessionRecord(ctx: AuthContext, token: string): Promis
   // is rotated all the same, and counts only within the grace period.
   const [found, marker] = await Promise.all([readRefreshToken(ctx, token), ctx.store.read(markerKey(ctx, token), rotationMarker)])
   if (!marker) return found?.record ?? null
-  if (!withinGrace(ctx, Date.now() - marker.at)) return null
+  if (!withinGrace(ctx, Date.now() - marker.at) || pastItsEnd(ctx, marker.record)) return null
   return await isFamilyRevoked(ctx, marker.family) ? null : marker.record
 }
 
@@ -178,6 +194,7 @@ export async function readSessionRecord(ctx: AuthContext, token: string): Promis
 export async function rotateRefreshToken(ctx: AuthContext, token: string, options: { rotate: (record: RefreshTokenRecord) => boolean } = { rotate: () => true }): Promise<RefreshResult> {
   const key = tokenKey(ctx, token)
   const found = await ctx.store.read(key, storedRefreshToken)
+  if (found && pastItsEnd(ctx, found)) return { status: 'invalid' }
   if (found && !options.rotate(found)) {
     return await isFamilyRevoked(ctx, found.family) ? { status: 'invalid' } : { status: 'ok', record: found, token: undefined }
   }
@@ -186,7 +203,7 @@ export async function rotateRefreshToken(ctx: AuthContext, token: string, option
     const now = Date.now()
     const record: RefreshTokenRecord = { ...found, issuedAt: now }
     const marker: RotationMarker = { family: record.family, userId: record.userId, at: now, next: sealSuccessor(ctx, token, successor), record }
-    const ttlSeconds = ctx.lifetimes.refresh
+    const ttlSeconds = refreshLifetime(ctx, record)
     const result = await ctx.store.commit({
       guards: [revokedKey(ctx, record.family)],
       claim: { key: markerKey(ctx, token), value: marker, ttlSeconds },
@@ -241,7 +258,7 @@ async function followRotation(ctx: AuthContext, token: string): Promise<RefreshR
  * that runs meanwhile (it revokes before it deletes) is never undone.
  */
 async function restoreSuccessor(ctx: AuthContext, successor: string, record: RefreshTokenRecord): Promise<RefreshResult> {
-  const left = (record.issuedAt + ctx.lifetimes.refresh * 1000 - Date.now()) / 1000
+  const left = Math.min((record.issuedAt + ctx.lifetimes.refresh * 1000 - Date.now()) / 1000, refreshLifetime(ctx, record))
   if (left <= 0) return { status: 'invalid' }
   await storeToken(ctx, successor, record, left)
   if (await isFamilyRevoked(ctx, record.family)) {
