@@ -175,9 +175,11 @@ describe('endImpersonation', () => {
     expect((await readRefreshToken(ctx, handedOut))?.record.notAfter).toBe(exp! * 1000)
     const maxAge = Number(/Max-Age=(\d+)/.exec(setCookies(back1).find(line => line.startsWith('svc-refresh='))!)![1])
     expect(maxAge).toBeLessThanOrEqual(ctx.lifetimes.access)
-    // Rotations keep the end: a refresh cannot stretch it.
+    // Rotations keep the end: a refresh cannot stretch it, nor shorten the session's own listing.
     const rotated = await rotateRefreshToken(ctx, handedOut)
     expect(rotated).toMatchObject({ status: 'ok', record: { notAfter: exp! * 1000 } })
+    const [entry] = await listSessionEntries(ctx, 'admin')
+    expect(entry!.expiresAt).toBeGreaterThan(Date.now() + (ctx.lifetimes.refresh - 60) * 1000)
     // Once the stolen token would have expired, nothing derived from it refreshes; the owner's does.
     vi.useFakeTimers({ now: exp! * 1000 + 1000, toFake: ['Date'] })
     try {

@@ -208,7 +208,9 @@ export async function rotateRefreshToken(ctx: AuthContext, token: string, option
       guards: [revokedKey(ctx, record.family)],
       claim: { key: markerKey(ctx, token), value: marker, ttlSeconds },
       copies: [tokenKey(ctx, successor)],
-      mapCopies: [{ key: sessionMapKey(ctx, record.userId), field: record.family }],
+      // A token with an end of its own (`notAfter`) sits beside the session's own token: the
+      // session's entry keeps the session's lifetime, which that token's rotations would shorten.
+      mapCopies: record.notAfter === undefined ? [{ key: sessionMapKey(ctx, record.userId), field: record.family }] : [],
       deletes: [key],
     })
     if (result === 'claimed') return { status: 'ok', record, token: successor }
