@@ -235,7 +235,9 @@ describe('the way back continues the requester\'s session', () => {
     const { body, cookie } = await impersonate({ token: requester.token } as Session, 'alice')
     const back = await post('/auth/unimpersonate', body.accessToken, undefined, cookie)
     expect(back.status).toBe(200)
-    expect(decodeJwt((await back.json()).accessToken).sid).toBe(sid)
+    const restored = decodeJwt((await back.json()).accessToken)
+    expect(restored.sid).toBe(sid)
+    expect(restored.exp).toBeLessThanOrEqual(exp!)
     // No new session, and a refresh cookie that ends when the stolen token does (not in 7 days).
     expect((await sessionsOf(requester.token)).sessions.map(s => s.id).sort()).toEqual(before.map(s => s.id).sort())
     const maxAge = Number(/Max-Age=(\d+)/.exec(setCookieLine(back, 'svc-refresh')!)![1])
@@ -246,6 +248,7 @@ describe('the way back continues the requester\'s session', () => {
     const refreshed = await server.fetch('/auth/refresh', { method: 'POST', headers: { cookie: `svc-refresh=${handedOut}` } })
     expect(refreshed.status).toBe(200)
     expect(Number(/Max-Age=(\d+)/.exec(setCookieLine(refreshed, 'svc-refresh')!)![1])).toBeLessThanOrEqual(maxAge)
+    expect(decodeJwt((await refreshed.json()).token).exp).toBeLessThanOrEqual(exp!)
     expect((await server.fetch('/auth/logout', { method: 'POST', headers: { cookie: `svc-refresh=${requester.refreshCookie}` } })).status).toBe(200)
     expect((await server.fetch('/auth/refresh', { method: 'POST', headers: { cookie: `svc-refresh=${setCookieValue(refreshed, 'svc-refresh')}` } })).status).toBe(401)
   })

@@ -192,6 +192,29 @@ describe('endImpersonation', () => {
     }
   })
 
+  it('rounds of impersonation never stretch that end: neither its refresh tokens nor its access tokens outlive the stolen token', async () => {
+    const admin = await adminSession()
+    const end = (await ctx.tokens.verify(admin.accessToken))!.exp! * 1000
+    let bearer = admin.accessToken
+    let cookie: string | undefined
+    for (let round = 0; round < 3; round++) {
+      // The next round presents what the last one handed out: its access token, and from the
+      // second round on its refresh cookie too (the "browser of the session" by then).
+      const event = request(bearer, cookie)
+      const { accessToken } = await startImpersonation(ctx, event, await impersonationRequester(ctx, event), { targetUserId: 'bob' })
+      const way = back(accessToken, setCookieValue(event, 'svc-refresh'))
+      bearer = (await endImpersonation(ctx, way)).accessToken
+      cookie = setCookieValue(way, 'svc-refresh')!
+      expect((await ctx.tokens.verify(bearer))!.exp! * 1000).toBeLessThanOrEqual(end)
+      expect((await readRefreshToken(ctx, cookie))?.record.notAfter).toBe(end)
+    }
+    // A refresh of what was handed out mints no access token past the end either.
+    const rotated = await rotateRefreshToken(ctx, cookie!)
+    expect(rotated.status).toBe('ok')
+    const { token } = await mintSessionToken(ctx, (rotated as { record: Parameters<typeof mintSessionToken>[1] }).record, {})
+    expect((await ctx.tokens.verify(token))!.exp! * 1000).toBeLessThanOrEqual(end)
+  })
+
   it('started from the browser that holds the session, the way back continues it for its full lifetime', async () => {
     const { admin, answer, cookie } = await start()
     const event = back(answer.accessToken, cookie)

@@ -11,7 +11,7 @@ import { clientAddressOf } from './rate-limit'
 import { liveSessionOf } from './recent-login'
 import { removeImpersonation, saveImpersonation, takeImpersonation } from './records/impersonation'
 import { continueSession, discardRefreshToken, issueRefreshToken, readRefreshToken, refreshLifetime, revokeFamily } from './records/refresh-token'
-import { readRefreshCookie, setRefreshCookie } from './session'
+import { accessLifetime, readRefreshCookie, setRefreshCookie } from './session'
 import { describeClient } from './sessions'
 import { asSubject, hostSubjectOf } from './subject'
 
@@ -121,13 +121,14 @@ export async function startImpersonation(ctx: AuthContext, event: H3Event, reque
   const { user: target, identity } = await fetchUser(event, targetUserId, 'Target user not found')
 
   // The refresh cookie of the requester's session, when this browser holds it: its token is
-  // retired below, and the way back hands the session a token again. A start with the bearer
-  // alone (as a stolen access token comes) leaves the owner's token where it is: the token the
-  // way back hands out then lives no longer than that access token (`notAfter`).
+  // retired below, and the way back hands the session a token again, with that token's own end
+  // if it had one. A start with the bearer alone (as a stolen access token comes) leaves the
+  // owner's token where it is: what the way back hands out then lives no longer than that access
+  // token (`notAfter`), whose own lifetime never passed the end of what it came from.
   const previous = readRefreshCookie(event, ctx)
   const found = previous ? await readRefreshToken(ctx, previous) : null
   const fromSessionBrowser = found?.record.family === requester.sid
-  const notAfter = fromSessionBrowser ? undefined : (requester.exp ?? 0) * 1000
+  const notAfter = fromSessionBrowser ? found!.record.notAfter : (requester.exp ?? 0) * 1000
 
   const now = new Date()
   const context = impersonationContext(requester, ctx.options.impersonation.originalUserLookupClaim, reason, now)
@@ -192,7 +193,7 @@ export async function endImpersonation(ctx: AuthContext, event: H3Event): Promis
     const resumed = await continueSession(ctx, record.requesterSession, { user: { ...original, ...identity }, userId: identity.sub, claims, notAfter: record.notAfter })
     if (!resumed) throw authError('session_revoked', 'The session that started this impersonation has ended: log in again')
     const payload = buildAccessClaims(identity, resumed.record.provider, claims, { sid: resumed.record.family })
-    const { token, payload: restoredUser } = await ctx.tokens.sign(payload)
+    const { token, payload: restoredUser } = await ctx.tokens.sign(payload, { expiresIn: accessLifetime(ctx, resumed.record) })
     const { ip, userAgent } = requestOrigin(event, ctx)
     try {
       await ctx.callHook('svc:impersonate:end', { restoredUser, impersonatedUser: impersonated, event, ip, userAgent, timestamp: new Date() })

@@ -7,7 +7,7 @@ import { buildAccessClaims, sanitizeCustomClaims } from './claims'
 import type { AuthContext } from './context'
 import { getAuthHandlers } from './handlers'
 import { clearPresenceCookie, setPresenceCookie } from './presence-cookie'
-import { readSessionRecord, type RefreshTokenRecord } from './records/refresh-token'
+import { readSessionRecord, refreshLifetime, type RefreshTokenRecord } from './records/refresh-token'
 
 /**
  * Sets the HttpOnly refresh cookie with the configured attributes (`maxAge` overrides the
@@ -90,8 +90,16 @@ export async function resolveGlobalClaims(ctx: AuthContext, user: AuthUser, base
   return { ...sanitizeCustomClaims(base, onDrop), ...sanitizeCustomClaims(extra ?? {}, onDrop) }
 }
 
-/** Signs an access token for a stored session (refresh token record). */
-export async function mintSessionToken(ctx: AuthContext, record: Pick<RefreshTokenRecord, 'user' | 'userId' | 'provider' | 'family' | 'impersonation'>, claims: CustomClaims, expiresIn: number = ctx.lifetimes.access): Promise<{ token: string, expiresIn: number, payload: AuthClaims }> {
+/**
+ * Seconds an access token of a stored session lives: `expiresIn`, but never past the record's own
+ * end (`notAfter`: a token derived from an access token alone outlives neither).
+ */
+export function accessLifetime(ctx: AuthContext, record: Pick<RefreshTokenRecord, 'notAfter'>, expiresIn: number = ctx.lifetimes.access): number {
+  return Math.max(1, Math.floor(Math.min(expiresIn, refreshLifetime(ctx, record))))
+}
+
+/** Signs an access token for a stored session (refresh token record), within {@link accessLifetime}. */
+export async function mintSessionToken(ctx: AuthContext, record: Pick<RefreshTokenRecord, 'user' | 'userId' | 'provider' | 'family' | 'impersonation' | 'notAfter'>, claims: CustomClaims, expiresIn: number = ctx.lifetimes.access): Promise<{ token: string, expiresIn: number, payload: AuthClaims }> {
   const payload = buildAccessClaims({ ...record.user, sub: record.userId }, record.provider, claims, { sid: record.family, impersonation: record.impersonation })
-  return ctx.tokens.sign(payload, { expiresIn })
+  return ctx.tokens.sign(payload, { expiresIn: accessLifetime(ctx, record, expiresIn) })
 }

@@ -54,10 +54,12 @@ function openSuccessor(ctx: AuthContext, token: string, sealed: string): string 
 
 /**
  * Writes a token's record and, first, the session's entry in its user's session map (so a live
- * token is never missing from the map).
+ * token is never missing from the map). A token with an end of its own (`notAfter`) sits beside
+ * the session's own token and leaves the entry as it is: its shorter lifetime must not shorten
+ * the session's listing.
  */
 async function storeToken(ctx: AuthContext, token: string, record: RefreshTokenRecord, ttl: number = ctx.lifetimes.refresh): Promise<void> {
-  await putSessionEntry(ctx, record.userId, record.family, sessionEntryOf(record), ttl)
+  if (record.notAfter === undefined) await putSessionEntry(ctx, record.userId, record.family, sessionEntryOf(record), ttl)
   await ctx.store.write(tokenKey(ctx, token), record, ttl)
 }
 
@@ -131,9 +133,7 @@ export async function continueSession(ctx: AuthContext, family: string, input: P
     ...(input.notAfter === undefined ? {} : { notAfter: input.notAfter }),
   }
   if (pastItsEnd(ctx, record)) return null
-  // The session's entry keeps the session's own lifetime; only the token ends at `notAfter`.
-  await putSessionEntry(ctx, record.userId, family, sessionEntryOf(record), ctx.lifetimes.refresh)
-  await ctx.store.write(tokenKey(ctx, token), record, refreshLifetime(ctx, record))
+  await storeToken(ctx, token, record, refreshLifetime(ctx, record))
   // Checked after the write, as a restore does: a logout that ran meanwhile is never undone.
   if (await isFamilyRevoked(ctx, family)) {
     await Promise.all([discardRefreshToken(ctx, token), removeSessionEntry(ctx, input.userId, family)])
@@ -208,8 +208,7 @@ export async function rotateRefreshToken(ctx: AuthContext, token: string, option
       guards: [revokedKey(ctx, record.family)],
       claim: { key: markerKey(ctx, token), value: marker, ttlSeconds },
       copies: [tokenKey(ctx, successor)],
-      // A token with an end of its own (`notAfter`) sits beside the session's own token: the
-      // session's entry keeps the session's lifetime, which that token's rotations would shorten.
+      // As in storeToken: a token with an end of its own leaves the session's entry as it is.
       mapCopies: record.notAfter === undefined ? [{ key: sessionMapKey(ctx, record.userId), field: record.family }] : [],
       deletes: [key],
     })

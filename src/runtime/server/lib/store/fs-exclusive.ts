@@ -105,9 +105,10 @@ const STALE_LOCK_MS = 10_000
  * rename(), so that of processes breaking it at once one succeeds, and deletes it. Resolves false
  * when another process broke it first. When the file moved is not the stale one (another
  * process broke it and took a fresh lock between this one's look and its rename), that lock is
- * put back and the call resolves false: the lock is busy. (Only a third process taking the lock
- * in the moment between the two renames would lose it: that needs a holder that died and three
- * processes at once.)
+ * put back and the call resolves false: the lock is busy. (A third process taking the lock in the
+ * moment between the two renames would have its lock overwritten by the one put back, and two
+ * processes would hold it at once: that needs a holder that died and three processes racing in
+ * that moment.)
  */
 async function breakStaleLock(lock: string, stale: Pick<fs.Stats, 'ino' | 'mtimeMs'>): Promise<boolean> {
   const aside = tempPathFor(lock)
