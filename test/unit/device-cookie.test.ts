@@ -1,6 +1,5 @@
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { createApp, toNodeListener, type H3Event } from 'h3'
+import type { Server } from 'node:http'
+import type { H3Event } from 'h3'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { CookieJar } from '../helpers/cookie-jar'
 import { resolveOptions } from '../../src/build/options'
@@ -12,12 +11,11 @@ import { passwordRoutePath } from '../../src/runtime/server/lib/password/paths'
 import { reserveLoginFailure } from '../../src/runtime/server/lib/rate-limit'
 import { createAuthCode } from '../../src/runtime/server/lib/records/auth-code'
 import { peekAuthContext } from '../../src/runtime/server/utils/context'
-import type { PasswordUser } from '../../src/runtime/types/auth'
 import type { ModuleOptions } from '../../src/runtime/types/options'
 import type { LoginRateLimitRule } from '../../src/runtime/types/rate-limit'
 import { unitContext } from './helpers/context'
 import { fakeEvent, setCookies, setCookieValue } from './helpers/event'
-import { moduleRouter } from './helpers/module-router'
+import { memoryPasswordAccounts, serveModule } from './helpers/module-router'
 
 /** A password login's reservation, as the login flow makes it: with the browser's device cookie for the email. */
 const reserve = (ctx: AuthContext, event: H3Event, email: string) => reserveLoginFailure(ctx, event, email, trustedDevice(event, ctx, email))
@@ -200,8 +198,7 @@ describe('login failures with and without a device cookie', () => {
 
 describe('the token exchange', () => {
   const PASSWORD = 'Sunflower-42x'
-  const users = new Map<string, PasswordUser>()
-  const mails: Array<{ email: string, code: string, action: string }> = []
+  const { codes: mails, handlers: passwordAccounts } = memoryPasswordAccounts()
   let options: ModuleOptions
   let server: Server
   let base = ''
@@ -216,20 +213,11 @@ describe('the token exchange', () => {
     }, true)
     nitro.options = options
     defineAuthHandlers({
-      password: {
-        findUser: email => users.get(email) ?? null,
-        sendVerificationCode: (email, code, action) => void mails.push({ email, code, action }),
-        onUserPersist: (email, hashedPassword) => {
-          users.set(email, { id: `id-${email}`, email, hashedPassword })
-          return { id: `id-${email}` }
-        },
-      },
+      password: passwordAccounts,
     })
-    const app = createApp()
-    app.use(await moduleRouter(options))
-    server = createServer(toNodeListener(app))
-    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    const served = await serveModule(options)
+    server = served.server
+    base = served.base
   })
 
   afterAll(async () => {

@@ -1,12 +1,10 @@
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { createApp, toNodeListener } from 'h3'
+import type { Server } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { CookieJar } from '../helpers/cookie-jar'
 import { resolveOptions } from '../../src/build/options'
 import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
 import { TOTP } from 'otpauth'
-import { moduleRouter } from './helpers/module-router'
+import { memoryPasswordAccounts, serveModule } from './helpers/module-router'
 import { passwordRoutePath } from '../../src/runtime/server/lib/password/paths'
 import { passkeyRoutePath } from '../../src/runtime/server/lib/passkey/paths'
 import type { PasskeyCredential } from '../../src/runtime/types/passkey'
@@ -15,7 +13,7 @@ import { SoftAuthenticator } from './helpers/webauthn'
 import { RECORD_TYPES } from '../../src/runtime/server/lib/records/record-types'
 import type { StoreBackend } from '../../src/runtime/server/lib/store/types'
 import { peekAuthContext } from '../../src/runtime/server/utils/context'
-import type { PasswordUser, TwoFactorState } from '../../src/runtime/types/auth'
+import type { TwoFactorState } from '../../src/runtime/types/auth'
 import type { ModuleOptions } from '../../src/runtime/types/options'
 
 // The module's real endpoints on a plain h3 app: Nitro's runtime is these two functions.
@@ -67,8 +65,7 @@ function recordTypeOf(key: string): string {
 let server: Server
 let base = ''
 let options: ModuleOptions
-const users = new Map<string, PasswordUser>()
-const codes: Array<{ email: string, code: string, action: string }> = []
+const { codes, handlers: passwordAccounts } = memoryPasswordAccounts()
 const twoFactorStates = new Map<string, TwoFactorState>()
 
 /** One browser: its cookies, and requests to the app. */
@@ -121,25 +118,15 @@ beforeAll(async () => {
     twoFactor: { enabled: true },
   }, false)
   nitro.options = options
-  const router = await moduleRouter(options)
-  const app = createApp()
-  app.use(router)
-  server = createServer(toNodeListener(app))
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const served = await serveModule(options)
+  server = served.server
+  base = served.base
   nitro.base = base
   // Passkeys are signed for the app's origin (the context is made at the first request).
   options.providers.passkey = { origins: [base] }
 
   defineAuthHandlers({
-    password: {
-      findUser: email => users.get(email) ?? null,
-      sendVerificationCode: (email, code, action) => void codes.push({ email, code, action }),
-      onUserPersist: (email, hashedPassword) => {
-        users.set(email, { id: `id-${email}`, email, hashedPassword })
-        return { id: `id-${email}` }
-      },
-    },
+    password: passwordAccounts,
     impersonation: {
       canImpersonate: () => true,
       fetchTarget: id => ({ sub: id, email: `${id}@example.com` }),

@@ -1,18 +1,15 @@
 import { execFile } from 'node:child_process'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { Server } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { createApp, toNodeListener } from 'h3'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { CookieJar } from '../helpers/cookie-jar'
 import { resolveOptions } from '../../src/build/options'
 import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
 import { passwordRoutePath } from '../../src/runtime/server/lib/password/paths'
 import { peekAuthContext } from '../../src/runtime/server/utils/context'
-import type { PasswordUser } from '../../src/runtime/types/auth'
 import type { ModuleOptions } from '../../src/runtime/types/options'
-import { moduleRouter } from './helpers/module-router'
+import { memoryPasswordAccounts, serveModule } from './helpers/module-router'
 
 // The defences of the module's endpoints, through its real routes on a plain h3 app on a loopback
 // port (Nitro's runtime is these two functions): what the e2e tests check on built apps, here in
@@ -35,8 +32,7 @@ const MAX_BODY = 16 * 1024
 let server: Server
 let base = ''
 let options: ModuleOptions
-const users = new Map<string, PasswordUser>()
-const codes: Array<{ email: string, code: string, action: string }> = []
+const { codes, handlers: passwordAccounts } = memoryPasswordAccounts()
 
 beforeAll(async () => {
   options = resolveOptions({
@@ -51,22 +47,13 @@ beforeAll(async () => {
     },
   }, false)
   nitro.options = options
-  const app = createApp()
-  app.use(await moduleRouter(options))
-  server = createServer(toNodeListener(app))
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const served = await serveModule(options)
+  server = served.server
+  base = served.base
   nitro.base = base
   defineAuthHandlers({
     impersonation: { fetchTarget: id => ({ 'target-1': { sub: 'target-1', email: 'target@example.com', name: 'Target One' }, 'mock:mock-1': { sub: 'mock:mock-1', email: 'mock@example.com' } } as Record<string, Record<string, string>>)[id] ?? null },
-    password: {
-      findUser: email => users.get(email) ?? null,
-      sendVerificationCode: (email, code, action) => void codes.push({ email, code, action }),
-      onUserPersist: (email, hashedPassword) => {
-        users.set(email, { id: `id-${email}`, email, hashedPassword })
-        return { id: `id-${email}` }
-      },
-    },
+    password: passwordAccounts,
   })
 })
 

@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { Server } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createApp, toNodeListener } from 'h3'
 import { Secret, TOTP } from 'otpauth'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { CookieJar } from '../helpers/cookie-jar'
@@ -13,14 +11,14 @@ import { buildRuntimeConfig } from '../../src/build/runtime-config'
 import { createAuthContext } from '../../src/runtime/server/lib/context'
 import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
 import { completeLogin } from '../../src/runtime/server/lib/login'
-import { moduleRouter } from './helpers/module-router'
+import { memoryPasswordAccounts, serveModule } from './helpers/module-router'
 import { passwordRoutePath } from '../../src/runtime/server/lib/password/paths'
 import { checkSecondFactor } from '../../src/runtime/server/lib/two-factor/check'
 import { codeAt, hashRecoveryCode, matchTimeStep, newRecoveryCodes, secretBox } from '../../src/runtime/server/lib/two-factor/secret'
 import { newState } from '../../src/runtime/server/lib/two-factor/state'
 import type { StoreBackend } from '../../src/runtime/server/lib/store/types'
 import { peekAuthContext } from '../../src/runtime/server/utils/context'
-import type { PasswordUser, TwoFactorState } from '../../src/runtime/types/auth'
+import type { TwoFactorState } from '../../src/runtime/types/auth'
 import type { ModuleOptions, ModuleOptionsInput } from '../../src/runtime/types/options'
 import { fakeEvent, setCookies } from './helpers/event'
 import { deleteRedisKeys } from '../support/redis-servers'
@@ -60,8 +58,7 @@ const MAX_FAILURES = 12
 let server: Server
 let base = ''
 let options: ModuleOptions
-const users = new Map<string, PasswordUser>()
-const mails: Array<{ email: string, code: string, action: string }> = []
+const { codes: mails, handlers: passwordAccounts } = memoryPasswordAccounts()
 const states = new Map<string, TwoFactorState>()
 const saves: Array<{ userId: string, reason: string }> = []
 const logs: string[] = []
@@ -163,25 +160,15 @@ async function startApp(input: ModuleOptionsInput = {}) {
     ...input,
   }, false)
   nitro.options = options
-  const router = await moduleRouter(options)
-  const app = createApp()
-  app.use(router)
-  server = createServer(toNodeListener(app))
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const served = await serveModule(options)
+  server = served.server
+  base = served.base
   nitro.base = base
 }
 
 function registerHandlers() {
   defineAuthHandlers({
-    password: {
-      findUser: email => users.get(email) ?? null,
-      sendVerificationCode: (email, code, action) => void mails.push({ email, code, action }),
-      onUserPersist: (email, hashedPassword) => {
-        users.set(email, { id: `id-${email}`, email, hashedPassword })
-        return { id: `id-${email}` }
-      },
-    },
+    password: passwordAccounts,
     twoFactor: {
       find: userId => states.get(userId) ?? null,
       save: (userId, state, { reason }) => {

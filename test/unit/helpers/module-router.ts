@@ -1,6 +1,9 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
-import { createRouter, type EventHandler, type Router } from 'h3'
+import { createApp, createRouter, toNodeListener, type EventHandler, type Router } from 'h3'
 import { coreRoutes, oauthRoutes, passkeyRoutes, passwordRoutes, twoFactorRoutes } from '../../../src/runtime/server/lib/module-routes'
+import type { PasswordHandlers, PasswordUser } from '../../../src/runtime/types/handlers'
 import type { ModuleOptions } from '../../../src/runtime/types/options'
 
 const ROUTES_DIR = join(import.meta.dirname, '..', '..', '..', 'src', 'runtime', 'server', 'routes')
@@ -18,4 +21,31 @@ export async function moduleRouter(options: ModuleOptions): Promise<Router> {
     router[route.method](route.route, handler)
   }
   return router
+}
+
+/** {@link moduleRouter} served on a loopback port: the server and its base URL (`http://127.0.0.1:<port>`). */
+export async function serveModule(options: ModuleOptions): Promise<{ server: Server, base: string }> {
+  const app = createApp()
+  app.use(await moduleRouter(options))
+  const server = createServer(toNodeListener(app))
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }
+}
+
+/**
+ * Password accounts kept in memory, and the codes sent to them: `handlers` are the host's
+ * `password` handlers over them (an account's id is `id-<email>`).
+ */
+export function memoryPasswordAccounts() {
+  const users = new Map<string, PasswordUser>()
+  const codes: Array<{ email: string, code: string, action: string }> = []
+  const handlers: PasswordHandlers = {
+    findUser: email => users.get(email) ?? null,
+    sendVerificationCode: (email, code, action) => void codes.push({ email, code, action }),
+    onUserPersist: (email, hashedPassword) => {
+      users.set(email, { id: `id-${email}`, email, hashedPassword })
+      return { id: `id-${email}` }
+    },
+  }
+  return { users, codes, handlers }
 }
