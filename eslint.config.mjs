@@ -1,53 +1,88 @@
 // @ts-check
 import { createConfigForNuxt } from '@nuxt/eslint-config/flat'
+import { createNodeResolver } from 'eslint-plugin-import-x'
+
+/** The optional features: each lives in its build step (src/build/<name>.ts) and its folder src/runtime/<name>/. */
+const FEATURES = ['oauth', 'password', 'passkey', 'two-factor', 'impersonation', 'devtools']
+const featureFolders = `(${FEATURES.join('|')})`
 
 /** Import specifiers that each layer refuses; a specific layer repeats the rules of the wider one it sits in. */
 const serverOnly = { regex: '^(node:|h3$|unstorage|ioredis|@node-rs/)', message: 'Browser code must not import server-only packages.' }
 const notBrowser = { regex: '(^|/)app(/|$)', message: 'Server code must not import browser code.' }
+const noVue = { regex: '^(#app|#imports|vue|vue-router|@vue/)', message: 'Server code must not import Vue or the Nuxt app: it runs in Nitro.' }
 const belowEdges = { regex: '(^|/)(routes|utils|plugins|middleware)(/|$)', message: 'Server libraries must not import routes, host utils, plugins or middleware (those are the edges that call them).' }
-const belowProviders = { regex: '(^|/)(oauth|password|passkey)(/|$)', message: 'Records and stores must not import providers.' }
+const noFeature = { regex: `(^|/)${featureFolders}/`, message: 'The core, the edge, the config and the store know no feature: a feature registers itself with them (src/runtime/<feature>/).' }
+const noCore = { regex: '(^|/)core(/|$)', message: 'The edge, the config and the store sit below the core: they must not import it.' }
+const noConfig = { regex: '(^|/)config(/|$)', message: 'The edge and the store sit below the config: they must not import it.' }
+const noEdge = { regex: '(^|/)edge(/|$)', message: 'The store sits below the edge: it must not import it.' }
 const notTesting = { regex: '(^|/)testing(/|$)', message: 'Runtime code must not import the test helpers (src/testing).' }
 const noTestRunner = { regex: '^(@nuxt/test-utils|playwright-core|vitest)', message: 'Only src/testing/e2e.ts may import the test runner\'s packages: `nuxt-svc-auth/testing` must load without them.' }
+const lib = 'src/runtime/server/lib'
 
 /**
  * Layer rules: which folder may import which. ESLint applies the last matching entry's options
- * only, so an entry lists every rule that holds for its files.
+ * only, so an entry lists every rule that holds for its files. From the bottom up: the store, the
+ * edge (requests, answers, cookies, rate limits), the config (options, durations, deploy target),
+ * the core (tokens, sessions, revocation, claims, context), then the features and the server's
+ * entry points (routes, utils, plugins, middleware).
  */
 const layers = [
   {
     name: 'browser code imports nothing of the server or the build',
-    files: ['src/runtime/app/**', 'src/runtime/devtools/**'],
+    files: ['src/runtime/app/**', 'src/runtime/*/app/**'],
     forbid: [
       { regex: '(^|/)server(/|$)', message: 'Browser code must not import server code: move what both sides need to src/runtime/shared/.' },
       { regex: '(^|/)build(/|$)', message: 'Browser code must not import build-time code.' },
       serverOnly,
-      { regex: '^jose$', message: 'The browser only reads token payloads (app/lib/claims.ts decodes them): no JWT library in the client bundle.' },
+      { regex: '^jose$', message: 'The browser only reads token payloads (app/lib/token-payload.ts decodes them): no JWT library in the client bundle.' },
       notTesting,
     ],
   },
   {
     name: 'shared code imports only types and shared code',
-    files: ['src/runtime/shared/**'],
+    files: ['src/runtime/shared/**', `src/runtime/{${FEATURES.join(',')}}/*.ts`],
     forbid: [
-      { regex: '(^|/)(server|app|build)(/|$)', message: 'Shared code is used by the browser and the server: it imports only src/runtime/shared and src/runtime/types.' },
+      { regex: '(^|/)(server|app|build)(/|$)', message: 'Shared code is used by the browser and the server: it imports only shared code (src/runtime/shared, a feature\'s top-level files) and types.' },
       { regex: '^(#imports|#app|node:)', message: 'Shared code must not depend on Nuxt, Nitro or Node.' },
       notTesting,
     ],
   },
   {
     name: 'server code never imports browser code',
-    files: ['src/runtime/server/**'],
-    forbid: [notBrowser, notTesting],
+    files: ['src/runtime/server/**', 'src/runtime/*/server/**'],
+    forbid: [notBrowser, noVue, notTesting],
   },
   {
     name: 'server libraries never import routes, host utils or plugins',
-    files: ['src/runtime/server/lib/**'],
-    forbid: [notBrowser, belowEdges, notTesting],
+    files: [`${lib}/**`, 'src/runtime/*/server/*.ts'],
+    // A feature's own entry points: its Nitro plugin and the host utils it adds.
+    ignores: ['src/runtime/*/server/*-plugin.ts', 'src/runtime/*/server/event-handlers.ts'],
+    forbid: [notBrowser, noVue, belowEdges, notTesting],
   },
   {
-    name: 'records and stores are the bottom layer',
-    files: ['src/runtime/server/lib/store/**', 'src/runtime/server/lib/records/**'],
-    forbid: [notBrowser, belowEdges, belowProviders, notTesting],
+    name: 'the core knows no feature',
+    files: [`${lib}/core/**`],
+    forbid: [notBrowser, noVue, belowEdges, noFeature, notTesting],
+  },
+  {
+    name: 'the config sits below the core',
+    files: [`${lib}/config/**`],
+    forbid: [notBrowser, noVue, belowEdges, noFeature, noCore, notTesting],
+  },
+  {
+    name: 'the edge sits below the config',
+    files: [`${lib}/edge/**`],
+    forbid: [notBrowser, noVue, belowEdges, noFeature, noCore, noConfig, notTesting],
+  },
+  {
+    name: 'the store is the bottom layer',
+    files: [`${lib}/store/**`],
+    forbid: [notBrowser, noVue, belowEdges, noFeature, noCore, noConfig, noEdge, notTesting],
+  },
+  {
+    name: 'build steps run in Node: never browser code',
+    files: ['src/build/**', 'src/module.ts'],
+    forbid: [notBrowser],
   },
   {
     name: 'test helpers use the server libraries, never browser code; only the e2e entry loads the test runner',
@@ -62,8 +97,9 @@ const layers = [
 ]
 
 /**
- * Type declarations import only other type declarations, with one exception: the built-in
- * providers' names and option types derive from the preset table (type-only imports of it).
+ * Type declarations import only other type declarations and the features' type files, with one
+ * exception: the built-in providers' names and option types derive from the preset table
+ * (type-only imports of it).
  */
 /** @type {import('eslint').Linter.Config} */
 const typesLayer = {
@@ -73,9 +109,24 @@ const typesLayer = {
     'no-restricted-imports': 'off',
     '@typescript-eslint/no-restricted-imports': ['error', {
       patterns: [
-        { regex: '^\\.\\./(?!server/lib/oauth/presets?$)', message: 'Type declarations import only other files of src/runtime/types (and packages).' },
-        { regex: '^\\.\\./server/lib/oauth/presets?$', allowTypeImports: true, message: 'Only types may be imported from the preset table.' },
+        { regex: `^\\.\\./(?!oauth/server/preset(-table)?$|${featureFolders}/[\\w-]+-types$)`, message: 'Type declarations import only other files of src/runtime/types, the features\' type files (and packages).' },
+        { regex: '^\\.\\./oauth/server/preset(-table)?$', allowTypeImports: true, message: 'Only types may be imported from the preset table.' },
       ],
+    }],
+  },
+}
+
+/**
+ * Browser code loads no server code, not even on demand: `import()` is checked as static imports are.
+ * @type {import('eslint').Linter.Config}
+ */
+const noDynamicServerImport = {
+  name: 'svc-auth/layers/browser code loads no server code on demand',
+  files: ['src/runtime/app/**', 'src/runtime/*/app/**', 'src/runtime/shared/**'],
+  rules: {
+    'no-restricted-syntax': ['error', {
+      selector: 'ImportExpression[source.value=/(^|\\/)(server|build)(\\/|$)/]',
+      message: 'Browser code must not import server code, not even with import().',
     }],
   },
 }
@@ -93,6 +144,7 @@ export default createConfigForNuxt({
     ...layers.map(layer => ({
       name: `svc-auth/layers/${layer.name}`,
       files: layer.files,
+      ...(layer.ignores ? { ignores: layer.ignores } : {}),
       rules: {
         'no-restricted-imports': /** @type {['error', { patterns: Array<{ regex: string, message: string }> }]} */ (['error', {
           patterns: layer.forbid.map(({ regex, message }) => ({ regex, message })),
@@ -100,6 +152,18 @@ export default createConfigForNuxt({
       },
     })),
     typesLayer,
+    noDynamicServerImport,
+    {
+      // No import cycle: a module below never imports one above it, even through others.
+      name: 'svc-auth/no-cycle',
+      files: ['src/**'],
+      settings: {
+        'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.mts', '.vue', '.js', '.mjs'] })],
+      },
+      rules: {
+        'import/no-cycle': 'error',
+      },
+    },
     {
       // Templates stay compact: short elements and their attributes on one line.
       name: 'svc-auth/templates',
@@ -112,7 +176,7 @@ export default createConfigForNuxt({
     {
       // A page's file name is its route (`/auth/callback`), not a component name.
       name: 'svc-auth/pages',
-      files: ['src/runtime/app/pages/**'],
+      files: ['src/runtime/app/pages/**', 'src/runtime/*/app/*.vue'],
       rules: {
         'vue/multi-word-component-names': 'off',
       },

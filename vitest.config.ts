@@ -7,6 +7,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+          alias: { '#svc-auth/features': new URL('./test/unit/helpers/features.ts', import.meta.url).pathname },
           environment: 'node',
           testTimeout: 20_000,
         },

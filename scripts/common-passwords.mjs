@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Writes src/runtime/server/lib/password/common-passwords.ts: the most common passwords of the
+// Writes src/runtime/password/server/common-passwords.ts: the most common passwords of the
 // ranked list in @zxcvbn-ts/language-common (a devDependency, so the list is shipped as data).
 //
 // Usage: node scripts/common-passwords.mjs [--count N] [--min-length N]
@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { dictionary } from '@zxcvbn-ts/language-common'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
-const OUT = resolve(ROOT, 'src/runtime/server/lib/password/common-passwords.ts')
+const OUT = resolve(ROOT, 'src/runtime/password/server/common-passwords.ts')
 
 function parseArgs(argv) {
   const opts = { count: 5000, minLength: 6 }

@@ -1,7 +1,8 @@
 import { addImports, addServerHandler, addServerImports, addServerPlugin, addTypeTemplate, createResolver, defineNuxtModule, useLogger } from '@nuxt/kit'
 import { checkOptions } from './build/checks'
 import { setupDeployTarget } from './build/deploy-target'
-import { resolveOptions } from './build/options'
+import { setupFeatures } from './build/features'
+import { resolveOptions } from './build/resolve-options'
 import { serverRoutes } from './build/routes'
 import { setupOAuth } from './build/oauth'
 import { setupClient } from './build/client'
@@ -19,8 +20,8 @@ import type { ModuleOptionsInput } from './runtime/types/options'
 export type { ModuleOptions, ModuleOptionsInput, PublicAuthConfig } from './runtime/types/options'
 export type * from './runtime/types/auth'
 export type * from './runtime/types/providers'
-export type * from './runtime/types/oauth'
-export type * from './runtime/types/passkey'
+export type * from './runtime/oauth/oauth-types'
+export type * from './runtime/passkey/passkey-types'
 
 export default defineNuxtModule<ModuleOptionsInput>({
   meta: {
@@ -39,23 +40,23 @@ export default defineNuxtModule<ModuleOptionsInput>({
     writeRuntimeConfig(nuxt.options.runtimeConfig, buildRuntimeConfig(options, { dev: nuxt.options.dev }))
 
     for (const route of serverRoutes(options)) {
-      addServerHandler({ route: route.route, method: route.method, handler: resolver.resolve(`./runtime/server/routes/${route.handler}`) })
+      addServerHandler({ route: route.route, method: route.method, handler: resolver.resolve(`./runtime/${route.handler}`) })
     }
-    addServerHandler({ middleware: true, handler: resolver.resolve('./runtime/server/middleware/auth') })
-    addServerPlugin(resolver.resolve('./runtime/server/plugins/startup'))
+    addServerHandler({ middleware: true, handler: resolver.resolve('./runtime/server/middleware/route-protection') })
+    addServerPlugin(resolver.resolve('./runtime/server/plugins/startup-plugin'))
     addServerImports([
       { name: 'getAuthUser', from: resolver.resolve('./runtime/server/utils/user') },
       { name: 'requireAuthUser', from: resolver.resolve('./runtime/server/utils/user') },
-      { name: 'defineAuthHandlers', from: resolver.resolve('./runtime/server/lib/handlers') },
-      { name: 'createAuthorizationCode', from: resolver.resolve('./runtime/server/utils/login') },
-      { name: 'listUserSessions', from: resolver.resolve('./runtime/server/utils/sessions') },
-      { name: 'revokeUserSession', from: resolver.resolve('./runtime/server/utils/sessions') },
-      { name: 'revokeUserSessions', from: resolver.resolve('./runtime/server/utils/sessions') },
+      { name: 'defineAuthHandlers', from: resolver.resolve('./runtime/server/lib/core/handlers') },
+      { name: 'createAuthorizationCode', from: resolver.resolve('./runtime/server/utils/authorization-code') },
+      { name: 'listUserSessions', from: resolver.resolve('./runtime/server/utils/user-sessions-utils') },
+      { name: 'revokeUserSession', from: resolver.resolve('./runtime/server/utils/user-sessions-utils') },
+      { name: 'revokeUserSessions', from: resolver.resolve('./runtime/server/utils/user-sessions-utils') },
     ])
     addImports([
       { name: 'useAuthFetch', from: resolver.resolve('./runtime/app/composables/useAuthFetch') },
     ])
-    const setup: SetupContext = { nuxt, options, resolver, logger }
+    const setup: SetupContext = { nuxt, options, resolver, logger, features: [] }
     setupOAuth(setup)
     setupClient(setup)
     setupPassword(setup)
@@ -65,6 +66,7 @@ export default defineNuxtModule<ModuleOptionsInput>({
     setupTesting(setup, process.env)
     setupOpenAPI(setup)
     setupDeployTarget(setup, process.env)
+    setupFeatures(setup)
 
     addTypeTemplate({
       filename: 'types/svc-auth.d.ts',

@@ -1,7 +1,7 @@
 import type { ModuleOptions } from '../runtime/types/options'
-import { formatValidationErrors, validateOptions } from '../runtime/server/lib/validate'
-import { configuredRelyingParty, isPasskeyEnabled, resolvePasskeyOptions } from '../runtime/server/lib/passkey/options'
-import { twoFactorKeyWarning } from '../runtime/server/lib/two-factor/options'
+import { formatValidationErrors, validateOptions } from '../runtime/server/lib/config/validate-options'
+import { configuredRelyingParty, isPasskeyEnabled, resolvePasskeyOptions } from '../runtime/passkey/server/passkey-options'
+import { twoFactorKeyWarning, validateTwoFactorOptions } from '../runtime/two-factor/server/two-factor-options'
 import { UPSTASH_ENV } from '../runtime/server/lib/store/upstash-connection'
 
 export interface CheckContext {
@@ -23,6 +23,7 @@ export interface CheckContext {
 export function checkOptions(options: ModuleOptions, { dev, env, baseURL = '/' }: CheckContext): string[] {
   const secretFromEnv = !!env.NUXT_SVC_AUTH_TOKEN_SECRET
   const { errors, warnings } = validateOptions(options, { secretRequired: dev && !secretFromEnv, baseURL })
+  errors.push(...validateTwoFactorOptions(options.twoFactor, options.token.secret))
   if (errors.length) throw new Error(formatValidationErrors(errors))
   if (!options.token.secret && !secretFromEnv) {
     warnings.push('svcAuth.token.secret is not set: provide NUXT_SVC_AUTH_TOKEN_SECRET when the server starts.')

@@ -2,7 +2,7 @@ import { addImports, addPlugin, addRouteMiddleware, addTemplate, addTypeTemplate
 import type { NuxtPage } from '@nuxt/schema'
 import { appTypeTemplate } from './type-template'
 import type { SetupContext } from './setup-context'
-import { isPasskeyEnabled } from '../runtime/server/lib/passkey/options'
+import { isPasskeyEnabled } from '../runtime/passkey/server/passkey-options'
 
 function joinPath(parent: string, child: string): string {
   if (child.startsWith('/')) return child
@@ -44,7 +44,7 @@ export function setupClient({ nuxt, options, resolver, logger }: SetupContext): 
     write: true,
     getContents: () => '/** `clientMiddleware.enabled`: the client middleware is registered. */\nexport declare const clientMiddleware: boolean\n/** `providers.passkey` is set: useAuth() loads the passkey ceremonies. */\nexport declare const passkey: boolean\n',
   })
-  addPlugin(resolver.resolve('./runtime/app/plugins/auth'))
+  addPlugin(resolver.resolve('./runtime/app/plugins/auth-plugin'))
   addImports([{ name: 'useAuth', from: resolver.resolve('./runtime/app/composables/useAuth') }])
   addTypeTemplate({ filename: 'types/svc-auth-app.d.ts', getContents: () => appTypeTemplate() }, { nuxt: true })
 
@@ -59,9 +59,9 @@ export function setupClient({ nuxt, options, resolver, logger }: SetupContext): 
   })
   if (options.clientMiddleware.enabled) {
     addRouteMiddleware([
-      { name: 'auth', path: resolver.resolve('./runtime/app/middleware/auth') },
-      { name: 'guest', path: resolver.resolve('./runtime/app/middleware/guest') },
-      { name: 'svc-auth', path: resolver.resolve('./runtime/app/middleware/global'), global: true },
+      { name: 'auth', path: resolver.resolve('./runtime/app/middleware/auth-required') },
+      { name: 'guest', path: resolver.resolve('./runtime/app/middleware/guest-only') },
+      { name: 'svc-auth', path: resolver.resolve('./runtime/app/middleware/route-guard'), global: true },
     ])
   }
 }

@@ -1,4 +1,4 @@
-import { storageDriverError, type RecordedDeployTarget, type TargetKind } from '../runtime/server/lib/deploy-target'
+import { storageDriverError, type RecordedDeployTarget, type TargetKind } from '../runtime/server/lib/config/runtime-target'
 import type { SetupContext } from './setup-context'
 
 /**
@@ -271,7 +271,7 @@ export function setupDeployTarget(ctx: SetupContext, env: Record<string, string 
     const { target, changes } = applyDeployTarget(nitro.options, {
       driver: ctx.options.tokenRefresh.storage.driver,
       env,
-      nativeBcryptStub: ctx.resolver.resolve('./runtime/server/lib/password/bcrypt-unavailable'),
+      nativeBcryptStub: ctx.resolver.resolve('./runtime/password/server/bcrypt-unavailable'),
     })
     if (target && changes.length) ctx.logger.info(`Building for ${target.platform}: ${changes.join('; ')}`)
   })

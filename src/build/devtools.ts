@@ -1,8 +1,8 @@
 import { addDevServerHandler, addPlugin, addServerHandler, addServerPlugin } from '@nuxt/kit'
 import type { Nuxt } from '@nuxt/schema'
-import { devtoolsGate } from '../runtime/server/devtools/http'
-import { TAB_ASSETS } from '../runtime/server/devtools/page'
-import { DEVTOOLS_API, DEVTOOLS_ROUTE, DEVTOOLS_TAB } from '../runtime/server/devtools/paths'
+import { devtoolsGate } from '../runtime/devtools/server/devtools-http'
+import { TAB_ASSETS } from '../runtime/devtools/server/tab-page'
+import { DEVTOOLS_API, DEVTOOLS_ROUTE, DEVTOOLS_TAB } from '../runtime/devtools/devtools-paths'
 import type { SetupContext } from './setup-context'
 
 /** Whether Nuxt DevTools runs: in development, unless `devtools: false` or `devtools: { enabled: false }`. */
@@ -30,7 +30,7 @@ export function devtoolsRoutes(): Array<{ route: string, method: 'get' | 'delete
 
 /**
  * The DevTools tab, in development only and only when Nuxt DevTools runs: its routes (the page
- * and the JSON routes of `runtime/server/devtools/`), the dev server's gate in front of them
+ * and the JSON routes of `runtime/devtools/server/`), the dev server's gate in front of them
  * (loopback clients only), the Nitro plugin that records the `svc:*` hook calls, the client
  * plugin the page calls into, the page as a server asset, and the tab itself
  * (`@nuxt/devtools-kit`, imported only here). A production build contains none of it.
@@ -39,14 +39,14 @@ export async function setupDevtools({ nuxt, resolver }: SetupContext): Promise<v
   if (!devtoolsEnabled(nuxt)) return
   const { addCustomTab } = await import('@nuxt/devtools-kit')
   for (const route of devtoolsRoutes()) {
-    addServerHandler({ route: route.route, method: route.method, handler: resolver.resolve(`./runtime/server/devtools/routes/${route.handler}`) })
+    addServerHandler({ route: route.route, method: route.method, handler: resolver.resolve(`./runtime/devtools/server/routes/${route.handler}`) })
   }
   addDevServerHandler({ route: withBase(nuxt.options.app.baseURL, DEVTOOLS_ROUTE), handler: devtoolsGate })
-  addServerPlugin(resolver.resolve('./runtime/server/devtools/plugin'))
-  addPlugin({ src: resolver.resolve('./runtime/devtools/bridge'), mode: 'client' }, { append: true })
+  addServerPlugin(resolver.resolve('./runtime/devtools/server/devtools-plugin'))
+  addPlugin({ src: resolver.resolve('./runtime/devtools/app/bridge'), mode: 'client' }, { append: true })
   nuxt.hook('nitro:config', (config) => {
     config.serverAssets ??= []
-    config.serverAssets.push({ baseName: TAB_ASSETS.base, dir: resolver.resolve('./runtime/devtools') })
+    config.serverAssets.push({ baseName: TAB_ASSETS.base, dir: resolver.resolve('./runtime/devtools/app') })
   })
   addCustomTab({
     name: DEVTOOLS_TAB,

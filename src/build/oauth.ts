@@ -2,11 +2,11 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { addServerHandler, addServerImports, addServerPlugin, addTemplate } from '@nuxt/kit'
 import type { ModuleOptions } from '../runtime/types/options'
-import { OAUTH_LOGIN_HANDLER, oauthRoutes as moduleOAuthRoutes, type ServerRoute } from '../runtime/server/lib/module-routes'
-import { isMockEnabled, mockProductionWarning } from '../runtime/server/lib/oauth/mock-preset'
-import { OAUTH_PRESETS } from '../runtime/server/lib/oauth/presets'
-import { validateProviders } from '../runtime/server/lib/oauth/validate'
-import { formatValidationErrors } from '../runtime/server/lib/validate'
+import { OAUTH_LOGIN_HANDLER, oauthRoutes as moduleOAuthRoutes, type ServerRoute } from './module-routes'
+import { isMockEnabled, mockProductionWarning } from '../runtime/oauth/server/mock-preset'
+import { OAUTH_PRESETS } from '../runtime/oauth/server/preset-table'
+import { validateProviders } from '../runtime/oauth/server/provider-checks'
+import { formatValidationErrors } from '../runtime/server/lib/config/validate-options'
 import type { SetupContext } from './setup-context'
 
 /**
@@ -112,12 +112,12 @@ export function setupOAuth(ctx: SetupContext): void {
 
   const serverDirs = serverDirsOf(ctx)
   for (const route of oauthRoutes(options, r => hostRouteExists(serverDirs, r))) {
-    addServerHandler({ route: route.route, method: route.method, handler: resolver.resolve(`./runtime/server/routes/${route.handler}`) })
+    addServerHandler({ route: route.route, method: route.method, handler: resolver.resolve(`./runtime/${route.handler}`) })
   }
   if (!nuxt.options.dev && isMockEnabled(options, false)) logger.warn(mockProductionWarning())
 
-  addServerPlugin(resolver.resolve('./runtime/server/plugins/oauth'))
-  const utils = resolver.resolve('./runtime/server/utils/oauth')
+  addServerPlugin(resolver.resolve('./runtime/oauth/server/oauth-plugin'))
+  const utils = resolver.resolve('./runtime/oauth/server/event-handlers')
   const handlers = addTemplate({
     filename: 'svc-auth/oauth-handlers.mjs',
     write: true,
@@ -126,7 +126,7 @@ export function setupOAuth(ctx: SetupContext): void {
   addTemplate({
     filename: 'svc-auth/oauth-handlers.d.mts',
     write: true,
-    getContents: () => oauthHandlersDeclarations(utils, resolver.resolve('./runtime/types/oauth'), options.endpoints.loginPath),
+    getContents: () => oauthHandlersDeclarations(utils, resolver.resolve('./runtime/oauth/oauth-types'), options.endpoints.loginPath),
   })
   addServerImports([
     { name: 'defineOAuthEventHandler', from: utils },

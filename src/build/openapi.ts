@@ -2,9 +2,9 @@ import { relative } from 'node:path'
 import { addTemplate } from '@nuxt/kit'
 import { pascalCase } from 'scule'
 import { z } from 'zod'
-import { ERRORS, type AuthErrorCode } from '../runtime/server/lib/errors'
-import { OAUTH_LOGIN_HANDLER, type ServerRoute } from '../runtime/server/lib/module-routes'
-import { errorResponse } from '../runtime/server/lib/schemas/responses'
+import { ERRORS, type AuthErrorCode } from '../runtime/server/lib/edge/errors'
+import { OAUTH_LOGIN_HANDLER, type ServerRoute } from './module-routes'
+import { errorResponse } from '../runtime/server/lib/edge/response-schemas'
 import type { ModuleOptions } from '../runtime/types/options'
 import { ROUTE_DOCS, routeDocKey, type RouteDoc } from './openapi-routes'
 import type { SetupContext } from './setup-context'
@@ -182,7 +182,7 @@ export function moduleRouteOf(entry: { route?: string, method?: string, handler?
  * module's internal routes (the DevTools tab's, the test-only login) are not listed.
  */
 export function setupOpenAPI(ctx: SetupContext): void {
-  const routesDir = ctx.resolver.resolve('./runtime/server/routes')
+  const routesDir = ctx.resolver.resolve('./runtime')
   ctx.nuxt.hook('nitro:init', (nitro) => {
     if (!isOpenAPIServed(nitro.options)) return
     for (const entry of nitro.options.handlers) {
@@ -201,7 +201,7 @@ export function setupOpenAPI(ctx: SetupContext): void {
     const document = nitro.options.handlers.find(entry => entry.route === route && typeof entry.handler === 'string' && /[/\\]routes[/\\]openapi(?:\.[cm]?js)?$/.test(entry.handler))
     if (document) {
       const handlerPath = document.handler
-      const file = addTemplate({ filename: 'svc-auth/openapi/document.mjs', write: true, getContents: () => documentModule(handlerPath, ctx.resolver.resolve('./runtime/server/lib/openapi-document')) })
+      const file = addTemplate({ filename: 'svc-auth/openapi/document.mjs', write: true, getContents: () => documentModule(handlerPath, ctx.resolver.resolve('./runtime/server/openapi-document')) })
       addTemplate({ filename: 'svc-auth/openapi/document.d.ts', write: true, getContents: () => `export { default } from ${JSON.stringify(handlerPath)}\n` })
       document.handler = file.dst
     }

@@ -1,7 +1,7 @@
 import { addServerHandler, addServerPlugin } from '@nuxt/kit'
-import { isPasskeyEnabled, resolvePasskeyOptions, validatePasskeyOptions } from '../runtime/server/lib/passkey/options'
-import { passkeyRoutes } from '../runtime/server/lib/module-routes'
-import { formatValidationErrors } from '../runtime/server/lib/validate'
+import { isPasskeyEnabled, resolvePasskeyOptions, validatePasskeyOptions } from '../runtime/passkey/server/passkey-options'
+import { passkeyRoutes } from './module-routes'
+import { formatValidationErrors } from '../runtime/server/lib/config/validate-options'
 import type { SetupContext } from './setup-context'
 
 /**
@@ -14,8 +14,8 @@ export function setupPasskey(ctx: SetupContext): void {
   if (!isPasskeyEnabled(input)) return
   const errors = validatePasskeyOptions(resolvePasskeyOptions(input), ctx.options.publicUrl)
   if (errors.length) throw new Error(formatValidationErrors(errors))
-  addServerPlugin(ctx.resolver.resolve('./runtime/server/plugins/passkey'))
+  addServerPlugin(ctx.resolver.resolve('./runtime/passkey/server/passkey-plugin'))
   for (const route of passkeyRoutes(ctx.options)) {
-    addServerHandler({ route: route.route, method: route.method, handler: ctx.resolver.resolve(`./runtime/server/routes/${route.handler}`) })
+    addServerHandler({ route: route.route, method: route.method, handler: ctx.resolver.resolve(`./runtime/${route.handler}`) })
   }
 }

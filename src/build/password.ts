@@ -1,6 +1,6 @@
 import { addServerHandler, addServerPlugin } from '@nuxt/kit'
-import { isPasswordEnabled, resolvePasswordOptions, validatePasswordOptions, validateRateLimitOptions } from '../runtime/server/lib/password/options'
-import { passwordRoutes } from '../runtime/server/lib/module-routes'
+import { isPasswordEnabled, resolvePasswordOptions, validatePasswordOptions, validateRateLimitOptions } from '../runtime/password/server/password-options'
+import { passwordRoutes } from './module-routes'
 import type { SetupContext } from './setup-context'
 
 /**
@@ -15,8 +15,8 @@ export function setupPassword(ctx: SetupContext): void {
   const errors = [...validatePasswordOptions(options), ...validateRateLimitOptions(ctx.options.rateLimit)]
   if (errors.length) throw new Error(`[nuxt-svc-auth] Invalid configuration:\n${errors.map(e => `  - ${e}`).join('\n')}`)
 
-  addServerPlugin(ctx.resolver.resolve('./runtime/server/plugins/password'))
+  addServerPlugin(ctx.resolver.resolve('./runtime/password/server/password-plugin'))
   for (const route of passwordRoutes(ctx.options)) {
-    addServerHandler({ route: route.route, method: route.method, handler: ctx.resolver.resolve(`./runtime/server/routes/${route.handler}`) })
+    addServerHandler({ route: route.route, method: route.method, handler: ctx.resolver.resolve(`./runtime/${route.handler}`) })
   }
 }

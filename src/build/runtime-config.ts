@@ -1,12 +1,12 @@
 import { defu } from 'defu'
-import { isPasswordEnabled, resolvePasswordOptions } from '../runtime/server/lib/password/options'
-import { isPasskeyEnabled, resolvePasskeyOptions } from '../runtime/server/lib/passkey/options'
-import { isMockEnabled, MOCK_DEFAULTS } from '../runtime/server/lib/oauth/mock-preset'
-import { BUILT_IN_OAUTH_PROVIDERS, customProviders, presetOf } from '../runtime/server/lib/oauth/providers'
+import { isPasswordEnabled, resolvePasswordOptions } from '../runtime/password/server/password-options'
+import { isPasskeyEnabled, resolvePasskeyOptions } from '../runtime/passkey/server/passkey-options'
+import { isMockEnabled, MOCK_DEFAULTS } from '../runtime/oauth/server/mock-preset'
+import { BUILT_IN_OAUTH_PROVIDERS, customProviders, presetOf } from '../runtime/oauth/server/providers'
 import type { ModuleOptions, PublicAuthConfig } from '../runtime/types/options'
 import type { MockProviderOptions, NamedCustomProviderOptions, ProvidersOptions } from '../runtime/types/providers'
 import { presenceCookieName } from '../runtime/shared/presence'
-import { toPublicConfig } from './options'
+import { toPublicConfig } from './resolve-options'
 
 /** The module's part of the runtime config: private (server only) and public (browser). */
 export interface AuthRuntimeConfig {

@@ -8,4 +8,6 @@ export interface SetupContext {
   options: ModuleOptions
   resolver: Resolver
   logger: { warn(message: string): void, info(message: string): void }
+  /** The server entries of the features a setup step turned on (see src/build/features.ts). */
+  features: string[]
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { addServerHandler, addServerTemplate, addTemplate } from '@nuxt/kit'
-import { hashTestLoginSecret, TEST_LOGIN_FILE, TEST_LOGIN_PATH, TEST_LOGIN_SECRET_BYTES, type TestLoginFile } from '../runtime/server/lib/test-login'
+import { hashTestLoginSecret, TEST_LOGIN_FILE, TEST_LOGIN_PATH, TEST_LOGIN_SECRET_BYTES, type TestLoginFile } from '../runtime/server/lib/core/test-login'
 import type { SetupContext } from './setup-context'
 
 /** Virtual module of the server bundle holding the secret's hash (read by the endpoint). */

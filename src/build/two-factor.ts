@@ -1,25 +1,26 @@
 import { addImports, addServerHandler, extendPages } from '@nuxt/kit'
-import { twoFactorRoutes } from '../runtime/server/lib/module-routes'
-import { isTwoFactorEnabled } from '../runtime/server/lib/two-factor/options'
+import { twoFactorRoutes } from './module-routes'
+import { isTwoFactorEnabled } from '../runtime/two-factor/server/two-factor-options'
 import { hasPageAt } from './client'
 import type { SetupContext } from './setup-context'
 
 /**
- * The second factor, when `twoFactor.enabled` (its options are checked with the others by
- * `validateOptions`): the routes under `<authPath>/two-factor/`, the second-factor page at
+ * The second factor, when `twoFactor.enabled`: its feature of the core (option checks, the login's
+ * detour; two-factor/server/two-factor-feature.ts), the routes under `<authPath>/two-factor/`, the second-factor page at
  * `endpoints.secondFactorPath` (unless the app has a page there) and the auto-imported
  * `useTwoFactor()`. Off, nothing of it is added: no route, no page, no client code.
  */
-export function setupTwoFactor({ nuxt, options, resolver }: SetupContext): void {
+export function setupTwoFactor({ nuxt, options, resolver, features }: SetupContext): void {
   if (!isTwoFactorEnabled(options)) return
+  features.push(resolver.resolve('./runtime/two-factor/server/two-factor-feature'))
   for (const route of twoFactorRoutes(options)) {
-    addServerHandler({ route: route.route, method: route.method, handler: resolver.resolve(`./runtime/server/routes/${route.handler}`) })
+    addServerHandler({ route: route.route, method: route.method, handler: resolver.resolve(`./runtime/${route.handler}`) })
   }
-  addImports([{ name: 'useTwoFactor', from: resolver.resolve('./runtime/app/composables/useTwoFactor') }])
+  addImports([{ name: 'useTwoFactor', from: resolver.resolve('./runtime/two-factor/app/useTwoFactor') }])
   if (nuxt.options.pages === false) return
   const path = options.endpoints.secondFactorPath
   extendPages((pages) => {
     if (hasPageAt(pages, path)) return
-    pages.push({ name: 'svc-auth-second-factor', path, file: resolver.resolve('./runtime/app/pages/second-factor.vue') })
+    pages.push({ name: 'svc-auth-second-factor', path, file: resolver.resolve('./runtime/two-factor/app/second-factor.vue') })
   })
 }

@@ -5,6 +5,6 @@
  */
 export { createTestAuth, mintAccessToken } from './tokens'
 export type { MintedToken, MintImpersonatedOptions, MintOptions, TestAuth, TestUser } from './tokens'
-export { loadAuthOptions } from './options'
-export type { AuthOptionsSource } from './options'
+export { loadAuthOptions } from './test-options'
+export type { AuthOptionsSource } from './test-options'
 export type { EnvironmentVariables } from './env'

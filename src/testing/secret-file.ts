@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { TEST_LOGIN_FILE } from '../runtime/server/lib/test-login'
+import { TEST_LOGIN_FILE } from '../runtime/server/lib/core/test-login'
 
 /** Where a build may have left the test-only login's secret. */
 export interface TestLoginFileSources {

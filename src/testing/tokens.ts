@@ -5,13 +5,13 @@
 import type { H3Event } from 'h3'
 import type { AuthClaims, CustomClaims } from '../runtime/types/auth'
 import type { Duration, ModuleOptions } from '../runtime/types/options'
-import { authenticate, authenticationError } from '../runtime/server/lib/authenticate'
-import { buildAccessClaims, sanitizeCustomClaims } from '../runtime/server/lib/claims'
-import { createAuthContext, type AuthContext } from '../runtime/server/lib/context'
-import { randomToken } from '../runtime/server/lib/crypto'
-import { customClaimsOf, impersonationContext } from '../runtime/server/lib/impersonation'
-import { createTokenService, type TokenService } from '../runtime/server/lib/tokens'
-import { loadAuthOptions, type AuthOptionsSource } from './options'
+import { authenticate, authenticationError } from '../runtime/server/lib/core/authenticate'
+import { buildAccessClaims, sanitizeCustomClaims } from '../runtime/server/lib/core/claims'
+import { createAuthContext, type AuthContext } from '../runtime/server/lib/core/context'
+import { randomToken } from '../runtime/server/lib/store/crypto'
+import { customClaimsOf, impersonationContext } from '../runtime/impersonation/server/impersonate'
+import { createTokenService, type TokenService } from '../runtime/server/lib/core/tokens'
+import { loadAuthOptions, type AuthOptionsSource } from './test-options'
 
 /**
  * A user to sign a token for: `sub`, the identity claims, and any other key as a custom claim

@@ -85,7 +85,7 @@ describe('a production build', () => {
   })
 
   it('the same search finds every marker in the sources', () => {
-    const sources = [join(root, 'src/runtime/devtools'), join(root, 'src/runtime/server/devtools')]
+    const sources = [join(root, 'src/runtime/devtools')]
     expect([...new Set(sources.flatMap(markersIn))].sort()).toEqual([...MARKERS].sort())
   })
 })

@@ -8,7 +8,7 @@ import { createPage, fetch, setup, useTestContext } from '@nuxt/test-utils/e2e'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestAuth, type TestAuth } from '../../src/testing'
 import { createLoggedInPage, loginAs } from '../../src/testing/e2e'
-import { TEST_LOGIN_FILE, TEST_LOGIN_PATH, TEST_LOGIN_SECRET_HEADER } from '../../src/runtime/server/lib/test-login'
+import { TEST_LOGIN_FILE, TEST_LOGIN_PATH, TEST_LOGIN_SECRET_HEADER } from '../../src/runtime/server/lib/core/test-login'
 import { ACCEPTS, normalisedAnswer, unknownPathLike } from './requests'
 
 /**

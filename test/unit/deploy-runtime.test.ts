@@ -1,11 +1,12 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { applyDeployTarget, type NitroTargetOptions } from '../../src/build/deploy-target'
-import { resolveOptions } from '../../src/build/options'
+import { resolveOptions } from '../../src/build/resolve-options'
 import { buildRuntimeConfig } from '../../src/build/runtime-config'
-import { createAuthContext } from '../../src/runtime/server/lib/context'
-import { recordedDeployTarget, runtimeTarget, RUNTIME_SIGNALS, type RecordedDeployTarget } from '../../src/runtime/server/lib/deploy-target'
-import { workerThreadsAvailable } from '../../src/runtime/server/lib/platform'
+import { createAuthContext } from '../../src/runtime/server/lib/core/context'
+import { recordedDeployTarget, runtimeTarget, RUNTIME_SIGNALS, type RecordedDeployTarget } from '../../src/runtime/server/lib/config/runtime-target'
+import { workerThreadsAvailable } from '../../src/runtime/server/lib/config/platform'
 import type { ModuleOptions, StorageDriverName } from '../../src/runtime/types/options'
+import { features } from './helpers/features'
 
 // The server checks its storage driver against where it runs when it starts, as the build does:
 // a driver given only at runtime (the environment, the app's runtime config) cannot slip past.
@@ -27,7 +28,7 @@ const options = (driver: StorageDriverName): ModuleOptions => resolveOptions({
 
 /** Starts an auth context, disposes it, and says whether it started. */
 async function starts(driver: StorageDriverName, setup: Parameters<typeof createAuthContext>[1] = {}): Promise<true> {
-  const ctx = await createAuthContext(options(driver), setup)
+  const ctx = await createAuthContext(options(driver), { ...setup, features })
   await ctx.dispose()
   return true
 }
@@ -78,15 +79,15 @@ describe('the options check when the server starts', () => {
       }
     })()
     expect(buildMessage).toMatch(/^svcAuth\.tokenRefresh\.storage\.driver 'memory' cannot work on Vercel Functions \(Nitro preset 'vercel'\)/)
-    await expect(createAuthContext(options('memory'), { deployTarget: SERVERLESS })).rejects.toThrow(`[nuxt-svc-auth] Invalid configuration:\n  - ${buildMessage}`)
-    await expect(createAuthContext(options('fs'), { deployTarget: SERVERLESS })).rejects.toThrow(/'fs' cannot work on Vercel Functions \(Nitro preset 'vercel'\)/)
+    await expect(createAuthContext(options('memory'), { deployTarget: SERVERLESS, features })).rejects.toThrow(`[nuxt-svc-auth] Invalid configuration:\n  - ${buildMessage}`)
+    await expect(createAuthContext(options('fs'), { deployTarget: SERVERLESS, features })).rejects.toThrow(/'fs' cannot work on Vercel Functions \(Nitro preset 'vercel'\)/)
     expect(await starts('upstash', { deployTarget: SERVERLESS })).toBe(true)
   })
 
   it('refuses redis (and fs, memory) on an edge record', async () => {
     noPlatformEnv()
-    await expect(createAuthContext(options('redis'), { deployTarget: EDGE })).rejects.toThrow('svcAuth.tokenRefresh.storage.driver \'redis\' cannot work on Cloudflare Workers (Nitro preset \'cloudflare-module\'): Cloudflare Workers give the redis driver no TCP connections. Use \'upstash\' (Redis over HTTP)')
-    await expect(createAuthContext(options('memory'), { deployTarget: EDGE })).rejects.toThrow(/'memory' cannot work on Cloudflare Workers/)
+    await expect(createAuthContext(options('redis'), { deployTarget: EDGE, features })).rejects.toThrow('svcAuth.tokenRefresh.storage.driver \'redis\' cannot work on Cloudflare Workers (Nitro preset \'cloudflare-module\'): Cloudflare Workers give the redis driver no TCP connections. Use \'upstash\' (Redis over HTTP)')
+    await expect(createAuthContext(options('memory'), { deployTarget: EDGE, features })).rejects.toThrow(/'memory' cannot work on Cloudflare Workers/)
   })
 
   it('a server record keeps every driver, also where a platform variable is set (the existing server tests run with memory)', async () => {
@@ -101,14 +102,14 @@ describe('the options check when the server starts', () => {
     for (const { env } of RUNTIME_SIGNALS) {
       noPlatformEnv()
       vi.stubEnv(env, '1')
-      await expect(createAuthContext(options('memory')), env).rejects.toThrow(new RegExp(`'memory' cannot work on .* \\(detected at runtime: ${env} is set\\)`))
+      await expect(createAuthContext(options('memory'), { features }), env).rejects.toThrow(new RegExp(`'memory' cannot work on .* \\(detected at runtime: ${env} is set\\)`))
     }
   })
 
   it('without a record on Workers (known by navigator.userAgent): memory is refused', async () => {
     noPlatformEnv()
     vi.stubGlobal('navigator', { userAgent: 'Cloudflare-Workers' })
-    await expect(createAuthContext(options('memory'))).rejects.toThrow('\'memory\' cannot work on Cloudflare Workers (detected at runtime: navigator.userAgent is Cloudflare-Workers)')
+    await expect(createAuthContext(options('memory'), { features })).rejects.toThrow('\'memory\' cannot work on Cloudflare Workers (detected at runtime: navigator.userAgent is Cloudflare-Workers)')
   })
 
   it('development is not checked (the developer\'s machine, whatever the preset; `vercel dev` sets VERCEL)', async () => {
@@ -118,7 +119,7 @@ describe('the options check when the server starts', () => {
 
   it('keeps the target on the context (the password engine reads it)', async () => {
     noPlatformEnv()
-    const ctx = await createAuthContext(options('upstash'), { deployTarget: SERVERLESS })
+    const ctx = await createAuthContext(options('upstash'), { deployTarget: SERVERLESS, features })
     expect(ctx.deployTarget).toEqual(SERVERLESS)
     await ctx.dispose()
   })

@@ -4,11 +4,11 @@ import { createHooks } from 'hookable'
 import { describe, expect, it, vi } from 'vitest'
 import { applyEnv } from 'nitropack/runtime/internal/utils.env'
 import { applyDeployTarget, buildDriver, DEPLOY_TARGETS, setupDeployTarget, deployTargetOf, envPrefixes, isStaticPreset, normalizePreset, parseEnvValue, runtimeConfigValue, storageDriverError, type NitroTargetOptions } from '../../src/build/deploy-target'
-import { DRIVER_TARGETS, driversFor } from '../../src/runtime/server/lib/deploy-target'
+import { DRIVER_TARGETS, driversFor } from '../../src/runtime/server/lib/config/runtime-target'
 import { buildRuntimeConfig } from '../../src/build/runtime-config'
-import { resolveOptions } from '../../src/build/options'
+import { resolveOptions } from '../../src/build/resolve-options'
 
-const STUB = '/module/runtime/server/lib/password/bcrypt-unavailable'
+const STUB = '/module/runtime/password/server/bcrypt-unavailable'
 
 /**
  * Resolved Nitro options as `nitro:init` sees them, with the module's runtime config (and the
@@ -248,7 +248,7 @@ describe('setupDeployTarget', () => {
     const nuxt = { options: { _prepare: prepare }, hook: hooks.hook.bind(hooks) }
     const info = vi.fn()
     const options = resolveOptions({ token: { secret: 'x'.repeat(32) }, tokenRefresh: { storage: { driver: driver as 'fs' } } }, true)
-    setupDeployTarget({ nuxt: nuxt as unknown as Nuxt, options, resolver: { resolve: (path: string) => `/module/${path.replace('./', '')}` } as unknown as Resolver, logger: { info, warn: vi.fn() } }, {})
+    setupDeployTarget({ nuxt: nuxt as unknown as Nuxt, options, resolver: { resolve: (path: string) => `/module/${path.replace('./', '')}` } as unknown as Resolver, logger: { info, warn: vi.fn() }, features: [] }, {})
     const callHook = hooks.callHook.bind(hooks) as unknown as (name: string, arg: unknown) => Promise<unknown>
     return { init: (nitro: NitroTargetOptions) => callHook('nitro:init', { options: nitro }), info }
   }

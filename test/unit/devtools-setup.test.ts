@@ -5,9 +5,9 @@ import type { Nuxt } from '@nuxt/schema'
 import { createHooks } from 'hookable'
 import { describe, expect, it } from 'vitest'
 import { devtoolsEnabled, devtoolsRoutes, setupDevtools } from '../../src/build/devtools'
-import { resolveOptions } from '../../src/build/options'
+import { resolveOptions } from '../../src/build/resolve-options'
 import type { SetupContext } from '../../src/build/setup-context'
-import { DEVTOOLS_ROUTE } from '../../src/runtime/server/devtools/paths'
+import { DEVTOOLS_ROUTE } from '../../src/runtime/devtools/devtools-paths'
 
 interface FakeNuxtInit {
   dev: boolean
@@ -40,6 +40,7 @@ async function run(init: FakeNuxtInit) {
     options: resolveOptions({}, true),
     resolver: createResolver(new URL('../../src/module.ts', import.meta.url).href),
     logger: { warn: () => {}, info: () => {} },
+    features: [],
   }
   await runWithNuxtContext(fake.nuxt as unknown as Nuxt, () => setupDevtools(setup))
   const tabs: Array<{ name: string, view: { type: string, src: string } }> = []
@@ -84,25 +85,25 @@ describe('setupDevtools', () => {
   it('in development: the routes, the gate, the hook recorder, the client plugin, the page asset and the tab', async () => {
     const { options, tabs, nitroConfig } = await run({ dev: true, devtools: { enabled: true }, baseURL: '/app/' })
     expect(options.serverHandlers.map(h => `${h.method} ${h.route}`)).toEqual(devtoolsRoutes().map(r => `${r.method} ${r.route}`))
-    expect(options.serverHandlers.every(h => h.route.startsWith(DEVTOOLS_ROUTE) && h.handler.includes('/runtime/server/devtools/routes/'))).toBe(true)
+    expect(options.serverHandlers.every(h => h.route.startsWith(DEVTOOLS_ROUTE) && h.handler.includes('/runtime/devtools/server/routes/'))).toBe(true)
     expect(options.devServerHandlers.map(h => h.route)).toEqual([`/app${DEVTOOLS_ROUTE}`])
-    expect(options.nitro.plugins).toEqual([expect.stringMatching(/runtime\/server\/devtools\/plugin$/)])
-    expect(options.plugins).toEqual([expect.objectContaining({ src: expect.stringMatching(/runtime\/devtools\/bridge\.ts$/), mode: 'client' })])
-    expect(nitroConfig.serverAssets).toEqual([{ baseName: 'svc-auth-devtools', dir: expect.stringMatching(/runtime\/devtools$/) }])
+    expect(options.nitro.plugins).toEqual([expect.stringMatching(/runtime\/devtools\/server\/devtools-plugin$/)])
+    expect(options.plugins).toEqual([expect.objectContaining({ src: expect.stringMatching(/runtime\/devtools\/app\/bridge\.ts$/), mode: 'client' })])
+    expect(nitroConfig.serverAssets).toEqual([{ baseName: 'svc-auth-devtools', dir: expect.stringMatching(/runtime\/devtools\/app$/) }])
     expect(tabs).toEqual([expect.objectContaining({ name: 'svc-auth', view: { type: 'iframe', src: `/app${DEVTOOLS_ROUTE}` } })])
   })
 })
 
 describe('the layer rule of the browser side (eslint.config.mjs)', () => {
-  it('refuses server code and server-only packages in src/runtime/devtools, allows the app\'s client code', async () => {
+  it('refuses server code and server-only packages in src/runtime/devtools/app, allows the app\'s client code', async () => {
     const root = fileURLToPath(new URL('../..', import.meta.url))
     const eslint = new ESLint({ cwd: root })
     const errors = async (code: string) => {
-      const [result] = await eslint.lintText(code, { filePath: `${root}src/runtime/devtools/example.ts` })
+      const [result] = await eslint.lintText(code, { filePath: `${root}src/runtime/devtools/app/example.ts` })
       return (result?.messages ?? []).filter(m => m.ruleId === 'no-restricted-imports').map(m => m.message)
     }
-    expect(await errors(`import { redact } from '../server/devtools/redact'\nexport const x = redact\n`)).toEqual([expect.stringContaining('Browser code must not import server code')])
+    expect(await errors(`import { redact } from '../server/redact'\nexport const x = redact\n`)).toEqual([expect.stringContaining('Browser code must not import server code')])
     expect(await errors(`import { getCookie } from 'h3'\nexport const x = getCookie\n`)).toEqual([expect.stringContaining('server-only packages')])
-    expect(await errors(`import { refreshSession } from '../app/state'\nexport const x = refreshSession\n`)).toEqual([])
+    expect(await errors(`import { refreshSession } from '../../app/state'\nexport const x = refreshSession\n`)).toEqual([])
   })
 })

@@ -3,14 +3,14 @@ import { readFileSync } from 'node:fs'
 import { createHooks } from 'hookable'
 import { SignJWT } from 'jose'
 import { describe, expect, it } from 'vitest'
-import { resolveOptions } from '../../src/build/options'
+import { resolveOptions } from '../../src/build/resolve-options'
 import { buildRuntimeConfig } from '../../src/build/runtime-config'
-import { randomToken } from '../../src/runtime/server/lib/crypto'
-import { EVENT_LOG_SIZE, EventLog, eventLogOf, hookArgs, isModuleHook } from '../../src/runtime/server/devtools/event-log'
-import { DEVTOOLS_HEADER, devtoolsRefusal, isLoopbackAddress, isLoopbackHost } from '../../src/runtime/server/devtools/guard'
-import { defineDevtoolsRoute, devtoolsGate } from '../../src/runtime/server/devtools/http'
-import { devtoolsPage, pageSecurityPolicy, scriptJson, tabConfig } from '../../src/runtime/server/devtools/page'
-import { isSecretKey, maskOptions, REDACTED, redact, redactString, summarizeRequest } from '../../src/runtime/server/devtools/redact'
+import { randomToken } from '../../src/runtime/server/lib/store/crypto'
+import { EVENT_LOG_SIZE, EventLog, eventLogOf, hookArgs, isModuleHook } from '../../src/runtime/devtools/server/event-log'
+import { DEVTOOLS_HEADER, devtoolsRefusal, isLoopbackAddress, isLoopbackHost } from '../../src/runtime/devtools/server/devtools-guard'
+import { defineDevtoolsRoute, devtoolsGate } from '../../src/runtime/devtools/server/devtools-http'
+import { devtoolsPage, pageSecurityPolicy, scriptJson, tabConfig } from '../../src/runtime/devtools/server/tab-page'
+import { isSecretKey, maskOptions, REDACTED, redact, redactString, summarizeRequest } from '../../src/runtime/devtools/server/redact'
 import { fakeEvent } from './helpers/event'
 
 const jwt = () => new SignJWT({ sub: 'ada', email: 'ada@example.com' }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode('devtools-unit-secret-0123456789-abcdef'))
@@ -332,7 +332,7 @@ describe('the h3 side of the guard', () => {
 
 describe('the tab page', () => {
   it('the real template gets every placeholder filled, its settings once, as JSON', () => {
-    const template = readFileSync(new URL('../../src/runtime/devtools/tab.html', import.meta.url), 'utf8')
+    const template = readFileSync(new URL('../../src/runtime/devtools/app/tab.html', import.meta.url), 'utf8')
     const page = devtoolsPage(template, { nonce: 'N0NCE', baseURL: '/', header: DEVTOOLS_HEADER })
     expect(page).not.toMatch(/%NONCE%|%CONFIG%/)
     const config = /<script type="application\/json" id="svc-auth-config">(.*?)<\/script>/.exec(page)

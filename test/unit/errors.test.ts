@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { authError, authErrorCode, ERRORS, isAuthErrorCode, toErrorBody, type AuthErrorCode } from '../../src/runtime/server/lib/errors'
+import { authError, authErrorCode, ERRORS, isAuthErrorCode, toErrorBody, type AuthErrorCode } from '../../src/runtime/server/lib/edge/errors'
 
 const root = join(import.meta.dirname, '..', '..')
 const read = (path: string) => readFileSync(join(root, path), 'utf8')
@@ -67,8 +67,8 @@ describe('the error map', () => {
   })
 
   it('holds only codes the server answers with', () => {
-    const server = sourceFiles('src/runtime/server')
-      .filter(path => !path.endsWith(join('lib', 'errors.ts')))
+    const server = sourceFiles('src/runtime')
+      .filter(path => !path.endsWith(join('edge', 'errors.ts')))
       .map(read)
       .join('\n')
     const unused = Object.keys(ERRORS).filter(code => code !== 'internal_error' && !server.includes(`authError('${code}'`))

@@ -17,7 +17,7 @@ describe('layer rules (eslint.config.mjs)', () => {
   })
 
   it('refuses server, build and server-only packages in browser code', async () => {
-    expect(await layerErrors('src/runtime/app/lib/example.ts', `import { validateOptions } from '../../server/lib/validate'\nexport const x = validateOptions\n`))
+    expect(await layerErrors('src/runtime/app/lib/example.ts', `import { validateOptions } from '../../server/lib/config/validate-options'\nexport const x = validateOptions\n`))
       .toEqual([expect.stringContaining('Browser code must not import server code')])
     expect(await layerErrors('src/runtime/app/composables/example.ts', `import { serverRoutes } from '../../../build/routes'\nexport const x = serverRoutes\n`))
       .toEqual([expect.stringContaining('build-time code')])
@@ -37,16 +37,16 @@ describe('layer rules (eslint.config.mjs)', () => {
   it('keeps server libraries, records and stores below the routes', async () => {
     expect(await layerErrors('src/runtime/server/lib/example.ts', `import handler from '../routes/token.post'\nexport const x = handler\n`)).toHaveLength(1)
     expect(await layerErrors('src/runtime/server/lib/store/example.ts', `import handler from '../../routes/refresh.post'\nexport const x = handler\n`)).not.toEqual([])
-    expect(await layerErrors('src/runtime/server/lib/records/example.ts', `import { startLogin } from '../oauth/flow'\nexport const x = startLogin\n`)).toHaveLength(1)
+    expect(await layerErrors('src/runtime/server/lib/core/records/example.ts', `import { startLogin } from '../../../../oauth/server/oauth-flow'\nexport const x = startLogin\n`)).toHaveLength(1)
     expect(await layerErrors('src/runtime/server/routes/example.ts', `import { useAuth } from '../../app/composables/useAuth'\nexport const x = useAuth\n`)).not.toEqual([])
-    expect(await layerErrors('src/runtime/server/routes/example.ts', `import { authError } from '../lib/errors'\nexport const x = authError\n`)).toEqual([])
+    expect(await layerErrors('src/runtime/server/routes/example.ts', `import { authError } from '../lib/edge/errors'\nexport const x = authError\n`)).toEqual([])
   })
 
   it('lets type declarations import only other type declarations', async () => {
-    expect(await layerErrors('src/runtime/types/example.ts', `import type { AuthContext } from '../server/lib/context'\nexport type X = AuthContext\n`)).toHaveLength(1)
+    expect(await layerErrors('src/runtime/types/example.ts', `import type { AuthContext } from '../server/lib/core/context'\nexport type X = AuthContext\n`)).toHaveLength(1)
     expect(await layerErrors('src/runtime/types/example.ts', `import type { AuthClaims } from './auth'\nexport type X = AuthClaims\n`)).toEqual([])
     // The one exception: provider names and option types derive from the preset table, as types only.
-    expect(await layerErrors('src/runtime/types/example.ts', `import type { OAUTH_PRESETS } from '../server/lib/oauth/presets'\nexport type X = typeof OAUTH_PRESETS\n`)).toEqual([])
-    expect(await layerErrors('src/runtime/types/example.ts', `import { OAUTH_PRESETS } from '../server/lib/oauth/presets'\nexport const x = OAUTH_PRESETS\n`)).toHaveLength(1)
+    expect(await layerErrors('src/runtime/types/example.ts', `import type { OAUTH_PRESETS } from '../oauth/server/preset-table'\nexport type X = typeof OAUTH_PRESETS\n`)).toEqual([])
+    expect(await layerErrors('src/runtime/types/example.ts', `import { OAUTH_PRESETS } from '../oauth/server/preset-table'\nexport const x = OAUTH_PRESETS\n`)).toHaveLength(1)
   })
 })

@@ -2,14 +2,15 @@ import { createHash, randomBytes } from 'node:crypto'
 import { sendRedirect } from 'h3'
 import { exportJWK, generateKeyPair, SignJWT, type JWTPayload } from 'jose'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { resolveOptions } from '../../src/build/options'
-import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/context'
-import { resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
-import { clearProviderCaches, type ProviderFetch } from '../../src/runtime/server/lib/oauth/http'
-import { consumeAuthCode } from '../../src/runtime/server/lib/records/auth-code'
-import type { OAuthErrorPayload, OAuthEventHandlerOptions } from '../../src/runtime/types/oauth'
+import { resolveOptions } from '../../src/build/resolve-options'
+import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/core/context'
+import { resetAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
+import { clearProviderCaches, type ProviderFetch } from '../../src/runtime/oauth/server/provider-http'
+import { consumeAuthCode } from '../../src/runtime/server/lib/core/records/auth-code'
+import type { OAuthErrorPayload, OAuthEventHandlerOptions } from '../../src/runtime/oauth/oauth-types'
 import type { ProvidersOptions } from '../../src/runtime/types/providers'
 import { startOAuthApp, type OAuthApp } from './helpers/oauth-app'
+import { features } from './helpers/features'
 
 type Signer = (claims: JWTPayload) => Promise<string>
 
@@ -97,7 +98,7 @@ beforeAll(async () => {
     redirect: { error: '/oops' },
     providers,
   }, false)
-  ctx = await createAuthContext(options, { dev: true })
+  ctx = await createAuthContext(options, { dev: true, features })
   server = await startOAuthApp(ctx, () => ({ fetch: (url, init) => fetchFn(url, init), handlers }))
   base = server.base
 })

@@ -1,13 +1,14 @@
 import { generateKeyPair, SignJWT } from 'jose'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { resolveOptions } from '../../src/build/options'
-import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/context'
-import { resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
-import { clearProviderCaches } from '../../src/runtime/server/lib/oauth/http'
-import { consumeAuthCode } from '../../src/runtime/server/lib/records/auth-code'
-import type { OAuthEventHandlerOptions } from '../../src/runtime/types/oauth'
+import { resolveOptions } from '../../src/build/resolve-options'
+import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/core/context'
+import { resetAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
+import { clearProviderCaches } from '../../src/runtime/oauth/server/provider-http'
+import { consumeAuthCode } from '../../src/runtime/server/lib/core/records/auth-code'
+import type { OAuthEventHandlerOptions } from '../../src/runtime/oauth/oauth-types'
 import { startOAuthApp, type OAuthApp } from './helpers/oauth-app'
 import { DISCORD_PATHS, GITHUB_PATHS, GITLAB_PATHS, keycloakPaths, startFakeProvider, type FakeProvider } from './helpers/fake-provider'
+import { features } from './helpers/features'
 
 const DISCORD_USER = { id: '80351110224678912', username: 'nelly', global_name: 'Nelly', email: 'nelly@example.com', verified: true, avatar: '8342729096ea3675442027381ff50dfe' }
 
@@ -61,7 +62,7 @@ beforeAll(async () => {
       },
     },
   }, false)
-  ctx = await createAuthContext(options, { dev: true })
+  ctx = await createAuthContext(options, { dev: true, features })
   app = await startOAuthApp(ctx, () => ({ handlers }))
   base = app.base
 })

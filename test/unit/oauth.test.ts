@@ -3,16 +3,16 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { calculatePKCECodeChallenge, generateRandomCodeVerifier } from 'oauth4webapi'
 import { afterAll, describe, expect, it } from 'vitest'
-import { defaultOptions } from '../../src/build/options'
+import { defaultOptions } from '../../src/build/resolve-options'
 import { hostRouteExists, oauthRoutes } from '../../src/build/oauth'
-import { authorizationServerOf, guardedFetch, type ProviderFetch } from '../../src/runtime/server/lib/oauth/http'
-import { findMockUser, s256 } from '../../src/runtime/server/lib/oauth/mock'
-import { isMockEnabled, mapMockProfile, mockUserClaims } from '../../src/runtime/server/lib/oauth/mock-preset'
-import { mapCustomProfile, mapDiscordProfile, mapGitHubProfile, mapOidcProfile } from '../../src/runtime/server/lib/oauth/profiles'
-import { gitHubApiUrl } from '../../src/runtime/server/lib/oauth/presets'
-import { oauthProviderNames, providerOptionsOf, resolveProvider } from '../../src/runtime/server/lib/oauth/providers'
-import { isErrorCode, isSafeRedirect, sanitizeErrorText, withQueryParams } from '../../src/runtime/server/lib/oauth/redirect'
-import { isAllowedProviderUrl, validateProviders } from '../../src/runtime/server/lib/oauth/validate'
+import { authorizationServerOf, guardedFetch, type ProviderFetch } from '../../src/runtime/oauth/server/provider-http'
+import { findMockUser, s256 } from '../../src/runtime/oauth/server/mock-provider'
+import { isMockEnabled, mapMockProfile, mockUserClaims } from '../../src/runtime/oauth/server/mock-preset'
+import { mapCustomProfile, mapDiscordProfile, mapGitHubProfile, mapOidcProfile } from '../../src/runtime/oauth/server/profiles'
+import { gitHubApiUrl } from '../../src/runtime/oauth/server/preset-table'
+import { oauthProviderNames, providerOptionsOf, resolveProvider } from '../../src/runtime/oauth/server/providers'
+import { isErrorCode, isSafeRedirect, sanitizeErrorText, withQueryParams } from '../../src/runtime/server/lib/edge/redirect'
+import { isAllowedProviderUrl, validateProviders } from '../../src/runtime/oauth/server/provider-checks'
 import type { ProvidersOptions } from '../../src/runtime/types/providers'
 
 const endpoints = defaultOptions.endpoints
@@ -330,13 +330,13 @@ describe('routes', () => {
     expect(oauthProviderNames(providers)).toEqual(['google', 'mock', 'acme'])
     const routes = oauthRoutes({ providers, endpoints: { ...endpoints, loginPath: '/login/' } }, r => r === '/login/google')
     expect(routes.map(r => `${r.method} ${r.route} ${r.handler}`)).toEqual([
-      'get /login/mock oauth/login.get',
-      'get /login/acme oauth/login.get',
-      'get /mock/authorize oauth/mock-authorize.get',
-      'post /mock/token oauth/mock-token.post',
-      'get /mock/userinfo oauth/mock-userinfo.get',
+      'get /login/mock oauth/server/routes/login.get',
+      'get /login/acme oauth/server/routes/login.get',
+      'get /mock/authorize oauth/server/routes/mock-authorize.get',
+      'post /mock/token oauth/server/routes/mock-token.post',
+      'get /mock/userinfo oauth/server/routes/mock-userinfo.get',
     ])
-    expect(oauthRoutes({ providers: { google: creds }, endpoints })).toEqual([{ route: '/auth/google', method: 'get', handler: 'oauth/login.get' }])
+    expect(oauthRoutes({ providers: { google: creds }, endpoints })).toEqual([{ route: '/auth/google', method: 'get', handler: 'oauth/server/routes/login.get' }])
   })
 
   it('finds host route files in any server directory', () => {

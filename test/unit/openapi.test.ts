@@ -5,15 +5,15 @@ import type { H3Event } from 'h3'
 import { describe, expect, it } from 'vitest'
 import { assertLiteralJson, documentModule, errorCodesOf, isOpenAPIServed, jsonSchemaOf, moduleRouteOf, routeDocOf, routeMetaFileName, routeMetaModule, routeOperation, type Json } from '../../src/build/openapi'
 import { ROUTE_DOCS, routeDocKey } from '../../src/build/openapi-routes'
-import { resolveOptions } from '../../src/build/options'
+import { resolveOptions } from '../../src/build/resolve-options'
 import { serverRoutes } from '../../src/build/routes'
-import { ERRORS, isAuthErrorCode, type AuthErrorCode } from '../../src/runtime/server/lib/errors'
-import { oauthRoutes, passkeyRoutes, passwordRoutes, twoFactorRoutes, type ServerRoute } from '../../src/runtime/server/lib/module-routes'
-import { DEVTOOLS_API, DEVTOOLS_ROUTE } from '../../src/runtime/server/devtools/paths'
-import { isDocumentedPath, withoutInternalPaths } from '../../src/runtime/server/lib/openapi-document'
-import { sessionIdSchema, tokenRequest, verifyRequest } from '../../src/runtime/server/lib/schemas/requests'
-import { errorResponse, sessionsResponse, tokenResponse } from '../../src/runtime/server/lib/schemas/responses'
-import { TEST_LOGIN_PATH } from '../../src/runtime/server/lib/test-login'
+import { ERRORS, isAuthErrorCode, type AuthErrorCode } from '../../src/runtime/server/lib/edge/errors'
+import { oauthRoutes, passkeyRoutes, passwordRoutes, twoFactorRoutes, type ServerRoute } from '../../src/build/module-routes'
+import { DEVTOOLS_API, DEVTOOLS_ROUTE } from '../../src/runtime/devtools/devtools-paths'
+import { isDocumentedPath, withoutInternalPaths } from '../../src/runtime/server/openapi-document'
+import { sessionIdSchema, tokenRequest, verifyRequest } from '../../src/runtime/server/lib/edge/request-schemas'
+import { errorResponse, sessionsResponse, tokenResponse } from '../../src/runtime/server/lib/edge/response-schemas'
+import { TEST_LOGIN_PATH } from '../../src/runtime/server/lib/core/test-login'
 
 const SECRETS = {
   token: 'unit-token-secret-0123456789-abcdefghijklmnop',
@@ -75,7 +75,7 @@ describe('route descriptions', () => {
       byFile.set(route.handler, set)
     }
     for (const [handler, documented] of byFile) {
-      const text = readFileSync(resolve(import.meta.dirname, `../../src/runtime/server/routes/${handler}.ts`), 'utf8')
+      const text = readFileSync(resolve(import.meta.dirname, `../../src/runtime/${handler}.ts`), 'utf8')
       const named = codes.filter(code => new RegExp(`\\b${code}\\b`).test(text))
       expect(named.filter(code => !documented.has(code)), `${handler}: named in the file, not documented`).toEqual([])
       const own = routes.filter(r => r.handler === handler).flatMap(r => routeDocOf(r)!.errors)
@@ -86,26 +86,26 @@ describe('route descriptions', () => {
   it('give unique operation ids, one per provider for the login route', () => {
     const ids = routes.map(r => operationOf(r).operationId)
     expect(new Set(ids).size).toBe(ids.length)
-    expect(operationOf(find('oauth/login.get', 'get')).operationId).toMatch(/^svcAuthLogin(Mock|Google)$/)
-    expect(routes.filter(r => r.handler === 'oauth/login.get').map(r => operationOf(r).summary).sort()).toEqual(['Log in with google', 'Log in with mock'])
+    expect(operationOf(find('oauth/server/routes/login.get', 'get')).operationId).toMatch(/^svcAuthLogin(Mock|Google)$/)
+    expect(routes.filter(r => r.handler === 'oauth/server/routes/login.get').map(r => operationOf(r).summary).sort()).toEqual(['Log in with google', 'Log in with mock'])
   })
 
   it('take request and answer schemas from the zod schemas the routes use', () => {
-    const token = operationOf(find('token.post'))
+    const token = operationOf(find('server/routes/token.post'))
     expect(token.requestBody!.content['application/json']!.schema).toEqual(jsonSchemaOf(tokenRequest, 'input'))
     expect(token.responses['200']!.content!['application/json']!.schema).toEqual(jsonSchemaOf(tokenResponse, 'output'))
-    expect(operationOf(find('sessions/list.get', 'get')).responses['200']!.content!['application/json']!.schema).toEqual(jsonSchemaOf(sessionsResponse, 'output'))
+    expect(operationOf(find('server/routes/sessions/list.get', 'get')).responses['200']!.content!['application/json']!.schema).toEqual(jsonSchemaOf(sessionsResponse, 'output'))
     // GET verify reads the query, POST verify a JSON or form body: the same schema.
-    const link = operationOf(find('password/login-verify', 'get'))
+    const link = operationOf(find('password/server/routes/login-verify', 'get'))
     expect(link.requestBody).toBeUndefined()
     expect(link.parameters.map(p => [p.name, p.in, p.required])).toEqual([['code', 'query', true], ['email', 'query', false], ['flow', 'query', false]])
-    const form = operationOf(find('password/login-verify', 'post'))
+    const form = operationOf(find('password/server/routes/login-verify', 'post'))
     expect(Object.keys(form.requestBody!.content)).toEqual(['application/json', 'application/x-www-form-urlencoded'])
     expect(form.requestBody!.content['application/x-www-form-urlencoded']!.schema).toEqual(jsonSchemaOf(verifyRequest, 'input'))
   })
 
   it('answer each error status with the codes of that status, narrowed from the error body', () => {
-    const token = operationOf(find('token.post'))
+    const token = operationOf(find('server/routes/token.post'))
     const at = (status: number) => token.responses[String(status)]!.content!['application/json']!.schema
     expect(Object.keys(token.responses).sort()).toEqual(['200', '400', '401', '403', '413', '500'])
     expect(at(401).properties.error).toEqual({ type: 'string', enum: ['invalid_code', 'code_binding_mismatch'] })
@@ -114,20 +114,20 @@ describe('route descriptions', () => {
     expect(Object.keys(at(400).properties).sort()).toEqual(Object.keys(errorResponse.shape).sort())
     expect(token.responses['401']!).toMatchObject({ description: expect.stringContaining(ERRORS.code_binding_mismatch.message) })
     // A GET has no body, so no 413.
-    expect(operationOf(find('me.get', 'get')).responses['413']).toBeUndefined()
+    expect(operationOf(find('server/routes/me.get', 'get')).responses['413']).toBeUndefined()
   })
 
   it('declare the bearer scheme, the refresh cookie and path parameters', () => {
-    const me = operationOf(find('me.get', 'get'))
+    const me = operationOf(find('server/routes/me.get', 'get'))
     expect(me.security).toEqual([{ svcAuthBearer: [] }])
     expect(me.$global).toEqual({ components: { securitySchemes: { svcAuthBearer: expect.objectContaining({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }) } } })
-    const refresh = operationOf(find('refresh.post'))
+    const refresh = operationOf(find('server/routes/refresh.post'))
     expect(refresh.security).toBeUndefined()
     expect(refresh.parameters).toEqual([expect.objectContaining({ name: 'svc-refresh', in: 'cookie', required: false })])
-    expect(operationOf(find('unimpersonate.post')).parameters).toEqual([expect.objectContaining({ name: 'svc-refresh', in: 'cookie', required: true })])
-    const revoke = operationOf(find('sessions/revoke.delete', 'delete'))
+    expect(operationOf(find('impersonation/server/routes/unimpersonate.post')).parameters).toEqual([expect.objectContaining({ name: 'svc-refresh', in: 'cookie', required: true })])
+    const revoke = operationOf(find('server/routes/sessions/revoke.delete', 'delete'))
     expect(revoke.parameters).toEqual([{ name: 'id', in: 'path', required: true, schema: jsonSchemaOf(sessionIdSchema, 'input') }])
-    expect(operationOf(find('jwks.get', 'get')).security).toBeUndefined()
+    expect(operationOf(find('server/routes/jwks.get', 'get')).security).toBeUndefined()
   })
 
   it('hold nothing of the options but paths and the cookie name', () => {
@@ -141,8 +141,8 @@ describe('generated handler files', () => {
   it('carry a literal Nitro reads back unchanged, and re-export the handler', () => {
     for (const route of routes) {
       const operation = operationOf(route)
-      const code = routeMetaModule(route, `/module/runtime/server/routes/${route.handler}`, operation)
-      expect(code).toContain(`export { default } from "/module/runtime/server/routes/${route.handler}"`)
+      const code = routeMetaModule(route, `/module/runtime/${route.handler}`, operation)
+      expect(code).toContain(`export { default } from "/module/runtime/${route.handler}"`)
       expect(nitroReadsMeta(code)).toEqual({ openAPI: operation })
     }
   })
@@ -182,9 +182,9 @@ describe('wiring helpers', () => {
   })
 
   it('moduleRouteOf finds the module\'s own handlers only', () => {
-    const dir = '/m/dist/runtime/server/routes'
-    expect(moduleRouteOf({ route: '/auth/token', method: 'post', handler: `${dir}/token.post` }, dir)).toEqual({ route: '/auth/token', method: 'post', handler: 'token.post' })
-    expect(moduleRouteOf({ route: '/auth/sessions/:id', method: 'DELETE', handler: `${dir}/sessions/revoke.delete.js` }, dir)).toEqual({ route: '/auth/sessions/:id', method: 'delete', handler: 'sessions/revoke.delete' })
+    const dir = '/m/dist/runtime'
+    expect(moduleRouteOf({ route: '/auth/token', method: 'post', handler: `${dir}/server/routes/token.post` }, dir)).toEqual({ route: '/auth/token', method: 'post', handler: 'server/routes/token.post' })
+    expect(moduleRouteOf({ route: '/auth/sessions/:id', method: 'DELETE', handler: `${dir}/server/routes/sessions/revoke.delete.js` }, dir)).toEqual({ route: '/auth/sessions/:id', method: 'delete', handler: 'server/routes/sessions/revoke.delete' })
     expect(moduleRouteOf({ route: '/api/x', method: 'get', handler: '/app/server/api/x.get.ts' }, dir)).toBeUndefined()
     expect(moduleRouteOf({ middleware: true, handler: `${dir}/token.post` }, dir)).toBeUndefined()
     expect(moduleRouteOf({ route: '/auth/token', method: 'post', handler: () => null }, dir)).toBeUndefined()

@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest'
 import { checkOptions } from '../../src/build/checks'
-import { cookiePathMatches, refreshCookiePathErrors } from '../../src/runtime/server/lib/cookie-path'
-import { defaultOptions, providerNames, resolveOptions, toPublicConfig } from '../../src/build/options'
+import { cookiePathMatches, refreshCookiePathErrors } from '../../src/runtime/server/lib/edge/cookie-path'
+import { defaultOptions, providerNames, resolveOptions, toPublicConfig } from '../../src/build/resolve-options'
 import { serverRoutes } from '../../src/build/routes'
 import { typeTemplate } from '../../src/build/type-template'
-import { createAuthContext } from '../../src/runtime/server/lib/context'
-import { formatValidationErrors, validateOptions } from '../../src/runtime/server/lib/validate'
+import { createAuthContext } from '../../src/runtime/server/lib/core/context'
+import { formatValidationErrors, validateOptions } from '../../src/runtime/server/lib/config/validate-options'
 import { isRelativePath } from '../../src/runtime/shared/paths'
 import type { Duration, ModuleOptions, ModuleOptionsInput } from '../../src/runtime/types/options'
+import { features } from './helpers/features'
 
 const SECRET = 'options-test-secret-0123456789-abcdefghij'
 
@@ -556,8 +557,8 @@ describe('refresh cookie path (start-up check)', () => {
       o.enableSSR = false
       o.tokenRefresh.storage.driver = 'memory'
     })
-    await expect(createAuthContext(options, { baseURL: '/app/' })).rejects.toThrow(/tokenRefresh\.cookie\.path '\/auth' does not cover '\/app\/auth\/token'/)
-    const ctx = await createAuthContext(options, { baseURL: '/' })
+    await expect(createAuthContext(options, { baseURL: '/app/', features })).rejects.toThrow(/tokenRefresh\.cookie\.path '\/auth' does not cover '\/app\/auth\/token'/)
+    const ctx = await createAuthContext(options, { baseURL: '/', features })
     await ctx.dispose()
   })
 
@@ -596,16 +597,16 @@ describe('refresh cookie path (start-up check)', () => {
 describe('serverRoutes', () => {
   it('registers the endpoints at their default paths', () => {
     expect(serverRoutes(resolveOptions(undefined, true))).toEqual([
-      { route: '/auth/token', method: 'post', handler: 'token.post' },
-      { route: '/auth/refresh', method: 'post', handler: 'refresh.post' },
-      { route: '/auth/logout', method: 'post', handler: 'logout.post' },
-      { route: '/api/user/me', method: 'get', handler: 'me.get' },
-      { route: '/.well-known/jwks.json', method: 'get', handler: 'jwks.get' },
-      { route: '/auth/impersonate', method: 'post', handler: 'impersonate.post' },
-      { route: '/auth/unimpersonate', method: 'post', handler: 'unimpersonate.post' },
-      { route: '/auth/sessions', method: 'get', handler: 'sessions/list.get' },
-      { route: '/auth/sessions/revoke-others', method: 'post', handler: 'sessions/revoke-others.post' },
-      { route: '/auth/sessions/:id', method: 'delete', handler: 'sessions/revoke.delete' },
+      { route: '/auth/token', method: 'post', handler: 'server/routes/token.post' },
+      { route: '/auth/refresh', method: 'post', handler: 'server/routes/refresh.post' },
+      { route: '/auth/logout', method: 'post', handler: 'server/routes/logout.post' },
+      { route: '/api/user/me', method: 'get', handler: 'server/routes/me.get' },
+      { route: '/.well-known/jwks.json', method: 'get', handler: 'server/routes/jwks.get' },
+      { route: '/auth/impersonate', method: 'post', handler: 'impersonation/server/routes/impersonate.post' },
+      { route: '/auth/unimpersonate', method: 'post', handler: 'impersonation/server/routes/unimpersonate.post' },
+      { route: '/auth/sessions', method: 'get', handler: 'server/routes/sessions/list.get' },
+      { route: '/auth/sessions/revoke-others', method: 'post', handler: 'server/routes/sessions/revoke-others.post' },
+      { route: '/auth/sessions/:id', method: 'delete', handler: 'server/routes/sessions/revoke.delete' },
     ])
   })
 
@@ -613,7 +614,7 @@ describe('serverRoutes', () => {
     const routes = serverRoutes(resolveOptions({
       endpoints: { tokenPath: '/api/session/token', refreshPath: '/api/session/refresh', logoutPath: '/api/session/logout', userInfoPath: '/api/me', jwksPath: '/keys.json', impersonatePath: '/api/admin/as', unimpersonatePath: '/api/admin/back', sessionsPath: '/api/me/sessions/' },
     }, true))
-    expect(Object.fromEntries(routes.map(r => [r.handler, `${r.method} ${r.route}`]))).toEqual({
+    expect(Object.fromEntries(routes.map(r => [r.handler.replace(/^.*routes\//, ''), `${r.method} ${r.route}`]))).toEqual({
       'token.post': 'post /api/session/token',
       'refresh.post': 'post /api/session/refresh',
       'logout.post': 'post /api/session/logout',

@@ -1,16 +1,20 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { passkeyWarnings } from '../../src/build/checks'
-import { resolveOptions } from '../../src/build/options'
+import { resolveOptions } from '../../src/build/resolve-options'
 import { buildRuntimeConfig } from '../../src/build/runtime-config'
-import { authErrorCode } from '../../src/runtime/server/lib/errors'
-import { defineAuthHandlers, getAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
-import { isModuleRoute, passkeyRoutes } from '../../src/runtime/server/lib/module-routes'
-import { decoyCredentials } from '../../src/runtime/server/lib/passkey/authentication'
-import { configuredRelyingParty, resolvePasskeyOptions, validatePasskeyOptions } from '../../src/runtime/server/lib/passkey/options'
-import { relyingPartyOf } from '../../src/runtime/server/lib/passkey/relying-party'
-import { usePasskeyRuntime } from '../../src/runtime/server/lib/passkey/runtime'
+import { authErrorCode } from '../../src/runtime/server/lib/edge/errors'
+import { defineAuthHandlers, getAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
+import { moduleRoutePaths, passkeyRoutes, type RouteOptions } from '../../src/build/module-routes'
+import { createPathMatcher } from '../../src/runtime/server/lib/edge/route-paths'
+import { decoyCredentials } from '../../src/runtime/passkey/server/authentication'
+import { configuredRelyingParty, resolvePasskeyOptions, validatePasskeyOptions } from '../../src/runtime/passkey/server/passkey-options'
+import { relyingPartyOf } from '../../src/runtime/passkey/server/relying-party'
+import { usePasskeyRuntime } from '../../src/runtime/passkey/server/passkey-runtime'
 import { unitContext } from './helpers/context'
 import { fakeEvent } from './helpers/event'
+
+/** Whether the module answers on `path` with these options (as the build lists it for the request middleware). */
+const isModuleRoute = (options: RouteOptions, path: string) => createPathMatcher(moduleRoutePaths(options))(path)
 
 afterEach(() => resetAuthHandlers())
 

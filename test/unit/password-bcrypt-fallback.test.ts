@@ -7,9 +7,9 @@ import { promisify } from 'node:util'
 import { hash as nativeHash, verify as nativeVerify } from '@node-rs/bcrypt'
 import bcryptjs from 'bcryptjs'
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
-import { BCRYPT_ENV, bcryptPreference, createBcryptEngine, createInlineEngine, loadNativeBcrypt, type BcryptEngine } from '../../src/runtime/server/lib/password/bcrypt'
-import { createWorkerEngine, START_TIMEOUT_MS, type WorkerThread } from '../../src/runtime/server/lib/password/bcrypt-worker'
-import { createPasswordHasher } from '../../src/runtime/server/lib/password/hashing'
+import { BCRYPT_ENV, bcryptPreference, createBcryptEngine, createInlineEngine, loadNativeBcrypt, type BcryptEngine } from '../../src/runtime/password/server/bcrypt'
+import { createWorkerEngine, START_TIMEOUT_MS, type WorkerThread } from '../../src/runtime/password/server/bcrypt-worker'
+import { createPasswordHasher } from '../../src/runtime/password/server/hashing'
 
 const FAKE = pathToFileURL(join(import.meta.dirname, 'helpers/fake-bcryptjs.mjs')).href
 const engines: BcryptEngine[] = []
@@ -166,7 +166,7 @@ describe('bcryptjs in worker threads', () => {
     const script = `
       import { createJiti } from 'jiti'
       const jiti = createJiti(${JSON.stringify(pathToFileURL(join(import.meta.dirname, 'x.mjs')).href)})
-      const { createWorkerEngine } = await jiti.import('../../src/runtime/server/lib/password/bcrypt-worker.ts')
+      const { createWorkerEngine } = await jiti.import('../../src/runtime/password/server/bcrypt-worker.ts')
       const engine = createWorkerEngine({ size: 2 })
       const hashed = await engine.hash('pw', 4)
       console.log(await engine.verify('pw', hashed))
@@ -383,7 +383,7 @@ describe('bcryptjs in the current thread (runtimes without threads: Workers)', (
   })
 
   it('the @node-rs/bcrypt stand-in of edge builds fails to load with its reason, so bcryptjs takes over', async () => {
-    vi.doMock('@node-rs/bcrypt', () => import('../../src/runtime/server/lib/password/bcrypt-unavailable'))
+    vi.doMock('@node-rs/bcrypt', () => import('../../src/runtime/password/server/bcrypt-unavailable'))
     try {
       await expect(loadNativeBcrypt()).rejects.toThrow('@node-rs/bcrypt is not part of this build (no native addons on this platform)')
     }

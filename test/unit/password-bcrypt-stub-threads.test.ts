@@ -1,7 +1,7 @@
 import { hash as nativeHash } from '@node-rs/bcrypt'
 import { describe, expect, it, vi } from 'vitest'
-import { createBcryptEngine } from '../../src/runtime/server/lib/password/bcrypt'
-import { createPasswordHasher } from '../../src/runtime/server/lib/password/hashing'
+import { createBcryptEngine } from '../../src/runtime/password/server/bcrypt'
+import { createPasswordHasher } from '../../src/runtime/password/server/hashing'
 
 // node:worker_threads as the bundles of non-Node presets get it: unenv's stand-in, whose Worker
 // starts no thread, never answers and never fails. A hash there must fail, not wait forever.

@@ -2,15 +2,16 @@ import { createServer, type Server } from 'node:http'
 import { createApp, createRouter, defineEventHandler, getRequestHeader, toNodeListener, type H3Event } from 'h3'
 import { hash } from '@node-rs/bcrypt'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
-import { resolveOptions } from '../../src/build/options'
-import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/context'
-import { sendAuthError } from '../../src/runtime/server/lib/errors'
-import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
-import * as signIn from '../../src/runtime/server/lib/password/flows'
-import * as newPassword from '../../src/runtime/server/lib/password/new-password'
-import { RESET_SESSION_TTL } from '../../src/runtime/server/lib/records/reset-session'
-import { usePasswordRuntime } from '../../src/runtime/server/lib/password/runtime'
+import { resolveOptions } from '../../src/build/resolve-options'
+import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/core/context'
+import { sendAuthError } from '../../src/runtime/server/lib/edge/errors'
+import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
+import * as signIn from '../../src/runtime/password/server/password-flows'
+import * as newPassword from '../../src/runtime/password/server/new-password'
+import { RESET_SESSION_TTL } from '../../src/runtime/server/lib/core/records/reset-session'
+import { usePasswordRuntime } from '../../src/runtime/password/server/password-runtime'
 import type { PasswordUser, VerificationCodeDetails } from '../../src/runtime/types/auth'
+import { features } from './helpers/features'
 
 // bcrypt as it is, with its calls counted (how much hashing work each answer costs).
 const bcryptCalls = vi.hoisted(() => ({ verify: 0, hash: 0 }))
@@ -41,7 +42,7 @@ beforeAll(async () => {
     logging: { level: 'silent' },
     rateLimit: { enabled: false },
     providers: { password: { passwordHashRounds: 4 } },
-  }, true))
+  }, true), { features })
   const router = createRouter()
   const wrap = (flow: (ctx: AuthContext, event: H3Event) => Promise<unknown>) => defineEventHandler(async (event) => {
     try {

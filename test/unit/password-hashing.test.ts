@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { createPasswordHasher, createSemaphore } from '../../src/runtime/server/lib/password/hashing'
+import { createPasswordHasher, createSemaphore } from '../../src/runtime/password/server/hashing'
 
 // bcrypt replaced by a fake whose computations end when the test says so, each call recorded.
 const bcrypt = vi.hoisted(() => {

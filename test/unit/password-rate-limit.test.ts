@@ -1,11 +1,11 @@
 import type { H3Event } from 'h3'
 import { describe, expect, it, vi } from 'vitest'
-import { clientAddress, createProxyMatcher, enforceRateLimit, headerAddress, isClientAddressHeader, isTrustedProxyEntry, MULTI_HOP_HEADERS, normalizeAddress, rateLimitSubject, requestAddress, reserveLoginFailure } from '../../src/runtime/server/lib/rate-limit'
-import { validateOptions } from '../../src/runtime/server/lib/validate'
-import { validateRateLimitOptions } from '../../src/runtime/server/lib/password/options'
-import { resolveOptions } from '../../src/build/options'
-import { hitRateLimit } from '../../src/runtime/server/lib/records/rate-counter'
-import { RECORD_TYPES } from '../../src/runtime/server/lib/records/record-types'
+import { clientAddress, createProxyMatcher, enforceRateLimit, headerAddress, isClientAddressHeader, isTrustedProxyEntry, MULTI_HOP_HEADERS, normalizeAddress, rateLimitSubject, requestAddress, reserveLoginFailure } from '../../src/runtime/server/lib/edge/rate-limit'
+import { validateOptions } from '../../src/runtime/server/lib/config/validate-options'
+import { validateRateLimitOptions } from '../../src/runtime/password/server/password-options'
+import { resolveOptions } from '../../src/build/resolve-options'
+import { hitRateLimit } from '../../src/runtime/server/lib/edge/rate-counter'
+import { RECORD_TYPES } from '../../src/runtime/server/lib/store/record-types'
 import { unitContext as context, rawBackend } from './helpers/context'
 
 /** The parts of an h3 event the limiter reads. */

@@ -1,13 +1,13 @@
 import type { EventHandler, H3Event } from 'h3'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { mayHaveSession } from '../../src/runtime/app/lib/presence'
-import type { AuthContext } from '../../src/runtime/server/lib/context'
-import { presenceCookiePath } from '../../src/runtime/server/lib/presence-cookie'
-import { issueRefreshToken } from '../../src/runtime/server/lib/records/refresh-token'
-import { clearRefreshCookie, setRefreshCookie } from '../../src/runtime/server/lib/session'
+import { mayHaveSession } from '../../src/runtime/app/lib/presence-hint'
+import type { AuthContext } from '../../src/runtime/server/lib/core/context'
+import { presenceCookiePath } from '../../src/runtime/server/lib/edge/presence-cookie'
+import { issueRefreshToken } from '../../src/runtime/server/lib/core/records/refresh-token'
+import { clearRefreshCookie, setRefreshCookie } from '../../src/runtime/server/lib/core/session-tokens'
 import { hasCookie, presenceCookieName } from '../../src/runtime/shared/presence'
-import { useAuthContext } from '../../src/runtime/server/utils/context'
-import middleware from '../../src/runtime/server/middleware/auth'
+import { useAuthContext } from '../../src/runtime/server/utils/auth-context'
+import middleware from '../../src/runtime/server/middleware/route-protection'
 import refreshRoute from '../../src/runtime/server/routes/refresh.post'
 import logoutRoute from '../../src/runtime/server/routes/logout.post'
 import revokeRoute from '../../src/runtime/server/routes/sessions/revoke.delete'
@@ -17,12 +17,16 @@ import { unitContext } from './helpers/context'
 // The module's routes and middleware as Nitro runs them, in an app served under /app/.
 const nitro = vi.hoisted(() => ({ svcAuth: undefined as unknown }))
 vi.mock('nitropack/runtime', async () => {
-  const { resolveOptions } = await import('../../src/build/options')
+  const { resolveOptions } = await import('../../src/build/resolve-options')
   nitro.svcAuth = resolveOptions({
     token: { secret: 'presence-unit-secret-0123456789-abcdefghij' },
     tokenRefresh: { storage: { driver: 'memory' }, cookie: { maxAge: 3600 } },
     logging: { level: 'silent' },
   }, true)
+  // The paths the build lists in `#svc-auth/features` for these options.
+  const { setRoutePaths } = await import('./helpers/features')
+  const { moduleRoutePaths } = await import('../../src/build/module-routes')
+  setRoutePaths(moduleRoutePaths(nitro.svcAuth as Parameters<typeof moduleRoutePaths>[0]))
   return {
     getRouteRules: () => ({}),
     useRuntimeConfig: () => ({ svcAuth: nitro.svcAuth, app: { baseURL: '/app/' } }),

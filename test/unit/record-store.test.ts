@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { z } from 'zod'
-import { createKeyHasher, createSealer, plainSealer } from '../../src/runtime/server/lib/crypto'
+import { createKeyHasher, createSealer, plainSealer } from '../../src/runtime/server/lib/store/crypto'
 import { createMemoryBackend } from '../../src/runtime/server/lib/store/memory'
-import { RECORD_TYPES } from '../../src/runtime/server/lib/records/record-types'
+import { RECORD_TYPES } from '../../src/runtime/server/lib/store/record-types'
 import { createRecordStore } from '../../src/runtime/server/lib/store/record-store'
 
 afterEach(() => {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import type { AuthContext } from '../../src/runtime/server/lib/context'
-import { codeCookieName, matchesCodeBinding } from '../../src/runtime/server/lib/code-binding'
-import { consumeAuthCode, createAuthCode } from '../../src/runtime/server/lib/records/auth-code'
-import { RECORD_TYPES } from '../../src/runtime/server/lib/records/record-types'
-import { createMagicCode, discardMagicCode, verifyMagicCode } from '../../src/runtime/server/lib/records/magic-code'
+import type { AuthContext } from '../../src/runtime/server/lib/core/context'
+import { codeCookieName, matchesCodeBinding } from '../../src/runtime/server/lib/core/code-binding'
+import { consumeAuthCode, createAuthCode } from '../../src/runtime/server/lib/core/records/auth-code'
+import { RECORD_TYPES } from '../../src/runtime/server/lib/store/record-types'
+import { createMagicCode, discardMagicCode, verifyMagicCode } from '../../src/runtime/password/server/magic-code'
 import {
   issueRefreshToken,
   readRefreshToken,
@@ -12,12 +12,12 @@ import {
   revokeFamily,
   revokeRefreshToken,
   rotateRefreshToken,
-} from '../../src/runtime/server/lib/records/refresh-token'
-import { listSessionEntries, removeSessionEntry } from '../../src/runtime/server/lib/records/user-sessions'
-import { revokeSessions } from '../../src/runtime/server/lib/sessions'
-import type { RefreshResult } from '../../src/runtime/server/lib/records/refresh-token'
-import { RESET_SESSION_TTL, consumeResetSession, createResetSession, readResetSession } from '../../src/runtime/server/lib/records/reset-session'
-import { storableUser } from '../../src/runtime/server/lib/records/user'
+} from '../../src/runtime/server/lib/core/records/refresh-token'
+import { listSessionEntries, removeSessionEntry } from '../../src/runtime/server/lib/core/records/user-sessions'
+import { revokeSessions } from '../../src/runtime/server/lib/core/session-list'
+import type { RefreshResult } from '../../src/runtime/server/lib/core/records/refresh-token'
+import { RESET_SESSION_TTL, consumeResetSession, createResetSession, readResetSession } from '../../src/runtime/server/lib/core/records/reset-session'
+import { storableUser } from '../../src/runtime/server/lib/core/records/stored-user'
 import type { AuthUser, ImpersonationContext, MagicCodeAction } from '../../src/runtime/types/auth'
 import { fakeEvent, setCookies, setCookieValue } from './helpers/event'
 import { dumpStore, rawBackend, unitContext } from './helpers/context'

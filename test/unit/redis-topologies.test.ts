@@ -1,23 +1,24 @@
 import { randomUUID } from 'node:crypto'
 import { Redis, type RedisOptions } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { resolveOptions, toPublicConfig } from '../../src/build/options'
-import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/context'
-import { authErrorCode } from '../../src/runtime/server/lib/errors'
-import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
-import { endImpersonation, impersonationRequester, startImpersonation } from '../../src/runtime/server/lib/impersonation'
-import { saveOAuthState, takeOAuthState } from '../../src/runtime/server/lib/records/oauth-state'
-import { issueRefreshToken, readRefreshToken, revokeFamily, revokeRefreshToken, rotateRefreshToken } from '../../src/runtime/server/lib/records/refresh-token'
-import { listSessionEntries } from '../../src/runtime/server/lib/records/user-sessions'
-import { mintSessionToken } from '../../src/runtime/server/lib/session'
-import { listSessions, revokeSessions } from '../../src/runtime/server/lib/sessions'
+import { resolveOptions, toPublicConfig } from '../../src/build/resolve-options'
+import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/core/context'
+import { authErrorCode } from '../../src/runtime/server/lib/edge/errors'
+import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
+import { endImpersonation, impersonationRequester, startImpersonation } from '../../src/runtime/impersonation/server/impersonate'
+import { saveOAuthState, takeOAuthState } from '../../src/runtime/oauth/server/oauth-state'
+import { issueRefreshToken, readRefreshToken, revokeFamily, revokeRefreshToken, rotateRefreshToken } from '../../src/runtime/server/lib/core/records/refresh-token'
+import { listSessionEntries } from '../../src/runtime/server/lib/core/records/user-sessions'
+import { mintSessionToken } from '../../src/runtime/server/lib/core/session-tokens'
+import { listSessions, revokeSessions } from '../../src/runtime/server/lib/core/session-list'
 import { createStoreBackend, type StoreBackendOptions } from '../../src/runtime/server/lib/store'
 import { connectionOptions } from '../../src/runtime/server/lib/store/redis-connection'
 import type { StoreBackend } from '../../src/runtime/server/lib/store/types'
-import { validateOptions } from '../../src/runtime/server/lib/validate'
+import { validateOptions } from '../../src/runtime/server/lib/config/validate-options'
 import type { ModuleOptions, RedisNode, RefreshStorageOptions } from '../../src/runtime/types/options'
 import { startRedisCluster, startRedisSentinel, startRedisTls, type RunningRedis } from '../support/redis-servers'
 import { fakeEvent, setCookieValue } from './helpers/event'
+import { features } from './helpers/features'
 
 const sleep = (ms: number): Promise<void> => new Promise(resolve => setTimeout(resolve, ms))
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i)
@@ -278,7 +279,7 @@ describe.each(topologies)('$name', (topology) => {
       tokenRefresh: { storage: { driver: 'redis', prefix: `${prefix}auth:`, ...started!.storage }, reuseGracePeriod: 0 },
       logging: { level: 'silent' },
     }, true)
-    const [a, b] = await Promise.all([createAuthContext(options), createAuthContext(options)])
+    const [a, b] = await Promise.all([createAuthContext(options, { features }), createAuthContext(options, { features })])
     try {
       const sessions = await Promise.all(range(3).map(() => issueRefreshToken(a, { user: { sub: 'alice' }, userId: 'alice', claims: {} })))
       expect((await listSessions(b, 'alice')).length).toBe(3)
@@ -309,7 +310,7 @@ describe.each(topologies)('$name', (topology) => {
         impersonation: { enabled: true },
         logging: { level: 'silent' },
       }, true)
-      ;[a, b] = await Promise.all([createAuthContext(options), createAuthContext(options)])
+      ;[a, b] = await Promise.all([createAuthContext(options, { features }), createAuthContext(options, { features })])
       defineAuthHandlers({ impersonation: { fetchTarget: id => ({ sub: id, email: `${id}@example.com` }) } })
     })
     afterAll(async () => {

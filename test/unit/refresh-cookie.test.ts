@@ -1,22 +1,23 @@
 import { describe, expect, it, vi } from 'vitest'
-import { resolveOptions } from '../../src/build/options'
-import { createAuthContext } from '../../src/runtime/server/lib/context'
-import { issueRefreshToken, readRefreshToken } from '../../src/runtime/server/lib/records/refresh-token'
-import { clearTossedRefreshCookies, readRefreshCookie, refreshCookieValues } from '../../src/runtime/server/lib/session'
-import { useAuthContext } from '../../src/runtime/server/utils/context'
+import { resolveOptions } from '../../src/build/resolve-options'
+import { createAuthContext } from '../../src/runtime/server/lib/core/context'
+import { issueRefreshToken, readRefreshToken } from '../../src/runtime/server/lib/core/records/refresh-token'
+import { clearTossedRefreshCookies, readRefreshCookie, refreshCookieValues } from '../../src/runtime/server/lib/core/session-tokens'
+import { useAuthContext } from '../../src/runtime/server/utils/auth-context'
 import logoutRoute from '../../src/runtime/server/routes/logout.post'
 import { createStoreBackend } from '../../src/runtime/server/lib/store'
-import { hostPrefixAdvice, refreshCookieNameErrors, validateOptions } from '../../src/runtime/server/lib/validate'
+import { hostPrefixAdvice, refreshCookieNameErrors, validateOptions } from '../../src/runtime/server/lib/config/validate-options'
 import { cookieValues, hasCookie } from '../../src/runtime/shared/presence'
 import { unitContext } from './helpers/context'
 import { fakeEvent, setCookies } from './helpers/event'
+import { features } from './helpers/features'
 
 // Cookie tossing: a sibling subdomain sets `svc-refresh` for the parent domain with a longer path,
 // and the browser sends it before the site's own. The request is never served from either.
 
 // The routes as Nitro runs them (their auth context from this runtime config).
 vi.mock('nitropack/runtime', async () => {
-  const { resolveOptions } = await import('../../src/build/options')
+  const { resolveOptions } = await import('../../src/build/resolve-options')
   const svcAuth = resolveOptions({ token: { secret: 'tossing-unit-secret-0123456789-abcdefghij' }, tokenRefresh: { storage: { driver: 'memory' } }, logging: { level: 'silent' } }, true)
   return {
     getRouteRules: () => ({}),
@@ -119,7 +120,7 @@ describe('the refresh cookie name', () => {
     try {
       const start = async (dev: boolean, cookieName: string) => {
         const options = resolveOptions({ token: { secret: 'unit-test-secret-0123456789-abcdefghijklm' }, tokenRefresh: { storage: { driver: 'memory' }, cookie: { cookieName } }, logging: { level: 'warn' } }, true)
-        const ctx = await createAuthContext(options, { dev, backend: await createStoreBackend(options.tokenRefresh.storage) })
+        const ctx = await createAuthContext(options, { dev, backend: await createStoreBackend(options.tokenRefresh.storage), features })
         await ctx.dispose()
       }
       const lines = () => warn.mock.calls.map(call => String(call[0])).filter(line => line.includes('__Host-'))

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { limitRequestBody, refuseCrossOrigin } from '../../src/runtime/server/lib/request-guards'
+import { limitRequestBody, refuseCrossOrigin } from '../../src/runtime/server/lib/edge/request-guards'
 import { unitContext as context } from './helpers/context'
 import { fakeEvent } from './helpers/event'
 

@@ -15,15 +15,15 @@ const FS_FILES = [
   'server/lib/store/fs-driver.ts',
   'server/lib/store/fs-exclusive.ts',
   'server/lib/store/fs-files.ts',
-  'server/lib/password/bcrypt-worker.ts',
+  'password/server/bcrypt-worker.ts',
 ]
 
 /** Node-only modules, and the files that may import them (statically or not). */
 const NODE_ONLY: Record<string, readonly string[]> = {
   'node:fs': FS_FILES,
   'node:fs/promises': FS_FILES,
-  'node:worker_threads': ['server/lib/password/bcrypt-worker.ts'],
-  'node:os': ['server/lib/password/hashing.ts'],
+  'node:worker_threads': ['password/server/bcrypt-worker.ts'],
+  'node:os': ['password/server/hashing.ts'],
   'node:child_process': [],
   'node:http': [],
 }
@@ -86,12 +86,12 @@ describe('runtime code on Workers', () => {
   })
 
   it('node:os is loaded on demand (where navigator.hardwareConcurrency is missing: Node 20)', () => {
-    const os = importsOf(sources.get('server/lib/password/hashing.ts')!).filter(i => i.specifier === 'node:os')
+    const os = importsOf(sources.get('password/server/hashing.ts')!).filter(i => i.specifier === 'node:os')
     expect(os).toEqual([{ specifier: 'node:os', dynamic: true, typeOnly: false }])
   })
 
   it('loads the fs driver and the bcrypt worker threads only through dynamic imports', () => {
-    const onDemand = [...LOADED_ON_DEMAND, 'server/lib/password/bcrypt-worker.ts']
+    const onDemand = [...LOADED_ON_DEMAND, 'password/server/bcrypt-worker.ts']
     const staticUsers: string[] = []
     const dynamicUsers: string[] = []
     for (const [file, source] of sources) {
@@ -105,7 +105,7 @@ describe('runtime code on Workers', () => {
     }
     expect(staticUsers).toEqual([])
     expect(dynamicUsers.sort()).toEqual([
-      'server/lib/password/bcrypt.ts -> server/lib/password/bcrypt-worker.ts',
+      'password/server/bcrypt.ts -> password/server/bcrypt-worker.ts',
       'server/lib/store/index.ts -> server/lib/store/fs.ts',
     ])
   })

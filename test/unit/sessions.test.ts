@@ -3,22 +3,23 @@ import { rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it, vi } from 'vitest'
-import { resolveOptions } from '../../src/build/options'
-import { authenticate, authenticationError } from '../../src/runtime/server/lib/authenticate'
-import { authErrorCode } from '../../src/runtime/server/lib/errors'
-import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/context'
-import { issueRefreshToken, readRefreshToken, revokeRefreshToken, rotateRefreshToken } from '../../src/runtime/server/lib/records/refresh-token'
-import { RECORD_TYPES } from '../../src/runtime/server/lib/records/record-types'
-import { loadRevokedSessions } from '../../src/runtime/server/lib/records/revoked-sessions'
-import { createRevocationList } from '../../src/runtime/server/lib/revocation'
-import { listSessionEntries } from '../../src/runtime/server/lib/records/user-sessions'
-import { addressPrefix, describeClient, listSessions, revokeSession, revokeSessions, userAgentFamily } from '../../src/runtime/server/lib/sessions'
+import { resolveOptions } from '../../src/build/resolve-options'
+import { authenticate, authenticationError } from '../../src/runtime/server/lib/core/authenticate'
+import { authErrorCode } from '../../src/runtime/server/lib/edge/errors'
+import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/core/context'
+import { issueRefreshToken, readRefreshToken, revokeRefreshToken, rotateRefreshToken } from '../../src/runtime/server/lib/core/records/refresh-token'
+import { RECORD_TYPES } from '../../src/runtime/server/lib/store/record-types'
+import { loadRevokedSessions } from '../../src/runtime/server/lib/core/records/revoked-sessions'
+import { createRevocationList } from '../../src/runtime/server/lib/core/revocation'
+import { listSessionEntries } from '../../src/runtime/server/lib/core/records/user-sessions'
+import { addressPrefix, describeClient, listSessions, revokeSession, revokeSessions, userAgentFamily } from '../../src/runtime/server/lib/core/session-list'
 import type { ImpersonationContext, SessionRevokedPayload } from '../../src/runtime/types/auth'
 import type { ModuleOptionsInput } from '../../src/runtime/types/options'
 import { fakeEvent } from './helpers/event'
 import { unitContext } from './helpers/context'
 import { deleteRedisKeys } from '../support/redis-servers'
 import { startUpstashRestServer, type UpstashRestServer } from '../helpers/upstash-rest-server.mjs'
+import { features } from './helpers/features'
 
 const sleep = (ms: number): Promise<void> => new Promise(resolve => setTimeout(resolve, ms))
 
@@ -194,11 +195,9 @@ describe('session list', () => {
 describe('access tokens die with their session', () => {
   it('every revocation path puts the session in the revoked set at once, with the hook told why', async () => {
     const calls: SessionRevokedPayload[] = []
-    const ctx = await createAuthContext(resolveOptions({ token: { secret: 'unit-test-secret-0123456789-abcdefghijklm' }, tokenRefresh: { storage: { driver: 'memory' }, reuseGracePeriod: 0 }, logging: { level: 'silent' } }, true), {
-      callHook: async (name, payload) => {
-        if (name === 'svc:session:revoked') calls.push(payload as SessionRevokedPayload)
-      },
-    })
+    const ctx = await createAuthContext(resolveOptions({ token: { secret: 'unit-test-secret-0123456789-abcdefghijklm' }, tokenRefresh: { storage: { driver: 'memory' }, reuseGracePeriod: 0 }, logging: { level: 'silent' } }, true), { callHook: async (name, payload) => {
+      if (name === 'svc:session:revoked') calls.push(payload as SessionRevokedPayload)
+    }, features })
     try {
       const revocations = ctx.revocations!
       const out = await login(ctx, 'alice')
@@ -226,11 +225,9 @@ describe('access tokens die with their session', () => {
   })
 
   it('a failing hook never undoes the revocation', async () => {
-    const ctx = await createAuthContext(resolveOptions({ token: { secret: 'unit-test-secret-0123456789-abcdefghijklm' }, tokenRefresh: { storage: { driver: 'memory' } }, logging: { level: 'silent' } }, true), {
-      callHook: async () => {
-        throw new Error('audit log down')
-      },
-    })
+    const ctx = await createAuthContext(resolveOptions({ token: { secret: 'unit-test-secret-0123456789-abcdefghijklm' }, tokenRefresh: { storage: { driver: 'memory' } }, logging: { level: 'silent' } }, true), { callHook: async () => {
+      throw new Error('audit log down')
+    }, features })
     try {
       const s = await login(ctx, 'alice')
       expect(await revokeSession(ctx, 'alice', s.record.family, 'host')).toBe(true)
@@ -244,8 +241,8 @@ describe('access tokens die with their session', () => {
 
   it('a revocation that fails part-way is completed by a retry, on every process', async () => {
     const input: ModuleOptionsInput = { token: { secret: 'unit-test-secret-0123456789-abcdefghijklm' }, tokenRefresh: { storage: { driver: 'redis', url: 'redis://127.0.0.1:6379', prefix: redisPrefix() } }, logging: { level: 'silent' } }
-    const a = await createAuthContext(resolveOptions(input, true))
-    const b = await createAuthContext(resolveOptions(input, true))
+    const a = await createAuthContext(resolveOptions(input, true), { features })
+    const b = await createAuthContext(resolveOptions(input, true), { features })
     try {
       const s = await login(a, 'alice')
       // The store refuses the first write of the revoked-session list (a Redis error, say).
@@ -289,8 +286,8 @@ describe('access tokens die with their session', () => {
 
     it(`a revocation on one is seen by the other within ${within / 1000} s, and by a process that starts later`, async () => {
       const input = await options()
-      const a = await createAuthContext(resolveOptions(input, true))
-      const b = await createAuthContext(resolveOptions(input, true))
+      const a = await createAuthContext(resolveOptions(input, true), { features })
+      const b = await createAuthContext(resolveOptions(input, true), { features })
       const seen = async (ctx: AuthContext, sid: string) => {
         await ctx.revocations!.whenFresh()
         return ctx.revocations!.isRevoked(sid)
@@ -302,7 +299,7 @@ describe('access tokens die with their session', () => {
         const deadline = Date.now() + within
         while (!(await seen(b, s.record.family)) && Date.now() < deadline) await sleep(20)
         expect(b.revocations!.isRevoked(s.record.family)).toBe(true)
-        const late = await createAuthContext(resolveOptions(input, true))
+        const late = await createAuthContext(resolveOptions(input, true), { features })
         try {
           expect(await seen(late, s.record.family)).toBe(true)
           expect(await seen(late, 'some-other-session')).toBe(false)
@@ -330,8 +327,8 @@ describe('revoked sessions reloaded on demand (upstash: no broadcasts, no timers
     const input: ModuleOptionsInput = { token: { secret: 'unit-test-secret-0123456789-abcdefghijklm' }, tokenRefresh: { storage: await upstashStorage() }, logging: { level: 'silent' } }
     const setInterval = vi.spyOn(globalThis, 'setInterval')
     const fetch = vi.spyOn(globalThis, 'fetch')
-    const a = await createAuthContext(resolveOptions(input, true))
-    const b = await createAuthContext(resolveOptions(input, true))
+    const a = await createAuthContext(resolveOptions(input, true), { features })
+    const b = await createAuthContext(resolveOptions(input, true), { features })
     // Neither a timer nor a request to the store at start: Workers allow I/O only within a request.
     const timers = setInterval.mock.calls.length
     const requests = fetch.mock.calls.length
@@ -452,7 +449,7 @@ describe('a process that missed a broadcast', () => {
     const admin = new Redis('redis://127.0.0.1:6379')
     // This process's subscriber is the one that appears with it (other tests share this Redis).
     const before = new Set(await pubsubClients(admin))
-    const ctx = await createAuthContext(resolveOptions(input, true))
+    const ctx = await createAuthContext(resolveOptions(input, true), { features })
     try {
       // A revocation stored while this process was not listening: no broadcast reaches it.
       await ctx.store.mapSet(ctx.store.namedKey(RECORD_TYPES.revokedSessions), 'missed-session', Date.now(), 60)
@@ -530,7 +527,7 @@ describe('key rotation of the store', () => {
   it('records written under the previous HMAC secret and encryption key stay readable; new ones use the new keys', async () => {
     const base = scratchDir('rotation')
     const make = (token: ModuleOptionsInput['token'], encryption: ModuleOptionsInput['tokenRefresh'] extends infer T ? T extends { encryption?: infer E } ? E : never : never) =>
-      createAuthContext(resolveOptions({ token, tokenRefresh: { storage: { driver: 'fs', base }, encryption }, logging: { level: 'silent' } }, true))
+      createAuthContext(resolveOptions({ token, tokenRefresh: { storage: { driver: 'fs', base }, encryption }, logging: { level: 'silent' } }, true), { features })
     const before = await make({ secret: SECRET_A }, { enabled: true, key: KEY_A })
     const old = await login(before, 'alice')
     const untouched = await login(before, 'carol')
@@ -574,13 +571,13 @@ describe('key rotation of the store', () => {
 
 describe('code binding across a rotation of the server secret', () => {
   it('a code bound before the rotation is accepted from its browser after it, not from another', async () => {
-    const { createAuthCode, consumeAuthCode } = await import('../../src/runtime/server/lib/records/auth-code')
-    const { matchesCodeBinding } = await import('../../src/runtime/server/lib/code-binding')
+    const { createAuthCode, consumeAuthCode } = await import('../../src/runtime/server/lib/core/records/auth-code')
+    const { matchesCodeBinding } = await import('../../src/runtime/server/lib/core/code-binding')
     const { setCookies } = await import('./helpers/event')
     const base = scratchDir('binding')
     const OLD = 'binding-secret-old-0123456789-abcdefghijk'
     const NEW = 'binding-secret-new-0123456789-abcdefghijk'
-    const make = (token: ModuleOptionsInput['token']) => createAuthContext(resolveOptions({ token, tokenRefresh: { storage: { driver: 'fs', base } }, logging: { level: 'silent' } }, true))
+    const make = (token: ModuleOptionsInput['token']) => createAuthContext(resolveOptions({ token, tokenRefresh: { storage: { driver: 'fs', base } }, logging: { level: 'silent' } }, true), { features })
     const before = await make({ secret: OLD })
     const issued = fakeEvent()
     const code = await createAuthCode(before, issued, { user: { sub: 'u1' }, claims: {} })

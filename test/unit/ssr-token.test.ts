@@ -1,17 +1,21 @@
 import type { H3Event } from 'h3'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
-import type { AuthContext } from '../../src/runtime/server/lib/context'
-import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
-import { createPathMatcher, isModuleRoute, moduleRoutePaths } from '../../src/runtime/server/lib/module-routes'
-import { issueRefreshToken } from '../../src/runtime/server/lib/records/refresh-token'
-import { useAuthContext } from '../../src/runtime/server/utils/context'
-import middleware from '../../src/runtime/server/middleware/auth'
+import type { AuthContext } from '../../src/runtime/server/lib/core/context'
+import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
+import { moduleRoutePaths, type RouteOptions } from '../../src/build/module-routes'
+import { createPathMatcher } from '../../src/runtime/server/lib/edge/route-paths'
+import { issueRefreshToken } from '../../src/runtime/server/lib/core/records/refresh-token'
+import { useAuthContext } from '../../src/runtime/server/utils/auth-context'
+import middleware from '../../src/runtime/server/middleware/route-protection'
 import { fakeEvent } from './helpers/event'
+
+/** Whether the module answers on `path` with these options (as the build lists it for the request middleware). */
+const isModuleRoute = (options: RouteOptions, path: string) => createPathMatcher(moduleRoutePaths(options))(path)
 
 // The request middleware as Nitro runs it, on the options of an app with OAuth providers, the mock
 // provider and the password provider (memory store).
 vi.mock('nitropack/runtime', async () => {
-  const { resolveOptions } = await import('../../src/build/options')
+  const { resolveOptions } = await import('../../src/build/resolve-options')
   const svcAuth = resolveOptions({
     token: { secret: 'ssr-middleware-secret-0123456789-abcdefgh' },
     tokenRefresh: { storage: { driver: 'memory' } },
@@ -23,6 +27,10 @@ vi.mock('nitropack/runtime', async () => {
       custom: [{ name: 'acme', issuer: 'https://id.acme.test', clientId: 'id', clientSecret: 'secret' }],
     },
   }, true)
+  // The paths the build lists in `#svc-auth/features` for these options.
+  const { setRoutePaths } = await import('./helpers/features')
+  const { moduleRoutePaths } = await import('../../src/build/module-routes')
+  setRoutePaths(moduleRoutePaths(svcAuth))
   return {
     getRouteRules: () => ({}),
     useRuntimeConfig: () => ({ svcAuth }),

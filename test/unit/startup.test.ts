@@ -1,7 +1,7 @@
 import { createHooks } from 'hookable'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { backgroundWorkOutlivesRequests, isCloudflareWorkers, isGlobalScopeRestricted, workerThreadsAvailable } from '../../src/runtime/server/lib/platform'
-import { runAtStartup, startupMode, type RequestHooks } from '../../src/runtime/server/lib/startup'
+import { backgroundWorkOutlivesRequests, isCloudflareWorkers, isGlobalScopeRestricted, workerThreadsAvailable } from '../../src/runtime/server/lib/config/platform'
+import { runAtStartup, startupMode, type RequestHooks } from '../../src/runtime/server/lib/config/startup'
 
 afterEach(() => {
   vi.unstubAllGlobals()

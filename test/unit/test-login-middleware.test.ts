@@ -2,18 +2,18 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createApp, defineEventHandler, setResponseStatus, toNodeListener } from 'h3'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { TEST_LOGIN_PATH, TEST_LOGIN_SECRET_HEADER } from '../../src/runtime/server/lib/test-login'
-import { peekAuthContext } from '../../src/runtime/server/utils/context'
+import { TEST_LOGIN_PATH, TEST_LOGIN_SECRET_HEADER } from '../../src/runtime/server/lib/core/test-login'
+import { peekAuthContext } from '../../src/runtime/server/utils/auth-context'
 
 // The test-only login's server middleware in front of an app whose last handler answers every
 // path it does not know, as a Nuxt app's pages do; Nitro's runtime is these two functions.
 const SECRET = vi.hoisted(() => 'b'.repeat(43))
 vi.mock('#svc-auth/test-login', async () => {
-  const { hashTestLoginSecret } = await import('../../src/runtime/server/lib/test-login')
+  const { hashTestLoginSecret } = await import('../../src/runtime/server/lib/core/test-login')
   return { secretHash: hashTestLoginSecret(SECRET) }
 })
 vi.mock('nitropack/runtime', async () => {
-  const { resolveOptions } = await import('../../src/build/options')
+  const { resolveOptions } = await import('../../src/build/resolve-options')
   const svcAuth = resolveOptions({ token: { secret: 'test-login-unit-secret-0123456789-abcdefg' }, tokenRefresh: { storage: { driver: 'memory' } }, logging: { level: 'silent' } }, false)
   return { useRuntimeConfig: () => ({ svcAuth }), useNitroApp: () => ({ hooks: { callHook: async () => {} } }) }
 })

@@ -7,7 +7,7 @@ import type { Nuxt } from '@nuxt/schema'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { SetupContext } from '../../src/build/setup-context'
 import { setupTesting, testLoginPlan, testLoginReason, TEST_LOGIN_ENV, TEST_LOGIN_TEMPLATE } from '../../src/build/testing'
-import { hashTestLoginSecret, hasTestLoginSecret, isTestLoginRequest, TEST_LOGIN_FILE, TEST_LOGIN_PATH, TEST_LOGIN_SECRET_HEADER } from '../../src/runtime/server/lib/test-login'
+import { hashTestLoginSecret, hasTestLoginSecret, isTestLoginRequest, TEST_LOGIN_FILE, TEST_LOGIN_PATH, TEST_LOGIN_SECRET_HEADER } from '../../src/runtime/server/lib/core/test-login'
 import { browserCookies, CookieJar, parseSetCookie } from '../../src/testing/cookies'
 import { findTestLoginFile } from '../../src/testing/secret-file'
 import { fakeEvent } from './helpers/event'
@@ -22,6 +22,7 @@ function setupContext(test: boolean) {
     options: {} as SetupContext['options'],
     resolver: { resolve: (path: string) => `/module${path.slice(1)}` } as unknown as Resolver,
     logger: { warn: (message: string) => warnings.push(message), info: () => {} },
+    features: [],
   } satisfies SetupContext
   return { ctx, warnings }
 }

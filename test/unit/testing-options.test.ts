@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 // Nitro's own implementation, which the built server runs.
 import { applyEnv } from 'nitropack/runtime/internal/utils.env'
 import { applyEnvOverrides, parseEnvValue } from '../../src/testing/env'
-import { runtimeAuthOptions } from '../../src/testing/options'
+import { runtimeAuthOptions } from '../../src/testing/test-options'
 
 /** A runtime config with the kinds of values the module's options hold. */
 function runtimeConfig() {

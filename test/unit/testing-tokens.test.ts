@@ -5,11 +5,11 @@ import { join, resolve } from 'node:path'
 import { defineEventHandler, type H3Event } from 'h3'
 import { decodeJwt } from 'jose'
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
-import { resolveOptions } from '../../src/build/options'
-import { authErrorCode } from '../../src/runtime/server/lib/errors'
-import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
-import { startImpersonation } from '../../src/runtime/server/lib/impersonation'
-import { createTokenService } from '../../src/runtime/server/lib/tokens'
+import { resolveOptions } from '../../src/build/resolve-options'
+import { authErrorCode } from '../../src/runtime/server/lib/edge/errors'
+import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
+import { startImpersonation } from '../../src/runtime/impersonation/server/impersonate'
+import { createTokenService } from '../../src/runtime/server/lib/core/tokens'
 import { getAuthUser, requireAuthUser } from '../../src/runtime/server/utils/user'
 import { createTestAuth, loadAuthOptions, mintAccessToken } from '../../src/testing'
 import type { TestAuth } from '../../src/testing'
@@ -31,7 +31,7 @@ const CONFIG: ModuleOptionsInput = {
 // The server side of the app: the module's own getAuthUser / requireAuthUser, reading the
 // runtime config Nitro would give them.
 vi.mock('nitropack/runtime', async () => {
-  const { resolveOptions } = await import('../../src/build/options')
+  const { resolveOptions } = await import('../../src/build/resolve-options')
   return {
     useRuntimeConfig: () => ({ svcAuth: resolveOptions(CONFIG, true) }),
     useNitroApp: () => ({ hooks: { callHook: async () => {} } }),

@@ -2,20 +2,21 @@ import { applyEnv } from 'nitropack/runtime/internal/utils.env'
 import { Secret } from 'otpauth'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { checkOptions } from '../../src/build/checks'
-import { resolveOptions } from '../../src/build/options'
+import { resolveOptions } from '../../src/build/resolve-options'
 import { buildRuntimeConfig } from '../../src/build/runtime-config'
-import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/context'
-import { createSealer } from '../../src/runtime/server/lib/crypto'
+import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/core/context'
+import { createSealer } from '../../src/runtime/server/lib/store/crypto'
 import { createMemoryBackend } from '../../src/runtime/server/lib/store/memory'
-import { maskOptions } from '../../src/runtime/server/devtools/redact'
-import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
-import { checkSecondFactor } from '../../src/runtime/server/lib/two-factor/check'
-import { codeAt, hashRecoveryCode, newRecoveryCodes, secretBox, twoFactorKeys } from '../../src/runtime/server/lib/two-factor/secret'
-import { newState } from '../../src/runtime/server/lib/two-factor/state'
-import { validateOptions } from '../../src/runtime/server/lib/validate'
+import { maskOptions } from '../../src/runtime/devtools/server/redact'
+import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
+import { checkSecondFactor } from '../../src/runtime/two-factor/server/code-check'
+import { codeAt, hashRecoveryCode, newRecoveryCodes, secretBox, twoFactorKeys } from '../../src/runtime/two-factor/server/secret'
+import { newState } from '../../src/runtime/two-factor/server/two-factor-state'
 import type { TwoFactorHandlers, TwoFactorState } from '../../src/runtime/types/auth'
 import type { ModuleOptions, ModuleOptionsInput } from '../../src/runtime/types/options'
 import { fakeEvent } from './helpers/event'
+import { features } from './helpers/features'
+import { validateTwoFactorOptions } from '../../src/runtime/two-factor/server/two-factor-options'
 
 // Keys of the tests (32+ bytes each).
 const TOKEN_A = 'two-factor-keys-token-secret-A-0123456789abcdef'
@@ -51,7 +52,7 @@ function optionsOf(token: ModuleOptionsInput['token'], twoFactor: Partial<Module
 
 /** A server with these keys (each its own memory store, as after a restart with a new configuration). */
 async function server(token: ModuleOptionsInput['token'], twoFactor: Partial<ModuleOptions['twoFactor']> = {}): Promise<AuthContext> {
-  const ctx = await createAuthContext(optionsOf(token, twoFactor))
+  const ctx = await createAuthContext(optionsOf(token, twoFactor), { features })
   contexts.push(ctx)
   return ctx
 }
@@ -168,7 +169,7 @@ describe('twoFactor.secret: failures', () => {
       vi.spyOn(console, method).mockImplementation((...args: unknown[]) => void lines.push(args.map(a => (a instanceof Error ? `${a.message} ${a.stack}` : typeof a === 'string' ? a : JSON.stringify(a))).join(' ')))
     }
     const backend = createMemoryBackend()
-    const ctx = await createAuthContext(resolveOptions({ token: { secret: TOKEN_A }, tokenRefresh: { storage: { driver: 'memory' } }, logging: { level: 'debug', security: true }, twoFactor: { enabled: true, secret: TF_2, previousSecrets: [TF_1] } }, true), { backend })
+    const ctx = await createAuthContext(resolveOptions({ token: { secret: TOKEN_A }, tokenRefresh: { storage: { driver: 'memory' } }, logging: { level: 'debug', security: true }, twoFactor: { enabled: true, secret: TF_2, previousSecrets: [TF_1] } }, true), { backend, features })
     contexts.push(ctx)
     const { userId, secret, recoveryCodes } = enrolOn(ctx)
     const { userId: unreadable } = enrolOn(await server({ secret: TOKEN_A }, { secret: TF_3 }))
@@ -239,7 +240,7 @@ describe('the two-factor key options', () => {
   })
 
   it('are checked: 32 bytes or more, not token.secret, a list of secrets', () => {
-    const errors = (twoFactor: Partial<ModuleOptions['twoFactor']>) => validateOptions(optionsOf({ secret: TOKEN_A }, twoFactor)).errors.join('\n')
+    const errors = (twoFactor: Partial<ModuleOptions['twoFactor']>) => validateTwoFactorOptions(optionsOf({ secret: TOKEN_A }, twoFactor).twoFactor, TOKEN_A).join('\n')
     expect(errors({ secret: TF_1, previousSecrets: [TOKEN_A] })).toBe('')
     expect(errors({ secret: 'short' })).toMatch(/svcAuth\.twoFactor\.secret must be at least 32 bytes long/)
     expect(errors({ secret: TOKEN_A })).toMatch(/svcAuth\.twoFactor\.secret must not be token\.secret/)
@@ -286,7 +287,7 @@ describe('the warning of a production server without twoFactor.secret', () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {})
     const start = async (twoFactor: Partial<ModuleOptions['twoFactor']>, dev: boolean) => {
       const options = resolveOptions({ token: { secret: TOKEN_A }, tokenRefresh: { storage: { driver: 'memory' } }, logging: { level: 'warn' }, twoFactor: { enabled: true, ...twoFactor } }, true)
-      contexts.push(await createAuthContext(options, { dev }))
+      contexts.push(await createAuthContext(options, { dev, features }))
       const lines = warn.mock.calls.map(args => String(args[0])).filter(line => /twoFactor\.secret/.test(line))
       warn.mockClear()
       return lines

@@ -6,22 +6,23 @@ import { join } from 'node:path'
 import { Secret, TOTP } from 'otpauth'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { CookieJar } from '../helpers/cookie-jar'
-import { resolveOptions } from '../../src/build/options'
+import { resolveOptions } from '../../src/build/resolve-options'
 import { buildRuntimeConfig } from '../../src/build/runtime-config'
-import { createAuthContext } from '../../src/runtime/server/lib/context'
-import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/handlers'
-import { completeLogin } from '../../src/runtime/server/lib/login'
+import { createAuthContext } from '../../src/runtime/server/lib/core/context'
+import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
+import { completeLogin } from '../../src/runtime/server/lib/core/login'
 import { memoryPasswordAccounts, serveModule } from './helpers/module-router'
-import { passwordRoutePath } from '../../src/runtime/server/lib/password/paths'
-import { checkSecondFactor } from '../../src/runtime/server/lib/two-factor/check'
-import { codeAt, hashRecoveryCode, matchTimeStep, newRecoveryCodes, secretBox } from '../../src/runtime/server/lib/two-factor/secret'
-import { newState } from '../../src/runtime/server/lib/two-factor/state'
+import { passwordRoutePath } from '../../src/runtime/password/password-paths'
+import { checkSecondFactor } from '../../src/runtime/two-factor/server/code-check'
+import { codeAt, hashRecoveryCode, matchTimeStep, newRecoveryCodes, secretBox } from '../../src/runtime/two-factor/server/secret'
+import { newState } from '../../src/runtime/two-factor/server/two-factor-state'
 import type { StoreBackend } from '../../src/runtime/server/lib/store/types'
-import { peekAuthContext } from '../../src/runtime/server/utils/context'
+import { peekAuthContext } from '../../src/runtime/server/utils/auth-context'
 import type { TwoFactorState } from '../../src/runtime/types/auth'
 import type { ModuleOptions, ModuleOptionsInput } from '../../src/runtime/types/options'
 import { fakeEvent, setCookies } from './helpers/event'
 import { deleteRedisKeys } from '../support/redis-servers'
+import { features } from './helpers/features'
 
 // The module's real endpoints on a plain h3 app (Nitro's runtime is mocked: the options, the hooks).
 const nitro = vi.hoisted(() => ({ options: undefined as unknown, base: '', hooks: [] as Array<{ name: string, payload: Record<string, unknown> }>, failHook: '' }))
@@ -495,7 +496,7 @@ describe('a login that requires enrolment', () => {
   })
 
   it('requireForAll asks every user; a passkey login (multiFactor) is never asked', async () => {
-    const ctx = await createAuthContext(resolveOptions({ token: { secret: SECRET }, tokenRefresh: { storage: { driver: 'memory' } }, logging: { level: 'silent' }, twoFactor: { enabled: true, requireForAll: true, pendingLoginTTL: 900 } }, true))
+    const ctx = await createAuthContext(resolveOptions({ token: { secret: SECRET }, tokenRefresh: { storage: { driver: 'memory' } }, logging: { level: 'silent' }, twoFactor: { enabled: true, requireForAll: true, pendingLoginTTL: 900 } }, true), { features })
     // Without isRequired, requireForAll decides.
     defineAuthHandlers({ twoFactor: { isRequired: undefined } })
     try {
@@ -589,7 +590,7 @@ describe.each(['memory', 'fs', 'redis'] as const)('one recovery code raced on th
     const prefix = `svc-auth-test:${randomUUID()}:`
     const dir = driver === 'fs' ? await mkdtemp(join(tmpdir(), 'svc-auth-recovery-')) : ''
     const storage = driver === 'redis' ? { driver, url: 'redis://127.0.0.1:6379', prefix } : { driver, base: dir }
-    const ctx = await createAuthContext(resolveOptions({ token: { secret: SECRET }, tokenRefresh: { storage }, logging: { level: 'silent' }, twoFactor: { enabled: true } }, true))
+    const ctx = await createAuthContext(resolveOptions({ token: { secret: SECRET }, tokenRefresh: { storage }, logging: { level: 'silent' }, twoFactor: { enabled: true } }, true), { features })
     const userId = `recovery-race-${driver}-${randomUUID()}`
     try {
       const codes = newRecoveryCodes(10)
@@ -645,7 +646,7 @@ describe('codes and secrets', () => {
 
   it('are sealed bound to the user, and still open with a previous server secret (then marked stale)', async () => {
     const rotated = 'two-factor-next-secret-0123456789-abcdefghij'
-    const make = (input: ModuleOptionsInput) => createAuthContext(resolveOptions({ tokenRefresh: { storage: { driver: 'memory' } }, logging: { level: 'silent' }, ...input }, true))
+    const make = (input: ModuleOptionsInput) => createAuthContext(resolveOptions({ tokenRefresh: { storage: { driver: 'memory' } }, logging: { level: 'silent' }, ...input }, true), { features })
     const [before, after, forgotten] = await Promise.all([
       make({ token: { secret: SECRET } }),
       make({ token: { secret: rotated, previousSecrets: [SECRET] } }),
@@ -668,7 +669,7 @@ describe('codes and secrets', () => {
   it('a code checked after a key rotation saves the secret again under the current server secret', async () => {
     const { token, sub } = await account()
     const { secret: totpSecret } = await enrol(token)
-    const ctx = await createAuthContext(resolveOptions({ token: { secret: 'two-factor-next-secret-0123456789-abcdefghij', previousSecrets: [SECRET] }, tokenRefresh: { storage: { driver: 'memory' } }, logging: { level: 'silent' }, twoFactor: { enabled: true } }, true))
+    const ctx = await createAuthContext(resolveOptions({ token: { secret: 'two-factor-next-secret-0123456789-abcdefghij', previousSecrets: [SECRET] }, tokenRefresh: { storage: { driver: 'memory' } }, logging: { level: 'silent' }, twoFactor: { enabled: true } }, true), { features })
     try {
       expect(secretBox(ctx).open(sub, states.get(sub)!.secret)?.stale).toBe(true)
       const result = await checkSecondFactor(ctx, fakeEvent({ method: 'POST' }), sub, states.get(sub)!, { code: unusedCode(totpSecret) }, 'login')

@@ -5,22 +5,23 @@ import { applyEnv } from 'nitropack/runtime/internal/utils.env'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { checkOptions } from '../../src/build/checks'
-import { resolveOptions } from '../../src/build/options'
+import { resolveOptions } from '../../src/build/resolve-options'
 import { buildRuntimeConfig } from '../../src/build/runtime-config'
-import { maskOptions, REDACTED } from '../../src/runtime/server/devtools/redact'
-import { createAuthContext } from '../../src/runtime/server/lib/context'
-import { authenticate } from '../../src/runtime/server/lib/authenticate'
-import { toErrorBody } from '../../src/runtime/server/lib/errors'
-import { createLogger } from '../../src/runtime/server/lib/logger'
-import { issueRefreshToken, readRefreshToken, revokeRefreshToken, rotateRefreshToken } from '../../src/runtime/server/lib/records/refresh-token'
+import { maskOptions, REDACTED } from '../../src/runtime/devtools/server/redact'
+import { createAuthContext } from '../../src/runtime/server/lib/core/context'
+import { authenticate } from '../../src/runtime/server/lib/core/authenticate'
+import { toErrorBody } from '../../src/runtime/server/lib/edge/errors'
+import { createLogger } from '../../src/runtime/server/lib/edge/logger'
+import { issueRefreshToken, readRefreshToken, revokeRefreshToken, rotateRefreshToken } from '../../src/runtime/server/lib/core/records/refresh-token'
 import { createStoreBackend } from '../../src/runtime/server/lib/store'
 import { createUpstashBackend } from '../../src/runtime/server/lib/store/upstash'
 import { restUrlProblem, upstashConnection } from '../../src/runtime/server/lib/store/upstash-connection'
-import { validateOptions } from '../../src/runtime/server/lib/validate'
+import { validateOptions } from '../../src/runtime/server/lib/config/validate-options'
 import type { ModuleOptions, ModuleOptionsInput } from '../../src/runtime/types/options'
 import { startUpstashRestServer, type UpstashRestServer } from '../helpers/upstash-rest-server.mjs'
 import { deleteRedisKeys, startRedisServer } from '../support/redis-servers'
 import { fakeEvent } from './helpers/event'
+import { features } from './helpers/features'
 
 const RUN = `svc-auth-test:${randomUUID()}:`
 const TOKEN = `AX-rest-token-${randomUUID()}`
@@ -133,7 +134,7 @@ describe('options', () => {
   it('a server starts with the URL and token from the Upstash variables of its environment', async () => {
     vi.stubEnv('UPSTASH_REDIS_REST_URL', rest.url)
     vi.stubEnv('UPSTASH_REDIS_REST_TOKEN', TOKEN)
-    const ctx = await createAuthContext(options({ url: '', token: '' }))
+    const ctx = await createAuthContext(options({ url: '', token: '' }), { features })
     try {
       const session = await login(ctx, 'alice')
       expect((await readRefreshToken(ctx, session.token))?.record.family).toBe(session.record.family)
@@ -142,7 +143,7 @@ describe('options', () => {
       await ctx.dispose()
     }
     vi.unstubAllEnvs()
-    await expect(createAuthContext(options({ url: '', token: '' }))).rejects.toThrow(/storage\.token .* is required/)
+    await expect(createAuthContext(options({ url: '', token: '' }), { features })).rejects.toThrow(/storage\.token .* is required/)
   })
 
   it('the token goes into the private runtime config only, and may come from NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_TOKEN', () => {
@@ -295,7 +296,7 @@ describe('the client', () => {
     const keep = (...args: unknown[]) => lines.push(inspect(args, { depth: 10 }))
     const logger = createLogger('debug', true, { error: keep, warn: keep, info: keep, debug: keep })
     // Nothing is sent at start (no I/O outside a request on Workers): the context is created.
-    const ctx = await createAuthContext(options({ token: 'wrong-token-value' }))
+    const ctx = await createAuthContext(options({ token: 'wrong-token-value' }), { features })
     try {
       const { token } = await ctx.tokens.sign({ sub: 'alice', sid: 'some-session' })
       const event = fakeEvent({ headers: { authorization: `Bearer ${token}` } })
@@ -340,7 +341,7 @@ describe('on a real REST server', () => {
     const redis = await startRedisServer()
     const seen: string[][] = []
     const own = await startUpstashRestServer({ token: TOKEN, redis, onCommand: command => seen.push(command) })
-    const ctx = await createAuthContext(resolveOptions({ ...input({ url: own.url }), sessions: { revokeAccessTokens: false } }, true))
+    const ctx = await createAuthContext(resolveOptions({ ...input({ url: own.url }), sessions: { revokeAccessTokens: false } }, true), { features })
     try {
       const first = await login(ctx, 'alice')
       const commit = ctx.store.commit
@@ -399,7 +400,7 @@ describe('on a real REST server', () => {
   })
 
   it('a logout whose broadcast fails still ends the session (the broadcast is only quicker than a reload): logged, not thrown', async () => {
-    const ctx = await createAuthContext(options())
+    const ctx = await createAuthContext(options(), { features })
     try {
       const session = await login(ctx, 'alice')
       const publish = vi.spyOn(ctx.store, 'publish').mockRejectedValue(new Error('ERR induced (Redis REST PUBLISH)'))
@@ -415,7 +416,7 @@ describe('on a real REST server', () => {
   })
 
   it('50 concurrent rotations of one refresh token with no grace period: exactly one succeeds', async () => {
-    const ctx = await createAuthContext(resolveOptions({ ...input(), tokenRefresh: { ...input().tokenRefresh, reuseGracePeriod: 0 } }, true))
+    const ctx = await createAuthContext(resolveOptions({ ...input(), tokenRefresh: { ...input().tokenRefresh, reuseGracePeriod: 0 } }, true), { features })
     try {
       const session = await login(ctx, 'alice')
       const results = await Promise.all(Array.from({ length: 50 }, () => rotateRefreshToken(ctx, session.token)))

@@ -2,7 +2,7 @@
 // docs/passkeys.md). The user's profile is remembered at registration, from the claims of the
 // bearer token that registered the passkey, so a passkey login (with or without an email hint)
 // finds the same user, email and role again.
-import type { PasskeyCredential } from '../../../src/runtime/types/passkey'
+import type { PasskeyCredential } from '../../../src/runtime/passkey/passkey-types'
 import type { AuthClaims } from '../../../src/runtime/types/auth'
 
 const credentials = new Map<string, PasskeyCredential>()

@@ -5,9 +5,9 @@
 import type { H3Event } from 'h3'
 import type { AuthClaims, AuthUser, ProviderTokens } from './auth'
 import type { UserInfoPayload } from './hooks'
-import type { PasskeyHandlers } from './passkey'
+import type { PasskeyHandlers } from '../passkey/passkey-types'
 
-export type { PasskeyCredential, PasskeyHandlerContext, PasskeyHandlers, PasskeyInfo, PasskeyTransport } from './passkey'
+export type { PasskeyCredential, PasskeyHandlerContext, PasskeyHandlers, PasskeyInfo, PasskeyTransport } from '../passkey/passkey-types'
 
 /** A password account as the host's `findUser` returns it. */
 export interface PasswordUser {

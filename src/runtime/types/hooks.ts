@@ -3,7 +3,7 @@
  */
 import type { H3Event } from 'h3'
 import type { AuthClaims, AuthUser, ProviderTokens } from './auth'
-import type { PasskeyInfo } from './passkey'
+import type { PasskeyInfo } from '../passkey/passkey-types'
 
 /**
  * Payload of the global and provider `onUserInfo` handlers and of the `svc:userInfo` and

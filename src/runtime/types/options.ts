@@ -9,10 +9,10 @@
 import type { ProvidersOptions } from './providers'
 import type { RateLimitOptions } from './rate-limit'
 import type { TokenRefreshOptions } from './refresh'
-import type { TwoFactorOptions } from './two-factor'
+import type { TwoFactorOptions } from '../two-factor/two-factor-types'
 
 export type { RedisNode, RefreshCookieOptions, RefreshEncryptionOptions, RefreshStorageOptions, TokenRefreshOptions } from './refresh'
-export type { TwoFactorAlgorithm, TwoFactorOptions } from './two-factor'
+export type { TwoFactorAlgorithm, TwoFactorOptions } from '../two-factor/two-factor-types'
 
 /** Duration: a number of seconds, or a string such as `'90s'`, `'5m'`, `'1h'`, `'7d'`. */
 export type Duration = string | number

@@ -7,10 +7,10 @@
  */
 
 // The built-in providers' names and option types derive from the preset table (type-only imports).
-import type { OAUTH_PRESETS } from '../server/lib/oauth/presets'
-import type { OAuthPreset } from '../server/lib/oauth/preset'
-import type { PasswordProviderOptions } from './password'
-import type { PasskeyProviderOptions } from './passkey'
+import type { OAUTH_PRESETS } from '../oauth/server/preset-table'
+import type { OAuthPreset } from '../oauth/server/preset'
+import type { PasswordProviderOptions } from '../password/password-types'
+import type { PasskeyProviderOptions } from '../passkey/passkey-types'
 
 export type {
   Auth0ProviderOptions,
@@ -20,7 +20,7 @@ export type {
   GoogleProviderOptions,
   KeycloakProviderOptions,
   MicrosoftProviderOptions,
-} from '../server/lib/oauth/presets'
+} from '../oauth/server/preset-table'
 
 /** How the client authenticates at the token endpoint. */
 export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post'

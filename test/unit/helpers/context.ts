@@ -1,6 +1,7 @@
 import { afterAll } from 'vitest'
-import { resolveOptions } from '../../../src/build/options'
-import { createAuthContext, type AuthContext } from '../../../src/runtime/server/lib/context'
+import { resolveOptions } from '../../../src/build/resolve-options'
+import { features } from './features'
+import { createAuthContext, type AuthContext } from '../../../src/runtime/server/lib/core/context'
 import { createStoreBackend, type StoreBackend } from '../../../src/runtime/server/lib/store'
 import type { ModuleOptionsInput } from '../../../src/runtime/types/options'
 
@@ -19,7 +20,7 @@ export async function unitContext(input: ModuleOptionsInput = {}): Promise<AuthC
   }
   const options = resolveOptions({ token: { secret: 'unit-test-secret-0123456789-abcdefghijklm' }, tokenRefresh: { storage: { driver: 'memory' } }, logging: { level: 'silent' }, ...input }, true)
   const backend = await createStoreBackend(options.tokenRefresh.storage)
-  const ctx = await createAuthContext(options, { backend })
+  const ctx = await createAuthContext(options, { backend, features })
   contexts.push(ctx)
   backends.set(ctx, backend)
   return ctx

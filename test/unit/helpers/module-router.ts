@@ -2,11 +2,11 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { createApp, createRouter, toNodeListener, type EventHandler, type Router } from 'h3'
-import { coreRoutes, oauthRoutes, passkeyRoutes, passwordRoutes, twoFactorRoutes } from '../../../src/runtime/server/lib/module-routes'
+import { coreRoutes, oauthRoutes, passkeyRoutes, passwordRoutes, twoFactorRoutes } from '../../../src/build/module-routes'
 import type { PasswordHandlers, PasswordUser } from '../../../src/runtime/types/handlers'
 import type { ModuleOptions } from '../../../src/runtime/types/options'
 
-const ROUTES_DIR = join(import.meta.dirname, '..', '..', '..', 'src', 'runtime', 'server', 'routes')
+const ROUTES_DIR = join(import.meta.dirname, '..', '..', '..', 'src', 'runtime')
 
 /**
  * A router with every endpoint the module registers for `options` (core, OAuth and the mock

@@ -1,8 +1,8 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createApp, createRouter, defineEventHandler, toNodeListener } from 'h3'
-import type { AuthContext } from '../../../src/runtime/server/lib/context'
-import { handleOAuthRequest, type OAuthRequestOptions } from '../../../src/runtime/server/lib/oauth/flow'
+import type { AuthContext } from '../../../src/runtime/server/lib/core/context'
+import { handleOAuthRequest, type OAuthRequestOptions } from '../../../src/runtime/oauth/server/oauth-flow'
 
 /** An app on a loopback port that serves `GET /auth/:name` with the login flow. */
 export interface OAuthApp {

@@ -1,17 +1,18 @@
 import { createServer, type Server } from 'node:http'
 import { createApp, createRouter, defineEventHandler, getRouterParam, setResponseHeader, toNodeListener, type H3Event } from 'h3'
 import { CookieJar } from '../../helpers/cookie-jar'
-import { resolveOptions } from '../../../src/build/options'
-import { createAuthContext, type AuthContext, type HookCaller } from '../../../src/runtime/server/lib/context'
+import { resolveOptions } from '../../../src/build/resolve-options'
+import { features } from './features'
+import { createAuthContext, type AuthContext, type HookCaller } from '../../../src/runtime/server/lib/core/context'
 import { createStoreBackend } from '../../../src/runtime/server/lib/store'
-import { sendAuthError } from '../../../src/runtime/server/lib/errors'
-import { defineAuthHandlers } from '../../../src/runtime/server/lib/handlers'
-import { authenticationOptions, authenticationVerify } from '../../../src/runtime/server/lib/passkey/authentication'
-import { deletePasskey, listPasskeys } from '../../../src/runtime/server/lib/passkey/manage'
-import { registrationOptions, registrationVerify } from '../../../src/runtime/server/lib/passkey/registration'
-import { limitRequestBody } from '../../../src/runtime/server/lib/request-guards'
+import { sendAuthError } from '../../../src/runtime/server/lib/edge/errors'
+import { defineAuthHandlers } from '../../../src/runtime/server/lib/core/handlers'
+import { authenticationOptions, authenticationVerify } from '../../../src/runtime/passkey/server/authentication'
+import { deletePasskey, listPasskeys } from '../../../src/runtime/passkey/server/manage'
+import { registrationOptions, registrationVerify } from '../../../src/runtime/passkey/server/registration'
+import { limitRequestBody } from '../../../src/runtime/server/lib/edge/request-guards'
 import type { ModuleOptionsInput } from '../../../src/runtime/types/options'
-import type { PasskeyCredential, PasskeyHandlerContext, PasskeyHandlers } from '../../../src/runtime/types/passkey'
+import type { PasskeyCredential, PasskeyHandlerContext, PasskeyHandlers } from '../../../src/runtime/passkey/passkey-types'
 
 /** The host's passkey table of a test: credentials by id, users by email. */
 export interface HostStore {
@@ -52,7 +53,7 @@ export async function startPasskeyApp(input: ModuleOptionsInput = {}, { dev = fa
     ...input,
   }, true)
   const backend = await createStoreBackend(options.tokenRefresh.storage)
-  const ctx = await createAuthContext(options, { dev, callHook, backend })
+  const ctx = await createAuthContext(options, { dev, callHook, backend, features })
   const host: HostStore = { credentials: new Map(), users: new Map(), saved: [], created: [] }
   defineAuthHandlers({ passkey: HOST_HANDLERS })
   const router = createRouter()

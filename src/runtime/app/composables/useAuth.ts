@@ -1,11 +1,11 @@
 import type { ComputedRef } from 'vue'
 import type { AuthClaims, AuthSession, OriginalUser } from '../../types/auth'
-import type { PasskeyInfo } from '../../types/passkey'
-import type { LoginUrlOptions } from '../lib/paths'
-import type { PasskeyLoginOptions, RegisterPasskeyOptions } from '../lib/passkey'
+import type { PasskeyInfo } from '../../passkey/passkey-types'
+import type { LoginUrlOptions } from '../lib/route-paths'
+import type { PasskeyLoginOptions, RegisterPasskeyOptions } from '../../passkey/app/passkey-client'
 
-export type { PasskeyInfo } from '../../types/passkey'
-export type { PasskeyLoginOptions, RegisterPasskeyOptions } from '../lib/passkey'
+export type { PasskeyInfo } from '../../passkey/passkey-types'
+export type { PasskeyLoginOptions, RegisterPasskeyOptions } from '../../passkey/app/passkey-client'
 
 /**
  * Options of `login()`: `redirect` for every provider, `query` for provider routes, `email` (a
@@ -13,7 +13,7 @@ export type { PasskeyLoginOptions, RegisterPasskeyOptions } from '../lib/passkey
  */
 export type LoginOptions = LoginUrlOptions & PasskeyLoginOptions
 // The implementation is in ../client (bundled with the start-up plugin).
-export { useAuth } from '../client'
+export { useAuth } from '../auth-client'
 
 /** What `useAuth()` returns. */
 export interface UseAuthReturn {

@@ -1,5 +1,5 @@
 import type { ClientMiddlewareOptions } from '../../types/options'
-import { isPublicRoute } from './paths'
+import { isPublicRoute } from './route-paths'
 import { normalizePath } from '../../shared/paths'
 
 /** What a page asks for: `protected` (logged-in users), `guest` (logged-out users) or `open`. */

@@ -1,4 +1,4 @@
-import { isSameOriginRequest } from './paths'
+import { isSameOriginRequest } from './route-paths'
 
 /** Result of one refresh attempt, shared by every caller that waited for it. */
 export interface RefreshOutcome {

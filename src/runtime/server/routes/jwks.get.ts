@@ -4,8 +4,8 @@
  * 404 not_found with HS256 (a shared secret is never published)
  */
 import { setResponseHeader } from 'h3'
-import { authError } from '../lib/errors'
-import { defineAuthRoute } from '../utils/context'
+import { authError } from '../lib/edge/errors'
+import { defineAuthRoute } from '../utils/auth-context'
 
 export default defineAuthRoute(async (event, ctx) => {
   const jwks = ctx.tokens.jwks()

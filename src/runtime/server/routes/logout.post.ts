@@ -8,10 +8,10 @@
  * 200 `{ success: true }`, also without a cookie or when called again.
  * 403 cross_origin_request · 413 payload_too_large
  */
-import { revokeRefreshToken } from '../lib/records/refresh-token'
-import { refuseCrossOrigin } from '../lib/request-guards'
-import { clearRefreshCookie, clearTossedRefreshCookies, refreshCookieValues } from '../lib/session'
-import { defineAuthRoute } from '../utils/context'
+import { revokeRefreshToken } from '../lib/core/records/refresh-token'
+import { refuseCrossOrigin } from '../lib/edge/request-guards'
+import { clearRefreshCookie, clearTossedRefreshCookies, refreshCookieValues } from '../lib/core/session-tokens'
+import { defineAuthRoute } from '../utils/auth-context'
 
 /**
  * Refresh cookies a logout ends at most. A browser sends one per domain and path that set one:

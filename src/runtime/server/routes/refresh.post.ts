@@ -12,12 +12,12 @@
  * is deleted where the server can, none is used)
  * 403 impersonated_session · 403 cross_origin_request · 413 payload_too_large
  */
-import { authError } from '../lib/errors'
-import { refreshLifetime, rotateRefreshToken } from '../lib/records/refresh-token'
-import { clientAddressOf } from '../lib/rate-limit'
-import { refuseCrossOrigin } from '../lib/request-guards'
-import { clearRefreshCookie, clearSessionPresence, clearTossedRefreshCookies, mintSessionToken, readRefreshCookie, refreshCookieValues, resolveGlobalClaims, setRefreshCookie } from '../lib/session'
-import { defineAuthRoute } from '../utils/context'
+import { authError } from '../lib/edge/errors'
+import { refreshLifetime, rotateRefreshToken } from '../lib/core/records/refresh-token'
+import { clientAddressOf } from '../lib/edge/rate-limit'
+import { refuseCrossOrigin } from '../lib/edge/request-guards'
+import { clearRefreshCookie, clearSessionPresence, clearTossedRefreshCookies, mintSessionToken, readRefreshCookie, refreshCookieValues, resolveGlobalClaims, setRefreshCookie } from '../lib/core/session-tokens'
+import { defineAuthRoute } from '../utils/auth-context'
 
 export default defineAuthRoute(async (event, ctx) => {
   refuseCrossOrigin(event, ctx)

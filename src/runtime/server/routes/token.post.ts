@@ -9,20 +9,20 @@
  * 401 code_binding_mismatch (the code was issued to another browser; it is consumed)
  * 403 cross_origin_request · 413 payload_too_large
  */
-import { matchesCodeBinding } from '../lib/code-binding'
-import { issueDeviceCookie } from '../lib/device-cookie'
-import { authError } from '../lib/errors'
-import { consumeAuthCode } from '../lib/records/auth-code'
-import { issueRefreshToken } from '../lib/records/refresh-token'
-import { clientAddressOf } from '../lib/rate-limit'
-import { subjectOf } from '../lib/subject'
-import { refuseCrossOrigin } from '../lib/request-guards'
-import { mintSessionToken, setRefreshCookie } from '../lib/session'
-import { describeClient } from '../lib/sessions'
-import { readBodyWith } from '../lib/validation'
-import { tokenRequest as schema } from '../lib/schemas/requests'
-import { defineAuthRoute } from '../utils/context'
-import { randomToken } from '../lib/crypto'
+import { matchesCodeBinding } from '../lib/core/code-binding'
+import { issueDeviceCookie } from '../lib/edge/device-cookie'
+import { authError } from '../lib/edge/errors'
+import { consumeAuthCode } from '../lib/core/records/auth-code'
+import { issueRefreshToken } from '../lib/core/records/refresh-token'
+import { clientAddressOf } from '../lib/edge/rate-limit'
+import { subjectOf } from '../lib/core/subject'
+import { refuseCrossOrigin } from '../lib/edge/request-guards'
+import { mintSessionToken, setRefreshCookie } from '../lib/core/session-tokens'
+import { describeClient } from '../lib/core/session-list'
+import { readBodyWith } from '../lib/edge/read-body'
+import { tokenRequest as schema } from '../lib/edge/request-schemas'
+import { defineAuthRoute } from '../utils/auth-context'
+import { randomToken } from '../lib/store/crypto'
 
 export default defineAuthRoute(async (event, ctx) => {
   refuseCrossOrigin(event, ctx)

@@ -1,7 +1,7 @@
 import type { H3Event } from 'h3'
 import type { AuthClaims } from '../../types/auth'
-import { authenticate, authenticationError } from '../lib/authenticate'
-import { useAuthContext } from './context'
+import { authenticate, authenticationError } from '../lib/core/authenticate'
+import { useAuthContext } from './auth-context'
 
 /** The authenticated user of the request (claims of its bearer token), or undefined. */
 export async function getAuthUser(event: H3Event): Promise<AuthClaims | undefined> {

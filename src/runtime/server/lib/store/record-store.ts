@@ -1,6 +1,6 @@
 import type { z } from 'zod'
-import { safeEqual, type KeyHasher, type Sealer } from '../crypto'
-import type { RecordType } from '../records/record-types'
+import { safeEqual, type KeyHasher, type Sealer } from './crypto'
+import type { RecordType } from './record-types'
 import type { CommitResult, StoreBackend } from './types'
 
 /** How often (at most) a process sweeps expired records of drivers without native TTL. */

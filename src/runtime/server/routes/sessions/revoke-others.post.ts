@@ -7,8 +7,8 @@
  * 401 unauthorized · 401 session_revoked · 403 impersonated_session · 404 not_found (token
  * refresh disabled) · 413 payload_too_large
  */
-import { revokeSessions, requireSessionOwner } from '../../lib/sessions'
-import { defineAuthRoute } from '../../utils/context'
+import { revokeSessions, requireSessionOwner } from '../../lib/core/session-list'
+import { defineAuthRoute } from '../../utils/auth-context'
 
 export default defineAuthRoute(async (event, ctx) => {
   const owner = await requireSessionOwner(event, ctx)

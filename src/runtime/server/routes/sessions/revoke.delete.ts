@@ -9,11 +9,11 @@
  * session of the caller, also for another user's session id; or token refresh disabled)
  */
 import { getRouterParam } from 'h3'
-import { authError } from '../../lib/errors'
-import { sessionIdSchema } from '../../lib/schemas/requests'
-import { clearRefreshCookie, cookieSessionId } from '../../lib/session'
-import { revokeSession, requireSessionOwner } from '../../lib/sessions'
-import { defineAuthRoute } from '../../utils/context'
+import { authError } from '../../lib/edge/errors'
+import { sessionIdSchema } from '../../lib/edge/request-schemas'
+import { clearRefreshCookie, cookieSessionId } from '../../lib/core/session-tokens'
+import { revokeSession, requireSessionOwner } from '../../lib/core/session-list'
+import { defineAuthRoute } from '../../utils/auth-context'
 
 export default defineAuthRoute(async (event, ctx) => {
   const owner = await requireSessionOwner(event, ctx)

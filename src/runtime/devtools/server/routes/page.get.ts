@@ -1,0 +1,25 @@
+/**
+ * GET /__nuxt_svc_auth__/devtools (development only)
+ * The DevTools tab's page: one self-contained HTML document (no external resources), shown by
+ * Nuxt DevTools in an iframe of the same origin, from where it reaches the app through the
+ * DevTools client. From a loopback address to a loopback host only; a strict Content Security
+ * Policy (scripts and styles by nonce, framed by this origin only).
+ * 403 forbidden (another machine, host or site)
+ */
+import { setResponseHeader } from 'h3'
+import { useRuntimeConfig, useStorage } from 'nitropack/runtime'
+import { authError } from '../../../server/lib/edge/errors'
+import { randomToken } from '../../../server/lib/store/crypto'
+import { DEVTOOLS_HEADER } from '../devtools-guard'
+import { defineDevtoolsRoute } from '../devtools-http'
+import { devtoolsPage, pageSecurityPolicy, TAB_ASSETS } from '../tab-page'
+
+export default defineDevtoolsRoute(async (event) => {
+  const template = await useStorage(`assets:${TAB_ASSETS.base}`).getItem(TAB_ASSETS.file)
+  if (typeof template !== 'string') throw authError('not_found', 'The DevTools page is missing')
+  const nonce = randomToken(16)
+  setResponseHeader(event, 'content-type', 'text/html; charset=utf-8')
+  setResponseHeader(event, 'content-security-policy', pageSecurityPolicy(nonce))
+  setResponseHeader(event, 'x-content-type-options', 'nosniff')
+  return devtoolsPage(template, { nonce, baseURL: useRuntimeConfig(event).app.baseURL, header: DEVTOOLS_HEADER })
+}, { json: false })

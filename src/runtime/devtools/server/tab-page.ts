@@ -1,0 +1,52 @@
+/**
+ * The DevTools tab's page (development only): the HTML template (`src/runtime/devtools/app/tab.html`,
+ * a Nitro server asset in development) filled in per request. Pure functions.
+ */
+import { DEVTOOLS_API, DEVTOOLS_ROUTE } from '../devtools-paths'
+
+/** Where the template is: server assets `assets:<base>`, file `<file>`. */
+export const TAB_ASSETS = { base: 'svc-auth-devtools', file: 'tab.html' } as const
+
+/** What the page's script reads from its `#svc-auth-config` element. */
+export interface TabConfig {
+  /** The app's base URL (`app.baseURL`). */
+  appBase: string
+  /** The JSON routes, with the base URL. */
+  api: { events: string, options: string }
+  /** The header the JSON routes require. */
+  header: string
+}
+
+function joinBase(base: string, path: string): string {
+  return `${base.replace(/\/+$/, '')}${path}`
+}
+
+/** The page's settings for an app served under `baseURL`. */
+export function tabConfig(baseURL: string, header: string): TabConfig {
+  const root = joinBase(baseURL || '/', DEVTOOLS_ROUTE)
+  return { appBase: baseURL || '/', api: { events: `${root}${DEVTOOLS_API.events}`, options: `${root}${DEVTOOLS_API.options}` }, header }
+}
+
+/** JSON that is safe inside a `<script>` element (no `</script>`, no `<!--`). */
+export function scriptJson(value: unknown): string {
+  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029')
+}
+
+/** The page: the template with its nonce (`%NONCE%`) and settings (`%CONFIG%`) filled in. */
+export function devtoolsPage(template: string, { nonce, baseURL, header }: { nonce: string, baseURL: string, header: string }): string {
+  return template.replaceAll('%NONCE%', nonce).replaceAll('%CONFIG%', () => scriptJson(tabConfig(baseURL, header)))
+}
+
+/** Content Security Policy of the page: its own inline script and style only, no other resource. */
+export function pageSecurityPolicy(nonce: string): string {
+  return [
+    `default-src 'none'`,
+    `script-src 'nonce-${nonce}'`,
+    `style-src 'nonce-${nonce}'`,
+    `connect-src 'self'`,
+    `img-src 'self' data:`,
+    `frame-ancestors 'self'`,
+    `base-uri 'none'`,
+    `form-action 'none'`,
+  ].join('; ')
+}

@@ -1,0 +1,215 @@
+import type { H3Event } from 'h3'
+import { getRequestHeader } from 'h3'
+import type { AuthClaims, CustomClaims, ImpersonationContext } from '../../types/auth'
+import { authenticate, authenticationError } from '../../server/lib/core/authenticate'
+import { buildAccessClaims, RESERVED_CLAIMS, sanitizeCustomClaims } from '../../server/lib/core/claims'
+import type { AuthContext } from '../../server/lib/core/context'
+import { randomToken } from '../../server/lib/store/crypto'
+import { authError } from '../../server/lib/edge/errors'
+import { getAuthHandlers } from '../../server/lib/core/handlers'
+import { clientAddressOf } from '../../server/lib/edge/rate-limit'
+import { liveSessionOf } from '../../server/lib/core/recent-login'
+import { removeImpersonation, saveImpersonation, takeImpersonation } from './impersonation-record'
+import { continueSession, discardRefreshToken, issueRefreshToken, readRefreshToken, refreshLifetime, revokeFamily } from '../../server/lib/core/records/refresh-token'
+import { accessLifetime, readRefreshCookie, setRefreshCookie } from '../../server/lib/core/session-tokens'
+import { describeClient } from '../../server/lib/core/session-list'
+import { asSubject, hostSubjectOf } from '../../server/lib/core/subject'
+
+/** Claims that describe identity or the token itself, not custom data. */
+const STANDARD_CLAIMS = new Set<string>([...RESERVED_CLAIMS, 'email', 'name', 'picture', 'provider'])
+
+/** What a caller asks for at POST /auth/impersonate. */
+export interface ImpersonationRequest {
+  /** Id or email of the user to impersonate, as `impersonation.fetchTarget` understands it. */
+  targetUserId: string
+  /** Why, for the audit trail (empty: none). */
+  reason?: string
+}
+
+/** The custom claims of a token (everything but identity and token claims). */
+export function customClaimsOf(claims: Record<string, unknown>): CustomClaims {
+  const custom: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(claims)) {
+    if (!STANDARD_CLAIMS.has(key)) custom[key] = value
+  }
+  return sanitizeCustomClaims(custom)
+}
+
+/**
+ * Identity of a host's user row (`fetchTarget`): the subject {@link hostSubjectOf} names, and `email`, `name`,
+ * `picture` and `provider` when they are non-empty strings.
+ */
+export function identityOf(claims: Record<string, unknown>): { sub?: string, email?: string, name?: string, picture?: string, provider?: string } {
+  const pick = (key: string) => (typeof claims[key] === 'string' && claims[key] ? claims[key] as string : undefined)
+  return { sub: hostSubjectOf(claims), email: pick('email'), name: pick('name'), picture: pick('picture'), provider: pick('provider') }
+}
+
+/** The `impersonation` claim of a token issued for `requester`. */
+export function impersonationContext(requester: AuthClaims, lookupClaim: string, reason: string | undefined, now: Date): ImpersonationContext {
+  return {
+    originalUserSub: requester.sub,
+    originalUserLookupId: asSubject(requester[lookupClaim]) ?? requester.sub,
+    ...(typeof requester.email === 'string' ? { originalUserEmail: requester.email } : {}),
+    ...(typeof requester.name === 'string' ? { originalUserName: requester.name } : {}),
+    impersonatedAt: now.toISOString(),
+    ...(reason ? { reason } : {}),
+    originalClaims: customClaimsOf(requester),
+  }
+}
+
+/**
+ * Client address (the same one rate limits use: X-Forwarded-For only from trusted proxies) and
+ * user agent, for the audit hooks.
+ */
+export function requestOrigin(event: H3Event, ctx: AuthContext): { ip: string, userAgent: string } {
+  return {
+    ip: clientAddressOf(ctx, event),
+    userAgent: getRequestHeader(event, 'user-agent') ?? '',
+  }
+}
+
+function requireEnabled(ctx: AuthContext): void {
+  if (!ctx.options.impersonation.enabled) throw authError('not_found', 'Impersonation is disabled')
+}
+
+/** A user by id through the host's `impersonation.fetchTarget`, with its identity; 404 when none. */
+async function fetchUser(event: H3Event, id: string, notFound: string) {
+  const fetchTarget = getAuthHandlers().impersonation?.fetchTarget
+  if (!fetchTarget) throw new Error('impersonation.fetchTarget is not registered (defineAuthHandlers)')
+  const user = await fetchTarget(id, event)
+  const identity = user ? identityOf(user) : undefined
+  if (!user || !identity?.sub) throw authError('not_found', notFound)
+  return { user, identity: { ...identity, sub: identity.sub } }
+}
+
+/**
+ * The caller of POST /auth/impersonate: 404 `not_found` when impersonation is disabled, 401 without
+ * a valid bearer token, 403 `impersonation_chain` while it is impersonating already, 401
+ * `session_revoked` when the token's session has ended (or it names none): the way back continues
+ * that session, so there must be one.
+ */
+export async function impersonationRequester(ctx: AuthContext, event: H3Event): Promise<AuthClaims & { sid: string }> {
+  requireEnabled(ctx)
+  const requester = await authenticate(event, ctx)
+  if (!requester) throw authenticationError(event, 'Missing or invalid access token')
+  if (requester.impersonation) throw authError('impersonation_chain')
+  const session = await liveSessionOf(ctx, requester)
+  if (!session) throw authError('session_revoked')
+  return { ...requester, sid: session.id }
+}
+
+/**
+ * Starts impersonating: `svc:impersonate:check` hook → `canImpersonate` (403 `forbidden` when
+ * false) → `svc:impersonate:fetchTarget` hook → `fetchTarget` (404 without a user) → the
+ * impersonated session and its record (which names the requester's session) →
+ * `svc:impersonate:start` hook → the impersonated session's cookie replaces the requester's in this
+ * browser. The requester's session itself stays: the way back continues it. The start hook runs
+ * before the token leaves the server: if it fails, the impersonation is rolled back and nothing is
+ * handed out, so no impersonation escapes the audit trail.
+ */
+export async function startImpersonation(ctx: AuthContext, event: H3Event, requester: AuthClaims & { sid: string }, request: ImpersonationRequest): Promise<{ accessToken: string }> {
+  const { targetUserId } = request
+  const reason = request.reason || undefined
+  const { ip, userAgent } = requestOrigin(event, ctx)
+  const canImpersonate = getAuthHandlers().impersonation?.canImpersonate
+
+  await ctx.callHook('svc:impersonate:check', { requester, targetUserId, reason, event, ip, userAgent })
+  if (canImpersonate && !(await canImpersonate(requester, targetUserId, event))) {
+    throw authError('forbidden', 'You are not allowed to impersonate this user')
+  }
+  await ctx.callHook('svc:impersonate:fetchTarget', { requester, targetUserId, event })
+  const { user: target, identity } = await fetchUser(event, targetUserId, 'Target user not found')
+
+  // The refresh cookie of the requester's session, when this browser holds it: its token is
+  // retired below, and the way back hands the session a token again, with that token's own end
+  // if it had one. A start with the bearer alone (as a stolen access token comes) leaves the
+  // owner's token where it is: what the way back hands out then lives no longer than that access
+  // token (`notAfter`), whose own lifetime never passed the end of what it came from.
+  const previous = readRefreshCookie(event, ctx)
+  const found = previous ? await readRefreshToken(ctx, previous) : null
+  const fromSessionBrowser = found?.record.family === requester.sid
+  const notAfter = fromSessionBrowser ? found!.record.notAfter : (requester.exp ?? 0) * 1000
+
+  const now = new Date()
+  const context = impersonationContext(requester, ctx.options.impersonation.originalUserLookupClaim, reason, now)
+  const claims = customClaimsOf(target)
+  const ttl = ctx.lifetimes.impersonation
+  const family = `imp_${randomToken(16)}`
+  const session = await issueRefreshToken(ctx, { family, user: { ...target, ...identity }, userId: identity.sub, claims, provider: identity.provider, impersonation: context, client: describeClient(event, ctx), ttlSeconds: ttl })
+  await saveImpersonation(ctx, { family, context, requester, requesterSession: requester.sid, ...(notAfter === undefined ? {} : { notAfter }), targetSub: identity.sub, startedAt: now.getTime(), expiresAt: now.getTime() + ttl * 1000 })
+  const payload = buildAccessClaims(identity, identity.provider, claims, { sid: family, impersonation: context })
+  const { token, payload: targetUser } = await ctx.tokens.sign(payload, { expiresIn: ttl })
+
+  try {
+    await ctx.callHook('svc:impersonate:start', { requester, targetUser, reason, event, ip, userAgent, timestamp: now })
+  }
+  catch (error) {
+    await revokeFamily(ctx, family, identity.sub, 'impersonation')
+    await removeImpersonation(ctx, family)
+    throw error
+  }
+
+  // The impersonated session's cookie replaces the requester's in this browser. The token that
+  // cookie held is retired (nobody holds it any more); its session waits for the way back,
+  // POST /auth/unimpersonate, which continues it with a new token.
+  if (fromSessionBrowser) await discardRefreshToken(ctx, previous!)
+  setRefreshCookie(event, ctx, session.token, ttl)
+  ctx.logger.security('impersonation_started', { requester: requester.sub, target: identity.sub, ip })
+  return { accessToken: token }
+}
+
+/**
+ * Ends the impersonation of the request's bearer token (POST /auth/unimpersonate). The refresh
+ * cookie of the impersonated session must come with it (403 `impersonation_session_mismatch`
+ * otherwise); the impersonation record is taken atomically (401 `impersonation_ended` when it is
+ * gone), the requester is looked up again (`fetchTarget(originalUserLookupId)`, 404 when gone) and
+ * restored with the custom claims the impersonation began with, in the session the requester's
+ * token belonged to: its family, login time and client go on with a new refresh token (401
+ * `session_revoked` when that session has ended; no session is ever created here). When the start
+ * came without the session's refresh cookie (a bearer alone), that token, and every token rotated
+ * from it, ends when the requester's access token expired: nothing derived from an access token
+ * outlives it. Then
+ * `svc:impersonate:end` runs before anything is handed out. If anything fails, the impersonation
+ * stays as it was.
+ */
+export async function endImpersonation(ctx: AuthContext, event: H3Event): Promise<{ accessToken: string }> {
+  requireEnabled(ctx)
+  const impersonated = await authenticate(event, ctx)
+  if (!impersonated) throw authenticationError(event, 'Missing, invalid or expired access token')
+  if (!impersonated.impersonation || typeof impersonated.sid !== 'string') throw authError('not_impersonating')
+
+  const cookie = readRefreshCookie(event, ctx)
+  const session = cookie ? await readRefreshToken(ctx, cookie) : null
+  if (!session || !session.record.impersonation || session.record.family !== impersonated.sid) {
+    throw authError('impersonation_session_mismatch')
+  }
+  const record = await takeImpersonation(ctx, impersonated.sid)
+  if (!record) throw authError('impersonation_ended')
+
+  try {
+    const { user: original, identity } = await fetchUser(event, record.context.originalUserLookupId, 'Original user not found')
+    if (identity.sub !== record.requester.sub) throw authError('not_found', 'Original user not found')
+    const claims = { ...customClaimsOf(original), ...(record.context.originalClaims ?? {}) }
+    const resumed = await continueSession(ctx, record.requesterSession, { user: { ...original, ...identity }, userId: identity.sub, claims, notAfter: record.notAfter })
+    if (!resumed) throw authError('session_revoked', 'The session that started this impersonation has ended: log in again')
+    const payload = buildAccessClaims(identity, resumed.record.provider, claims, { sid: resumed.record.family })
+    const { token, payload: restoredUser } = await ctx.tokens.sign(payload, { expiresIn: accessLifetime(ctx, resumed.record) })
+    const { ip, userAgent } = requestOrigin(event, ctx)
+    try {
+      await ctx.callHook('svc:impersonate:end', { restoredUser, impersonatedUser: impersonated, event, ip, userAgent, timestamp: new Date() })
+    }
+    catch (error) {
+      await discardRefreshToken(ctx, resumed.token)
+      throw error
+    }
+    await revokeFamily(ctx, session.record.family, session.record.userId, 'impersonation')
+    setRefreshCookie(event, ctx, resumed.token, refreshLifetime(ctx, resumed.record))
+    ctx.logger.security('impersonation_ended', { requester: identity.sub, target: impersonated.sub, ip })
+    return { accessToken: token }
+  }
+  catch (error) {
+    // Nothing was handed out: the impersonation stays as it was and can be ended again.
+    await saveImpersonation(ctx, record)
+    throw error
+  }
+}

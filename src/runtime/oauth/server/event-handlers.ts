@@ -1,0 +1,44 @@
+import type { H3Event } from 'h3'
+import { useNitroApp } from 'nitropack/runtime'
+import type { CustomEventHandlerOptions, OAuthEventHandlerOptions } from '../oauth-types'
+import type { AuthContext } from '../../server/lib/core/context'
+import { handleOAuthRequest } from './oauth-flow'
+import type { ProviderFetch } from './provider-http'
+import { defineAuthRoute } from '../../server/utils/auth-context'
+
+/**
+ * Requests to the endpoints of a provider served by this app (the mock provider) go to this very
+ * server in-process (no network, and no dependence on how the app is reached from outside).
+ */
+const localFetch: ProviderFetch = (url, init) => {
+  const target = new URL(url)
+  return useNitroApp().localFetch(`${target.pathname}${target.search}`, init)
+}
+
+/** Runs the provider login flow for `name` with the handlers of a host route. */
+export function runOAuthLogin(event: H3Event, ctx: AuthContext, name: string, handlers?: OAuthEventHandlerOptions<object>): Promise<void> {
+  return handleOAuthRequest(event, ctx, { name, handlers, localFetch })
+}
+
+/**
+ * Login route of the provider `name` with host handlers. The auto-imported
+ * `defineOAuth<Label>EventHandler` of every built-in provider (`defineOAuthGoogleEventHandler`, …,
+ * `defineOAuthMockEventHandler`) is this function with the name filled in; they are generated from
+ * the preset table.
+ */
+export function defineOAuthProviderEventHandler<TConfig extends object>(name: string, options: OAuthEventHandlerOptions<TConfig> = {}) {
+  return defineAuthRoute((event, ctx) => runOAuthLogin(event, ctx, name, options as OAuthEventHandlerOptions<object>))
+}
+
+/**
+ * Login route of a custom provider with host handlers, e.g. `server/routes/auth/acme.get.ts`:
+ *
+ * ```ts
+ * export default defineOAuthEventHandler({ provider: 'acme', customClaims: { plan: 'pro' } })
+ * ```
+ * It replaces the automatic route of that provider.
+ */
+export function defineOAuthEventHandler(options: CustomEventHandlerOptions) {
+  const { provider, ...handlers } = options
+  return defineOAuthProviderEventHandler(provider, handlers)
+}

@@ -1,0 +1,45 @@
+import { z } from 'zod'
+import type { AuthContext } from '../../server/lib/core/context'
+import { RECORD_TYPES } from '../../server/lib/store/record-types'
+
+/** Lifetime of a mock authorization code (seconds). */
+export const MOCK_CODE_TTL = 60
+
+/** Lifetime of a mock access token (seconds). */
+export const MOCK_TOKEN_TTL = 3600
+
+const mockCodeRecord = z.object({
+  clientId: z.string(),
+  redirectUri: z.string(),
+  codeChallenge: z.string(),
+  scope: z.string(),
+  sub: z.string(),
+})
+
+/** An authorization code of the mock provider, until its token endpoint takes it. */
+export type MockCodeRecord = z.output<typeof mockCodeRecord>
+
+const mockTokenRecord = z.object({ sub: z.string() })
+
+/** An access token of the mock provider: the mock user it stands for. */
+export type MockTokenRecord = z.output<typeof mockTokenRecord>
+
+/** Keeps a mock authorization code for {@link MOCK_CODE_TTL} seconds. */
+export async function saveMockCode(ctx: AuthContext, code: string, record: MockCodeRecord): Promise<void> {
+  await ctx.store.write(ctx.store.key(RECORD_TYPES.mockCode, code), record, MOCK_CODE_TTL)
+}
+
+/** Consumes a mock code atomically (single use). */
+export function takeMockCode(ctx: AuthContext, code: string): Promise<MockCodeRecord | null> {
+  return ctx.store.take(ctx.store.key(RECORD_TYPES.mockCode, code), mockCodeRecord)
+}
+
+/** Keeps a mock access token for {@link MOCK_TOKEN_TTL} seconds. */
+export async function saveMockToken(ctx: AuthContext, token: string, record: MockTokenRecord): Promise<void> {
+  await ctx.store.write(ctx.store.key(RECORD_TYPES.mockToken, token), record, MOCK_TOKEN_TTL)
+}
+
+/** The mock user a live mock access token stands for. */
+export function readMockToken(ctx: AuthContext, token: string): Promise<MockTokenRecord | null> {
+  return ctx.store.read(ctx.store.key(RECORD_TYPES.mockToken, token), mockTokenRecord)
+}

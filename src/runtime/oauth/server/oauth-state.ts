@@ -1,0 +1,27 @@
+import { z } from 'zod'
+import type { AuthContext } from '../../server/lib/core/context'
+import { RECORD_TYPES } from '../../server/lib/store/record-types'
+import { timestamp } from '../../server/lib/core/records/record-schema'
+
+const oauthStateRecord = z.object({
+  provider: z.string(),
+  redirectUri: z.string(),
+  /** Same-origin path chosen at the start of the login. */
+  redirect: z.string().optional(),
+  /** HMAC of the binding (code cookie) of the browser that started the login. */
+  binding: z.string().min(1),
+  createdAt: timestamp,
+})
+
+/** What a started provider login keeps server side: single use, keyed by its `state`. */
+export type OAuthStateRecord = z.output<typeof oauthStateRecord>
+
+/** Keeps the record of a started login for `ttlSeconds`. */
+export async function saveOAuthState(ctx: AuthContext, state: string, record: Omit<OAuthStateRecord, 'createdAt'>, ttlSeconds: number): Promise<void> {
+  await ctx.store.write(ctx.store.key(RECORD_TYPES.oauthState, state), { ...record, createdAt: Date.now() }, ttlSeconds)
+}
+
+/** Consumes the record of a state atomically: of concurrent callbacks, exactly one gets it. */
+export function takeOAuthState(ctx: AuthContext, state: string): Promise<OAuthStateRecord | null> {
+  return ctx.store.take(ctx.store.key(RECORD_TYPES.oauthState, state), oauthStateRecord)
+}

@@ -1,0 +1,224 @@
+/**
+ * The built-in OAuth providers, as data. Each key is a provider: its option
+ * `svcAuth.providers.<key>`, its login route `<loginPath>/<key>`, its runtime-config keys
+ * (`NUXT_SVC_AUTH_PROVIDERS_<KEY>_CLIENT_SECRET`, …), its `defineOAuth<label>EventHandler` and its
+ * option type all derive from the entry. Adding a provider is adding an entry (see docs/oauth.md).
+ */
+import type { OAuthProviderOptions } from '../../types/providers'
+import { definePreset } from './preset'
+import { fetchGitHubProfile, mapDiscordProfile } from './profiles'
+
+const OIDC_SCOPES = ['openid', 'email', 'profile']
+const MS_LOGIN = 'https://login.microsoftonline.com'
+const MULTI_TENANTS = new Set(['common', 'organizations', 'consumers'])
+
+/** An Entra ID tenant setting that admits several tenants: the id_token's issuer is its own `tid`'s. */
+const isMultiTenant = (o: { tenant?: string }): boolean => MULTI_TENANTS.has(o.tenant || 'common')
+
+/** A base URL without trailing slashes, `fallback` when empty. */
+const baseOf = (value: string | undefined, fallback = ''): string => (value?.trim() || fallback).replace(/\/+$/, '')
+
+const GITHUB_API = 'https://api.github.com'
+
+/**
+ * GitHub's REST API for a GitHub provider: `apiUrl` when it is set to something else than the
+ * public API; otherwise the public API, unless the provider points at another server (`issuer` or
+ * `tokenUrl` of GitHub Enterprise Server), whose API is `<origin>/api/v3`: a token that server
+ * issued is never sent to api.github.com.
+ */
+export function gitHubApiUrl(o: GitHubProviderOptions): string {
+  const api = baseOf(o.apiUrl, GITHUB_API)
+  if (api !== GITHUB_API) return api
+  const server = [o.issuer, o.tokenUrl].find(url => typeof url === 'string' && URL.canParse(url))
+  const origin = server ? new URL(server).origin : 'https://github.com'
+  return origin === 'https://github.com' ? GITHUB_API : `${origin}/api/v3`
+}
+
+/** Google (OpenID Connect): the common options only. */
+export type GoogleProviderOptions = OAuthProviderOptions
+
+/** GitHub (OAuth 2.0; the primary verified email is fetched when the profile hides it). */
+export interface GitHubProviderOptions extends OAuthProviderOptions {
+  /**
+   * Base URL of the REST API (`/user`, `/user/emails`); GitHub Enterprise Server uses `https://host/api/v3`.
+   * @default 'https://api.github.com'
+   */
+  apiUrl?: string
+}
+
+/** Auth0 (OpenID Connect on a tenant domain). */
+export interface Auth0ProviderOptions extends OAuthProviderOptions {
+  /** Tenant domain such as `my-tenant.eu.auth0.com`. Required unless `issuer` is set. @default '' */
+  domain?: string
+  /** API identifier sent as the `audience` authorization parameter. @default '' */
+  audience?: string
+}
+
+/** Microsoft Entra ID (OpenID Connect, v2.0 endpoints). */
+export interface MicrosoftProviderOptions extends OAuthProviderOptions {
+  /**
+   * Tenant id or domain, or `common`, `organizations`, `consumers` (multi-tenant: the id_token
+   * issuer must then match the token's own `tid`).
+   * @default 'common'
+   */
+  tenant?: string
+}
+
+/** Keycloak (OpenID Connect; one realm of a Keycloak server). */
+export interface KeycloakProviderOptions extends OAuthProviderOptions {
+  /** URL of the Keycloak server (`https://sso.example.com`). Required unless `issuer` is set. @default '' */
+  baseUrl?: string
+  /** Realm name. Required unless `issuer` is set. @default '' */
+  realm?: string
+}
+
+/** GitLab (OpenID Connect; gitlab.com or a self-managed instance). */
+export interface GitLabProviderOptions extends OAuthProviderOptions {
+  /** URL of the GitLab instance. @default 'https://gitlab.com' */
+  baseUrl?: string
+}
+
+/** Discord (OAuth 2.0 without OpenID Connect; the user from `GET /api/users/@me`). */
+export interface DiscordProviderOptions extends OAuthProviderOptions {
+  /** Base URL of Discord's web and API endpoints. @default 'https://discord.com' */
+  baseUrl?: string
+}
+
+export const OAUTH_PRESETS = {
+  /** Google (OpenID Connect). */
+  google: definePreset<GoogleProviderOptions>({
+    label: 'Google',
+    scopes: OIDC_SCOPES,
+    tokenEndpointAuthMethod: 'client_secret_basic',
+    oidc: true,
+    defaults: {},
+    endpoints: () => ({
+      issuer: 'https://accounts.google.com',
+      authorization_endpoint: 'https://accounts.google.com/o/oauth2/v2/auth',
+      token_endpoint: 'https://oauth2.googleapis.com/token',
+      userinfo_endpoint: 'https://openidconnect.googleapis.com/v1/userinfo',
+      jwks_uri: 'https://www.googleapis.com/oauth2/v3/certs',
+      id_token_signing_alg_values_supported: ['RS256'],
+    }),
+  }),
+
+  /** GitHub (OAuth 2.0). */
+  github: definePreset<GitHubProviderOptions>({
+    label: 'GitHub',
+    scopes: ['user:email', 'read:user'],
+    tokenEndpointAuthMethod: 'client_secret_post',
+    oidc: false,
+    defaults: { apiUrl: GITHUB_API },
+    endpoints: () => ({
+      issuer: 'https://github.com',
+      authorization_endpoint: 'https://github.com/login/oauth/authorize',
+      token_endpoint: 'https://github.com/login/oauth/access_token',
+    }),
+    fetchProfile: (request, o) => fetchGitHubProfile(request, gitHubApiUrl(o)),
+  }),
+
+  /** Auth0 (OpenID Connect on a tenant domain). */
+  auth0: definePreset<Auth0ProviderOptions>({
+    label: 'Auth0',
+    scopes: OIDC_SCOPES,
+    tokenEndpointAuthMethod: 'client_secret_post',
+    oidc: true,
+    defaults: { domain: '', audience: '' },
+    requires: ['domain'],
+    endpoints: (o) => {
+      const base = `https://${baseOf(o.domain).replace(/^https?:\/\//, '')}`
+      return {
+        issuer: `${base}/`,
+        authorization_endpoint: `${base}/authorize`,
+        token_endpoint: `${base}/oauth/token`,
+        userinfo_endpoint: `${base}/userinfo`,
+        jwks_uri: `${base}/.well-known/jwks.json`,
+        id_token_signing_alg_values_supported: ['RS256', 'HS256'],
+      }
+    },
+    authorizationParams: (o): Record<string, string> => (o.audience ? { audience: o.audience } : {}),
+  }),
+
+  /** Microsoft Entra ID (OpenID Connect, v2.0 endpoints). */
+  microsoft: definePreset<MicrosoftProviderOptions>({
+    label: 'Microsoft',
+    scopes: OIDC_SCOPES,
+    tokenEndpointAuthMethod: 'client_secret_basic',
+    oidc: true,
+    defaults: { tenant: 'common' },
+    check: o => (o.tenant !== undefined && !(typeof o.tenant === 'string' && /^[\w.-]+$/.test(o.tenant)) ? ['tenant must be a tenant id, a domain, \'common\', \'organizations\' or \'consumers\'.'] : []),
+    endpoints: (o) => {
+      const tenant = encodeURIComponent(o.tenant || 'common')
+      return {
+        issuer: isMultiTenant(o) ? `${MS_LOGIN}/{tenantid}/v2.0` : `${MS_LOGIN}/${tenant}/v2.0`,
+        authorization_endpoint: `${MS_LOGIN}/${tenant}/oauth2/v2.0/authorize`,
+        token_endpoint: `${MS_LOGIN}/${tenant}/oauth2/v2.0/token`,
+        userinfo_endpoint: 'https://graph.microsoft.com/oidc/userinfo',
+        jwks_uri: `${MS_LOGIN}/${tenant}/discovery/v2.0/keys`,
+        id_token_signing_alg_values_supported: ['RS256'],
+      }
+    },
+    tenantIssuer: isMultiTenant,
+  }),
+
+  /** Keycloak (OpenID Connect; `baseUrl` and `realm`, or the realm's URL as `issuer`). */
+  keycloak: definePreset<KeycloakProviderOptions>({
+    label: 'Keycloak',
+    scopes: OIDC_SCOPES,
+    tokenEndpointAuthMethod: 'client_secret_basic',
+    oidc: true,
+    defaults: { baseUrl: '', realm: '' },
+    requires: ['baseUrl', 'realm'],
+    endpoints: (o) => {
+      const issuer = `${baseOf(o.baseUrl)}/realms/${encodeURIComponent(o.realm ?? '')}`
+      const oidc = `${issuer}/protocol/openid-connect`
+      return {
+        issuer,
+        authorization_endpoint: `${oidc}/auth`,
+        token_endpoint: `${oidc}/token`,
+        userinfo_endpoint: `${oidc}/userinfo`,
+        jwks_uri: `${oidc}/certs`,
+        id_token_signing_alg_values_supported: ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512'],
+      }
+    },
+  }),
+
+  /** GitLab (OpenID Connect; gitlab.com or `baseUrl` of a self-managed instance). */
+  gitlab: definePreset<GitLabProviderOptions>({
+    label: 'GitLab',
+    scopes: ['openid', 'profile', 'email'],
+    tokenEndpointAuthMethod: 'client_secret_basic',
+    oidc: true,
+    defaults: { baseUrl: 'https://gitlab.com' },
+    endpoints: (o) => {
+      const base = baseOf(o.baseUrl, 'https://gitlab.com')
+      return {
+        issuer: base,
+        authorization_endpoint: `${base}/oauth/authorize`,
+        token_endpoint: `${base}/oauth/token`,
+        userinfo_endpoint: `${base}/oauth/userinfo`,
+        jwks_uri: `${base}/oauth/discovery/keys`,
+        id_token_signing_alg_values_supported: ['RS256'],
+      }
+    },
+  }),
+
+  /** Discord (OAuth 2.0 without OpenID Connect). */
+  discord: definePreset<DiscordProviderOptions>({
+    label: 'Discord',
+    scopes: ['identify', 'email'],
+    tokenEndpointAuthMethod: 'client_secret_post',
+    oidc: false,
+    defaults: { baseUrl: 'https://discord.com' },
+    endpoints: (o) => {
+      const base = baseOf(o.baseUrl, 'https://discord.com')
+      return {
+        issuer: base,
+        authorization_endpoint: `${base}/oauth2/authorize`,
+        token_endpoint: `${base}/api/oauth2/token`,
+        userinfo_endpoint: `${base}/api/users/@me`,
+      }
+    },
+    mapProfile: mapDiscordProfile,
+  }),
+}

@@ -1,0 +1,108 @@
+import type * as oauth from 'oauth4webapi'
+import type { AuthUser, ProviderTokens } from '../../types/auth'
+import type { OAuthProviderOptions, TokenEndpointAuthMethod } from '../../types/providers'
+import type { ProviderFetch } from './provider-http'
+
+/** Endpoints of an authorization server, named as in its discovery document. */
+export interface ProviderEndpoints {
+  issuer?: string
+  authorization_endpoint?: string
+  token_endpoint?: string
+  userinfo_endpoint?: string
+  jwks_uri?: string
+  id_token_signing_alg_values_supported?: string[]
+}
+
+/** What reading the user after the code exchange has at hand. */
+export interface ProfileRequest {
+  provider: ResolvedProvider
+  /** The provider's endpoints (the only URLs the access token may be sent to, with the preset's API base). */
+  as: oauth.AuthorizationServer
+  client: oauth.Client
+  tokens: ProviderTokens
+  /** Claims of the validated id_token (OpenID Connect). */
+  idClaims?: oauth.IDToken
+  fetchFn: ProviderFetch
+}
+
+/** The user a provider login produced. */
+export interface FetchedUser {
+  user: AuthUser
+  /** Claims the provider itself contributes (the mock user's extra keys). */
+  providerClaims?: Record<string, unknown>
+}
+
+/** Option keys a preset adds to the common ones (`domain`, `tenant`, `baseUrl`, …). */
+export type OwnOptionKeys<O> = Exclude<keyof O, keyof OAuthProviderOptions>
+
+/**
+ * A built-in provider, as data. Its key in the preset table is its name (login route
+ * `<loginPath>/<key>`, option `svcAuth.providers.<key>`, environment `NUXT_SVC_AUTH_PROVIDERS_<KEY>_*`).
+ */
+export interface OAuthPreset<O extends OAuthProviderOptions> {
+  /** Name in `defineOAuth<label>EventHandler` and in messages, e.g. `GitHub`. */
+  label: string
+  /** Default scopes. */
+  scopes: string[]
+  tokenEndpointAuthMethod: TokenEndpointAuthMethod
+  /** Speaks OpenID Connect (nonce, required id_token) when `openid` is among the scopes. */
+  oidc: boolean
+  /**
+   * Every option key of this provider beyond the common ones, with its default. They are written
+   * into the runtime config, so that each can be set from the environment.
+   */
+  defaults: { [K in OwnOptionKeys<O>]-?: NonNullable<O[K]> }
+  /** Own keys that must be set unless `issuer` is (they locate the provider's server). */
+  requires?: Array<OwnOptionKeys<O>>
+  /** Further checks of the options: one message per mistake, starting with the key (`tenant must be …`). */
+  check?(options: O): string[]
+  /** The built-in endpoints (used when no `issuer` is given). */
+  endpoints(options: O): ProviderEndpoints
+  /** Authorization parameters derived from the options (the host's `authorizationParams` go over them). */
+  authorizationParams?(options: O): Record<string, string>
+  /**
+   * The id_token issuer is a template with `{tenantid}`, filled with the token's own `tid`
+   * (Entra ID multi-tenant endpoints).
+   */
+  tenantIssuer?(options: O): boolean
+  /** Reads the user; default: userinfo (with the id_token claims over it), mapped by `mapProfile`. */
+  fetchProfile?(request: ProfileRequest, options: O): Promise<FetchedUser>
+  /** Turns the profile into the user; default: OpenID Connect claims. */
+  mapProfile?(profile: Record<string, unknown>, options: O): AuthUser
+}
+
+/** Declares a preset entry with its option type (checked against `defaults`, `requires`, …). */
+export function definePreset<O extends OAuthProviderOptions>(preset: OAuthPreset<O>): OAuthPreset<O> {
+  return preset
+}
+
+/** One provider, ready for the login flow. */
+export interface ResolvedProvider {
+  name: string
+  /** The preset key, `custom` or `mock`. */
+  type: string
+  clientId: string
+  clientSecret: string
+  scopes: string[]
+  authorizationParams: Record<string, string>
+  tokenEndpointAuthMethod: TokenEndpointAuthMethod
+  /** Issuer whose discovery document supplies the endpoints not given explicitly. */
+  discoveryIssuer?: string
+  /** Built-in or explicit endpoints (explicit ones win over discovered ones). Relative ones are on the app's origin. */
+  endpoints: ProviderEndpoints
+  /** OpenID Connect: a nonce is sent and a valid id_token is required. */
+  openid: boolean
+  /** The id_token issuer is `endpoints.issuer` with `{tenantid}` replaced by the token's `tid`. */
+  multiTenantIssuer: boolean
+  /** Absolute redirect URI override. */
+  redirectUrl?: string
+  /**
+   * Served by this app itself (the mock provider): without a public URL the browser gets relative
+   * URLs, the server calls the endpoints in process, and the issuer is the app's origin.
+   */
+  local: boolean
+  /** Login-route query parameters passed on to the authorization request (route name → provider name). */
+  forwardedQuery: Record<string, string>
+  /** Reads the user once the code is exchanged. */
+  fetchProfile(request: ProfileRequest): Promise<FetchedUser>
+}

@@ -1,0 +1,129 @@
+import * as oauth from 'oauth4webapi'
+import type { ProviderEndpoints, ResolvedProvider } from './preset'
+import { isAllowedProviderUrl } from './provider-checks'
+
+/** Fetch used for every request to a provider. */
+export type ProviderFetch = (url: string, init: RequestInit) => Promise<Response>
+
+/** Time allowed for one request to a provider. */
+export const PROVIDER_TIMEOUT_MS = 10_000
+
+const DISCOVERY_TTL_MS = 60 * 60 * 1000
+
+/**
+ * A fetch that only talks to https URLs (or http on loopback), without following redirects, with
+ * a timeout. oauth4webapi's own https check is relaxed through `allowInsecureRequests` because this
+ * guard applies the same rule with the loopback exception.
+ */
+export function guardedFetch(base: ProviderFetch = (url, init) => fetch(url, init)): ProviderFetch {
+  return (url, init) => {
+    if (!isAllowedProviderUrl(url)) {
+      return Promise.reject(new TypeError(`Refusing to contact ${safeOrigin(url)}: providers must use https (http only on localhost)`))
+    }
+    return base(url, { ...init, redirect: 'manual', signal: init.signal ?? AbortSignal.timeout(PROVIDER_TIMEOUT_MS) })
+  }
+}
+
+function safeOrigin(url: string): string {
+  try {
+    return new URL(url).origin
+  }
+  catch {
+    return 'an invalid URL'
+  }
+}
+
+/** Options of every oauth4webapi request. */
+export function httpOptions(fetchFn: ProviderFetch) {
+  return {
+    [oauth.customFetch]: (url: string, options: oauth.CustomFetchOptions<string, unknown>) => fetchFn(url, options as RequestInit),
+    [oauth.allowInsecureRequests]: true,
+  }
+}
+
+interface CachedMetadata {
+  value: Promise<ProviderEndpoints>
+  expires: number
+}
+
+const discoveryCache = new Map<string, CachedMetadata>()
+const serverCache = new Map<string, oauth.AuthorizationServer>()
+const jwksCaches = new Map<string, oauth.JWKSCacheInput>()
+
+/** Forgets discovered metadata and key sets (tests). */
+export function clearProviderCaches(): void {
+  discoveryCache.clear()
+  serverCache.clear()
+  jwksCaches.clear()
+}
+
+/** The discovery document of an issuer, cached per process for an hour (failures are not cached). */
+function discover(issuer: string, fetchFn: ProviderFetch): Promise<ProviderEndpoints> {
+  const cached = discoveryCache.get(issuer)
+  if (cached && cached.expires > Date.now()) return cached.value
+  const value = (async () => {
+    const url = new URL(issuer)
+    const response = await oauth.discoveryRequest(url, { ...httpOptions(fetchFn), algorithm: 'oidc' })
+    return await oauth.processDiscoveryResponse(url, response) as ProviderEndpoints
+  })()
+  discoveryCache.set(issuer, { value, expires: Date.now() + DISCOVERY_TTL_MS })
+  value.catch(() => discoveryCache.delete(issuer))
+  return value
+}
+
+/**
+ * An endpoint as an absolute URL. Only a provider served by this app (the mock) may name relative
+ * ones, made absolute on the app's origin; any other provider's endpoint must be absolute, or a
+ * scheme-less setting (`baseUrl: 'sso.example.com'`) would send the client secret and the user's
+ * code to whatever host the request named.
+ */
+function endpointUrl(provider: ResolvedProvider, value: string | undefined, origin: string): string | undefined {
+  if (!value) return undefined
+  if (provider.local) return new URL(value, origin).href
+  if (!URL.canParse(value)) throw new Error(`Provider ${provider.name}: endpoint ${JSON.stringify(value)} is not an absolute URL`)
+  return new URL(value).href
+}
+
+/**
+ * The authorization server of a provider for oauth4webapi: discovered (when an issuer is to be
+ * discovered), then the built-in or explicit endpoints over it; relative endpoints (a provider
+ * served by this app) are made absolute on the app's origin, and refused for any other. The same object is returned for the same
+ * metadata, so oauth4webapi's key set cache is reused across logins.
+ */
+export async function authorizationServerOf(provider: ResolvedProvider, origin: string, fetchFn: ProviderFetch): Promise<oauth.AuthorizationServer> {
+  const discovered = provider.discoveryIssuer ? await discover(provider.discoveryIssuer, fetchFn) : {}
+  const merged: ProviderEndpoints = { ...discovered, ...definedOnly(provider.endpoints) }
+  const authorization = endpointUrl(provider, merged.authorization_endpoint, origin)
+  const token = endpointUrl(provider, merged.token_endpoint, origin)
+  if (!authorization || !token) throw new Error(`Provider ${provider.name} has no authorization or token endpoint`)
+  const issuer = provider.local ? new URL(origin).origin : (merged.issuer ?? new URL(authorization).origin)
+  const server: oauth.AuthorizationServer = {
+    ...discovered,
+    issuer,
+    authorization_endpoint: authorization,
+    token_endpoint: token,
+    userinfo_endpoint: endpointUrl(provider, merged.userinfo_endpoint, origin),
+    jwks_uri: merged.jwks_uri,
+    id_token_signing_alg_values_supported: merged.id_token_signing_alg_values_supported,
+  }
+  const key = JSON.stringify(server)
+  const known = serverCache.get(key)
+  if (known) return known
+  if (serverCache.size > 100) serverCache.clear()
+  serverCache.set(key, server)
+  return server
+}
+
+function definedOnly(endpoints: ProviderEndpoints): ProviderEndpoints {
+  return Object.fromEntries(Object.entries(endpoints).filter(([, v]) => v !== undefined && v !== '')) as ProviderEndpoints
+}
+
+/** A key set cache that lives as long as the process, per jwks_uri. */
+export function jwksCacheOf(jwksUri: string): oauth.JWKSCacheInput {
+  let cache = jwksCaches.get(jwksUri)
+  if (!cache) {
+    cache = {}
+    jwksCaches.set(jwksUri, cache)
+  }
+  return cache
+}

@@ -1,0 +1,201 @@
+/**
+ * Logging in with a passkey: options with a single-use challenge bound to the browser, then the
+ * verification of the assertion, the counter check, the host's `saveCredential` and the shared
+ * login pipeline.
+ */
+import type { H3Event } from 'h3'
+import { generateAuthenticationOptions, verifyAuthenticationResponse, type AuthenticationResponseJSON, type PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server'
+import type { AuthUser } from '../../types/auth'
+import type { PasskeyCredential, PasskeyTransport } from '../passkey-types'
+import { isRelativePath } from '../../shared/paths'
+import { browserBindingOf, matchesCodeBinding } from '../../server/lib/core/code-binding'
+import type { AuthContext } from '../../server/lib/core/context'
+import { authError } from '../../server/lib/edge/errors'
+import { completeLogin } from '../../server/lib/core/login'
+import { requireEmail } from '../../server/lib/edge/email'
+import { enforceRateLimit } from '../../server/lib/edge/rate-limit'
+import { savePasskeyChallenge, takePasskeyChallenge } from './passkey-challenge'
+import { refuseCrossOrigin } from '../../server/lib/edge/request-guards'
+import { passkeyLoginOptionsRequest, passkeyLoginVerifyRequest } from '../../server/lib/edge/request-schemas'
+import { randomBytes, safeEqual } from '../../server/lib/store/crypto'
+import { readBodyWith } from '../../server/lib/edge/read-body'
+import { answeredChallenge, isCrossOriginAnswer, userHandleOf } from './passkey-credentials'
+import { passkeyHandlers, type ResolvedPasskeyHandlers } from './passkey-handlers'
+import { reasonOf } from './registration'
+import { relyingPartyOf } from './relying-party'
+import { usePasskeyRuntime } from './passkey-runtime'
+
+type Descriptor = { id: string, transports?: PasskeyTransport[] }
+
+/** Credential id lengths (bytes) of common authenticators: what a decoy's id is drawn from. */
+const DECOY_ID_BYTES = [16, 20, 32, 32, 48, 64] as const
+
+/**
+ * How many decoys an email gets, by a byte of its seed: one for half of the emails, two for a
+ * third, three for a sixth; closer than an even spread to real accounts, most of which hold one
+ * passkey or two.
+ */
+const DECOY_COUNTS = [1, 1, 1, 2, 2, 3] as const
+
+/**
+ * Credentials that look like a user's for an email that has none: one to three ids of lengths
+ * real authenticators use. The count and the ids are derived from the email alone with the
+ * server's keyed hash (`token.secret`), so every request for the email, on every process and
+ * after every restart, answers the same list (a list that changed from one request to the next
+ * would give it away). Hinted lists carry no transports, the real ones neither, so that their
+ * order or absence tells nothing.
+ */
+export function decoyCredentials(ctx: AuthContext, email: string): Descriptor[] {
+  const seed = Buffer.from(ctx.store.hash('passkey-decoy', email), 'hex')
+  const count = DECOY_COUNTS[seed[0]! % DECOY_COUNTS.length]!
+  return Array.from({ length: count }, (_, i) => {
+    const bytes = Buffer.concat([0, 1].map(half => Buffer.from(ctx.store.hash('passkey-decoy-id', `${i}:${half}:${email}`), 'hex')))
+    const length = DECOY_ID_BYTES[seed[1 + i]! % DECOY_ID_BYTES.length]!
+    return { id: bytes.subarray(0, length).toString('base64url') }
+  })
+}
+
+/**
+ * allowCredentials of a login: none without an email (the browser offers the discoverable
+ * passkeys of the site); with one, the user's passkeys, or decoys when the email has no account
+ * or no passkey, so the answer never tells which emails have accounts.
+ */
+async function allowedCredentials(ctx: AuthContext, handlers: ResolvedPasskeyHandlers, email: string | undefined): Promise<Descriptor[]> {
+  if (!email || !handlers.findUserIdByEmail) return []
+  const userId = await handlers.findUserIdByEmail(email)
+  const credentials = userId ? await handlers.listCredentials(userId) : []
+  if (!credentials.length) return decoyCredentials(ctx, email)
+  return credentials.map(c => ({ id: c.id }))
+}
+
+/** POST login/options: `{ email?, redirect? }` → request options; the challenge is bound to this browser. */
+export async function authenticationOptions(ctx: AuthContext, event: H3Event): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  refuseCrossOrigin(event, ctx)
+  const runtime = usePasskeyRuntime(ctx)
+  await enforceRateLimit(ctx, event, 'passkey', { ip: true })
+  const body = await readBodyWith(event, passkeyLoginOptionsRequest)
+  const email = body.email === undefined || body.email.trim() === '' ? undefined : requireEmail(body.email)
+  if (email) await enforceRateLimit(ctx, event, 'passkey', { ip: false, email })
+  const rp = relyingPartyOf(ctx, runtime, event)
+  const request = await generateAuthenticationOptions({
+    rpID: rp.rpID,
+    allowCredentials: await allowedCredentials(ctx, passkeyHandlers(event), email),
+    challenge: randomBytes(32),
+    timeout: runtime.options.timeout,
+    userVerification: runtime.options.userVerification,
+  })
+  await savePasskeyChallenge(ctx, request.challenge, {
+    ceremony: 'authentication',
+    binding: browserBindingOf(event, ctx),
+    ...(isRelativePath(body.redirect) ? { redirect: body.redirect } : {}),
+    rpID: rp.rpID,
+    origins: rp.origins,
+    requireUserVerification: runtime.options.userVerification === 'required',
+  })
+  return request
+}
+
+/**
+ * The public key (COSE, ES256 on P-256, what most passkeys use) that an answer naming no known
+ * credential is verified against: refusing it then costs the signature check that a wrong
+ * signature of a real passkey costs, so the time of the refusal does not tell a decoy id of an
+ * email hint from a real one. Its private key was never kept, and the answer is refused whatever
+ * the check says.
+ */
+const STAND_IN_PUBLIC_KEY = new Uint8Array(Buffer.from('pQECAyYgASFYIH5K3yyJvTWmVYg-prTQ6Q4i4-8mYP76G0GB33U42MfUIlggWVy139AdRguLtVtE6ZDynvEXlmwlY5FbChcfX7AxAkg', 'base64url'))
+
+/** True when a user handle the authenticator returned belongs to the credential's user. */
+function handleMatches(rpID: string, credential: PasskeyCredential, userHandle: string | undefined): boolean {
+  if (userHandle === undefined || userHandle === '') return true
+  return safeEqual(userHandle, Buffer.from(userHandleOf(rpID, credential.userId)).toString('base64url'))
+}
+
+/**
+ * POST login/verify: `{ response }` → `{ redirect }`. The challenge is consumed first (of
+ * concurrent answers, a replay included, exactly one goes on) and must belong to this browser;
+ * the credential must be known (an unknown one is refused after the same signature check, see
+ * {@link STAND_IN_PUBLIC_KEY}), the assertion signed for this relying party and origin, and the
+ * signature counter must have moved forward (else 401 `passkey_counter_regressed`: a cloned
+ * authenticator). The credential's new counter is saved before the login completes.
+ */
+export async function authenticationVerify(ctx: AuthContext, event: H3Event): Promise<{ redirect: string }> {
+  refuseCrossOrigin(event, ctx)
+  usePasskeyRuntime(ctx)
+  await enforceRateLimit(ctx, event, 'passkey', { ip: true })
+  const { response } = await readBodyWith(event, passkeyLoginVerifyRequest)
+  const challenge = answeredChallenge(response.response.clientDataJSON)
+  if (!challenge) throw authError('invalid_passkey', 'The answer carries no readable challenge')
+  const record = await takePasskeyChallenge(ctx, 'authentication', challenge)
+  if (!record) throw authError('invalid_passkey_challenge')
+  if (!record.binding || !matchesCodeBinding(event, ctx, record.binding)) {
+    ctx.logger.security('passkey_challenge_of_another_browser', {})
+    throw authError('invalid_passkey_challenge')
+  }
+  if (isCrossOriginAnswer(response.response.clientDataJSON)) {
+    ctx.logger.security('passkey_login_refused', { reason: 'cross-origin frame' })
+    throw authError('invalid_passkey')
+  }
+  const handlers = passkeyHandlers(event)
+  const stored = await handlers.findCredential(response.id)
+  const credential = stored && handleMatches(record.rpID, stored, response.response.userHandle) ? stored : null
+  // An unknown credential (or another user's handle) goes through the same verification, against
+  // the stand-in key, before it is refused: see STAND_IN_PUBLIC_KEY.
+  const verification = await verifyAuthenticationResponse({
+    // The schema checked every field the library reads; the extension results pass as given.
+    response: response as AuthenticationResponseJSON,
+    expectedChallenge: challenge,
+    expectedOrigin: record.origins,
+    expectedRPID: record.rpID,
+    // The counter is compared below, once the signature is known to be good.
+    credential: credential
+      ? { id: credential.id, publicKey: new Uint8Array(Buffer.from(credential.publicKey, 'base64url')), counter: 0, transports: credential.transports }
+      : { id: response.id, publicKey: STAND_IN_PUBLIC_KEY, counter: 0 },
+    requireUserVerification: record.requireUserVerification,
+  }).catch((error: unknown) => reasonOf(error))
+  if (!credential) {
+    ctx.logger.security('passkey_login_refused', { reason: 'unknown credential' })
+    throw authError('invalid_passkey')
+  }
+  if (typeof verification === 'string' || !verification.verified) {
+    ctx.logger.security('passkey_login_refused', { user: credential.userId, reason: typeof verification === 'string' ? verification : 'bad signature' })
+    throw authError('invalid_passkey')
+  }
+  const info = verification.authenticationInfo
+  if ((info.newCounter > 0 || credential.counter > 0) && info.newCounter <= credential.counter) {
+    ctx.logger.security('passkey_counter_regressed', { user: credential.userId, stored: credential.counter, presented: info.newCounter })
+    throw authError('passkey_counter_regressed')
+  }
+  // Backup eligibility is fixed for the life of a credential (WebAuthn §6.1.3): another value
+  // means another authenticator answers with this credential's key.
+  if (credential.deviceType !== undefined && credential.deviceType !== info.credentialDeviceType) {
+    ctx.logger.security('passkey_backup_eligibility_changed', { user: credential.userId, stored: credential.deviceType, presented: info.credentialDeviceType })
+    throw authError('invalid_passkey')
+  }
+  let found: Record<string, unknown> | null = null
+  if (handlers.findUser) {
+    found = await handlers.findUser(credential.userId)
+    if (!found) {
+      // A deleted or blocked account: its passkeys log no one in.
+      ctx.logger.security('passkey_login_refused', { user: credential.userId, reason: 'no such user' })
+      throw authError('invalid_passkey')
+    }
+  }
+  await handlers.saveCredential({
+    ...credential,
+    counter: info.newCounter,
+    deviceType: info.credentialDeviceType,
+    backedUp: info.credentialBackedUp,
+    lastUsedAt: new Date().toISOString(),
+  }, false)
+  const user: AuthUser = { ...found, sub: credential.userId }
+  const { location } = await completeLogin(ctx, {
+    event,
+    provider: 'passkey',
+    user,
+    tokens: { access_token: '' },
+    keepSubject: true,
+    multiFactor: info.userVerified,
+    redirect: record.redirect,
+  })
+  return { redirect: location }
+}

@@ -1,0 +1,47 @@
+import { z } from 'zod'
+import type { AuthContext } from '../../server/lib/core/context'
+import { RECORD_TYPES } from '../../server/lib/store/record-types'
+import { timestamp } from '../../server/lib/core/records/record-schema'
+
+/** Lifetime of a passkey challenge (5 minutes). */
+export const PASSKEY_CHALLENGE_TTL = 300
+
+const CEREMONIES = ['registration', 'authentication'] as const
+
+/** A registration (creating a passkey) or an authentication (logging in with one). */
+export type PasskeyCeremony = typeof CEREMONIES[number]
+
+const passkeyChallengeRecord = z.object({
+  ceremony: z.enum(CEREMONIES),
+  /** Registration: the user (`sub`) whose bearer token asked for the options. */
+  userId: z.string().min(1).optional(),
+  /** Authentication: HMAC of the binding of the browser that asked (see code-binding). */
+  binding: z.string().min(1).optional(),
+  /** Authentication: same-origin path to land on after the login. */
+  redirect: z.string().optional(),
+  /** The relying party the options named: the answer must be signed for it. */
+  rpID: z.string().min(1),
+  origins: z.array(z.string().min(1)).min(1),
+  /** `required`: an answer without user verification is refused. */
+  requireUserVerification: z.boolean(),
+  createdAt: timestamp,
+})
+
+/**
+ * What a passkey challenge stands for until its answer comes back. Keyed by an HMAC of the
+ * ceremony and the challenge (the challenge itself is never stored), consumed atomically: of
+ * concurrent answers to one challenge exactly one finds it.
+ */
+export type PasskeyChallengeRecord = z.output<typeof passkeyChallengeRecord>
+
+const challengeKey = (ctx: AuthContext, ceremony: PasskeyCeremony, challenge: string) => ctx.store.key(RECORD_TYPES.passkeyChallenge, `${ceremony}:${challenge}`)
+
+/** Keeps a challenge for {@link PASSKEY_CHALLENGE_TTL} seconds. */
+export async function savePasskeyChallenge(ctx: AuthContext, challenge: string, record: Omit<PasskeyChallengeRecord, 'createdAt'>): Promise<void> {
+  await ctx.store.write(challengeKey(ctx, record.ceremony, challenge), { ...record, createdAt: Date.now() }, PASSKEY_CHALLENGE_TTL)
+}
+
+/** Consumes a challenge atomically (single use): null when unknown, expired or used already. */
+export function takePasskeyChallenge(ctx: AuthContext, ceremony: PasskeyCeremony, challenge: string): Promise<PasskeyChallengeRecord | null> {
+  return ctx.store.take(challengeKey(ctx, ceremony, challenge), passkeyChallengeRecord)
+}

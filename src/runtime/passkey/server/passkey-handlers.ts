@@ -1,0 +1,69 @@
+import type { H3Event } from 'h3'
+import type { PasskeyCredential, PasskeyHandlers } from '../passkey-types'
+import { getAuthHandlers } from '../../server/lib/core/handlers'
+
+/** The passkey handlers of the host, checked: a missing required one is a clear configuration error. */
+export interface ResolvedPasskeyHandlers {
+  findCredential(credentialId: string): Promise<PasskeyCredential | null>
+  /** True when the host's lookup returns any row for the id (also one matched loosely). */
+  credentialExists(credentialId: string): Promise<boolean>
+  listCredentials(userId: string): Promise<PasskeyCredential[]>
+  saveCredential(credential: PasskeyCredential, created: boolean): Promise<void>
+  /** Undefined when the host registered no `deleteCredential`. */
+  deleteCredential?: (credentialId: string, userId: string) => Promise<void>
+  /** Undefined when the host registered no `findUserIdByEmail` (email hints are then ignored). */
+  findUserIdByEmail?: (email: string) => Promise<string | null>
+  /** Undefined when the host registered no `findUser`. */
+  findUser?: (userId: string) => Promise<Record<string, unknown> | null>
+}
+
+function missing(name: keyof PasskeyHandlers): Error {
+  return new Error(`[nuxt-svc-auth] The passkey provider needs a "${name}" handler: defineAuthHandlers({ passkey: { ${name} } }) in a Nitro plugin.`)
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/** A credential as the host returned it, when it has the fields the module relies on. */
+function isCredential(value: unknown): value is PasskeyCredential {
+  return isObject(value) && typeof value.id === 'string' && typeof value.userId === 'string' && value.userId !== ''
+    && typeof value.publicKey === 'string' && typeof value.counter === 'number' && Number.isInteger(value.counter) && value.counter >= 0
+}
+
+/** Reads the registered handlers now (plugins may register them after the server started). */
+export function passkeyHandlers(event: H3Event): ResolvedPasskeyHandlers {
+  const handlers = getAuthHandlers().passkey ?? {}
+  const context = { event }
+  const { deleteCredential, findUserIdByEmail, findUser } = handlers
+  return {
+    async findCredential(credentialId) {
+      if (!handlers.findCredential) throw missing('findCredential')
+      const found = await handlers.findCredential(credentialId, context)
+      // Only the credential asked for: a host lookup that matched loosely finds nothing.
+      return isCredential(found) && found.id === credentialId ? found : null
+    },
+    async credentialExists(credentialId) {
+      if (!handlers.findCredential) throw missing('findCredential')
+      return (await handlers.findCredential(credentialId, context)) != null
+    },
+    async listCredentials(userId) {
+      if (!handlers.listCredentials) throw missing('listCredentials')
+      const list = await handlers.listCredentials(userId, context)
+      return Array.isArray(list) ? list.filter((c): c is PasskeyCredential => isCredential(c) && c.userId === userId) : []
+    },
+    async saveCredential(credential, created) {
+      if (!handlers.saveCredential) throw missing('saveCredential')
+      await handlers.saveCredential(credential, { ...context, created })
+    },
+    deleteCredential: deleteCredential && (async (credentialId, userId) => {
+      await deleteCredential(credentialId, userId, context)
+    }),
+    findUserIdByEmail: findUserIdByEmail && (async (email) => {
+      const id = await findUserIdByEmail(email, context)
+      return typeof id === 'string' && id !== '' ? id : null
+    }),
+    findUser: findUser && (async (userId) => {
+      const user = await findUser(userId, context)
+      return isObject(user) ? user : null
+    }),
+  }
+}

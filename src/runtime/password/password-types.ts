@@ -1,0 +1,89 @@
+/**
+ * Options of the email and password provider (`svcAuth.providers.password`). Setting the key
+ * (even to `{}`) enables the provider and its routes under `<authPath>/password/`.
+ */
+
+import type { CustomClaims } from '../types/auth'
+
+export interface PasswordPolicyOptions {
+  /**
+   * Minimum number of characters.
+   * @default 8
+   */
+  minLength?: number
+  /**
+   * At least one uppercase letter.
+   * @default true
+   */
+  requireUppercase?: boolean
+  /**
+   * At least one lowercase letter.
+   * @default true
+   */
+  requireLowercase?: boolean
+  /**
+   * At least one digit.
+   * @default true
+   */
+  requireNumber?: boolean
+  /**
+   * At least one character that is neither a letter nor a digit.
+   * @default false
+   */
+  requireSpecial?: boolean
+  /**
+   * Refuse the most common passwords (a list of a few thousand shipped with the module,
+   * compared case-insensitively, also with trailing symbols removed).
+   * @default true
+   */
+  rejectCommon?: boolean
+}
+
+export interface PasswordProviderOptions {
+  /**
+   * Lifetime of an emailed 6-digit code, in seconds.
+   * @default 600
+   */
+  magicCodeTTL?: number
+  /**
+   * Verification attempts allowed per code; past it even the right code is refused.
+   * @default 5
+   */
+  magicCodeMaxAttempts?: number
+  /**
+   * bcrypt cost factor (4 to 31) of new hashes.
+   * @default 12
+   */
+  passwordHashRounds?: number
+  /** Password rules of register, reset-complete and change (a host `validatePassword` replaces them). */
+  passwordPolicy?: PasswordPolicyOptions
+  /**
+   * Static custom claims of password logins. A callback `(user, tokens) => claims` is registered
+   * with `defineAuthHandlers({ password: { customClaims } })` (runtime config holds JSON only).
+   * @default undefined
+   */
+  customClaims?: CustomClaims
+  /**
+   * Page of the host application that reset-verify redirects to with `?session=<sessionId>`.
+   * @default '/reset-password'
+   */
+  resetPasswordPath?: string
+  /**
+   * Most bcrypt computations running at the same time (they run on the libuv thread pool);
+   * more wait in a queue. 0 picks the number of CPU cores minus one (at least 1, at most 3), which
+   * keeps a core and a pool thread free for other requests while logins run.
+   * @default 0
+   */
+  hashConcurrency?: number
+}
+
+/** The options with every default applied. */
+export interface ResolvedPasswordOptions {
+  magicCodeTTL: number
+  magicCodeMaxAttempts: number
+  passwordHashRounds: number
+  passwordPolicy: Required<PasswordPolicyOptions>
+  customClaims?: CustomClaims
+  resetPasswordPath: string
+  hashConcurrency: number
+}

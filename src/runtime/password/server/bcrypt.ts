@@ -1,0 +1,149 @@
+import { workerThreadsAvailable } from '../../server/lib/config/platform'
+
+/** One bcrypt implementation. Hashes of each verify with the others (standard `$2b$`). */
+export interface BcryptEngine {
+  /**
+   * `native`: `@node-rs/bcrypt` on the libuv thread pool; `worker`: bcryptjs in worker threads;
+   * `inline`: bcryptjs in the current thread (runtimes without threads: Cloudflare Workers).
+   */
+  readonly kind: 'native' | 'worker' | 'inline'
+  hash(password: string, cost: number): Promise<string>
+  /**
+   * False for a wrong password and for a hash that is not a bcrypt hash. Rejects only when the
+   * engine could not compute (bcryptjs could not be loaded, a worker thread stopped): that is no
+   * answer about the password, and must not read as a wrong one.
+   */
+  verify(password: string, hash: string): Promise<boolean>
+  /** Stops the threads the engine started (none for `native`). */
+  close(): Promise<void>
+}
+
+/** The part of `@node-rs/bcrypt` the engine uses. */
+export interface NativeBcrypt {
+  hash(password: string, options: { cost: number }): Promise<string>
+  verify(password: string, hash: string): Promise<boolean>
+}
+
+/**
+ * Environment variable that chooses the implementation: `js` uses bcryptjs in worker threads even
+ * where `@node-rs/bcrypt` loads (to reproduce a platform without native addons). Read when the
+ * password provider first hashes.
+ */
+export const BCRYPT_ENV = 'NUXT_SVC_AUTH_BCRYPT'
+
+/** `js` when {@link BCRYPT_ENV} asks for bcryptjs, else `native`. */
+export function bcryptPreference(env: Record<string, string | undefined> = process.env): 'native' | 'js' {
+  return env[BCRYPT_ENV]?.trim().toLowerCase() === 'js' ? 'js' : 'native'
+}
+
+/**
+ * Loads `@node-rs/bcrypt` (a native addon: it fails where addons cannot load, such as
+ * WebContainers, or on a platform without a prebuilt binary).
+ */
+export async function loadNativeBcrypt(): Promise<NativeBcrypt> {
+  const loaded = await import('@node-rs/bcrypt') as Partial<NativeBcrypt> & { default?: Partial<NativeBcrypt>, unavailable?: unknown }
+  // The stand-in of edge builds (bcrypt-unavailable.ts) says why there is no addon.
+  if ('unavailable' in loaded && typeof loaded.unavailable === 'string') throw new Error(loaded.unavailable)
+  const native = typeof loaded.hash === 'function' ? loaded : loaded.default
+  if (typeof native?.hash !== 'function' || typeof native.verify !== 'function') throw new Error('@node-rs/bcrypt has no hash/verify')
+  return native as NativeBcrypt
+}
+
+/** Options of {@link createBcryptEngine}. */
+export interface BcryptEngineOptions {
+  /** Most worker threads of the fallback (the hasher's concurrency). */
+  workers: number
+  /** Reports the fallback, once, in one line (the module's logger). */
+  warn(message: string): void
+  /** @default bcryptPreference() */
+  prefer?: 'native' | 'js'
+  /** @default loadNativeBcrypt */
+  loadNative?: () => Promise<NativeBcrypt>
+  /**
+   * Whether worker threads can be started; without them bcryptjs runs in the current thread.
+   * @default workerThreadsAvailable() (false on Cloudflare Workers)
+   */
+  threads?: boolean
+}
+
+/** The part of bcryptjs the engines use (its promise API). */
+interface Bcryptjs {
+  hash(password: string, cost: number): Promise<string>
+  compare(password: string, hash: string): Promise<boolean>
+}
+
+/**
+ * Loads bcryptjs in this thread: it must be installed, and this import is what makes Nitro trace
+ * it into the built output, where the worker threads load it from (and what bundles it into a
+ * Workers build, where it computes in the thread).
+ */
+async function loadBcryptjs(): Promise<Bcryptjs> {
+  const loaded = await import('bcryptjs') as Partial<Bcryptjs> & { default?: Partial<Bcryptjs> }
+  const bcryptjs = typeof loaded.hash === 'function' ? loaded : loaded.default
+  if (typeof bcryptjs?.hash !== 'function' || typeof bcryptjs.compare !== 'function') throw new Error('bcryptjs has no hash/compare')
+  return bcryptjs as Bcryptjs
+}
+
+/**
+ * bcryptjs in the current thread, through its asynchronous API (which yields between slices of
+ * about 100 ms where the clock advances while code runs; on Workers it does not, so one hash is
+ * one slice). For runtimes without threads: each request of a Workers isolate is billed its own
+ * CPU time, and hashes of concurrent requests simply take turns.
+ */
+export async function createInlineEngine(load: () => Promise<Bcryptjs> = loadBcryptjs): Promise<BcryptEngine> {
+  const bcryptjs = await load()
+  return {
+    kind: 'inline',
+    hash: (password, cost) => bcryptjs.hash(password, cost),
+    // A hash bcryptjs cannot read is no match, as with the other engines.
+    verify: async (password, hash) => {
+      try {
+        return (await bcryptjs.compare(password, hash)) === true
+      }
+      catch {
+        return false
+      }
+    },
+    close: async () => {},
+  }
+}
+
+function nativeEngine(native: NativeBcrypt): BcryptEngine {
+  return {
+    kind: 'native',
+    hash: (password, cost) => native.hash(password, { cost }),
+    // The addon rejects only a hash it cannot read: no match.
+    verify: (password, hash) => native.verify(password, hash).catch(() => false),
+    close: async () => {},
+  }
+}
+
+/**
+ * The bcrypt implementation of the process: `@node-rs/bcrypt`, or, when it cannot load (or
+ * {@link BCRYPT_ENV} is `js`), bcryptjs in worker threads, so that the event loop keeps
+ * answering either way. Where no threads can be started (Cloudflare Workers, where the native
+ * addon cannot load either) bcryptjs in the current thread.
+ */
+export async function createBcryptEngine(options: BcryptEngineOptions): Promise<BcryptEngine> {
+  if (!(options.threads ?? workerThreadsAvailable())) return createInlineEngine()
+  const prefer = options.prefer ?? bcryptPreference()
+  if (prefer === 'js') {
+    options.warn(`${BCRYPT_ENV}=js: passwords are hashed with bcryptjs in worker threads instead of @node-rs/bcrypt`)
+    return workerEngine(options.workers)
+  }
+  try {
+    return nativeEngine(await (options.loadNative ?? loadNativeBcrypt)())
+  }
+  catch (error) {
+    const reason = (error instanceof Error ? error.message : String(error)).split('\n')[0]
+    options.warn(`@node-rs/bcrypt could not be loaded (${reason}): passwords are hashed with bcryptjs in worker threads`)
+    return workerEngine(options.workers)
+  }
+}
+
+async function workerEngine(size: number): Promise<BcryptEngine> {
+  await loadBcryptjs()
+  // Loaded only here: node:worker_threads and node:fs exist on Node, not on Workers.
+  const { createWorkerEngine } = await import('./bcrypt-worker')
+  return createWorkerEngine({ size })
+}

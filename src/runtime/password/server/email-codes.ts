@@ -1,0 +1,90 @@
+import type { H3Event } from 'h3'
+import { getQuery, getRequestHeader, sendRedirect } from 'h3'
+import type { z } from 'zod'
+import type { MagicCodeAction } from '../../types/auth'
+import type { AuthContext } from '../../server/lib/core/context'
+import { authError } from '../../server/lib/edge/errors'
+import { enforceRateLimit, tooMany } from '../../server/lib/edge/rate-limit'
+import { retryAfterOf } from '../../server/lib/edge/rate-counter'
+import { createMagicCode, discardMagicCode, verifyMagicCode, type MagicCodeRecord } from './magic-code'
+import { verifyRequest as verifyInput } from '../../server/lib/edge/request-schemas'
+import { describeIssues, readBodyWith } from '../../server/lib/edge/read-body'
+import { requireEmail } from '../../server/lib/edge/email'
+import type { ResolvedPasswordHandlers } from './password-handlers'
+import { verifyLink } from '../password-paths'
+import type { PasswordRuntime } from './password-runtime'
+
+const CODE_PATTERN = /^\d{6}$/
+
+/**
+ * Stores a new code (replacing a pending one of the same email and action) and delivers it. A
+ * failed delivery leaves no usable code and answers 500 `send_failed`.
+ */
+export async function issueCode(ctx: AuthContext, runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, input: { email: string, action: MagicCodeAction, data?: Record<string, unknown> }): Promise<void> {
+  const ttlSeconds = runtime.options.magicCodeTTL
+  const { code, flow } = await createMagicCode(ctx, { email: input.email, action: input.action, data: input.data ?? {}, ttlSeconds })
+  const link = verifyLink(ctx.options.publicUrl ?? '', ctx.options.endpoints.authPath, input.action, code, flow)
+  try {
+    await handlers.sendVerificationCode(input.email, code, input.action, { link, flow, expiresAt: new Date(Date.now() + ttlSeconds * 1000) })
+  }
+  catch (error) {
+    await discardMagicCode(ctx, input.action, input.email, { code })
+    ctx.logger.error(`Sending the ${input.action} code failed`, error)
+    throw authError('send_failed')
+  }
+}
+
+/** Reads `{ code, email?, flow? }` from the query (GET) or the JSON or form body (POST). */
+async function readVerifyInput(event: H3Event): Promise<{ code: string, email?: string, flow?: string }> {
+  let input: z.output<typeof verifyInput>
+  if (event.method === 'GET') {
+    const parsed = verifyInput.safeParse(getQuery(event))
+    if (!parsed.success) throw authError('bad_request', describeIssues(parsed.error))
+    input = parsed.data
+  }
+  else {
+    input = await readBodyWith(event, verifyInput)
+  }
+  const flow = input.flow?.trim() || undefined
+  return { code: input.code.trim(), email: input.email === undefined || input.email.trim() === '' ? undefined : requireEmail(input.email), flow }
+}
+
+/** Verifies a code of `action`; 400 `invalid_verification_code` or `too_many_attempts`. */
+export async function verifyCode<TData>(ctx: AuthContext, event: H3Event, runtime: PasswordRuntime, action: MagicCodeAction): Promise<MagicCodeRecord<TData>> {
+  await enforceRateLimit(ctx, event, 'verify')
+  const { code, email, flow } = await readVerifyInput(event)
+  const invalid = () => authError('invalid_verification_code')
+  if (!CODE_PATTERN.test(code)) throw invalid()
+  const limits = ctx.options.rateLimit
+  const on = limits?.enabled === true
+  const codeOnlyBudget = on ? { max: limits.codeOnlyVerify.misses, windowSeconds: limits.codeOnlyVerify.window } : undefined
+  const emailFailureBudget = on && limits.verifyFailures.perEmail > 0 ? { max: limits.verifyFailures.perEmail, windowSeconds: limits.verifyFailures.window } : undefined
+  const result = await verifyMagicCode<TData>(ctx, { action, code, email, flow, maxAttempts: runtime.options.magicCodeMaxAttempts, ttlSeconds: runtime.options.magicCodeTTL, codeOnlyBudget, emailFailureBudget })
+  if (result.status === 'budget_exhausted') {
+    ctx.logger.security('verification_budget_exhausted', { action })
+    throw tooMany(await retryAfterOf(ctx, result.budgetKey, 1))
+  }
+  if (result.status === 'too_many_attempts') {
+    ctx.logger.security('verification_attempts_exceeded', { action })
+    throw authError('too_many_attempts')
+  }
+  if (result.status !== 'ok') throw invalid()
+  return result.record
+}
+
+/** True when a POST asks for JSON (fetch clients) rather than a page (HTML forms). */
+function wantsJson(event: H3Event): boolean {
+  if (event.method !== 'POST') return false
+  const accept = getRequestHeader(event, 'accept') ?? ''
+  return accept.includes('application/json') && !accept.includes('text/html')
+}
+
+/**
+ * The answer of a verify endpoint: 302 to `location`; a POST that accepts JSON gets
+ * `{ success: true, redirect, ...extra }` instead.
+ */
+export async function answerRedirect(event: H3Event, location: string, extra: Record<string, unknown> = {}): Promise<Record<string, unknown> | undefined> {
+  if (wantsJson(event)) return { success: true, redirect: location, ...extra }
+  await sendRedirect(event, location, 302)
+  return undefined
+}

@@ -1,0 +1,202 @@
+import { z } from 'zod'
+import type { MagicCodeAction } from '../../types/auth'
+import type { AuthContext } from '../../server/lib/core/context'
+import { randomDigits, randomToken } from '../../server/lib/store/crypto'
+import type { RecordKey } from '../../server/lib/store/record-store'
+import { reserveUnits } from '../../server/lib/edge/rate-counter'
+import { RECORD_TYPES } from '../../server/lib/store/record-types'
+import { jsonObject, timestamp } from '../../server/lib/core/records/record-schema'
+
+const ACTIONS = ['register', 'login', 'reset'] as const satisfies readonly MagicCodeAction[]
+
+const magicCodeRecord = z.object({
+  /** Random id of this code; also the `flow` of its verify link. */
+  id: z.string().min(1),
+  email: z.string().min(1),
+  action: z.enum(ACTIONS),
+  /**
+   * Key of the by-code index entry: an HMAC of action and code (the code itself is never
+   * stored), compared with the key of a presented code, and removed when the code is replaced.
+   */
+  indexKey: z.string().min(1),
+  /** Key of the by-flow index entry. */
+  flowKey: z.string().min(1),
+  /** Extra data kept with the code (registration: the hashed password). */
+  data: jsonObject<Record<string, unknown>>(),
+  createdAt: timestamp,
+})
+
+/** A pending 6-digit code, bound to an email and an action. */
+export type MagicCodeRecord<TData = Record<string, unknown>> = Omit<z.output<typeof magicCodeRecord>, 'data'> & { data: TData }
+
+const emailIndex = z.object({ email: z.string().min(1) })
+
+export type MagicCodeResult<TData>
+  = | { status: 'ok', record: MagicCodeRecord<TData> }
+    | { status: 'invalid' }
+    | { status: 'too_many_attempts' }
+  /** A budget is spent: code-only verification of the action, or failures of the email (counter `budgetKey`). */
+    | { status: 'budget_exhausted', budgetKey: RecordKey }
+
+export interface IssuedMagicCode {
+  code: string
+  /** Identifies the pending code without revealing the email (the `flow` parameter of its link). */
+  flow: string
+}
+
+/**
+ * The number of outstanding codes the code-only budget is sized for: with more codes alive, a
+ * code-only guess is more likely to hit one, so fewer misses are allowed (see {@link emailOfCode}).
+ */
+const REFERENCE_OUTSTANDING = 10
+
+const pendingKey = (ctx: AuthContext, action: MagicCodeAction, email: string) => ctx.store.key(RECORD_TYPES.magicPending, `${action}:${email}`)
+const codeKey = (ctx: AuthContext, action: MagicCodeAction, code: string) => ctx.store.key(RECORD_TYPES.magicByCode, `${action}:${code}`)
+const flowKey = (ctx: AuthContext, action: MagicCodeAction, flow: string) => ctx.store.key(RECORD_TYPES.magicByFlow, `${action}:${flow}`)
+
+/**
+ * Creates (or replaces) the pending code of an email and action and returns the code and its
+ * flow id. A code is unique among the pending codes of its action, so a link carrying only the
+ * code finds its email.
+ */
+export async function createMagicCode<TData extends Record<string, unknown>>(ctx: AuthContext, input: { email: string, action: MagicCodeAction, data: TData, ttlSeconds: number }): Promise<IssuedMagicCode> {
+  const key = pendingKey(ctx, input.action, input.email)
+  const previous = await ctx.store.read(key, magicCodeRecord)
+  if (previous) await Promise.all([ctx.store.remove(ctx.store.at(previous.indexKey)), ctx.store.remove(ctx.store.at(previous.flowKey))])
+  for (let i = 0; i < 10; i++) {
+    const code = randomDigits(6)
+    const indexKey = codeKey(ctx, input.action, code)
+    if (!(await ctx.store.writeIfAbsent(indexKey, { email: input.email }, input.ttlSeconds))) continue
+    const id = randomToken(16)
+    const flow = flowKey(ctx, input.action, id)
+    const record: MagicCodeRecord<TData> = { id, email: input.email, action: input.action, indexKey: indexKey.current, flowKey: flow.current, data: input.data, createdAt: Date.now() }
+    await Promise.all([
+      ctx.store.write(flow, { email: input.email }, input.ttlSeconds),
+      ctx.store.write(key, record, input.ttlSeconds),
+      noteIssued(ctx, input.action, input.ttlSeconds),
+    ])
+    return { code, flow: id }
+  }
+  throw new Error('Could not allocate a unique verification code')
+}
+
+/**
+ * Removes the pending code of an email and action (e.g. after a failed delivery). With `code`,
+ * only that code is made unusable: a newer code that replaced it in the meantime stays.
+ */
+export async function discardMagicCode(ctx: AuthContext, action: MagicCodeAction, email: string, options: { code?: string } = {}): Promise<void> {
+  const key = pendingKey(ctx, action, email)
+  if (options.code === undefined) {
+    const record = await ctx.store.take(key, magicCodeRecord)
+    if (record) await Promise.all([ctx.store.remove(ctx.store.at(record.indexKey)), ctx.store.remove(ctx.store.at(record.flowKey))])
+    return
+  }
+  const indexKey = codeKey(ctx, action, options.code)
+  await ctx.store.remove(indexKey)
+  const pending = await ctx.store.read(key, magicCodeRecord)
+  if (pending && ctx.store.matches(indexKey, pending.indexKey)) await Promise.all([ctx.store.remove(key), ctx.store.remove(ctx.store.at(pending.flowKey))])
+}
+
+export interface VerifyMagicCodeInput {
+  action: MagicCodeAction
+  code: string
+  /** Identifies the pending code by its email (the per-code attempt count applies). */
+  email?: string
+  /** Identifies the pending code by its flow id (the per-code attempt count applies). */
+  flow?: string
+  maxAttempts: number
+  ttlSeconds: number
+  /**
+   * Global budget of code-only lookups that find nothing, per action: `max` misses per
+   * `windowSeconds` while at most 10 codes of the action are outstanding, proportionally fewer
+   * beyond. `max` 0: code-only verification is refused. Absent: unlimited.
+   */
+  codeOnlyBudget?: { max: number, windowSeconds: number }
+  /**
+   * Failed verifications of one email's codes of the action, whatever code or link they came
+   * through (`max` per `windowSeconds`). Absent: unlimited.
+   */
+  emailFailureBudget?: { max: number, windowSeconds: number }
+}
+
+const missKeyOf = (ctx: AuthContext, action: MagicCodeAction) => ctx.store.key(RECORD_TYPES.magicMisses, action)
+
+/** Counter of the codes of `action` issued in window `index` (windows as long as a code lives). */
+const issuedKey = (ctx: AuthContext, action: MagicCodeAction, index: number) => ctx.store.key(RECORD_TYPES.magicIssued, `${action}:${index}`)
+const windowIndex = (ttlSeconds: number, now = Date.now()) => Math.floor(now / (ttlSeconds * 1000))
+
+async function noteIssued(ctx: AuthContext, action: MagicCodeAction, ttlSeconds: number): Promise<void> {
+  await ctx.store.incr(issuedKey(ctx, action, windowIndex(ttlSeconds)), ttlSeconds * 2)
+}
+
+/**
+ * An upper bound of the codes of `action` alive now: those issued in the current and the previous
+ * window (a code lives one window length).
+ */
+async function outstandingCodes(ctx: AuthContext, action: MagicCodeAction, ttlSeconds: number): Promise<number> {
+  const index = windowIndex(ttlSeconds)
+  const [current, previous] = await Promise.all([ctx.store.count(issuedKey(ctx, action, index)), ctx.store.count(issuedKey(ctx, action, index - 1))])
+  return current + previous
+}
+
+/**
+ * Finds the email of a code-only lookup, drawing on the action's miss budget. A unit is reserved
+ * first, so that concurrent guesses can never overdraw the budget; a hit gives it back. The
+ * budget shrinks as codes pile up: a guess hits one of N outstanding codes with probability
+ * N/10⁶, so misses × max(N, 10) is kept at or below max × 10, and the expected hits stay those of
+ * `max` misses against 10 codes however many codes an attacker makes others request.
+ */
+async function emailOfCode(ctx: AuthContext, input: VerifyMagicCodeInput): Promise<string | 'budget_exhausted' | null> {
+  const budget = input.codeOnlyBudget
+  let miss: { release: () => Promise<void> } | undefined
+  if (budget) {
+    if (budget.max <= 0) return null
+    const outstanding = await outstandingCodes(ctx, input.action, input.ttlSeconds)
+    // misses × max(N, 10) ≤ max × 10, in whole misses.
+    const allowed = Math.floor(budget.max * REFERENCE_OUTSTANDING / Math.max(REFERENCE_OUTSTANDING, outstanding))
+    const reserved = await reserveUnits(ctx, [{ key: missKeyOf(ctx, input.action), max: allowed }], budget.windowSeconds)
+    if (!reserved.granted) return 'budget_exhausted'
+    miss = reserved
+  }
+  const index = await ctx.store.read(codeKey(ctx, input.action, input.code), emailIndex)
+  if (index) await miss?.release()
+  return index?.email ?? null
+}
+
+/**
+ * Verifies a code. The pending code is found by email, by flow id, or (code only) through the
+ * by-code index, which draws on a global miss budget. Every attempt on a pending code is counted
+ * atomically; past `maxAttempts` even the right code is refused. A match consumes the code
+ * atomically (single use).
+ */
+export async function verifyMagicCode<TData = Record<string, unknown>>(ctx: AuthContext, input: VerifyMagicCodeInput): Promise<MagicCodeResult<TData>> {
+  let email = input.email
+  if (!email && input.flow) email = (await ctx.store.read(flowKey(ctx, input.action, input.flow), emailIndex))?.email
+  else if (!email) {
+    const found = await emailOfCode(ctx, input)
+    if (found === 'budget_exhausted') return { status: 'budget_exhausted', budgetKey: missKeyOf(ctx, input.action) }
+    email = found ?? undefined
+  }
+  if (!email) return { status: 'invalid' }
+  const key = pendingKey(ctx, input.action, email)
+  const pending = await ctx.store.read(key, magicCodeRecord)
+  if (!pending) return { status: 'invalid' }
+  const attempts = await ctx.store.incr(ctx.store.key(RECORD_TYPES.magicAttempts, pending.id), input.ttlSeconds)
+  if (attempts > input.maxAttempts) return { status: 'too_many_attempts' }
+  // A failure of this email is reserved before the comparison and given back on a match.
+  const failures = input.emailFailureBudget
+  let failure: { release: () => Promise<void> } | undefined
+  if (failures) {
+    const reserved = await reserveUnits(ctx, [{ key: ctx.store.key(RECORD_TYPES.magicFailures, `${input.action}:${email}`), max: failures.max }], failures.windowSeconds)
+    if (!reserved.granted) return { status: 'budget_exhausted', budgetKey: reserved.key }
+    failure = reserved
+  }
+  if (!ctx.store.matches(codeKey(ctx, input.action, input.code), pending.indexKey)) {
+    return attempts >= input.maxAttempts ? { status: 'too_many_attempts' } : { status: 'invalid' }
+  }
+  await failure?.release()
+  const taken = await ctx.store.take(key, magicCodeRecord)
+  if (!taken || taken.id !== pending.id) return { status: 'invalid' }
+  await Promise.all([ctx.store.remove(ctx.store.at(taken.indexKey)), ctx.store.remove(ctx.store.at(taken.flowKey))])
+  return { status: 'ok', record: taken as MagicCodeRecord<TData> }
+}

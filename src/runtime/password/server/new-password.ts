@@ -1,0 +1,148 @@
+/**
+ * Flows that set a new password: reset (request, verify, complete) and change. Both end every
+ * other session of the account before the new hash is stored.
+ */
+import type { H3Event } from 'h3'
+import type { AuthClaims } from '../../types/auth'
+import type { AuthContext } from '../../server/lib/core/context'
+import { authenticationError } from '../../server/lib/core/authenticate'
+import { browserBindingOf, matchesCodeBinding } from '../../server/lib/core/code-binding'
+import { authError, authErrorCode } from '../../server/lib/edge/errors'
+import { enforceRateLimit } from '../../server/lib/edge/rate-limit'
+import { consumeResetSession, createResetSession, readResetSession } from '../../server/lib/core/records/reset-session'
+import { refuseCrossOrigin } from '../../server/lib/edge/request-guards'
+import { revokeSessions } from '../../server/lib/core/session-list'
+import { hostSubjectOf, type SubjectSource } from '../../server/lib/core/subject'
+import { readBodyWith } from '../../server/lib/edge/read-body'
+import { answerRedirect, issueCode, verifyCode } from './email-codes'
+import { changePasswordRequest as changeBody, resetCompleteRequest as resetCompleteBody, resetRequestRequest as resetRequestBody } from '../../server/lib/edge/request-schemas'
+import { checkPassword, readEmailBody, requirePolicy } from './password-check'
+import { requireEmail } from '../../server/lib/edge/email'
+import { passwordHandlers, passwordSubject, persistPasswordUser } from './password-handlers'
+import { usePasswordRuntime } from './password-runtime'
+
+/** Resolves once the current request's answer has been handed to the socket (the next macrotask). */
+const afterAnswer = () => new Promise<void>(resolve => setImmediate(resolve))
+
+export const RESET_REQUEST_MESSAGE = 'If an account exists for this email, a code has been sent to it.'
+
+/**
+ * POST reset-request: always the same answer. Whether the account exists is only looked up; the
+ * code is stored and delivered after the answer, so known and unknown emails take the same time.
+ */
+export async function resetRequest(ctx: AuthContext, event: H3Event) {
+  const { email } = await readEmailBody(ctx, event, 'resetRequest', resetRequestBody)
+  const runtime = usePasswordRuntime(ctx)
+  const handlers = passwordHandlers()
+  // Everything that depends on whether the account exists (the lookup, storing the code, its
+  // delivery) starts only after the answer has been sent, so neither the answer nor its timing
+  // tells. Failures are logged; the answer stays the same.
+  const delivery = afterAnswer().then(async () => {
+    if (await handlers.findUser(email)) await issueCode(ctx, runtime, handlers, { email, action: 'reset' })
+  }).catch((error: unknown) => {
+    // A failed delivery has been logged by issueCode.
+    if (authErrorCode(error) !== 'send_failed') ctx.logger.error('Handling a reset request failed', error)
+  })
+  const waitUntil = (event as H3Event & { waitUntil?: (promise: Promise<unknown>) => void }).waitUntil
+  if (typeof waitUntil === 'function') waitUntil.call(event, delivery)
+  return { success: true as const, message: RESET_REQUEST_MESSAGE }
+}
+
+/** GET/POST reset-verify: a 5-minute single-use reset session, redirect to the reset page. */
+export async function resetVerify(ctx: AuthContext, event: H3Event) {
+  if (event.method === 'POST') refuseCrossOrigin(event, ctx)
+  const runtime = usePasswordRuntime(ctx)
+  const record = await verifyCode(ctx, event, runtime, 'reset')
+  // The reset session is bound to this browser like an authorization code: a link to the reset
+  // page that leaks (history, Referer, a shared screen) cannot set the password elsewhere.
+  const sessionId = await createResetSession(ctx, { email: record.email, binding: browserBindingOf(event, ctx) })
+  const location = `${runtime.options.resetPasswordPath}?session=${encodeURIComponent(sessionId)}`
+  return answerRedirect(event, location, { sessionId })
+}
+
+/** Revokes every session of the user's subjects (all but `except`). */
+async function revokeSubjectSessions(ctx: AuthContext, subjects: Iterable<string>, reason: 'password_reset' | 'password_change', except?: { subject: string, sid?: string }): Promise<number> {
+  let revoked = 0
+  for (const subject of new Set(subjects)) {
+    revoked += await revokeSessions(ctx, subject, reason, except && except.subject === subject && except.sid ? { except: except.sid } : {})
+  }
+  return revoked
+}
+
+/**
+ * Subjects a password account's sessions may be indexed under: the user's own, and the one that
+ * what `onUserPersist` returned names (its `id`, else its `sub`).
+ */
+function subjectsOf(user: SubjectSource, email: string, persisted?: SubjectSource): string[] {
+  const subjects = [passwordSubject(user, email)]
+  const assigned = hostSubjectOf(persisted)
+  if (assigned) subjects.push(assigned)
+  return subjects
+}
+
+/** Subjects that persisting revealed beyond those known before (an id the handler returned). */
+function newSubjects(user: SubjectSource, email: string, persisted: SubjectSource | undefined): string[] {
+  const before = new Set(subjectsOf(user, email))
+  return subjectsOf(user, email, persisted).filter(subject => !before.has(subject))
+}
+
+/** POST reset-complete: `{ sessionId, newPassword }`; persists the hash, revokes every session. */
+export async function resetComplete(ctx: AuthContext, event: H3Event) {
+  refuseCrossOrigin(event, ctx)
+  const runtime = usePasswordRuntime(ctx)
+  const handlers = passwordHandlers()
+  await enforceRateLimit(ctx, event, 'resetComplete')
+  const body = await readBodyWith(event, resetCompleteBody)
+  const invalid = () => authError('invalid_reset_session')
+  // Checked without consuming, so that a password refused by the policy can be corrected; in
+  // another browser it is burnt.
+  const pending = await readResetSession(ctx, body.sessionId)
+  if (!pending) throw invalid()
+  if (pending.binding !== undefined && !matchesCodeBinding(event, ctx, pending.binding)) {
+    await consumeResetSession(ctx, body.sessionId)
+    ctx.logger.security('reset_session_binding_mismatch', {})
+    throw invalid()
+  }
+  const newPassword = await requirePolicy(runtime, handlers, body.newPassword)
+  const hashedPassword = await runtime.hasher.hash(newPassword)
+  const session = await consumeResetSession(ctx, body.sessionId)
+  if (!session) throw invalid()
+  const user = await handlers.findUser(session.email)
+  if (!user) throw invalid()
+  // Sessions are revoked before the new password is stored: if anything fails in between, every
+  // session has ended (safe), never a new password with a thief's session still alive.
+  let revoked = await revokeSubjectSessions(ctx, subjectsOf(user, session.email), 'password_reset')
+  const persisted = await persistPasswordUser(event, { ...user, email: session.email, hashedPassword })
+  revoked += await revokeSubjectSessions(ctx, newSubjects(user, session.email, persisted), 'password_reset')
+  ctx.logger.security('password_reset', { revokedSessions: revoked })
+  return { success: true as const }
+}
+
+/** POST change (bearer): `{ currentPassword, newPassword }`; keeps the current session only. */
+export async function change(ctx: AuthContext, event: H3Event, claims: AuthClaims | undefined) {
+  refuseCrossOrigin(event, ctx)
+  if (!claims) throw authenticationError(event)
+  if (claims.impersonation) throw authError('impersonated_session', 'Impersonated sessions cannot change the password')
+  const runtime = usePasswordRuntime(ctx)
+  const handlers = passwordHandlers()
+  await enforceRateLimit(ctx, event, 'change', { ip: true })
+  const body = await readBodyWith(event, changeBody)
+  const email = typeof claims.email === 'string' ? requireEmail(claims.email) : undefined
+  if (!email) throw authError('no_password_account')
+  await enforceRateLimit(ctx, event, 'change', { ip: false, email })
+  const newPassword = await requirePolicy(runtime, handlers, body.newPassword)
+  const user = await handlers.findUser(email)
+  if (!user) throw authError('no_password_account')
+  if (!(await checkPassword(runtime, handlers, body.currentPassword, user.hashedPassword))) {
+    ctx.logger.security('password_change_refused', {})
+    throw authError('current_password_incorrect')
+  }
+  const hashedPassword = await runtime.hasher.hash(newPassword)
+  // The other sessions end before the new password is stored (see resetComplete).
+  const keep = { subject: claims.sub, sid: claims.sid }
+  let revoked = await revokeSubjectSessions(ctx, [claims.sub, ...subjectsOf(user, email)], 'password_change', keep)
+  const persisted = await persistPasswordUser(event, { ...user, email, hashedPassword })
+  revoked += await revokeSubjectSessions(ctx, newSubjects(user, email, persisted), 'password_change', keep)
+  ctx.logger.security('password_changed', { revokedSessions: revoked })
+  return { success: true as const }
+}

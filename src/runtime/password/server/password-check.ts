@@ -1,0 +1,71 @@
+import type { H3Event } from 'h3'
+import type { z } from 'zod'
+import type { RateLimitRuleName } from '../../types/rate-limit'
+import type { AuthContext } from '../../server/lib/core/context'
+import { authError } from '../../server/lib/edge/errors'
+import { enforceRateLimit } from '../../server/lib/edge/rate-limit'
+import { refuseCrossOrigin } from '../../server/lib/edge/request-guards'
+import { readBodyWith } from '../../server/lib/edge/read-body'
+import { requireEmail } from '../../server/lib/edge/email'
+import type { ResolvedPasswordHandlers } from './password-handlers'
+import { checkPasswordPolicy, MAX_PASSWORD_BYTES, normalizePassword, passwordBytes, passwordForms, policyMessage, TOO_LONG } from './policy'
+import type { PasswordRuntime } from './password-runtime'
+
+export { emailField, passwordField } from '../../server/lib/edge/request-schemas'
+
+/**
+ * The body of a POST that names an account by its email (register, reset-request): refused from
+ * another origin, then the per-address limit of `rule`, the body, the email in canonical form
+ * (400 `invalid_email`), and the per-email limit of `rule`.
+ */
+export async function readEmailBody<S extends z.ZodType<{ email: string }>>(ctx: AuthContext, event: H3Event, rule: RateLimitRuleName, schema: S): Promise<{ body: z.output<S>, email: string }> {
+  refuseCrossOrigin(event, ctx)
+  await enforceRateLimit(ctx, event, rule, { ip: true })
+  const body = await readBodyWith(event, schema)
+  const email = requireEmail(body.email)
+  await enforceRateLimit(ctx, event, rule, { ip: false, email })
+  return { body, email }
+}
+
+/** Longest password (UTF-8 bytes) the hash checks whole: bcrypt's 72, none for the host's own hash. */
+function byteLimit(handlers: ResolvedPasswordHandlers): number {
+  return handlers.customHash ? Number.POSITIVE_INFINITY : MAX_PASSWORD_BYTES
+}
+
+/**
+ * The built-in policy, or the host's `validatePassword` instead of it; either way a password that
+ * bcrypt would cut is refused.
+ */
+async function passwordViolations(runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, password: string): Promise<string[]> {
+  let violations: string[]
+  if (!handlers.validatePassword) violations = checkPasswordPolicy(password, runtime.options.passwordPolicy)
+  else {
+    const verdict = await handlers.validatePassword(password)
+    violations = Array.isArray(verdict) ? verdict.map(String) : verdict === true ? [] : ['a password the application accepts']
+  }
+  if (passwordBytes(password) > byteLimit(handlers) && !violations.includes(TOO_LONG)) violations.push(TOO_LONG)
+  return violations
+}
+
+/**
+ * Checks a new password (register, reset, change) and returns it in normal form; 400
+ * `password_policy` listing every violation.
+ */
+export async function requirePolicy(runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, typed: string): Promise<string> {
+  const password = normalizePassword(typed)
+  const violations = await passwordViolations(runtime, handlers, password)
+  if (violations.length) throw authError('password_policy', policyMessage(violations))
+  return password
+}
+
+/**
+ * Checks a typed password against a stored hash (null: unknown account). Tried in normal form,
+ * then as typed (older hashes); a password longer than register accepts is never checked but
+ * costs the same work, so every refusal looks and takes the same.
+ */
+export function checkPassword(runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, typed: string, hash: string | null): Promise<boolean> {
+  const forms = passwordForms(typed)
+  const limit = byteLimit(handlers)
+  const candidates = passwordBytes(forms[0]!) > limit ? [] : forms.filter(form => passwordBytes(form) <= limit)
+  return runtime.hasher.verifyFirst(candidates, hash, forms.length)
+}

@@ -1,0 +1,111 @@
+/**
+ * Register and login with a password: each sends an emailed code, and its verification ends in
+ * the shared login pipeline. Resetting and changing a password live in `new-password.ts`.
+ */
+import type { H3Event } from 'h3'
+import type { AuthUser, ProviderTokens } from '../../types/auth'
+import type { AuthContext } from '../../server/lib/core/context'
+import { authError } from '../../server/lib/edge/errors'
+import { completeLogin, type ProviderClaims } from '../../server/lib/core/login'
+import { trustedDevice } from '../../server/lib/edge/device-cookie'
+import { enforceRateLimit, reserveLoginFailure } from '../../server/lib/edge/rate-limit'
+import { refuseCrossOrigin } from '../../server/lib/edge/request-guards'
+import { readBodyWith } from '../../server/lib/edge/read-body'
+import { answerRedirect, issueCode, verifyCode } from './email-codes'
+import { credentialsRequest as credentialsBody } from '../../server/lib/edge/request-schemas'
+import { checkPassword, readEmailBody, requirePolicy } from './password-check'
+import { requireEmail } from '../../server/lib/edge/email'
+import { passwordHandlers, passwordSubject, persistWithProviderHandler, type ResolvedPasswordHandlers } from './password-handlers'
+import { usePasswordRuntime, type PasswordRuntime } from './password-runtime'
+
+const NO_TOKENS: ProviderTokens = { access_token: '' }
+
+/** Static `customClaims` of the options, then the host's callback over them. */
+function providerClaims(runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers): ProviderClaims | undefined {
+  const fixed = runtime.options.customClaims
+  const callback = handlers.customClaims
+  if (!callback) return fixed
+  return async (user, tokens) => ({ ...fixed, ...(await callback(user, tokens)) })
+}
+
+/** Ends a verified register or login in the shared pipeline and redirects to the callback page. */
+async function finishLogin(ctx: AuthContext, event: H3Event, runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, user: AuthUser & { email: string, hashedPassword: string }) {
+  const prepared = await persistWithProviderHandler(user)
+  const { location } = await completeLogin(ctx, {
+    event,
+    provider: 'password',
+    user: prepared,
+    tokens: NO_TOKENS,
+    keepSubject: true,
+    handlers: { customClaims: providerClaims(runtime, handlers) },
+  })
+  return answerRedirect(event, location)
+}
+
+/** POST register: `{ email, password }` → `{ success: true }` and a code by email. */
+export async function register(ctx: AuthContext, event: H3Event) {
+  const { body, email } = await readEmailBody(ctx, event, 'register', credentialsBody)
+  const runtime = usePasswordRuntime(ctx)
+  const handlers = passwordHandlers()
+  const password = await requirePolicy(runtime, handlers, body.password)
+  if (await handlers.findUser(email)) throw authError('user_exists')
+  const hashedPassword = await runtime.hasher.hash(password)
+  await issueCode(ctx, runtime, handlers, { email, action: 'register', data: { hashedPassword } })
+  return { success: true as const }
+}
+
+/** GET/POST register-verify: creates the account through onUserPersist and logs it in. */
+export async function registerVerify(ctx: AuthContext, event: H3Event) {
+  if (event.method === 'POST') refuseCrossOrigin(event, ctx)
+  const runtime = usePasswordRuntime(ctx)
+  const handlers = passwordHandlers()
+  const record = await verifyCode<{ hashedPassword?: unknown }>(ctx, event, runtime, 'register')
+  const hashedPassword = record.data.hashedPassword
+  if (typeof hashedPassword !== 'string') throw authError('invalid_verification_code')
+  // Someone may have created the account since the code was sent: never overwrite it.
+  if (await handlers.findUser(record.email)) throw authError('user_exists')
+  const email = record.email
+  return finishLogin(ctx, event, runtime, handlers, { email, hashedPassword, sub: passwordSubject({}, email) })
+}
+
+/** POST login: `{ email, password }` → `{ success: true }` and a code by email. */
+export async function login(ctx: AuthContext, event: H3Event) {
+  refuseCrossOrigin(event, ctx)
+  const runtime = usePasswordRuntime(ctx)
+  const handlers = passwordHandlers()
+  await enforceRateLimit(ctx, event, 'login', { ip: true })
+  const body = await readBodyWith(event, credentialsBody)
+  const email = requireEmail(body.email)
+  const failure = await reserveLoginFailure(ctx, event, email, trustedDevice(event, ctx, email))
+  let valid: boolean
+  try {
+    const user = await handlers.findUser(email)
+    // An unknown email, a wrong password and one too long to check all cost the same bcrypt work
+    // and get the same answer.
+    valid = await checkPassword(runtime, handlers, body.password, user?.hashedPassword ?? null)
+  }
+  catch (error) {
+    // A failing lookup (the host's database) is not the user's failed login.
+    await failure.release()
+    throw error
+  }
+  if (!valid) {
+    ctx.logger.security('password_login_failed', {})
+    throw authError('invalid_credentials')
+  }
+  await failure.release()
+  await issueCode(ctx, runtime, handlers, { email, action: 'login' })
+  return { success: true as const }
+}
+
+/** GET/POST login-verify: fresh user data, claims, authorization code, redirect. */
+export async function loginVerify(ctx: AuthContext, event: H3Event) {
+  if (event.method === 'POST') refuseCrossOrigin(event, ctx)
+  const runtime = usePasswordRuntime(ctx)
+  const handlers = passwordHandlers()
+  const record = await verifyCode(ctx, event, runtime, 'login')
+  const user = await handlers.findUser(record.email)
+  if (!user) throw authError('invalid_verification_code')
+  const email = record.email
+  return finishLogin(ctx, event, runtime, handlers, { ...user, email, hashedPassword: user.hashedPassword, sub: passwordSubject(user, email) })
+}

@@ -1,0 +1,73 @@
+import type { PasswordPolicyOptions } from '../password-types'
+import { COMMON_PASSWORDS } from './common-passwords'
+
+/** bcrypt uses the first 72 bytes of a password; longer ones would be silently cut. */
+export const MAX_PASSWORD_BYTES = 72
+
+/**
+ * Passwords are compared in Unicode Normalization Form C (RFC 8265, OpaqueString): `é` typed as
+ * one code point or as `e` + combining accent (as some keyboards and systems produce it) is the
+ * same password. NFC keeps every character the user chose (unlike NFKC, it does not fold
+ * full-width or ligature forms into others).
+ */
+export function normalizePassword(password: string): string {
+  return password.normalize('NFC')
+}
+
+/**
+ * The forms in which a typed password is checked against a stored hash: the normal form, then
+ * the password exactly as typed when that differs (hashes stored before passwords were
+ * normalised stay valid).
+ */
+export function passwordForms(typed: string): string[] {
+  const normal = normalizePassword(typed)
+  return normal === typed ? [normal] : [normal, typed]
+}
+
+/** UTF-8 length of a password. */
+export function passwordBytes(password: string): number {
+  return Buffer.byteLength(password, 'utf8')
+}
+
+let common: ReadonlySet<string> | undefined
+
+/** The shipped list of common passwords (lowercase), parsed on first use. */
+export function commonPasswords(): ReadonlySet<string> {
+  common ??= new Set(COMMON_PASSWORDS.split(/\s+/).filter(Boolean))
+  return common
+}
+
+/**
+ * True for a password of the common list, compared case-insensitively, also with trailing
+ * symbols removed (`Password1!` matches `password1`).
+ */
+export function isCommonPassword(password: string): boolean {
+  const lower = password.toLowerCase()
+  const list = commonPasswords()
+  return list.has(lower) || list.has(lower.replace(/[^\p{L}\p{N}]+$/u, ''))
+}
+
+/**
+ * Every rule of the policy that `password` breaks, as readable phrases (empty when it passes).
+ * Letters and digits are Unicode-aware; "special" is anything that is neither.
+ */
+export function checkPasswordPolicy(password: string, policy: Required<PasswordPolicyOptions>): string[] {
+  const violations: string[] = []
+  const length = [...password].length
+  if (length < policy.minLength) violations.push(`at least ${policy.minLength} characters`)
+  if (passwordBytes(password) > MAX_PASSWORD_BYTES) violations.push(TOO_LONG)
+  if (policy.requireUppercase && !/\p{Lu}/u.test(password)) violations.push('an uppercase letter')
+  if (policy.requireLowercase && !/\p{Ll}/u.test(password)) violations.push('a lowercase letter')
+  if (policy.requireNumber && !/\p{N}/u.test(password)) violations.push('a number')
+  if (policy.requireSpecial && !/[^\p{L}\p{N}]/u.test(password)) violations.push('a special character')
+  if (policy.rejectCommon && isCommonPassword(password)) violations.push('not one of the most common passwords')
+  return violations
+}
+
+/** The violation of a password longer than bcrypt can check whole. */
+export const TOO_LONG = `at most ${MAX_PASSWORD_BYTES} bytes`
+
+/** The 400 message of a policy failure, naming every violation. */
+export function policyMessage(violations: string[]): string {
+  return `Password does not meet the policy: needs ${violations.join(', ')}`
+}

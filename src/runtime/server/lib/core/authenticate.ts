@@ -1,0 +1,61 @@
+import type { H3Error, H3Event } from 'h3'
+import type { AuthClaims } from '../../../types/auth'
+import { originalUserOf } from '../../../shared/impersonation'
+import type { AuthContext } from './context'
+import { authError } from '../edge/errors'
+import { bearerCandidate, parseBearer } from '../edge/route-rules'
+
+const CHECKED = Symbol.for('svc-auth:checked')
+const REVOKED = Symbol.for('svc-auth:session-revoked')
+
+type AuthEventContext = H3Event['context'] & { [CHECKED]?: Promise<AuthClaims | undefined>, [REVOKED]?: true }
+
+/**
+ * Verifies the request's bearer token once per request and fills `event.context.user` (and
+ * `event.context.originalUser` while impersonating). The refresh cookie is never accepted here.
+ */
+export function authenticate(event: H3Event, ctx: AuthContext): Promise<AuthClaims | undefined> {
+  const context = event.context as AuthEventContext
+  if (context[CHECKED]) return context[CHECKED]
+  const header = event.node.req.headers.authorization
+  // A token verified before is found by the header's text alone (it passed parseBearer then).
+  const candidate = bearerCandidate(header)
+  const cached = candidate ? ctx.tokens.verifyCached(candidate) : undefined
+  context[CHECKED] = cached ? accept(event, ctx, cached) : verifyToken(event, ctx, parseBearer(header))
+  return context[CHECKED]
+}
+
+async function verifyToken(event: H3Event, ctx: AuthContext, token: string | undefined): Promise<AuthClaims | undefined> {
+  const claims = token ? await ctx.tokens.verify(token) : null
+  return claims ? accept(event, ctx, claims) : undefined
+}
+
+/**
+ * {@link acceptNow}, once the revoked set may be used: where it is reloaded on demand (the upstash
+ * driver) and is older than its poll interval, after the reload.
+ */
+function accept(event: H3Event, ctx: AuthContext, claims: AuthClaims): Promise<AuthClaims | undefined> {
+  const reload = typeof claims.sid === 'string' ? ctx.revocations?.whenFresh() : undefined
+  return reload ? reload.then(() => acceptNow(event, ctx, claims)) : Promise.resolve(acceptNow(event, ctx, claims))
+}
+
+/** Valid claims, unless their session has been revoked since (`sessions.revokeAccessTokens`). */
+function acceptNow(event: H3Event, ctx: AuthContext, claims: AuthClaims): AuthClaims | undefined {
+  if (typeof claims.sid === 'string' && ctx.revocations?.isRevoked(claims.sid)) {
+    (event.context as AuthEventContext)[REVOKED] = true
+    return undefined
+  }
+  event.context.user = claims
+  const original = originalUserOf(claims)
+  if (original) event.context.originalUser = original
+  return claims
+}
+
+/**
+ * The 401 for a request that {@link authenticate} did not accept: `session_revoked` when its
+ * token was valid but its session has ended, else `unauthorized` with `message`.
+ */
+export function authenticationError(event: H3Event, message = 'Authentication required'): H3Error {
+  if ((event.context as AuthEventContext)[REVOKED]) return authError('session_revoked')
+  return authError('unauthorized', message)
+}

@@ -1,0 +1,191 @@
+import type { H3Event } from 'h3'
+import type { AuthUser, CustomClaims, ProviderTokens, SvcAuthHooks } from '../../../types/auth'
+import type { ModuleOptions, StorageDriverName } from '../../../types/options'
+import { createKeyHasher, createSealer, plainSealer } from '../store/crypto'
+import { parseDuration } from '../config/duration'
+import type { EdgeContext } from '../edge/edge-context'
+import { createLogger } from '../edge/logger'
+import { createStoreBackend, type StoreBackend } from '../store'
+import { serverEnv } from '../store/upstash-connection'
+import { createRecordStore } from '../store/record-store'
+import { createRevocationList, type RevocationList } from './revocation'
+import { stringList } from '../config/string-list'
+import { createTokenService, type TokenService } from './tokens'
+import { formatValidationErrors, hostPrefixAdvice, validateOptions } from '../config/validate-options'
+import { runtimeTarget, type RecordedDeployTarget, type RuntimeTarget } from '../config/runtime-target'
+
+/** Everything the server side needs, created once per process from the runtime config. */
+export interface AuthContext extends EdgeContext {
+  tokens: TokenService
+  dev: boolean
+  /** Emits a `svc:*` Nitro runtime hook (no-op outside Nitro). */
+  callHook: HookCaller
+  /** Parsed lifetimes in seconds. */
+  lifetimes: { access: number, ssr: number, authCode: number, refresh: number, impersonation: number, recentLogin: number }
+  /** The app's base URL (`app.baseURL`): the path of the session presence cookie. */
+  baseURL: string
+  /** Revoked sessions whose access tokens are refused; undefined when `sessions.revokeAccessTokens` is off. */
+  revocations: RevocationList | undefined
+  /**
+   * Where the server runs (the build's record, else what the runtime shows; undefined: a server
+   * that recorded nothing). Decides the password engine: no threads on `edge`.
+   */
+  deployTarget?: RuntimeTarget
+  /** The optional features this build has on ({@link AuthFeature}). */
+  features: readonly AuthFeature[]
+  dispose(): Promise<void>
+}
+
+/** A login that passed its first factor, before its authorization code is made. */
+export interface FirstFactorLogin {
+  event: H3Event
+  user: AuthUser & { sub: string }
+  claims: CustomClaims
+  provider: string
+  tokens: ProviderTokens
+  redirect?: string
+}
+
+/** Where a feature sends a login instead of finishing it (the second factor's page). */
+export interface LoginDetour {
+  location: string
+  /** The pending login's flow id (`enrol`: the user enrols first). */
+  secondFactor?: { flow: string, enrol: boolean }
+}
+
+/**
+ * What an optional feature adds to the core. A build lists the features it has on in the server
+ * template `#svc-auth/features` (src/build/features.ts); the core calls them and imports none.
+ */
+export interface AuthFeature {
+  /** Its folder under src/runtime (`two-factor`). */
+  name: string
+  /** Problems of its options that refuse start-up. `dev`: a development server. */
+  optionErrors?: (options: ModuleOptions) => string[]
+  /** Advice on its options, logged once at start-up (`dev`: a development server). */
+  optionWarnings?: (options: ModuleOptions, dev: boolean) => string[]
+  /**
+   * After the first factor of a login that did not prove two: a detour (the second factor), or
+   * undefined to finish the login now. `beforeDetour` runs once a detour is decided, before
+   * anything is stored (the provider's `onSuccess`, which cannot run in a later request).
+   */
+  detourLogin?: (ctx: AuthContext, login: FirstFactorLogin, beforeDetour: () => Promise<void>) => Promise<LoginDetour | undefined>
+}
+
+export type HookCaller = <K extends keyof SvcAuthHooks>(name: K, payload: Parameters<SvcAuthHooks[K]>[0]) => Promise<void>
+
+const noHooks: HookCaller = async () => {}
+
+/** How {@link createAuthContext} runs, besides the module options. */
+export interface AuthContextSetup {
+  /** Development mode (the mock provider, dev-only warnings). @default false */
+  dev?: boolean
+  /** Emits the `svc:*` runtime hooks. @default a no-op */
+  callHook?: HookCaller
+  /**
+   * The storage under the record store, instead of one of `tokenRefresh.storage.driver` (tests
+   * that look at what is stored). The context disposes it. @default the configured driver's
+   */
+  backend?: StoreBackend
+  /**
+   * The app's base URL (`app.baseURL` of the runtime config): the refresh cookie's path is checked
+   * against the endpoints under it, also when it is set at runtime. @default '/'
+   */
+  baseURL?: string
+  /**
+   * The deploy target the build recorded (`svcAuth.deployTarget` of the runtime config). Outside
+   * development a storage driver that cannot work where the server runs is refused, from this
+   * record or, without one, from signals of the runtime. @default none: the runtime's signals
+   */
+  deployTarget?: RecordedDeployTarget
+  /** The optional features this build has on (`#svc-auth/features`). @default none */
+  features?: readonly AuthFeature[]
+}
+
+/** Validates the options (throwing one clear error listing every problem) and builds the context. */
+export async function createAuthContext(options: ModuleOptions, { dev = false, callHook = noHooks, backend: given, baseURL, deployTarget: recorded, features = [] }: AuthContextSetup = {}): Promise<AuthContext> {
+  const env = serverEnv()
+  const deployTarget = runtimeTarget(recorded, { env })
+  // Development runs on the developer's machine whatever the preset (and `vercel dev` sets VERCEL).
+  const { errors, warnings } = validateOptions(options, { baseURL, env, target: dev ? undefined : deployTarget })
+  errors.push(...features.flatMap(feature => feature.optionErrors?.(options) ?? []))
+  if (errors.length) throw new Error(formatValidationErrors(errors))
+  const logger = createLogger(options.logging.level, options.logging.security)
+  for (const warning of warnings) logger.debug(warning)
+  for (const warning of features.flatMap(feature => feature.optionWarnings?.(options, dev) ?? [])) logger.warn(warning)
+  const hostPrefix = dev || !options.tokenRefresh.enabled ? undefined : hostPrefixAdvice(options.tokenRefresh.cookie)
+  if (hostPrefix) logger.warn(hostPrefix)
+
+  const tokens = await createTokenService(options.token, logger, dev)
+  const storage = options.tokenRefresh.storage
+  const backend = given ?? await createStoreBackend(storage)
+  const encryption = options.tokenRefresh.encryption
+  const sealer = encryption.enabled ? createSealer(encryption.key, stringList(encryption.previousKeys)) : plainSealer
+  const hashers = [options.token.secret, ...stringList(options.token.previousSecrets)].map(createKeyHasher)
+  const store = createRecordStore(backend, storage.prefix, hashers, sealer, {
+    onSweepError: error => logger.warn('Sweeping expired records failed', error),
+    onInvalid: (namespace, reason) => logger.warn(`Ignoring a stored ${namespace} record (${reason.replace('_', ' ')}): treated as absent`),
+  })
+  const lifetimes = {
+    access: parseDuration(options.token.expiresIn),
+    ssr: parseDuration(options.tokenRefresh.ssrTokenExpiry),
+    authCode: options.authCode.expiresIn,
+    refresh: options.tokenRefresh.cookie.maxAge,
+    impersonation: options.impersonation.tokenExpiration,
+    recentLogin: parseDuration(options.sessions.recentLogin),
+  }
+  let revocations: RevocationList | undefined
+  if (options.sessions.revokeAccessTokens) {
+    try {
+      revocations = await createRevocationList(store, {
+        ttlSeconds: Math.max(lifetimes.access, lifetimes.ssr, lifetimes.impersonation) + REVOCATION_MARGIN_SECONDS,
+        pollMs: REVOCATION_POLL_MS[backend.driver],
+        onDemand: REVOCATION_ON_DEMAND.has(backend.driver),
+        logger,
+      })
+    }
+    catch (error) {
+      await backend.dispose()
+      throw error
+    }
+  }
+
+  return {
+    options,
+    tokens,
+    store,
+    logger,
+    dev,
+    callHook,
+    lifetimes,
+    baseURL: baseURL || '/',
+    revocations,
+    deployTarget,
+    features,
+    async dispose() {
+      await revocations?.dispose()
+      await backend.dispose()
+    },
+  }
+}
+
+/**
+ * How much longer than the longest access token a revoked session id is kept: the clock tolerance
+ * of verification (5 s), and a token minted by a refresh that was already under way when its
+ * session was revoked (its lifetime starts a little after the revocation).
+ */
+const REVOCATION_MARGIN_SECONDS = 60
+
+/**
+ * How often each process reloads the revoked sessions besides the broadcasts: Redis broadcasts
+ * (this is a safety net), processes sharing an fs directory have no broadcasts, memory is
+ * one process. upstash (Redis over HTTP) receives no broadcasts: see below.
+ */
+const REVOCATION_POLL_MS: Record<StorageDriverName, number> = { redis: 10_000, fs: 1_000, memory: 0, upstash: 2_000 }
+
+/**
+ * Drivers whose revoked sessions are reloaded by the checks of tokens, when the list is older than
+ * its poll interval, instead of by a timer: upstash runs on serverless hosts and Workers, whose
+ * timers do not run between requests.
+ */
+const REVOCATION_ON_DEMAND: ReadonlySet<StorageDriverName> = new Set(['upstash'])

@@ -1,0 +1,59 @@
+import type { H3Event } from 'h3'
+import { z } from 'zod'
+import type { AuthUser } from '../../../../types/auth'
+import { browserBindingOf } from '../code-binding'
+import type { AuthContext } from '../context'
+import { randomToken } from '../../store/crypto'
+import { RECORD_TYPES } from '../../store/record-types'
+import { claimsSchema, timestamp, userSchema } from './record-schema'
+import { storableUser } from './stored-user'
+
+const authCodeRecord = z.object({
+  user: userSchema,
+  claims: claimsSchema,
+  provider: z.string().optional(),
+  /** Same-origin path chosen at login, returned to the callback page. */
+  redirect: z.string().optional(),
+  /**
+   * HMAC of the browser binding (the value of the code cookie). Absent only for codes issued with
+   * `bindToBrowser: false`.
+   */
+  binding: z.string().optional(),
+  issuedAt: timestamp,
+})
+
+/** What an authorization code stands for until POST /auth/token exchanges it. */
+export type AuthCodeRecord = z.output<typeof authCodeRecord>
+
+export interface AuthCodeInput {
+  user: AuthUser
+  claims: AuthCodeRecord['claims']
+  provider?: string
+  redirect?: string
+}
+
+export interface AuthCodeOptions {
+  /**
+   * Bind the code to the browser of `event` (default): the answer sets the HttpOnly code cookie,
+   * and POST /auth/token refuses the code without that cookie. `false` issues a bearer code that
+   * any client holding it can exchange (for non-browser clients only).
+   */
+  bindToBrowser?: boolean
+}
+
+/**
+ * Issues a single-use code valid for `authCode.expiresIn` seconds, bound to the browser of
+ * `event` unless `bindToBrowser` is false.
+ */
+export async function createAuthCode(ctx: AuthContext, event: H3Event, input: AuthCodeInput, options: AuthCodeOptions = {}): Promise<string> {
+  const code = randomToken(32)
+  const binding = options.bindToBrowser === false ? undefined : browserBindingOf(event, ctx)
+  const record: AuthCodeRecord = { ...input, user: storableUser(input.user), issuedAt: Date.now(), ...(binding ? { binding } : {}) }
+  await ctx.store.write(ctx.store.key(RECORD_TYPES.authCode, code), record, ctx.lifetimes.authCode)
+  return code
+}
+
+/** Atomically consumes a code: of concurrent exchanges, exactly one gets the record. */
+export async function consumeAuthCode(ctx: AuthContext, code: string): Promise<AuthCodeRecord | null> {
+  return ctx.store.take(ctx.store.key(RECORD_TYPES.authCode, code), authCodeRecord)
+}

@@ -1,0 +1,41 @@
+import { z } from 'zod'
+import type { RecordStore } from '../../store/record-store'
+import { RECORD_TYPES } from '../../store/record-types'
+
+/*
+ * The sessions revoked lately: one map (`sid` → when), each entry kept as long as an access
+ * token of the session can live. Every process loads it when it starts or reconnects and then
+ * follows the broadcasts on {@link REVOKED_CHANNEL}, so checking a token needs no store access.
+ * Record type `revokedSessions`.
+ */
+
+/** Channel of the revocation broadcasts (message: `<sid>|<expiry ms>`). */
+export const REVOKED_CHANNEL = 'session-revoked'
+
+const revokedAt = z.number()
+
+/**
+ * Records that `sid` is revoked until `expiresAt` (epoch ms) and tells every process. The record is
+ * what counts (every process reloads it: at start, after a reconnection, on its poll); the
+ * broadcast only makes it quicker, so a broadcast that fails is reported to `onBroadcastError` and
+ * does not fail the revocation (which would stop a logout half-way, its refresh token still live).
+ */
+export async function storeRevokedSession(store: RecordStore, sid: string, expiresAt: number, onBroadcastError: (error: unknown) => void): Promise<void> {
+  const now = Date.now()
+  await store.mapSet(store.namedKey(RECORD_TYPES.revokedSessions), sid, now, (expiresAt - now) / 1000)
+  await store.publish(REVOKED_CHANNEL, `${sid}|${expiresAt}`).catch(onBroadcastError)
+}
+
+/** Every session revoked and still within its access tokens' lifetime, with its expiry. */
+export async function loadRevokedSessions(store: RecordStore): Promise<Array<{ sid: string, expiresAt: number }>> {
+  const entries = await store.mapEntries(store.namedKey(RECORD_TYPES.revokedSessions), revokedAt)
+  return entries.map(entry => ({ sid: entry.field, expiresAt: entry.expiresAt }))
+}
+
+/** Parses a broadcast message; null when malformed. */
+export function parseRevokedMessage(message: string): { sid: string, expiresAt: number } | null {
+  const bar = message.lastIndexOf('|')
+  const sid = message.slice(0, bar)
+  const expiresAt = Number(message.slice(bar + 1))
+  return bar > 0 && Number.isFinite(expiresAt) ? { sid, expiresAt } : null
+}

@@ -1,0 +1,105 @@
+import { isIP } from 'node:net'
+import type { H3Event } from 'h3'
+import { deleteCookie, getRequestHeader, getRequestURL, setCookie } from 'h3'
+import { cookieValues } from '../../../shared/presence'
+import type { AuthClaims, AuthUser, CustomClaims } from '../../../types/auth'
+import { buildAccessClaims, sanitizeCustomClaims } from './claims'
+import type { AuthContext } from './context'
+import { getAuthHandlers } from './handlers'
+import { clearPresenceCookie, setPresenceCookie } from '../edge/presence-cookie'
+import { readSessionRecord, refreshLifetime, type RefreshTokenRecord } from './records/refresh-token'
+
+/**
+ * Sets the HttpOnly refresh cookie with the configured attributes (`maxAge` overrides the
+ * lifetime), and the session presence flag beside it with the same lifetime.
+ */
+export function setRefreshCookie(event: H3Event, ctx: AuthContext, token: string, maxAge?: number): void {
+  const c = ctx.options.tokenRefresh.cookie
+  setCookie(event, c.cookieName, token, { maxAge: maxAge ?? c.maxAge, secure: c.secure, httpOnly: c.httpOnly, sameSite: c.sameSite, path: c.path })
+  setPresenceCookie(event, c, ctx.baseURL, maxAge ?? c.maxAge)
+}
+
+/** Deletes the refresh cookie and the session presence flag. */
+export function clearRefreshCookie(event: H3Event, ctx: AuthContext): void {
+  const c = ctx.options.tokenRefresh.cookie
+  deleteCookie(event, c.cookieName, { secure: c.secure, httpOnly: c.httpOnly, sameSite: c.sameSite, path: c.path })
+  clearPresenceCookie(event, c, ctx.baseURL)
+}
+
+/** Deletes the session presence flag only (a request that came without a refresh cookie). */
+export function clearSessionPresence(event: H3Event, ctx: AuthContext): void {
+  clearPresenceCookie(event, ctx.options.tokenRefresh.cookie, ctx.baseURL)
+}
+
+/** Longest refresh cookie value read (a token is 43 characters). */
+const MAX_COOKIE_VALUE = 512
+
+/**
+ * Every refresh cookie the request carries, in the order sent. More than one means that another
+ * host or path set a cookie of the same name (cookie tossing from a sibling subdomain): the
+ * request must not be served from any of them.
+ */
+export function refreshCookieValues(event: H3Event, ctx: AuthContext): string[] {
+  return cookieValues(getRequestHeader(event, 'cookie'), ctx.options.tokenRefresh.cookie.cookieName)
+}
+
+/** The request's refresh cookie: undefined when there is none, or more than one (see {@link refreshCookieValues}). */
+export function readRefreshCookie(event: H3Event, ctx: AuthContext): string | undefined {
+  const values = refreshCookieValues(event, ctx)
+  const value = values.length === 1 ? values[0] : undefined
+  return value && value.length <= MAX_COOKIE_VALUE ? value : undefined
+}
+
+/**
+ * Deletes the refresh cookie wherever a browser may hold one for this request: the configured one
+ * and, unless the name is `__Host-` (which browsers accept only host-only, for `/`), one planted
+ * for a parent domain or for a longer path, for every domain the server may set a cookie for (the
+ * request's host and its parents) and every path above the request's, with and without a trailing
+ * slash (`Path=/auth/` is a place of its own, sent to `/auth/refresh` as well). The server cannot
+ * see where a planted cookie was set, so it deletes each place.
+ */
+export function clearTossedRefreshCookies(event: H3Event, ctx: AuthContext): void {
+  clearRefreshCookie(event, ctx)
+  const c = ctx.options.tokenRefresh.cookie
+  if (c.cookieName.startsWith('__Host-')) return
+  const { hostname, pathname } = getRequestURL(event)
+  const segments = pathname.split('/').filter(Boolean).slice(0, 8)
+  const above = segments.map((_, i) => `/${segments.slice(0, i + 1).join('/')}`)
+  const paths = new Set(['/', c.path, ...above.flatMap((path, i) => (i < above.length - 1 ? [path, `${path}/`] : [path]))])
+  const labels = isIP(hostname.replace(/^\[|\]$/g, '')) ? [] : hostname.split('.').slice(-6)
+  const domains: Array<string | undefined> = [undefined, ...labels.slice(0, -1).map((_, i) => labels.slice(i).join('.'))]
+  for (const domain of domains) {
+    for (const path of paths) deleteCookie(event, c.cookieName, { secure: c.secure, httpOnly: c.httpOnly, sameSite: c.sameSite, path, ...(domain ? { domain } : {}) })
+  }
+}
+
+/** The session (family) of the request's refresh cookie when it carries a live one. */
+export async function cookieSessionId(event: H3Event, ctx: AuthContext): Promise<string | undefined> {
+  const cookie = readRefreshCookie(event, ctx)
+  return cookie ? (await readSessionRecord(ctx, cookie))?.family : undefined
+}
+
+/**
+ * Custom claims of a user: `base` (resolved at login) with the global `customClaims` handler's
+ * answer over it, limited to JSON values.
+ */
+export async function resolveGlobalClaims(ctx: AuthContext, user: AuthUser, base: CustomClaims = {}): Promise<CustomClaims> {
+  const handler = getAuthHandlers().customClaims
+  const extra = handler ? await handler(user) : undefined
+  const onDrop = (key: string, reason: string) => ctx.logger.warn(`Custom claim "${key}" dropped: ${reason}`)
+  return { ...sanitizeCustomClaims(base, onDrop), ...sanitizeCustomClaims(extra ?? {}, onDrop) }
+}
+
+/**
+ * Seconds an access token of a stored session lives: `expiresIn`, but never past the record's own
+ * end (`notAfter`: a token derived from an access token alone outlives neither).
+ */
+export function accessLifetime(ctx: AuthContext, record: Pick<RefreshTokenRecord, 'notAfter'>, expiresIn: number = ctx.lifetimes.access): number {
+  return Math.max(1, Math.floor(Math.min(expiresIn, refreshLifetime(ctx, record))))
+}
+
+/** Signs an access token for a stored session (refresh token record), within {@link accessLifetime}. */
+export async function mintSessionToken(ctx: AuthContext, record: Pick<RefreshTokenRecord, 'user' | 'userId' | 'provider' | 'family' | 'impersonation' | 'notAfter'>, claims: CustomClaims, expiresIn: number = ctx.lifetimes.access): Promise<{ token: string, expiresIn: number, payload: AuthClaims }> {
+  const payload = buildAccessClaims({ ...record.user, sub: record.userId }, record.provider, claims, { sid: record.family, impersonation: record.impersonation })
+  return ctx.tokens.sign(payload, { expiresIn: accessLifetime(ctx, record, expiresIn) })
+}

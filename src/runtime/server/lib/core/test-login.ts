@@ -1,0 +1,54 @@
+/**
+ * The test-only login endpoint: present only in a build made for tests (`nuxt.options.test` under
+ * vitest, or `NUXT_SVC_AUTH_TEST_LOGIN=true`: src/build/testing.ts), and even there it answers
+ * only requests carrying the random secret of that build (others are answered by the app as any
+ * path it does not know). The build keeps the secret in its build directory for the test helpers
+ * (`nuxt-svc-auth/testing/e2e`); the server bundle holds only its SHA-256 hash.
+ */
+import { createHash } from 'node:crypto'
+import type { H3Event } from 'h3'
+import { getRequestHeader } from 'h3'
+import { safeEqual } from '../store/crypto'
+
+/** Path of the endpoint (under the app's base URL). */
+export const TEST_LOGIN_PATH = '/_svc-auth/test-login'
+
+/** Request header carrying the build's secret. */
+export const TEST_LOGIN_SECRET_HEADER = 'x-svc-auth-test-secret'
+
+/** File under the build directory that holds `{ path, secret }` for the test helpers. */
+export const TEST_LOGIN_FILE = 'svc-auth/test-login.json'
+
+/** Bytes of randomness of a build's secret. */
+export const TEST_LOGIN_SECRET_BYTES = 32
+
+/** What the build writes to {@link TEST_LOGIN_FILE}. */
+export interface TestLoginFile {
+  path: string
+  secret: string
+}
+
+/** SHA-256 (hex) of a secret: what the server bundle holds instead of the secret. */
+export function hashTestLoginSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex')
+}
+
+/** True for a POST to {@link TEST_LOGIN_PATH} (under the app's base URL; any query string aside). */
+export function isTestLoginRequest(event: H3Event): boolean {
+  if (event.method !== 'POST') return false
+  const path = event.path
+  const query = path.indexOf('?')
+  return (query < 0 ? path : path.slice(0, query)) === TEST_LOGIN_PATH
+}
+
+/**
+ * True when the request carries the build's secret (compared in constant time through its hash).
+ * False for anything else, also in a build without a hash: the request is then answered as if
+ * the endpoint did not exist.
+ */
+export function hasTestLoginSecret(event: H3Event, expectedHash: string): boolean {
+  const presented = getRequestHeader(event, TEST_LOGIN_SECRET_HEADER)
+  return typeof expectedHash === 'string' && /^[0-9a-f]{64}$/.test(expectedHash)
+    && typeof presented === 'string' && presented.length > 0 && presented.length <= 256
+    && safeEqual(hashTestLoginSecret(presented), expectedHash)
+}

@@ -1,0 +1,225 @@
+import { SignJWT, decodeProtectedHeader, errors, jwtVerify } from 'jose'
+import type { CryptoKey, JWTHeaderParameters, JWTPayload, JWTVerifyOptions } from 'jose'
+import type { AuthClaims } from '../../../types/auth'
+import type { Duration, TokenAlgorithm, TokenOptions } from '../../../types/options'
+import { parseDuration } from '../config/duration'
+import { copyJwks, importKeys, type JsonWebKeySet, type TokenKeyOptions } from './token-keys'
+import { createVerifiedCache } from './verified-tokens'
+
+export type { JsonWebKeySet } from './token-keys'
+
+/** `typ` header of access tokens (RFC 9068). Verification refuses every other `typ`. */
+export const ACCESS_TOKEN_TYP = 'at+jwt'
+
+/**
+ * Leeway in seconds for the `exp` and `nbf` checks, to absorb small clock differences between the
+ * server that signed a token and the one verifying it.
+ */
+const CLOCK_TOLERANCE_SECONDS = 5
+
+/** In dev, payloads larger than this (bytes of JSON) trigger a warning: tokens travel in headers. */
+const DEV_PAYLOAD_WARN_BYTES = 1024
+
+/** Claims the service always writes itself; values passed in for them are ignored. */
+const SERVICE_CLAIMS: ReadonlySet<string> = new Set(['iss', 'aud', 'iat', 'exp', 'nbf', 'jti'])
+
+/** Header parameters that point at other keys. Tokens carrying any of them are refused. */
+const FORBIDDEN_HEADER_PARAMETERS = ['jku', 'x5u', 'jwk', 'crit'] as const
+
+/** The token options the service uses. */
+export type TokenServiceOptions = TokenKeyOptions & Pick<TokenOptions, 'issuer' | 'audience' | 'expiresIn'>
+
+export interface TokenServiceLogger {
+  warn(msg: string): void
+}
+
+export interface SignTokenOptions {
+  /** Lifetime of this token; defaults to the configured `expiresIn`. */
+  expiresIn?: Duration
+}
+
+export interface SignedAccessToken {
+  token: string
+  /** Lifetime in seconds (`exp - iat`). */
+  expiresIn: number
+  /** The claims exactly as signed. */
+  payload: AuthClaims
+}
+
+export interface TokenService {
+  readonly algorithm: TokenAlgorithm
+  readonly issuer: string
+  readonly audience: string
+  /** Sign an access token. `iss`, `aud`, `iat`, `exp`, `nbf` and `jti` in `claims` are ignored. */
+  sign(claims: Record<string, unknown>, options?: SignTokenOptions): Promise<SignedAccessToken>
+  /** Claims of a valid access token, or null for anything else. Never throws. */
+  verify(token: string): Promise<AuthClaims | null>
+  /**
+   * Claims of a token that already passed `verify` in this process and has not expired since,
+   * without waiting (undefined when it must go through `verify`).
+   */
+  verifyCached(token: string): AuthClaims | undefined
+  /** Public keys for RS256 (`/.well-known/jwks.json`), null for HS256. */
+  jwks(): JsonWebKeySet | null
+}
+
+/** Copy of `claims` without `undefined` values and without the claims the service owns. */
+function userClaims(claims: Record<string, unknown>): Record<string, unknown> {
+  const result: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(claims ?? {})) {
+    if (value !== undefined && !SERVICE_CLAIMS.has(key)) {
+      result[key] = value
+    }
+  }
+  return result
+}
+
+function hasSubject(payload: JWTPayload): payload is AuthClaims {
+  return typeof payload.sub === 'string' && payload.sub !== ''
+}
+
+function hasForbiddenHeader(token: string): boolean {
+  const header = decodeProtectedHeader(token)
+  return FORBIDDEN_HEADER_PARAMETERS.some(name => Object.hasOwn(header, name))
+}
+
+/**
+ * Create the access token service. Keys are imported once, here.
+ *
+ * - HS256 signs and verifies with `secret` (at least 32 bytes of UTF-8); each of
+ *   `previousSecrets` still verifies (key rotation).
+ * - RS256 signs with `privateKey` (PKCS#8 PEM, RSA ≥ 2048 bits) under `kid: keyId` (default: the
+ *   key's thumbprint); a token is verified with the configured key its `kid` names (`privateKey`'s
+ *   public half or one of `previousKeys`), a token without `kid` with the current key. `jwks()`
+ *   publishes every configured public key.
+ *
+ * Verification only ever uses the locally configured keys: the algorithm is pinned, `kid` only
+ * chooses among the configured keys, and `jku`, `x5u` and `jwk` headers never provide one (tokens
+ * with `jku`, `x5u`, `jwk` or `crit` headers are refused outright).
+ *
+ * @param options Token options of the module.
+ * @param logger Receives the dev warning about large payloads.
+ * @param dev Enables development-only diagnostics.
+ * @throws Error for a short HS256 secret, a missing or unparsable RS256 key, an unsupported algorithm
+ *   or an invalid `expiresIn`.
+ */
+export async function createTokenService(
+  options: TokenServiceOptions,
+  logger?: TokenServiceLogger,
+  dev = false,
+): Promise<TokenService> {
+  const { algorithm, issuer, audience } = options
+  const defaultExpiresIn = parseDuration(options.expiresIn)
+  const keys = await importKeys(options)
+  const header: JWTHeaderParameters = {
+    alg: algorithm,
+    typ: ACCESS_TOKEN_TYP,
+    ...(algorithm === 'RS256' && keys.keyId ? { kid: keys.keyId } : {}),
+  }
+  const verifyOptions: JWTVerifyOptions = {
+    algorithms: [algorithm],
+    issuer,
+    // jose checks `aud` against a string option, including '' (then `aud` must be '' or contain '').
+    audience,
+    typ: ACCESS_TOKEN_TYP,
+    requiredClaims: ['sub', 'exp', 'iat'],
+    clockTolerance: CLOCK_TOLERANCE_SECONDS,
+  }
+
+  function warnIfLarge(payload: AuthClaims): void {
+    if (!dev || !logger) {
+      return
+    }
+    const size = new TextEncoder().encode(JSON.stringify(payload)).byteLength
+    if (size > DEV_PAYLOAD_WARN_BYTES) {
+      logger.warn(
+        `svc-auth: access token payload is ${size} bytes (more than ${DEV_PAYLOAD_WARN_BYTES}); large tokens slow every request, keep custom claims small`,
+      )
+    }
+  }
+
+  async function sign(claims: Record<string, unknown>, signOptions: SignTokenOptions = {}): Promise<SignedAccessToken> {
+    const expiresIn = signOptions.expiresIn === undefined ? defaultExpiresIn : parseDuration(signOptions.expiresIn)
+    const iat = Math.floor(Date.now() / 1000)
+    const payload = {
+      ...userClaims(claims),
+      iss: issuer,
+      aud: audience,
+      iat,
+      exp: iat + expiresIn,
+      jti: globalThis.crypto.randomUUID(),
+    }
+    if (!hasSubject(payload)) {
+      throw new Error('svc-auth: cannot sign an access token without a non-empty "sub" claim')
+    }
+    warnIfLarge(payload)
+    const token = await new SignJWT(payload).setProtectedHeader(header).sign(keys.signingKey)
+    return { token, expiresIn, payload }
+  }
+
+  const verified = createVerifiedCache(CLOCK_TOLERANCE_SECONDS)
+
+  /**
+   * The keys a token may be checked with. RS256: the configured key its `kid` names (none for an
+   * unknown `kid`), or the current key for a token without `kid`. HS256: the current secret,
+   * then the previous ones.
+   */
+  function candidateKeys(token: string): CryptoKey[] {
+    if (algorithm !== 'RS256') return [keys.verificationKey, ...keys.previousKeys]
+    const { kid } = decodeProtectedHeader(token)
+    if (kid === undefined) return [keys.verificationKey]
+    const key = typeof kid === 'string' ? keys.byKid.get(kid) : undefined
+    return key ? [key] : []
+  }
+
+  /**
+   * Payload of a token whose signature one of the configured keys checks (the current key first,
+   * then the previous ones, never a key named by the token), or null.
+   */
+  async function verifyWithKeys(token: string): Promise<JWTPayload | null> {
+    for (const key of candidateKeys(token)) {
+      try {
+        return (await jwtVerify(token, key, verifyOptions)).payload
+      }
+      catch (error) {
+        // Only a signature mismatch is worth trying the next key for.
+        if (!(error instanceof errors.JWSSignatureVerificationFailed)) return null
+      }
+    }
+    return null
+  }
+
+  async function verify(token: string): Promise<AuthClaims | null> {
+    if (typeof token !== 'string' || token === '') {
+      return null
+    }
+    const hit = verified.get(token)
+    if (hit) {
+      return hit
+    }
+    try {
+      if (hasForbiddenHeader(token)) {
+        return null
+      }
+      const payload = await verifyWithKeys(token)
+      if (!payload || !hasSubject(payload)) {
+        return null
+      }
+      verified.set(token, payload)
+      return { ...payload }
+    }
+    catch {
+      return null
+    }
+  }
+
+  return {
+    algorithm,
+    issuer,
+    audience,
+    sign,
+    verify,
+    verifyCached: token => verified.get(token),
+    jwks: () => (keys.jwks ? copyJwks(keys.jwks) : null),
+  }
+}

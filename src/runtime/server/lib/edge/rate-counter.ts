@@ -1,0 +1,60 @@
+import type { EdgeContext } from './edge-context'
+import type { RecordKey } from '../store/record-store'
+import { RECORD_TYPES } from '../store/record-types'
+
+/**
+ * Rate counters: one atomic counter per limited subject (`<rule>:ip:<address>`,
+ * `login-failed:<email>`, …) and window. The subject is hashed into the key like every record
+ * id, so storage never holds an address or an email.
+ */
+export function rateCounterKey(ctx: EdgeContext, subject: string): RecordKey {
+  return ctx.store.key(RECORD_TYPES.rateCounter, subject)
+}
+
+export interface RateLimitHit {
+  allowed: boolean
+  /** Requests counted in the current window, this one included. */
+  count: number
+  /** Seconds until the window ends (when refused). */
+  retryAfter: number
+}
+
+/**
+ * Counts one request of `subject` in a fixed window of `windowSeconds` that starts with the
+ * window's first request (an atomic increment in the module's storage, so it holds across
+ * instances on Redis). Past `max`, the request is refused until the window ends.
+ */
+export async function hitRateLimit(ctx: EdgeContext, subject: string, max: number, windowSeconds: number): Promise<RateLimitHit> {
+  const key = rateCounterKey(ctx, subject)
+  const count = await ctx.store.incr(key, windowSeconds)
+  if (count <= max) return { allowed: true, count, retryAfter: 0 }
+  return { allowed: false, count, retryAfter: await retryAfterOf(ctx, key, windowSeconds) }
+}
+
+/** Whole seconds (at least 1) until the window of a counter ends. */
+export async function retryAfterOf(ctx: EdgeContext, key: RecordKey, windowSeconds: number): Promise<number> {
+  const ttl = await ctx.store.ttl(key)
+  return Math.max(1, Math.ceil(ttl ?? windowSeconds))
+}
+
+export type Reservation
+  = | { granted: true, release: () => Promise<void> }
+  /** `key`: the counter whose limit is reached. */
+    | { granted: false, key: RecordKey }
+
+/**
+ * Takes one unit from each counter at once (atomic increments, so concurrent callers can never
+ * overdraw a limit). If any counter would go past its `max`, every unit is given back and nothing
+ * is granted; otherwise the caller gives them back with `release()` when the event they stand
+ * for (a failure, a miss) did not happen.
+ */
+export async function reserveUnits(ctx: EdgeContext, counters: ReadonlyArray<{ key: RecordKey, max: number }>, windowSeconds: number): Promise<Reservation> {
+  const counts = await Promise.all(counters.map(c => ctx.store.incr(c.key, windowSeconds)))
+  const release = async () => {
+    await Promise.all(counters.map(c => ctx.store.incr(c.key, windowSeconds, -1)))
+  }
+  const exceeded = counters.find((c, i) => counts[i]! > c.max)
+  if (!exceeded) return { granted: true, release }
+  await release()
+  return { granted: false, key: exceeded.key }
+}

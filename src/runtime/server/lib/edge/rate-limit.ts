@@ -1,0 +1,233 @@
+import { BlockList, isIP } from 'node:net'
+import type { H3Event } from 'h3'
+import type { RateLimitOptions, RateLimitRuleName } from '../../../types/rate-limit'
+import type { EdgeContext } from './edge-context'
+import type { Logger } from './logger'
+import type { RecordKey } from '../store/record-store'
+import { authError } from './errors'
+import { hitRateLimit, rateCounterKey, reserveUnits, retryAfterOf } from './rate-counter'
+
+/** An IPv4-mapped IPv6 address (`::ffff:1.2.3.4`) as plain IPv4; other values unchanged. */
+export function normalizeAddress(address: string): string {
+  const trimmed = address.trim()
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(trimmed)
+  return mapped ? mapped[1]! : trimmed
+}
+
+function parseEntry(entry: string): { address: string, prefix?: number, family: 'ipv4' | 'ipv6' } | undefined {
+  const [rawAddress, rawPrefix, ...rest] = entry.trim().split('/')
+  if (rest.length || !rawAddress) return undefined
+  const address = normalizeAddress(rawAddress)
+  const version = isIP(address)
+  if (!version) return undefined
+  const family = version === 4 ? 'ipv4' : 'ipv6'
+  if (rawPrefix === undefined) return { address, family }
+  const prefix = Number(rawPrefix)
+  if (!/^\d{1,3}$/.test(rawPrefix) || prefix > (version === 4 ? 32 : 128)) return undefined
+  return { address, prefix, family }
+}
+
+/** True for an IP address or a CIDR range (`10.0.0.0/8`, `fd00::/8`). */
+export function isTrustedProxyEntry(entry: unknown): entry is string {
+  return typeof entry === 'string' && parseEntry(entry) !== undefined
+}
+
+/** Matcher of the trusted proxy list. */
+export function createProxyMatcher(entries: readonly string[]): (address: string) => boolean {
+  const list = new BlockList()
+  let hasEntries = false
+  for (const entry of entries) {
+    const parsed = parseEntry(entry)
+    if (!parsed) continue
+    hasEntries = true
+    if (parsed.prefix === undefined) list.addAddress(parsed.address, parsed.family)
+    else list.addSubnet(parsed.address, parsed.prefix, parsed.family)
+  }
+  return (address) => {
+    if (!hasEntries) return false
+    const normalized = normalizeAddress(address)
+    const version = isIP(normalized)
+    if (!version) return false
+    return list.check(normalized, version === 4 ? 'ipv4' : 'ipv6')
+  }
+}
+
+/**
+ * The client address of a request: the socket's, unless the socket is a trusted proxy; then the
+ * right-most `X-Forwarded-For` entry that is not a trusted proxy (entries left of it may be
+ * forged by the client and are never used). Falls back to the socket address.
+ */
+export function clientAddress(remoteAddress: string | undefined, forwardedFor: string | string[] | undefined, isTrusted: (address: string) => boolean): string {
+  const socket = normalizeAddress(remoteAddress ?? '') || 'unknown'
+  if (!isTrusted(socket) || !forwardedFor) return socket
+  const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor).split(',').map(normalizeAddress)
+  for (let i = hops.length - 1; i >= 0; i--) {
+    const hop = hops[i]!
+    if (!isIP(hop)) return socket
+    if (!isTrusted(hop)) return hop
+  }
+  return hops[0] && isIP(hops[0]) ? hops[0] : socket
+}
+
+/** The eight 16-bit groups of a valid IPv6 address (zone id dropped, IPv4 tail converted). */
+export function ipv6Groups(address: string): number[] {
+  let text = address.split('%')[0]!
+  const v4 = /(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text)
+  if (v4) {
+    const [a, b, c, d] = v4.slice(1).map(Number) as [number, number, number, number]
+    text = `${text.slice(0, v4.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`
+  }
+  const [head = '', tail] = text.split('::')
+  const first = head ? head.split(':') : []
+  const last = tail ? tail.split(':') : []
+  const groups = tail === undefined ? first : [...first, ...Array<string>(8 - first.length - last.length).fill('0'), ...last]
+  return groups.map(group => Number.parseInt(group, 16) || 0)
+}
+
+/**
+ * The unit a per-address limit counts: an IPv4 address as it is, an IPv6 address as its /64
+ * network (`2001:db8:1:2::/64`), since one host usually owns a whole /64 and could otherwise
+ * step through 2^64 addresses.
+ */
+export function rateLimitSubject(address: string): string {
+  if (isIP(address) !== 6) return address
+  return `${ipv6Groups(address).slice(0, 4).map(group => group.toString(16)).join(':')}::/64`
+}
+
+/** True for an HTTP header name (an RFC 9110 token), or '' and `false` (no header). */
+export function isClientAddressHeader(value: unknown): value is string | false {
+  return value === false || (typeof value === 'string' && (value === '' || /^[\w!#$%&'*+.^`|~-]+$/.test(value)))
+}
+
+/**
+ * Headers that carry a list of hops, to which proxies append the address they saw: the first
+ * entries are whatever the client sent, so such a header never names the client by itself. Their
+ * right-most entries are read through `rateLimit.trustedProxies` instead.
+ */
+export const MULTI_HOP_HEADERS: readonly string[] = ['x-forwarded-for', 'forwarded', 'x-forwarded', 'forwarded-for', 'x-original-forwarded-for']
+
+/** The mistakes of `rateLimit.clientAddressHeader`, one message each (none for a header name, '' or `false`). */
+export function clientAddressHeaderErrors(value: unknown): string[] {
+  if (value === undefined) return []
+  if (!isClientAddressHeader(value)) return [`svcAuth.rateLimit.clientAddressHeader must be a header name such as 'cf-connecting-ip', '' (the platform's default) or false (none) (got ${JSON.stringify(value)}).`]
+  if (typeof value === 'string' && MULTI_HOP_HEADERS.includes(value.toLowerCase())) {
+    return [`svcAuth.rateLimit.clientAddressHeader cannot be '${value}': proxies append to that header, so a client can put any address before theirs. Use a header the platform in front sets to one address (cf-connecting-ip, x-real-ip, …), or list your proxies in rateLimit.trustedProxies (then the right-most address of X-Forwarded-For that is not one of them is the client's).`]
+  }
+  return []
+}
+
+/**
+ * The address in a platform's client address header (`rateLimit.clientAddressHeader`): one IP
+ * address, IPv4-mapped IPv6 as IPv4; undefined for anything else (absent, repeated, a list, not
+ * an address), which leaves the address to the socket and the trusted proxies.
+ */
+export function headerAddress(value: string | string[] | undefined): string | undefined {
+  if (typeof value !== 'string') return undefined
+  const address = normalizeAddress(value)
+  return isIP(address) ? address : undefined
+}
+
+const matchers = new WeakMap<readonly string[], (address: string) => boolean>()
+const NO_PROXIES: readonly string[] = []
+/** Loggers that have reported a request without the configured client address header (once each). */
+const warnedFallback = new WeakSet<object>()
+
+/**
+ * The client address of an h3 event: the platform's client address header when one is
+ * configured and holds an IP address, else {@link clientAddress} with the configured trusted
+ * proxies. When the configured header is absent or holds no address, `log` (the context's logger)
+ * hears of it once: behind the platform that should not happen, and where the runtime has no
+ * socket address (Workers) every such request counts as one client, `unknown`.
+ */
+export function requestAddress(event: H3Event, options: Partial<Pick<RateLimitOptions, 'trustedProxies' | 'clientAddressHeader'>> | undefined, log?: Pick<Logger, 'warn'>): string {
+  const req = event.node.req
+  const header = options?.clientAddressHeader
+  let missing: string | undefined
+  if (typeof header === 'string' && header) {
+    const value = req.headers[header.toLowerCase()]
+    const fromPlatform = headerAddress(value)
+    if (fromPlatform) return fromPlatform
+    missing = value === undefined ? 'without it' : 'with a value in it that is not one IP address'
+  }
+  const proxies = Array.isArray(options?.trustedProxies) ? options.trustedProxies : NO_PROXIES
+  let matcher = matchers.get(proxies)
+  if (!matcher) {
+    matcher = createProxyMatcher(proxies)
+    matchers.set(proxies, matcher)
+  }
+  const address = clientAddress(req.socket?.remoteAddress, req.headers['x-forwarded-for'], matcher)
+  if (missing && log && !warnedFallback.has(log)) {
+    warnedFallback.add(log)
+    const shared = address === 'unknown' ? ' There is no socket address here, so every such request shares one rate-limit bucket (\'unknown\').' : ''
+    log.warn(`rateLimit.clientAddressHeader is '${header}', but a request came ${missing}: its client address was taken from the socket and rateLimit.trustedProxies instead.${shared} Serve every request through the platform that sets the header, or set rateLimit.clientAddressHeader to the header your own proxy sets (false: none). Reported once.`)
+  }
+  return address
+}
+
+/** The client address of a request as the module counts and logs it: {@link requestAddress} with the context's settings and logger. */
+export function clientAddressOf(ctx: Pick<EdgeContext, 'options' | 'logger'>, event: H3Event): string {
+  return requestAddress(event, ctx.options.rateLimit, ctx.logger)
+}
+
+/** 429 `rate_limited` with `Retry-After`. */
+export function tooMany(retryAfter: number) {
+  return authError('rate_limited', undefined, { 'retry-after': String(retryAfter) })
+}
+
+/**
+ * Enforces a rule of `svcAuth.rateLimit` on a request: per client address, and per email when
+ * one is given. Throws a 429 `rate_limited` with `Retry-After` when a limit is exceeded.
+ */
+export async function enforceRateLimit(ctx: EdgeContext, event: H3Event, name: RateLimitRuleName, keys: { ip?: boolean, email?: string } = { ip: true }): Promise<void> {
+  const options = ctx.options.rateLimit
+  if (!options?.enabled) return
+  const rule = options[name]
+  if (!rule) return
+  if (keys.ip !== false && rule.perIp > 0) {
+    const hit = await hitRateLimit(ctx, `${name}:ip:${rateLimitSubject(clientAddressOf(ctx, event))}`, rule.perIp, rule.window)
+    if (!hit.allowed) {
+      ctx.logger.security('rate_limited', { rule: name, key: 'ip' })
+      throw tooMany(hit.retryAfter)
+    }
+  }
+  if (keys.email && rule.perEmail > 0) {
+    const hit = await hitRateLimit(ctx, `${name}:email:${keys.email}`, rule.perEmail, rule.window)
+    if (!hit.allowed) {
+      ctx.logger.security('rate_limited', { rule: name, key: 'email' })
+      throw tooMany(hit.retryAfter)
+    }
+  }
+}
+
+/** Units reserved by {@link reserveUnits}: give them back when what they stood for did not happen. */
+export interface ReservedFailure {
+  release(): Promise<void>
+}
+
+const NO_RESERVATION: ReservedFailure = { release: async () => {} }
+
+/**
+ * Counts a password login as failed before the password is checked (so concurrent guesses can
+ * never overdraw a limit); the caller releases the reservation when the password was right. Past
+ * a limit the attempt is not evaluated: 429 `rate_limited`. Counted per email and client address
+ * (`login.perEmailAndIp`), and
+ * - from a browser with a valid device cookie for the email (`device`: its nonce, from
+ *   `trustedDevice` of device-cookie.ts; one that completed a login as that user): per device cookie, `login.perEmailAndIp` too, so failures from
+ *   elsewhere never lock the owner's known browser out, and a stolen cookie is no licence to guess;
+ * - from any other client: per email (`login.perEmail`), which bounds the guesses against an
+ *   account from all the addresses there are.
+ */
+export async function reserveLoginFailure(ctx: EdgeContext, event: H3Event, email: string, device?: string): Promise<ReservedFailure> {
+  const options = ctx.options.rateLimit
+  if (!options?.enabled) return NO_RESERVATION
+  const rule = options.login
+  const counters: Array<{ key: RecordKey, max: number, name: string }> = []
+  if (rule.perEmailAndIp > 0) counters.push({ name: 'email+ip', key: rateCounterKey(ctx, `login-failed:${email}:${rateLimitSubject(clientAddressOf(ctx, event))}`), max: rule.perEmailAndIp })
+  if (device) counters.push({ name: 'device', key: rateCounterKey(ctx, `login-failed-device:${device}`), max: rule.perEmailAndIp })
+  else if (rule.perEmail > 0) counters.push({ name: 'email', key: rateCounterKey(ctx, `login-failed:${email}`), max: rule.perEmail })
+  if (!counters.length) return NO_RESERVATION
+  const reserved = await reserveUnits(ctx, counters, rule.window)
+  if (reserved.granted) return reserved
+  ctx.logger.security('rate_limited', { rule: 'login', key: counters.find(c => c.key === reserved.key)?.name ?? 'email' })
+  throw tooMany(await retryAfterOf(ctx, reserved.key, rule.window))
+}

@@ -1,0 +1,223 @@
+import type { IncomingMessage } from 'node:http'
+import type { Socket } from 'node:net'
+import type { H3Event } from 'h3'
+import type { EdgeContext } from './edge-context'
+import { authError } from './errors'
+import { originOf } from './origin'
+
+/** Methods whose requests may carry a body. */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
+/** Where h3's `readRawBody` looks for a body that was read already. */
+const RAW_BODY = Symbol.for('h3RawBody')
+
+/** Where h3 finds a body that another runtime handed over (in memory or as a web stream). */
+interface BodyCarrier { _requestBody?: unknown, web?: { request?: { body?: unknown } } }
+type NodeRequest = IncomingMessage & { [RAW_BODY]?: Promise<Buffer>, rawBody?: unknown, body?: unknown }
+
+/**
+ * Lingering close after a refused body: how long after the answer the connection stays open for
+ * the client to finish sending (and to read the answer), and how many more bytes are read and
+ * discarded meanwhile; past that many, the server stops reading and the client's sending stalls.
+ */
+const LINGER_MS = 3000
+const LINGER_BYTES = 4 * 1024 * 1024
+
+/** The socket of a request that a Node HTTP/1 server reads (not an emulation of one). */
+type LingeringSocket = Pick<Socket, 'destroySoon' | 'end' | 'destroy' | 'once' | 'destroyed' | 'writableFinished'>
+
+function nodeSocketOf(req: NodeRequest): LingeringSocket | undefined {
+  const socket = req.socket as (Partial<Socket> & { __unenv__?: unknown }) | null | undefined
+  if (!socket || socket.__unenv__ !== undefined || req.httpVersionMajor !== 1) return undefined
+  const methods = [socket.destroySoon, socket.end, socket.destroy, socket.once]
+  return methods.every(method => typeof method === 'function') ? socket as LingeringSocket : undefined
+}
+
+/**
+ * 413 for a body over the limit, answered with `Connection: close` and closed as mature HTTP
+ * servers do (a lingering close): after the answer, the connection is half-closed and what the
+ * client still sends is read and discarded (never kept) until its body ends or it closes, for at
+ * most `LINGER_MS`; then it is closed. Past `LINGER_BYTES` the server stops reading (the client
+ * then waits on its own sending) until that time is up. Closing at once while the client is still
+ * sending would make the system answer its next bytes with a reset, which can destroy the 413
+ * before the client has read it. Where the request has no Node socket (Workers, in-memory events)
+ * nothing is read or closed here.
+ */
+function tooLarge(event: H3Event, limit: number) {
+  const req = event.node.req as NodeRequest
+  const socket = nodeSocketOf(req)
+  if (socket && typeof req.on === 'function' && !event.node.res.headersSent) {
+    let discarded = 0
+    req.on('data', (chunk: Buffer) => {
+      discarded += chunk.length
+      if (discarded > LINGER_BYTES) req.pause()
+    })
+    req.resume()
+    event.node.res.setHeader('connection', 'close')
+    // Node's HTTP server calls destroySoon() once the answer of a `Connection: close` exchange is
+    // written: here it becomes the lingering close.
+    const closeNow = socket.destroySoon.bind(socket)
+    socket.destroySoon = () => {
+      if (req.complete || socket.destroyed) return closeNow()
+      socket.end()
+      const timer = setTimeout(() => socket.destroy(), LINGER_MS)
+      timer.unref?.()
+      const close = () => {
+        clearTimeout(timer)
+        if (socket.writableFinished) socket.destroy()
+        else socket.once('finish', () => socket.destroy())
+      }
+      req.once('end', close)
+      socket.once('end', close)
+      socket.once('close', () => clearTimeout(timer))
+    }
+  }
+  return authError('payload_too_large', `Request body is larger than ${limit} bytes`)
+}
+
+/**
+ * Refuses a request body above `limit` bytes with 413 `payload_too_large` before it is buffered:
+ * a declared `Content-Length` over the limit is refused at once, and a chunked body is read up to
+ * the limit and refused as soon as it goes past it. A body within the limit is kept for h3's
+ * `readBody`, so the handler reads it as usual. Requests that carry no body pass untouched.
+ */
+export async function limitRequestBody(event: H3Event, limit: number): Promise<void> {
+  if (!BODY_METHODS.has(event.method)) return
+  const req = event.node.req as NodeRequest
+  const declared = req.headers['content-length']
+  if (declared !== undefined && Number(declared) > limit) throw tooLarge(event, limit)
+  const chunked = /\bchunked\b/i.test(String(req.headers['transfer-encoding'] ?? ''))
+  if (!chunked && !(Number(declared) > 0)) return
+  const carrier = event as unknown as BodyCarrier
+  if (RAW_BODY in req) return
+  // Runtimes other than a Node server hand the body over in memory or as a web stream.
+  for (const given of [carrier._requestBody, carrier.web?.request?.body, req.rawBody, req.body]) {
+    if (given === undefined || given === null) continue
+    if (isWebStream(given)) {
+      carrier._requestBody = await readWebStream(given, limit, () => tooLarge(event, limit))
+      return
+    }
+    if (sizeOf(given) > limit) throw tooLarge(event, limit)
+    return
+  }
+  if (typeof req.on !== 'function') return
+  const body = await new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    const cleanup = () => {
+      req.off('data', onData)
+      req.off('end', onEnd)
+      req.off('error', onError)
+    }
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size > limit) {
+        cleanup()
+        chunks.length = 0
+        reject(tooLarge(event, limit))
+        return
+      }
+      chunks.push(chunk)
+    }
+    const onEnd = () => {
+      cleanup()
+      resolve(Buffer.concat(chunks))
+    }
+    const onError = (error: Error) => {
+      cleanup()
+      reject(error)
+    }
+    req.on('data', onData)
+    req.on('end', onEnd)
+    req.on('error', onError)
+  })
+  req[RAW_BODY] = Promise.resolve(body)
+}
+
+function isWebStream(value: unknown): value is ReadableStream<Uint8Array> {
+  return typeof (value as ReadableStream | null)?.getReader === 'function'
+}
+
+/** Bytes of a body held in memory (0 when it cannot tell: parsed objects are not raw bodies). */
+function sizeOf(value: unknown): number {
+  if (typeof value === 'string') return Buffer.byteLength(value)
+  if (value instanceof Uint8Array || value instanceof ArrayBuffer) return value.byteLength
+  return 0
+}
+
+/** Reads a web stream up to `limit` bytes; past it, cancels the stream and throws `tooLarge()`. */
+async function readWebStream(stream: ReadableStream<Uint8Array>, limit: number, tooLarge: () => Error): Promise<Buffer> {
+  const reader = stream.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) return Buffer.concat(chunks)
+    size += value.byteLength
+    if (size > limit) {
+      await reader.cancel().catch(() => {})
+      throw tooLarge()
+    }
+    chunks.push(value)
+  }
+}
+
+/** `host[:port]` without a default port, lowercase. */
+function normalizeHost(host: string): string {
+  return host.trim().toLowerCase().replace(/:(80|443)$/, '')
+}
+
+const allowedCache = new WeakMap<readonly string[], Set<string>>()
+
+function allowedOrigins(ctx: EdgeContext): Set<string> {
+  const list = Array.isArray(ctx.options.security?.allowedOrigins) ? ctx.options.security.allowedOrigins : []
+  let set = allowedCache.get(list)
+  if (!set) {
+    set = new Set(list.map(entry => originOf(entry)).filter((o): o is string => !!o))
+    allowedCache.set(list, set)
+  }
+  return set
+}
+
+/** Hosts on which browsers treat plain http as a secure context. */
+const LOOPBACK_HOST = /^(?:localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\])$/
+
+/**
+ * True when `origin` is the app's own: the origin of `publicUrl` when it is set, else an origin
+ * whose host is the request's `Host` (or `X-Forwarded-Host`). A browser cannot send another
+ * site's request with this host. When cookies are `Secure`, the app is served over https, so an
+ * http origin (a page an attacker on the network could inject) is refused, except on loopback
+ * hosts in development.
+ */
+function isOwnOrigin(event: H3Event, ctx: EdgeContext, origin: string): boolean {
+  const configured = ctx.options.publicUrl ? originOf(ctx.options.publicUrl) : undefined
+  if (configured) return origin === configured
+  const url = new URL(origin)
+  if (url.protocol === 'http:' && ctx.options.tokenRefresh.cookie.secure && !LOOPBACK_HOST.test(url.hostname)) return false
+  const host = normalizeHost(url.host)
+  const headers = event.node.req.headers
+  const forwarded = typeof headers['x-forwarded-host'] === 'string' ? headers['x-forwarded-host'].split(',')[0] : undefined
+  return [headers.host, forwarded].some(h => typeof h === 'string' && h !== '' && normalizeHost(h) === host)
+}
+
+/**
+ * Refuses (403 `cross_origin_request`) a browser request that comes from another origin: its
+ * `Origin` (or, without one, its `Referer`) is neither the app's own nor in
+ * `security.allowedOrigins`; or it carries neither but the browser marks it `Sec-Fetch-Site:
+ * cross-site` or `same-site`. Requests without any of these headers (servers, command-line
+ * clients) are not browser requests and pass.
+ */
+export function refuseCrossOrigin(event: H3Event, ctx: EdgeContext): void {
+  const headers = event.node.req.headers
+  const site = headers['sec-fetch-site']
+  let claimed: string | undefined
+  if (typeof headers.origin === 'string' && headers.origin !== '') claimed = originOf(headers.origin) ?? 'null'
+  else if (typeof headers.referer === 'string' && headers.referer !== '') claimed = originOf(headers.referer) ?? 'null'
+  const trusted = claimed !== undefined
+    ? claimed !== 'null' && (allowedOrigins(ctx).has(claimed) || isOwnOrigin(event, ctx, claimed))
+    : site !== 'cross-site' && site !== 'same-site'
+  if (!trusted) {
+    ctx.logger.security('cross_origin_refused', { path: event.path.split('?')[0], origin: claimed ?? site })
+    throw authError('cross_origin_request')
+  }
+}

@@ -1,0 +1,39 @@
+import type { AuthRouteRule } from '../../../types/auth'
+
+export type ResolvedAuthRule = 'required' | 'public' | undefined
+
+const REQUIRED = new Set<unknown>([true, 'required', 'protected'])
+const PUBLIC = new Set<unknown>([false, 'public', 'skip'])
+
+/**
+ * Normalises the `auth` value of route rules: `true | 'required' | 'protected'` need a valid
+ * bearer token, `false | 'public' | 'skip'` do not; anything else (no rule) is undefined.
+ */
+export function resolveAuthRule(value: AuthRouteRule | unknown): ResolvedAuthRule {
+  if (REQUIRED.has(value)) return 'required'
+  if (PUBLIC.has(value)) return 'public'
+  return undefined
+}
+
+/** RFC 6750 `b64token`. */
+const TOKEN68 = /^[\w\-.~+/]+=*$/
+
+/**
+ * The text after the `Bearer` scheme of an `Authorization` header, spaces and tabs around it
+ * removed, not checked further (cheap: for looking up tokens verified before), or undefined.
+ */
+export function bearerCandidate(header: string | undefined | null): string | undefined {
+  if (!header || header.length < 8 || header.slice(0, 6).toLowerCase() !== 'bearer') return undefined
+  if (header[6] !== ' ' && header[6] !== '\t') return undefined
+  let start = 7
+  let end = header.length
+  while (start < end && (header[start] === ' ' || header[start] === '\t')) start++
+  while (end > start && (header[end - 1] === ' ' || header[end - 1] === '\t')) end--
+  return start < end ? header.slice(start, end) : undefined
+}
+
+/** The token of an `Authorization: Bearer <token>` header (RFC 6750), or undefined. */
+export function parseBearer(header: string | undefined | null): string | undefined {
+  const token = bearerCandidate(header)
+  return token !== undefined && TOKEN68.test(token) ? token : undefined
+}

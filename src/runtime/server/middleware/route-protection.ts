@@ -1,0 +1,80 @@
+/**
+ * Server middleware of every request.
+ * - Resolves the `auth` route rule once per request: `true | 'required' | 'protected'` answer 401
+ *   `{ statusCode, message, error: 'unauthorized' }` without a valid bearer token
+ *   (`error: 'session_revoked'` for a token whose session has ended).
+ * - Verifies a bearer token when one is sent and fills `event.context.user` (and
+ *   `event.context.originalUser` while impersonating). The refresh cookie never authenticates here.
+ * - With `enableSSR`, a page request that carries a live refresh cookie gets a short-lived access
+ *   token in `event.context.ssrAccessToken` (server only: never written into HTML or payload).
+ *   Requests to the module's own routes (login hops, callback page, password links, mock
+ *   provider, …) are not page requests: they never read the session or sign a token here.
+ * - A page request that carries the refresh cookie without the session presence flag gets the
+ *   flag (sessions that began before the flag existed; nothing is read from storage).
+ */
+import { defineEventHandler, getCookie, getRequestHeader, type H3Event } from 'h3'
+import { getRouteRules, useRuntimeConfig } from 'nitropack/runtime'
+import type { AuthContext } from '../lib/core/context'
+import { sendAuthError } from '../lib/edge/errors'
+import { readSessionRecord } from '../lib/core/records/refresh-token'
+import { routePaths } from '#svc-auth/features'
+import { createPathMatcher } from '../lib/edge/route-paths'
+import { restorePresenceCookie } from '../lib/edge/presence-cookie'
+import { resolveAuthRule } from '../lib/edge/route-rules'
+import { mintSessionToken, readRefreshCookie, resolveGlobalClaims } from '../lib/core/session-tokens'
+import { authOptions, peekAuthContext, useAuthContext } from '../utils/auth-context'
+import { authenticate, authenticationError } from '../lib/core/authenticate'
+
+/** The paths the module answers on (the build's list): whole paths, so `/authors` is a page while `/auth/google` is not. */
+const isModuleRoute = createPathMatcher(routePaths)
+
+/**
+ * A GET for an HTML page, worth an SSR token: not an asset, not an API route, and none of the
+ * routes the module answers on itself ({@link isModuleRoute}).
+ */
+function isPageRequest(event: H3Event): boolean {
+  if (event.method !== 'GET') return false
+  const accept = getRequestHeader(event, 'accept') ?? ''
+  if (!accept.includes('text/html')) return false
+  const path = event.path
+  if (path.startsWith('/_nuxt/') || path.startsWith('/api/') || path.startsWith('/__nuxt')) return false
+  return !isModuleRoute(path)
+}
+
+async function attachSsrToken(event: H3Event, ctx: AuthContext): Promise<void> {
+  const cookie = readRefreshCookie(event, ctx)
+  if (!cookie) return
+  const record = await readSessionRecord(ctx, cookie)
+  if (!record || record.impersonation) return
+  const claims = await resolveGlobalClaims(ctx, record.user, record.claims)
+  const { token } = await mintSessionToken(ctx, record, claims, ctx.lifetimes.ssr)
+  event.context.ssrAccessToken = token
+}
+
+export default defineEventHandler(async (event) => {
+  let ctx = peekAuthContext()
+  try {
+    const options = ctx?.options ?? authOptions()
+    const rule = resolveAuthRule(getRouteRules(event).auth)
+    const hasBearer = !!event.node.req.headers.authorization
+    const needsUser = hasBearer || rule === 'required'
+    const page = isPageRequest(event)
+    // A session that began before the presence flag existed gets it with its next page load.
+    if (page && options.tokenRefresh.enabled) restorePresenceCookie(event, options.tokenRefresh.cookie, useRuntimeConfig().app?.baseURL || '/')
+    const wantsSsrToken = options.enableSSR && page && !!getCookie(event, options.tokenRefresh.cookie.cookieName)
+    // Nothing to check: the request never waits for the auth context (start-up, storage).
+    if (!needsUser && !wantsSsrToken) return
+    ctx ??= await useAuthContext()
+    if (needsUser) {
+      const user = await authenticate(event, ctx)
+      if (!user && rule === 'required') throw authenticationError(event)
+    }
+    if (wantsSsrToken) {
+      // A storage failure renders the page logged out instead of failing it.
+      await attachSsrToken(event, ctx).catch(error => ctx?.logger.warn('Could not create the SSR access token', error))
+    }
+  }
+  catch (error) {
+    return sendAuthError(event, error, ctx?.logger ?? console)
+  }
+})

@@ -1,0 +1,84 @@
+import type { EventHandlerRequest, H3Event } from 'h3'
+import { defineEventHandler, setResponseHeader } from 'h3'
+import { useNitroApp, useRuntimeConfig } from 'nitropack/runtime'
+import { features } from '#svc-auth/features'
+import type { ModuleOptions } from '../../types/options'
+import { createAuthContext, type AuthContext } from '../lib/core/context'
+import { recordedDeployTarget } from '../lib/config/runtime-target'
+import { sendAuthError } from '../lib/edge/errors'
+import { limitRequestBody } from '../lib/edge/request-guards'
+
+let pending: Promise<AuthContext> | undefined
+let ready: AuthContext | undefined
+
+/** The module's options (the private runtime config), without creating the auth context. */
+export function authOptions(): ModuleOptions {
+  return useRuntimeConfig().svcAuth as unknown as ModuleOptions
+}
+
+/** The process-wide auth context, created on first use from the private runtime config. */
+export function useAuthContext(): Promise<AuthContext> {
+  if (ready) return Promise.resolve(ready)
+  if (!pending) {
+    const config = useRuntimeConfig()
+    const options = authOptions()
+    const hooks = useNitroApp().hooks as unknown as { callHook: (name: string, payload: unknown) => Promise<unknown> }
+    pending = createAuthContext(options, {
+      dev: import.meta.dev,
+      features,
+      baseURL: config.app?.baseURL,
+      // Recorded by the build (src/build/deploy-target.ts): not an option.
+      deployTarget: recordedDeployTarget((options as { deployTarget?: unknown }).deployTarget),
+      callHook: async (name, payload) => {
+        await hooks.callHook(name, payload)
+      },
+    })
+    pending.then((ctx) => {
+      ready = ctx
+    }, () => {
+      pending = undefined
+    })
+  }
+  const current = pending
+  // Forgotten by whoever sees it fail, too: on Workers a context being made by a request that was
+  // cancelled never settles for that request (its handlers above never run), while every other
+  // request awaiting it sees it rejected; the next request then makes a new one.
+  return current.catch((error: unknown) => {
+    if (pending === current) pending = undefined
+    throw error
+  })
+}
+
+/** The context once it exists, without waiting (the request middleware's fast path). */
+export function peekAuthContext(): AuthContext | undefined {
+  return ready
+}
+
+/**
+ * Defines a module endpoint: JSON answers with `Cache-Control: no-store`, request bodies limited
+ * to `security.maxBodySize` (413 before the rest is read, also where the handler reads no body),
+ * and every failure turned into `{ statusCode, message, error }` (unexpected ones into a logged,
+ * generic 500).
+ */
+export function defineAuthRoute<T>(handler: (event: H3Event<EventHandlerRequest>, ctx: AuthContext) => Promise<T>) {
+  return defineEventHandler(async (event) => {
+    let ctx: AuthContext | undefined
+    try {
+      ctx = await useAuthContext()
+      setResponseHeader(event, 'cache-control', 'no-store')
+      await limitRequestBody(event, ctx.options.security.maxBodySize)
+      return await handler(event, ctx)
+    }
+    catch (error) {
+      return sendAuthError(event, error, ctx?.logger ?? consoleLogger)
+    }
+  })
+}
+
+const consoleLogger = {
+  error: (m: string, d?: unknown) => console.error(`[svc-auth] ${m}`, d),
+  warn: (m: string, d?: unknown) => console.warn(`[svc-auth] ${m}`, d),
+  info: () => {},
+  debug: () => {},
+  security: () => {},
+}

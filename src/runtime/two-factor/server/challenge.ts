@@ -1,0 +1,40 @@
+/**
+ * The second factor's step of the login pipeline: a login that passed its first factor and needs
+ * a second one is kept as a pending login, and the browser goes to the second-factor page.
+ */
+import type { H3Event } from 'h3'
+import type { AuthUser, CustomClaims, ProviderTokens } from '../../types/auth'
+import type { AuthContext } from '../../server/lib/core/context'
+import { withQueryParams } from '../../server/lib/edge/redirect'
+import { createPendingLogin } from './two-factor-records'
+import { auditHook } from './two-factor-state'
+
+export { secondFactorNeeded } from './two-factor-state'
+
+export interface ChallengeInput {
+  event: H3Event
+  user: AuthUser & { sub: string }
+  claims: CustomClaims
+  provider: string
+  tokens: ProviderTokens
+  redirect?: string
+  /** The user has no enrolment and enrols on the page. */
+  enrol: boolean
+}
+
+/** The second-factor page of a pending login: `<secondFactorPath>?flow=<id>[&enrol=1]`. */
+export function secondFactorLocation(ctx: AuthContext, flow: string, enrol: boolean): string {
+  return withQueryParams(ctx.options.endpoints.secondFactorPath, enrol ? { flow, enrol: '1' } : { flow })
+}
+
+/**
+ * Stores the pending login (single use, `twoFactor.pendingLoginTTL`, bound to the browser of
+ * `event`) and returns its flow id.
+ */
+export async function challengeSecondFactor(ctx: AuthContext, input: ChallengeInput): Promise<string> {
+  const { event, user, claims, provider, tokens, redirect, enrol } = input
+  const flow = await createPendingLogin(ctx, event, { userId: user.sub, user, claims, provider, tokens, redirect, enrol }, ctx.options.twoFactor.pendingLoginTTL)
+  ctx.logger.security('two_factor_challenged', { provider, enrol })
+  await auditHook(ctx, 'svc:twoFactor:challenged', { userId: user.sub, provider, enrol, event })
+  return flow
+}

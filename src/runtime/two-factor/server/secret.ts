@@ -1,0 +1,193 @@
+/**
+ * The second factor's cryptography: TOTP secrets (made, sealed for the host's storage, checked
+ * with otpauth) and recovery codes (made, normalised, HMACed). Nothing here touches the store.
+ */
+import { createHmac } from 'node:crypto'
+import { HOTP, Secret, TOTP } from 'otpauth'
+import type { ModuleOptions } from '../../types/options'
+import type { TwoFactorAlgorithm } from '../two-factor-types'
+import type { AuthContext } from '../../server/lib/core/context'
+import { createKeyHasher, createSealer, deriveKey, randomBelow, safeEqual, type KeyHasher, type Sealer } from '../../server/lib/store/crypto'
+import { stringList } from '../../server/lib/config/string-list'
+
+/**
+ * HKDF info of the key that seals TOTP secrets: its own key, never the record store's. The same
+ * under `twoFactor.secret` as under `token.secret`, so a `token.secret` moved to
+ * `twoFactor.previousSecrets` still opens what it sealed.
+ */
+const SECRET_PURPOSE = 'nuxt-svc-auth:two-factor-secret'
+/** HKDF info of the HMAC key of recovery codes. */
+const RECOVERY_KEY_PURPOSE = 'nuxt-svc-auth:two-factor-recovery-code'
+/**
+ * HMAC purpose of recovery codes hashed by the store's key hasher (storage-key HMAC key of
+ * `token.secret`), as they were before they had a key of their own: still matched, never made.
+ */
+const LEGACY_RECOVERY_PURPOSE = 'two-factor-recovery-code'
+
+/**
+ * The keys of the second factor's data, current first: `twoFactor.secret` and
+ * `twoFactor.previousSecrets` when `twoFactor.secret` is set; else `token.secret` and
+ * `token.previousSecrets` (what keyed this data before `twoFactor.secret` existed), then any
+ * `twoFactor.previousSecrets`.
+ */
+export function twoFactorKeys(options: Pick<ModuleOptions, 'token' | 'twoFactor'>): string[] {
+  const previous = stringList(options.twoFactor.previousSecrets)
+  const own = options.twoFactor.secret
+  const keys = own ? [own, ...previous] : [options.token.secret, ...stringList(options.token.previousSecrets), ...previous]
+  return [...new Set(keys)]
+}
+
+/** What the keys of the second factor's data are made into, once per context. */
+interface TwoFactorKeyring {
+  /** Sealers of TOTP secrets, current first. */
+  sealers: Sealer[]
+  /** HMAC keys of recovery codes, current first. */
+  recoveryKeys: Buffer[]
+  /** The store's key hashers of the same keys: recovery codes HMACed before they had their own key. */
+  legacyHashers: KeyHasher[]
+}
+
+const keyrings = new WeakMap<AuthContext, TwoFactorKeyring>()
+
+function keyringOf(ctx: AuthContext): TwoFactorKeyring {
+  let keyring = keyrings.get(ctx)
+  if (keyring) return keyring
+  const keys = twoFactorKeys(ctx.options)
+  keyring = {
+    sealers: keys.map(key => createSealer(key, [], SECRET_PURPOSE)),
+    recoveryKeys: keys.map(key => deriveKey(key, RECOVERY_KEY_PURPOSE)),
+    legacyHashers: keys.map(createKeyHasher),
+  }
+  keyrings.set(ctx, keyring)
+  return keyring
+}
+
+/** The code parameters an authenticator app is given. */
+export interface TotpParameters {
+  algorithm: TwoFactorAlgorithm
+  digits: number
+  period: number
+}
+
+/** Bytes of a new secret: the HMAC's block-size recommendation of RFC 6238 (20, 32, 64). */
+const SECRET_BYTES: Record<TwoFactorAlgorithm, number> = { SHA1: 20, SHA256: 32, SHA512: 64 }
+
+/** A new random TOTP secret in base32 (what authenticator apps take). */
+export function newTotpSecret(algorithm: TwoFactorAlgorithm): string {
+  return new Secret({ size: SECRET_BYTES[algorithm] }).base32
+}
+
+/** The `otpauth://totp/…` URI of an enrolment (the QR code's content). */
+export function totpUri(secret: string, params: TotpParameters, issuer: string, account: string): string {
+  return new TOTP({ issuer, label: account || 'account', secret: Secret.fromBase32(secret), ...params }).toString()
+}
+
+/**
+ * The time step a code belongs to, or null: the current step (at `now`) and `window` steps either
+ * side are tried. A string that is not `digits` digits is never a match.
+ */
+export function matchTimeStep(secret: string, params: TotpParameters, code: string, window: number, now = Date.now()): number | null {
+  if (!new RegExp(`^\\d{${params.digits}}$`).test(code)) return null
+  const counter = Math.floor(now / 1000 / params.period)
+  const delta = HOTP.validate({ token: code, secret: Secret.fromBase32(secret), algorithm: params.algorithm, digits: params.digits, counter, window })
+  return delta === null ? null : counter + delta
+}
+
+/** The code of a secret at a time step (tests, and nothing else in the module). */
+export function codeAt(secret: string, params: TotpParameters, step: number): string {
+  return HOTP.generate({ secret: Secret.fromBase32(secret), algorithm: params.algorithm, digits: params.digits, counter: step })
+}
+
+/** Seals TOTP secrets for the host's storage, bound to their user. */
+export interface SecretBox {
+  seal(userId: string, secret: string): string
+  /** The secret, and whether it was sealed under a previous key; null when it does not open. */
+  open(userId: string, sealed: string): { secret: string, stale: boolean } | null
+}
+
+const boxes = new WeakMap<AuthContext, SecretBox>()
+
+/**
+ * The sealer of TOTP secrets: aes-256-gcm with a key derived (HKDF) from the current key of
+ * {@link twoFactorKeys} (`twoFactor.secret`, else `token.secret`); the previous keys still open
+ * what they sealed (then `stale`). The sealed value holds the user's id, so a secret copied into
+ * another user's state does not open there.
+ */
+export function secretBox(ctx: AuthContext): SecretBox {
+  let box = boxes.get(ctx)
+  if (box) return box
+  const { sealers } = keyringOf(ctx)
+  box = {
+    seal: (userId, secret) => sealers[0]!.seal(JSON.stringify({ u: userId, s: secret })),
+    open(userId, sealed) {
+      for (const [index, sealer] of sealers.entries()) {
+        const plain = sealer.open(sealed)
+        if (plain === null) continue
+        try {
+          const value = JSON.parse(plain) as { u?: unknown, s?: unknown }
+          if (value.u === userId && typeof value.s === 'string' && value.s !== '') return { secret: value.s, stale: index > 0 }
+        }
+        catch {
+          // Not ours: treated as unreadable.
+        }
+        return null
+      }
+      return null
+    },
+  }
+  boxes.set(ctx, box)
+  return box
+}
+
+/** Letters and digits of recovery codes: no 0/o, 1/i/l, so a code read aloud or typed is unambiguous. */
+const RECOVERY_ALPHABET = '23456789abcdefghjkmnpqrstuvwxyz'
+const RECOVERY_LENGTH = 10
+
+/** `count` new recovery codes, `xxxxx-xxxxx` (about 50 bits each). */
+export function newRecoveryCodes(count: number): string[] {
+  return Array.from({ length: count }, () => {
+    let code = ''
+    for (let i = 0; i < RECOVERY_LENGTH; i++) code += RECOVERY_ALPHABET[randomBelow(RECOVERY_ALPHABET.length)]
+    return `${code.slice(0, 5)}-${code.slice(5)}`
+  })
+}
+
+/** A typed recovery code in canonical form (case, spaces and dashes ignored), or null when it cannot be one. */
+export function normalizeRecoveryCode(typed: string): string | null {
+  const code = typed.toLowerCase().replace(/[\s-]/g, '')
+  return code.length === RECOVERY_LENGTH && [...code].every(c => RECOVERY_ALPHABET.includes(c)) ? code : null
+}
+
+/** HMAC-SHA256 (hex) of a user's recovery code under one key. */
+function recoveryHmac(key: Buffer, userId: string, code: string): string {
+  return createHmac('sha256', key).update(`${userId}\0${code}`).digest('hex')
+}
+
+/** The HMAC of a recovery code of a user, under the current two-factor key (what the state keeps). */
+export function hashRecoveryCode(ctx: AuthContext, userId: string, code: string): string {
+  return recoveryHmac(keyringOf(ctx).recoveryKeys[0]!, userId, normalizeRecoveryCode(code) ?? code)
+}
+
+/**
+ * The stored HMAC that a typed code matches, or undefined: under every key of
+ * {@link twoFactorKeys}, each as the recovery-code HMAC and as the store-hasher HMAC that recovery
+ * codes had before their own key (so codes made before still match, also once their
+ * `token.secret` moved to `twoFactor.previousSecrets`). Every stored HMAC is compared with every
+ * candidate (constant time each).
+ */
+export function findRecoveryCode(ctx: AuthContext, userId: string, typed: string, stored: readonly string[]): string | undefined {
+  const code = normalizeRecoveryCode(typed)
+  if (!code) return undefined
+  const { recoveryKeys, legacyHashers } = keyringOf(ctx)
+  const candidates = [
+    ...recoveryKeys.map(key => recoveryHmac(key, userId, code)),
+    ...legacyHashers.map(hasher => hasher.hash(LEGACY_RECOVERY_PURPOSE, `${userId}\0${code}`)),
+  ]
+  let found: string | undefined
+  for (const hash of stored) {
+    let matched = false
+    for (const candidate of candidates) matched = safeEqual(candidate, hash) || matched
+    if (matched) found ??= hash
+  }
+  return found
+}

@@ -1,0 +1,168 @@
+/**
+ * The logged-in user's second-factor settings (bearer-authenticated): status, enrolment (start and
+ * confirm), new recovery codes, and turning it off.
+ */
+import type { H3Event } from 'h3'
+import type { z } from 'zod'
+import type { AuthClaims, TwoFactorState } from '../../types/auth'
+import { authenticate, authenticationError } from '../../server/lib/core/authenticate'
+import type { AuthContext } from '../../server/lib/core/context'
+import { authError } from '../../server/lib/edge/errors'
+import { passwordHandlers } from '../../password/server/password-handlers'
+import { isPasswordEnabled } from '../../password/server/password-options'
+import { checkPassword } from '../../password/server/password-check'
+import { requireEmail } from '../../server/lib/edge/email'
+import { usePasswordRuntime } from '../../password/server/password-runtime'
+import { tooMany } from '../../server/lib/edge/rate-limit'
+import { retryAfterOf } from '../../server/lib/edge/rate-counter'
+import { RECORD_TYPES } from '../../server/lib/store/record-types'
+import { reserveTwoFactorFailure, savePendingEnrolment } from './two-factor-records'
+import { requireRecentLogin } from '../../server/lib/core/recent-login'
+import { revokeSessions } from '../../server/lib/core/session-list'
+import { refuseCrossOrigin } from '../../server/lib/edge/request-guards'
+import { twoFactorCodeRequest, twoFactorDisableRequest } from '../../server/lib/edge/request-schemas'
+import { readBodyWith } from '../../server/lib/edge/read-body'
+import { checkSecondFactor } from './code-check'
+import { confirmEnrolmentCode } from './two-factor-flow'
+import { issuerOf } from './two-factor-options'
+import { hashRecoveryCode, newRecoveryCodes, newTotpSecret, secretBox, totpUri } from './secret'
+import { auditHook, findTwoFactorState, saveTwoFactorState } from './two-factor-state'
+
+/** The caller's claims: 401 without a valid bearer token, 403 for an impersonated session. */
+async function owner(ctx: AuthContext, event: H3Event): Promise<AuthClaims> {
+  const claims = await authenticate(event, ctx)
+  if (!claims) throw authenticationError(event)
+  if (claims.impersonation) throw authError('impersonated_session', 'Impersonated sessions cannot change the second factor')
+  return claims
+}
+
+/**
+ * A change of the way a user logs in ends the user's other sessions (their own, not
+ * impersonations of them): a session opened before the second factor was turned on (perhaps the
+ * reason to turn it on) or by whoever turned it off must not live on. The caller's session stays.
+ */
+async function endOtherSessions(ctx: AuthContext, claims: AuthClaims): Promise<void> {
+  const except = typeof claims.sid === 'string' ? claims.sid : undefined
+  const ended = await revokeSessions(ctx, claims.sub, 'two_factor_change', { except, own: true })
+  if (ended > 0) ctx.logger.security('two_factor_sessions_ended', { sessions: ended })
+}
+
+/** GET status → `{ enabled, recoveryCodesLeft }`. */
+export async function twoFactorStatus(ctx: AuthContext, event: H3Event) {
+  const claims = await owner(ctx, event)
+  const state = await findTwoFactorState(ctx, claims.sub, event)
+  return { enabled: state !== null, recoveryCodesLeft: state?.recoveryCodes.length ?? 0 }
+}
+
+/**
+ * POST enrol → `{ uri, secret }`: a new secret, kept as a pending enrolment (`enrolmentTTL`) until
+ * a code confirms it; a second start replaces the first. 409 while an enrolment is confirmed; 403
+ * `reauthentication_required` for a session that did not log in recently (`sessions.recentLogin`).
+ */
+export async function startEnrolment(ctx: AuthContext, event: H3Event) {
+  refuseCrossOrigin(event, ctx)
+  const claims = await owner(ctx, event)
+  if (await findTwoFactorState(ctx, claims.sub, event)) throw authError('two_factor_already_enabled')
+  await requireRecentLogin(ctx, claims, 'two_factor_enrol')
+  const { algorithm, digits, period, enrolmentTTL } = ctx.options.twoFactor
+  const secret = newTotpSecret(algorithm)
+  await savePendingEnrolment(ctx, { userId: claims.sub }, { userId: claims.sub, secret: secretBox(ctx).seal(claims.sub, secret) }, enrolmentTTL)
+  const account = typeof claims.email === 'string' && claims.email ? claims.email : claims.sub
+  return { uri: totpUri(secret, { algorithm, digits, period }, issuerOf(ctx.options), account), secret }
+}
+
+/**
+ * POST confirm `{ code }` → `{ recoveryCodes }` (shown once). The login must still be recent: an
+ * enrolment started by a fresh session is not confirmed once that session is stale.
+ */
+export async function confirmEnrolment(ctx: AuthContext, event: H3Event) {
+  refuseCrossOrigin(event, ctx)
+  const claims = await owner(ctx, event)
+  await requireRecentLogin(ctx, claims, 'two_factor_enrol')
+  const body = await readBodyWith(event, twoFactorCodeRequest)
+  const confirmed = await confirmEnrolmentCode(ctx, event, { userId: claims.sub }, claims.sub, body.code)
+  if (confirmed === 'expired') throw authError('two_factor_enrolment_expired')
+  if (confirmed === 'invalid_code') throw authError('two_factor_invalid_code')
+  await endOtherSessions(ctx, claims)
+  await auditHook(ctx, 'svc:twoFactor:enrolled', { userId: claims.sub, during: 'settings', event })
+  return { recoveryCodes: confirmed.recoveryCodes }
+}
+
+/**
+ * A change of an enrolled caller's second factor: a same-origin POST with the bearer token of a
+ * recent login (403 `reauthentication_required`, checked before any proof, so a stale session
+ * spends no failure budget), its body, and the caller's state (400 `two_factor_not_enabled`
+ * without one). `action` names the change in the security log.
+ */
+async function enrolledChange<S extends z.ZodType>(ctx: AuthContext, event: H3Event, schema: S, action: string): Promise<{ claims: AuthClaims, body: z.output<S>, state: TwoFactorState }> {
+  refuseCrossOrigin(event, ctx)
+  const claims = await owner(ctx, event)
+  await requireRecentLogin(ctx, claims, action)
+  const body = await readBodyWith(event, schema)
+  const state = await findTwoFactorState(ctx, claims.sub, event)
+  if (!state) throw authError('two_factor_not_enabled')
+  return { claims, body, state }
+}
+
+/**
+ * POST recovery-codes `{ code }` (a TOTP code) → `{ recoveryCodes }`: the old ones stop working.
+ * Needs a recent login.
+ */
+export async function regenerateRecoveryCodes(ctx: AuthContext, event: H3Event) {
+  const { claims, body, state } = await enrolledChange(ctx, event, twoFactorCodeRequest, 'two_factor_recovery_codes')
+  const result = await checkSecondFactor(ctx, event, claims.sub, state, { code: body.code }, 'regenerate')
+  if (!result.ok) throw authError('two_factor_invalid_code')
+  const recoveryCodes = newRecoveryCodes(ctx.options.twoFactor.recoveryCodes)
+  const fresh = await findTwoFactorState(ctx, claims.sub, event) ?? state
+  await saveTwoFactorState(claims.sub, { ...fresh, recoveryCodes: recoveryCodes.map(c => hashRecoveryCode(ctx, claims.sub, c)), recoveryCodesAt: new Date().toISOString() }, event, 'recovery_codes_regenerated')
+  ctx.logger.security('two_factor_recovery_codes_regenerated', {})
+  await auditHook(ctx, 'svc:twoFactor:recoveryCodesRegenerated', { userId: claims.sub, count: recoveryCodes.length, event })
+  return { recoveryCodes }
+}
+
+/**
+ * The account's password, checked like a login (password accounts only: 400 `no_password_account`
+ * otherwise). A wrong one draws on the user's second-factor failure budget.
+ */
+async function checkAccountPassword(ctx: AuthContext, event: H3Event, claims: AuthClaims, password: string): Promise<boolean> {
+  const email = typeof claims.email === 'string' && isPasswordEnabled(ctx.options.providers?.password) ? requireEmail(claims.email) : undefined
+  if (!email) throw authError('no_password_account')
+  const runtime = usePasswordRuntime(ctx)
+  const handlers = passwordHandlers()
+  const user = await handlers.findUser(email)
+  if (!user) throw authError('no_password_account')
+  const { maxFailures, failureWindow } = ctx.options.twoFactor
+  const reserved = maxFailures > 0 ? await reserveTwoFactorFailure(ctx, claims.sub, maxFailures, failureWindow) : undefined
+  if (reserved && !reserved.granted) throw tooMany(await retryAfterOf(ctx, ctx.store.key(RECORD_TYPES.twoFactorFailures, claims.sub), failureWindow))
+  const valid = await checkPassword(runtime, handlers, password, user.hashedPassword)
+  if (valid && reserved?.granted) await reserved.release()
+  return valid
+}
+
+/**
+ * POST disable `{ password }`, `{ code }` or `{ recoveryCode }` → `{ success: true }`: the host
+ * state is deleted (`save(userId, null)`). Needs a recent login: a proof alone (the password
+ * above all) from an older session's token does not remove the second factor.
+ */
+export async function disableTwoFactor(ctx: AuthContext, event: H3Event) {
+  const { claims, body, state } = await enrolledChange(ctx, event, twoFactorDisableRequest, 'two_factor_disable')
+  let method: 'password' | 'code' | 'recovery_code'
+  if (body.password !== undefined) {
+    if (!(await checkAccountPassword(ctx, event, claims, body.password))) {
+      ctx.logger.security('two_factor_failed', { stage: 'disable', reason: 'wrong_password' })
+      await auditHook(ctx, 'svc:twoFactor:failed', { userId: claims.sub, stage: 'disable', reason: 'wrong_password', event })
+      throw authError('current_password_incorrect')
+    }
+    method = 'password'
+  }
+  else {
+    const result = await checkSecondFactor(ctx, event, claims.sub, state, body.code !== undefined ? { code: body.code } : { recoveryCode: body.recoveryCode! }, 'disable')
+    if (!result.ok) throw authError('two_factor_invalid_code')
+    method = result.method
+  }
+  await saveTwoFactorState(claims.sub, null, event, 'disabled')
+  await endOtherSessions(ctx, claims)
+  ctx.logger.security('two_factor_disabled', { method })
+  await auditHook(ctx, 'svc:twoFactor:disabled', { userId: claims.sub, method, event })
+  return { success: true as const }
+}

@@ -1,0 +1,21 @@
+/**
+ * The second factor as a feature of the core: its option checks, and the detour of a login that
+ * passed its first factor to the second-factor page.
+ */
+import type { AuthFeature } from '../../server/lib/core/context'
+import { challengeSecondFactor, secondFactorLocation, secondFactorNeeded } from './challenge'
+import { twoFactorKeyWarning, validateTwoFactorOptions } from './two-factor-options'
+
+export default {
+  name: 'two-factor',
+  optionErrors: options => validateTwoFactorOptions(options.twoFactor, options.token.secret),
+  optionWarnings: (options, dev) => [twoFactorKeyWarning(options, dev)].filter(warning => warning !== undefined),
+  async detourLogin(ctx, login, beforeDetour) {
+    if (!ctx.options.twoFactor?.enabled) return undefined
+    const needed = await secondFactorNeeded(ctx, login.user, { provider: login.provider, event: login.event })
+    if (!needed) return undefined
+    await beforeDetour()
+    const flow = await challengeSecondFactor(ctx, { ...login, enrol: needed.enrol })
+    return { location: secondFactorLocation(ctx, flow, needed.enrol), secondFactor: { flow, enrol: needed.enrol } }
+  },
+} satisfies AuthFeature

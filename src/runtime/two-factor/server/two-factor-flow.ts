@@ -1,0 +1,146 @@
+/**
+ * The second-factor page's endpoints: verify a code of a pending login, or (a user who must enrol
+ * first) enrol during it. Each is bound to the browser that passed the first factor and counts
+ * its attempts; the one that completes the login takes the pending login atomically, runs
+ * `svc:success` and issues the authorization code.
+ */
+import type { H3Event } from 'h3'
+import type { TwoFactorMethod, TwoFactorState } from '../../types/auth'
+import { matchesCodeBinding } from '../../server/lib/core/code-binding'
+import type { AuthContext } from '../../server/lib/core/context'
+import { authError } from '../../server/lib/edge/errors'
+import { callbackLocation } from '../../server/lib/core/login'
+import { createAuthCode } from '../../server/lib/core/records/auth-code'
+import { countLoginAttempt, pendingLoginTokens, readPendingEnrolment, readPendingLogin, savePendingEnrolment, takePendingEnrolment, takePendingLogin, type PendingLoginRecord } from './two-factor-records'
+import { refuseCrossOrigin } from '../../server/lib/edge/request-guards'
+import { twoFactorConfirmLoginRequest, twoFactorFlowRequest, twoFactorVerifyRequest } from '../../server/lib/edge/request-schemas'
+import { readBodyWith } from '../../server/lib/edge/read-body'
+import { checkSecondFactor, claimTotpCode, type SecondFactorInput } from './code-check'
+import { issuerOf } from './two-factor-options'
+import { hashRecoveryCode, newRecoveryCodes, newTotpSecret, secretBox, totpUri } from './secret'
+import { auditHook, findTwoFactorState, newState, saveTwoFactorState } from './two-factor-state'
+
+/**
+ * The pending login of `flow`, from the browser it was started in. Unknown, expired or completed:
+ * 400 `two_factor_login_expired`. Another browser: the pending login is burnt (as an
+ * authorization code is) and 401 `code_binding_mismatch`.
+ */
+async function pendingLoginOf(ctx: AuthContext, event: H3Event, flow: string): Promise<PendingLoginRecord> {
+  const pending = await readPendingLogin(ctx, flow)
+  if (!pending) throw authError('two_factor_login_expired')
+  if (!matchesCodeBinding(event, ctx, pending.binding)) {
+    await takePendingLogin(ctx, flow)
+    ctx.logger.security('two_factor_binding_mismatch', { provider: pending.provider })
+    await auditHook(ctx, 'svc:twoFactor:failed', { userId: pending.userId, stage: 'login', reason: 'binding_mismatch', event })
+    throw authError('code_binding_mismatch', 'This login was started in another browser')
+  }
+  return pending
+}
+
+/**
+ * Counts an attempt at a pending login: past `maxAttempts` the answer is 400 `too_many_attempts`
+ * (log in again). Such an attempt never removes the pending login itself: of many concurrent
+ * attempts with the right code, one within the limit must still be able to complete it. A wrong
+ * code that uses up the last attempt removes it.
+ */
+async function countAttempt(ctx: AuthContext, event: H3Event, pending: PendingLoginRecord): Promise<number> {
+  const attempts = await countLoginAttempt(ctx, pending.id, ctx.options.twoFactor.pendingLoginTTL)
+  if (attempts > ctx.options.twoFactor.maxAttempts) {
+    await auditHook(ctx, 'svc:twoFactor:failed', { userId: pending.userId, stage: 'login', reason: 'too_many_attempts', event })
+    throw authError('too_many_attempts', 'Too many wrong codes: log in again')
+  }
+  return attempts
+}
+
+async function exhausted(ctx: AuthContext, event: H3Event, pending: PendingLoginRecord): Promise<never> {
+  await takePendingLogin(ctx, pending.id)
+  ctx.logger.security('two_factor_attempts_exceeded', { provider: pending.provider })
+  await auditHook(ctx, 'svc:twoFactor:failed', { userId: pending.userId, stage: 'login', reason: 'too_many_attempts', event })
+  throw authError('too_many_attempts', 'Too many wrong codes: log in again')
+}
+
+/** Takes the pending login (one winner) and issues the authorization code: `svc:success` first. */
+async function completeSecondFactor(ctx: AuthContext, event: H3Event, flow: string, method: TwoFactorMethod): Promise<string> {
+  const login = await takePendingLogin(ctx, flow)
+  if (!login) throw authError('two_factor_login_expired')
+  ctx.logger.security('two_factor_verified', { provider: login.provider, method })
+  await auditHook(ctx, 'svc:twoFactor:verified', { userId: login.userId, provider: login.provider, method, event })
+  await ctx.callHook('svc:success', { user: login.user, tokens: pendingLoginTokens(ctx, login), provider: login.provider, event })
+  const code = await createAuthCode(ctx, event, { user: login.user, claims: login.claims, provider: login.provider, redirect: login.redirect })
+  return callbackLocation(ctx, code)
+}
+
+/** POST verify `{ flow, code }` or `{ flow, recoveryCode }` → `{ success: true, redirect }`. */
+export async function verifyLogin(ctx: AuthContext, event: H3Event) {
+  refuseCrossOrigin(event, ctx)
+  const body = await readBodyWith(event, twoFactorVerifyRequest)
+  const pending = await pendingLoginOf(ctx, event, body.flow)
+  if (pending.enrol) throw authError('two_factor_not_enabled', 'Set up two-factor authentication first')
+  const attempts = await countAttempt(ctx, event, pending)
+  const state = await findTwoFactorState(ctx, pending.userId, event)
+  if (!state) throw authError('two_factor_not_enabled')
+  const input: SecondFactorInput = body.code !== undefined ? { code: body.code } : { recoveryCode: body.recoveryCode! }
+  const result = await checkSecondFactor(ctx, event, pending.userId, state, input, 'login')
+  if (!result.ok) {
+    if (attempts >= ctx.options.twoFactor.maxAttempts) await exhausted(ctx, event, pending)
+    throw authError('two_factor_invalid_code')
+  }
+  return { success: true as const, redirect: await completeSecondFactor(ctx, event, body.flow, result.method) }
+}
+
+/** What is left of a pending login's lifetime, in seconds (at least 1). */
+const secondsLeft = (ctx: AuthContext, pending: PendingLoginRecord) =>
+  Math.max(1, Math.ceil((pending.createdAt + ctx.options.twoFactor.pendingLoginTTL * 1000 - Date.now()) / 1000))
+
+/** POST login-enrol `{ flow }` → `{ uri, secret }`: a new secret for a login that must enrol. */
+export async function startLoginEnrolment(ctx: AuthContext, event: H3Event) {
+  refuseCrossOrigin(event, ctx)
+  const body = await readBodyWith(event, twoFactorFlowRequest)
+  const pending = await pendingLoginOf(ctx, event, body.flow)
+  if (!pending.enrol) throw authError('two_factor_already_enabled')
+  const { algorithm, digits, period } = ctx.options.twoFactor
+  const secret = newTotpSecret(algorithm)
+  await savePendingEnrolment(ctx, { flow: pending.id }, { userId: pending.userId, secret: secretBox(ctx).seal(pending.userId, secret) }, secondsLeft(ctx, pending))
+  const account = typeof pending.user.email === 'string' && pending.user.email ? pending.user.email : pending.userId
+  return { uri: totpUri(secret, { algorithm, digits, period }, issuerOf(ctx.options), account), secret }
+}
+
+/**
+ * Confirms an enrolment with its first code. Returns the new state and the recovery codes; the
+ * pending enrolment is taken atomically (one winner), and an existing enrolment is never replaced.
+ */
+export async function confirmEnrolmentCode(ctx: AuthContext, event: H3Event, owner: { userId: string } | { flow: string }, userId: string, code: string): Promise<{ state: TwoFactorState, recoveryCodes: string[] } | 'invalid_code' | 'expired'> {
+  const enrolment = await readPendingEnrolment(ctx, owner)
+  const opened = enrolment && enrolment.userId === userId ? secretBox(ctx).open(userId, enrolment.secret) : null
+  if (!enrolment || !opened) return 'expired'
+  const { algorithm, digits, period, recoveryCodes: count } = ctx.options.twoFactor
+  const params = { algorithm, digits, period }
+  if (await claimTotpCode(ctx, userId, opened.secret, params, code) !== 'ok') return 'invalid_code'
+  if (!(await takePendingEnrolment(ctx, owner))) return 'expired'
+  if (await findTwoFactorState(ctx, userId, event)) throw authError('two_factor_already_enabled')
+  const recoveryCodes = newRecoveryCodes(count)
+  const state = newState(secretBox(ctx).seal(userId, opened.secret), recoveryCodes.map(c => hashRecoveryCode(ctx, userId, c)), params)
+  await saveTwoFactorState(userId, state, event, 'enrolled')
+  ctx.logger.security('two_factor_enrolled', {})
+  return { state, recoveryCodes }
+}
+
+/**
+ * POST login-confirm `{ flow, code }` → `{ success: true, redirect, recoveryCodes }`: saves the
+ * enrolment and completes the login.
+ */
+export async function confirmLoginEnrolment(ctx: AuthContext, event: H3Event) {
+  refuseCrossOrigin(event, ctx)
+  const body = await readBodyWith(event, twoFactorConfirmLoginRequest)
+  const pending = await pendingLoginOf(ctx, event, body.flow)
+  if (!pending.enrol) throw authError('two_factor_enrolment_expired')
+  const attempts = await countAttempt(ctx, event, pending)
+  const confirmed = await confirmEnrolmentCode(ctx, event, { flow: pending.id }, pending.userId, body.code)
+  if (confirmed === 'expired') throw authError('two_factor_enrolment_expired')
+  if (confirmed === 'invalid_code') {
+    if (attempts >= ctx.options.twoFactor.maxAttempts) await exhausted(ctx, event, pending)
+    throw authError('two_factor_invalid_code')
+  }
+  await auditHook(ctx, 'svc:twoFactor:enrolled', { userId: pending.userId, during: 'login', event })
+  return { success: true as const, redirect: await completeSecondFactor(ctx, event, body.flow, 'code'), recoveryCodes: confirmed.recoveryCodes }
+}

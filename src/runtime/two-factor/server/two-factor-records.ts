@@ -1,0 +1,185 @@
+import type { H3Event } from 'h3'
+import { z } from 'zod'
+import type { AuthUser, CustomClaims, ProviderTokens } from '../../types/auth'
+import { browserBindingOf } from '../../server/lib/core/code-binding'
+import type { AuthContext } from '../../server/lib/core/context'
+import { createSealer, randomToken, type Sealer } from '../../server/lib/store/crypto'
+import { stringList } from '../../server/lib/config/string-list'
+import { reserveUnits, type Reservation } from '../../server/lib/edge/rate-counter'
+import { RECORD_TYPES } from '../../server/lib/store/record-types'
+import { claimsSchema, timestamp, userSchema } from '../../server/lib/core/records/record-schema'
+import { storableUser } from '../../server/lib/core/records/stored-user'
+
+/*
+ * The store's part of the second factor. The durable state (the encrypted TOTP secret, the
+ * recovery-code HMACs) lives with the host; here are only short-lived records: a login waiting
+ * for its second factor, an enrolment waiting for its first code, the counters, and the markers
+ * that make a code and a recovery code work once.
+ */
+
+const pendingLoginRecord = z.object({
+  /** The flow id (also the record's key). */
+  id: z.string().min(1),
+  /** `sub` of the user: the subject of the tokens the login will issue. */
+  userId: z.string().min(1),
+  user: userSchema,
+  claims: claimsSchema,
+  provider: z.string().min(1),
+  /** Same-origin path chosen at login, returned to the callback page. */
+  redirect: z.string().optional(),
+  /**
+   * Tokens of the login provider, for the `svc:success` payload when the login completes: sealed
+   * with a key of their own (derived from the server secret), whether or not records are
+   * encrypted at rest. Read them with {@link pendingLoginTokens}.
+   */
+  tokens: z.string(),
+  /** HMAC of the browser binding (the code cookie) of the browser that passed the first factor. */
+  binding: z.string().min(1),
+  /** The user has no enrolment and must make one before the login completes. */
+  enrol: z.boolean(),
+  createdAt: timestamp,
+})
+
+/** A login that passed its first factor and waits for the second (single use). */
+export type PendingLoginRecord = z.output<typeof pendingLoginRecord>
+
+export interface PendingLoginInput {
+  userId: string
+  user: AuthUser
+  claims: CustomClaims
+  provider: string
+  redirect?: string
+  tokens: ProviderTokens
+  enrol: boolean
+}
+
+const pendingKey = (ctx: AuthContext, id: string) => ctx.store.key(RECORD_TYPES.twoFactorLogin, id)
+
+/** HKDF info of the key that seals the provider tokens of pending logins. */
+const TOKENS_PURPOSE = 'nuxt-svc-auth:two-factor-pending-tokens'
+const tokenSealers = new WeakMap<AuthContext, Sealer>()
+
+/** The sealer of pending logins' provider tokens (`token.previousSecrets` still open them). */
+function tokensSealer(ctx: AuthContext): Sealer {
+  let sealer = tokenSealers.get(ctx)
+  if (!sealer) {
+    sealer = createSealer(ctx.options.token.secret, stringList(ctx.options.token.previousSecrets), TOKENS_PURPOSE)
+    tokenSealers.set(ctx, sealer)
+  }
+  return sealer
+}
+
+/**
+ * The provider tokens of a pending login. Tokens that no longer open (the server secret that
+ * sealed them was removed meanwhile) or are not an object read as `{ access_token: '' }`.
+ */
+export function pendingLoginTokens(ctx: AuthContext, record: PendingLoginRecord): ProviderTokens {
+  const plain = tokensSealer(ctx).open(record.tokens)
+  if (plain !== null) {
+    try {
+      const tokens = JSON.parse(plain) as unknown
+      if (tokens && typeof tokens === 'object' && !Array.isArray(tokens)) return tokens as ProviderTokens
+    }
+    catch {
+      // Unreadable: no tokens.
+    }
+  }
+  return { access_token: '' }
+}
+
+/**
+ * Stores a pending login bound to the browser of `event` (the answer sets the code cookie, as for
+ * an authorization code) and returns its random flow id.
+ */
+export async function createPendingLogin(ctx: AuthContext, event: H3Event, input: PendingLoginInput, ttlSeconds: number): Promise<string> {
+  const id = randomToken(24)
+  const record: PendingLoginRecord = {
+    ...input,
+    id,
+    user: storableUser(input.user),
+    tokens: tokensSealer(ctx).seal(JSON.stringify(input.tokens ?? {})),
+    binding: browserBindingOf(event, ctx),
+    createdAt: Date.now(),
+  }
+  await ctx.store.write(pendingKey(ctx, id), record, ttlSeconds)
+  return id
+}
+
+/** Reads a pending login without consuming it (to check a code first). */
+export function readPendingLogin(ctx: AuthContext, id: string): Promise<PendingLoginRecord | null> {
+  return ctx.store.read(pendingKey(ctx, id), pendingLoginRecord)
+}
+
+/** Consumes a pending login atomically: of concurrent completions, exactly one gets it. */
+export function takePendingLogin(ctx: AuthContext, id: string): Promise<PendingLoginRecord | null> {
+  return ctx.store.take(pendingKey(ctx, id), pendingLoginRecord)
+}
+
+/** Counts one code attempt at a pending login (atomic); returns the attempts so far. */
+export function countLoginAttempt(ctx: AuthContext, id: string, ttlSeconds: number): Promise<number> {
+  return ctx.store.incr(ctx.store.key(RECORD_TYPES.twoFactorAttempts, id), ttlSeconds)
+}
+
+/**
+ * Reserves one failure of a user's budget (see `reserveUnits`): refused when `max` failures are
+ * counted in the window; the caller gives the unit back when the code was right.
+ */
+export function reserveTwoFactorFailure(ctx: AuthContext, userId: string, max: number, windowSeconds: number): Promise<Reservation> {
+  return reserveUnits(ctx, [{ key: ctx.store.key(RECORD_TYPES.twoFactorFailures, userId), max }], windowSeconds)
+}
+
+/**
+ * Marks a TOTP time step of a user's secret as used. True for the first use only (atomic, also
+ * across processes sharing the store): a code works once, even for two logins racing with it. The
+ * secret is part of the (HMACed) key, so a new enrolment's first code is never refused for a step
+ * the previous secret used.
+ */
+export function claimTimeStep(ctx: AuthContext, userId: string, secret: string, step: number, ttlSeconds: number): Promise<boolean> {
+  return ctx.store.writeIfAbsent(ctx.store.key(RECORD_TYPES.twoFactorStep, `${userId}\0${secret}\0${step}`), Date.now(), ttlSeconds)
+}
+
+/**
+ * How long a used recovery code stays claimed: long after the host's state no longer lists it, so
+ * that a state saved by a concurrent request that still held it cannot make it usable again.
+ */
+export const RECOVERY_CLAIM_TTL = 400 * 24 * 3600
+
+/** Claims a recovery code (by its HMAC) of a user: true for the first use only (atomic). */
+export function claimRecoveryCode(ctx: AuthContext, userId: string, codeHash: string): Promise<boolean> {
+  return ctx.store.writeIfAbsent(ctx.store.key(RECORD_TYPES.twoFactorRecovery, `${userId}\0${codeHash}`), Date.now(), RECOVERY_CLAIM_TTL)
+}
+
+/** True when a recovery code (by its HMAC) of a user was claimed already. */
+export async function isRecoveryCodeClaimed(ctx: AuthContext, userId: string, codeHash: string): Promise<boolean> {
+  return (await ctx.store.ttl(ctx.store.key(RECORD_TYPES.twoFactorRecovery, `${userId}\0${codeHash}`))) !== null
+}
+
+const enrolmentRecord = z.object({
+  userId: z.string().min(1),
+  /** The new TOTP secret, sealed by the second factor's own key (never stored in the clear). */
+  secret: z.string().min(1),
+  createdAt: timestamp,
+})
+
+/** An enrolment waiting for its first code. */
+export type EnrolmentRecord = z.output<typeof enrolmentRecord>
+
+/** Whose enrolment: a logged-in user's (settings) or the one of a pending login (flow id). */
+export type EnrolmentOwner = { userId: string } | { flow: string }
+
+const enrolmentKey = (ctx: AuthContext, owner: EnrolmentOwner) => ctx.store.key(RECORD_TYPES.twoFactorEnrolment, 'flow' in owner ? `flow\0${owner.flow}` : `user\0${owner.userId}`)
+
+/** Stores (or replaces) the pending enrolment of an owner. */
+export async function savePendingEnrolment(ctx: AuthContext, owner: EnrolmentOwner, record: Omit<EnrolmentRecord, 'createdAt'>, ttlSeconds: number): Promise<void> {
+  await ctx.store.write(enrolmentKey(ctx, owner), { ...record, createdAt: Date.now() }, ttlSeconds)
+}
+
+/** Reads the pending enrolment of an owner without consuming it. */
+export function readPendingEnrolment(ctx: AuthContext, owner: EnrolmentOwner): Promise<EnrolmentRecord | null> {
+  return ctx.store.read(enrolmentKey(ctx, owner), enrolmentRecord)
+}
+
+/** Consumes the pending enrolment of an owner atomically: of concurrent confirmations one wins. */
+export function takePendingEnrolment(ctx: AuthContext, owner: EnrolmentOwner): Promise<EnrolmentRecord | null> {
+  return ctx.store.take(enrolmentKey(ctx, owner), enrolmentRecord)
+}

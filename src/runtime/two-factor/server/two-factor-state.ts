@@ -1,0 +1,90 @@
+/**
+ * The host's side of the second factor: its handlers, the shape of the state it keeps, and the
+ * audit hooks (which never change an answer).
+ */
+import type { H3Event } from 'h3'
+import { z } from 'zod'
+import type { AuthUser, SvcAuthHooks, TwoFactorHandlers, TwoFactorSaveReason, TwoFactorState } from '../../types/auth'
+import type { AuthContext } from '../../server/lib/core/context'
+import { getAuthHandlers } from '../../server/lib/core/handlers'
+import { TWO_FACTOR_ALGORITHMS } from './two-factor-options'
+import type { TotpParameters } from './secret'
+
+const stateSchema = z.object({
+  version: z.literal(1),
+  secret: z.string().min(1),
+  recoveryCodes: z.array(z.string()),
+  algorithm: z.enum(TWO_FACTOR_ALGORITHMS),
+  digits: z.number().int().min(6).max(8),
+  period: z.number().int().min(1).max(300),
+  enabledAt: z.string(),
+  recoveryCodesAt: z.string(),
+})
+
+/** The handlers `find` and `save` (required) and `isRequired`. */
+type ResolvedHandlers = Required<Pick<TwoFactorHandlers, 'find' | 'save'>> & Pick<TwoFactorHandlers, 'isRequired'>
+
+/**
+ * The host's second-factor handlers. Missing `find` or `save` is a set-up mistake: the request
+ * fails (500) with the reason in the server log, so a login is never let through without the
+ * second factor it may need.
+ */
+export function twoFactorHandlers(): ResolvedHandlers {
+  const handlers = getAuthHandlers().twoFactor
+  if (!handlers?.find || !handlers.save) {
+    throw new Error('[nuxt-svc-auth] twoFactor.enabled needs the host handlers defineAuthHandlers({ twoFactor: { find, save } }).')
+  }
+  return { find: handlers.find, save: handlers.save, isRequired: handlers.isRequired }
+}
+
+/**
+ * A user's state from the host, checked: null when they have none. A value of any other shape
+ * fails the request (a broken row must not turn the second factor off).
+ */
+export async function findTwoFactorState(ctx: AuthContext, userId: string, event: H3Event): Promise<TwoFactorState | null> {
+  const found: unknown = await twoFactorHandlers().find(userId, { event })
+  if (found === null || found === undefined) return null
+  const parsed = stateSchema.safeParse(found)
+  if (!parsed.success) throw new Error('[nuxt-svc-auth] twoFactor.find returned a value that is not a second-factor state (a TwoFactorState object or null).')
+  return parsed.data
+}
+
+/** Hands a user's new state (or null: none) to the host. */
+export async function saveTwoFactorState(userId: string, state: TwoFactorState | null, event: H3Event, reason: TwoFactorSaveReason): Promise<void> {
+  await twoFactorHandlers().save(userId, state, { event, reason })
+}
+
+/** The TOTP parameters kept with an enrolment. */
+export function parametersOf(state: Pick<TwoFactorState, 'algorithm' | 'digits' | 'period'>): TotpParameters {
+  return { algorithm: state.algorithm, digits: state.digits, period: state.period }
+}
+
+/** A new state: the sealed secret, the recovery-code HMACs, the parameters, now. */
+export function newState(sealedSecret: string, recoveryHashes: string[], params: TotpParameters): TwoFactorState {
+  const now = new Date().toISOString()
+  return { version: 1, secret: sealedSecret, recoveryCodes: recoveryHashes, ...params, enabledAt: now, recoveryCodesAt: now }
+}
+
+/**
+ * Whether this login asks for a second factor, and whether the user must enrol first: a user with
+ * a confirmed enrolment always; one without when `isRequired` says so (else `requireForAll`).
+ */
+export async function secondFactorNeeded(ctx: AuthContext, user: AuthUser & { sub: string }, context: { provider: string, event: H3Event }): Promise<{ enrol: boolean } | null> {
+  const state = await findTwoFactorState(ctx, user.sub, context.event)
+  if (state) return { enrol: false }
+  const { isRequired } = twoFactorHandlers()
+  const required = isRequired ? (await isRequired(user, context)) === true : ctx.options.twoFactor.requireForAll === true
+  return required ? { enrol: true } : null
+}
+
+type TwoFactorHookName = Extract<keyof SvcAuthHooks, `svc:twoFactor:${string}`>
+
+/** Runs an audit hook: a failure is logged and changes nothing. */
+export async function auditHook<K extends TwoFactorHookName>(ctx: AuthContext, name: K, payload: Parameters<SvcAuthHooks[K]>[0]): Promise<void> {
+  try {
+    await ctx.callHook(name, payload)
+  }
+  catch (error) {
+    ctx.logger.error(`The ${name} hook failed (ignored)`, error)
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * The module options a built app runs with, without building it: `svcAuth` of nuxt.config (or
+ * options given directly) with the module's defaults, `runtimeConfig.svcAuth` of the app over them,
+ * and the `NUXT_SVC_AUTH_*` environment overrides, the same steps the module and the server take.
+ */
+import { loadNuxtConfig } from '@nuxt/kit'
+import { defu } from 'defu'
+import { resolveOptions } from '../build/resolve-options'
+import { buildRuntimeConfig } from '../build/runtime-config'
+import type { ModuleOptions, ModuleOptionsInput } from '../runtime/types/options'
+import { applyEnvOverrides, type EnvironmentVariables } from './env'
+
+/** Where the options come from. */
+export interface AuthOptionsSource {
+  /**
+   * Root directory of the app whose `nuxt.config` is read (its `svcAuth` key and
+   * `runtimeConfig.svcAuth`). Ignored when `config` is given.
+   * @default process.cwd()
+   */
+  rootDir?: string
+  /**
+   * Module options to use instead of reading `nuxt.config`, written as under `svcAuth`.
+   * @default undefined (read nuxt.config)
+   */
+  config?: ModuleOptionsInput
+  /**
+   * Environment whose `NUXT_SVC_AUTH_*` (and `NITRO_SVC_AUTH_*`) variables override the options,
+   * as they do on the running server (for example `NUXT_SVC_AUTH_TOKEN_SECRET`). Pass `{}` to
+   * ignore the environment.
+   * @default process.env
+   */
+  env?: EnvironmentVariables
+  /**
+   * Resolve the options as for `nuxi dev` (the mock provider counts as enabled).
+   * @default false
+   */
+  dev?: boolean
+}
+
+/** What of an app's configuration the options come from. */
+export interface AuthConfigInput {
+  /** The `svcAuth` key of nuxt.config. */
+  svcAuth?: ModuleOptionsInput
+  /** `ssr` of nuxt.config (the default of `enableSSR`). @default true */
+  ssr?: boolean
+  /** `runtimeConfig.svcAuth` of nuxt.config, which the module's values go under. */
+  runtimeSvcAuth?: object
+}
+
+/**
+ * The private runtime config of the module (`runtimeConfig.svcAuth`) for an app's configuration,
+ * with the environment overrides applied: the options its server runs with.
+ */
+export function runtimeAuthOptions(input: AuthConfigInput, { env = process.env, dev = false }: { env?: EnvironmentVariables, dev?: boolean } = {}): ModuleOptions {
+  const options = resolveOptions(input.svcAuth, input.ssr ?? true)
+  const merged = defu(input.runtimeSvcAuth, buildRuntimeConfig(options, { dev }).private) as ModuleOptions
+  const runtime = { svcAuth: structuredClone(merged) as unknown as Record<string, unknown> }
+  return applyEnvOverrides(runtime, env).svcAuth as unknown as ModuleOptions
+}
+
+/** The parts of a loaded nuxt.config the helpers read. */
+export interface AppConfigView {
+  svcAuth?: ModuleOptionsInput
+  ssr?: boolean
+  app?: { baseURL?: string }
+  runtimeConfig?: { svcAuth?: object }
+}
+
+/** The module options and the base URL of an app's resolved nuxt.config. */
+export function appAuthConfig(config: AppConfigView, { env = process.env, dev = false }: { env?: EnvironmentVariables, dev?: boolean } = {}): { options: ModuleOptions, baseURL: string } {
+  const options = runtimeAuthOptions({ svcAuth: config.svcAuth, ssr: config.ssr, runtimeSvcAuth: config.runtimeConfig?.svcAuth }, { env, dev })
+  return { options, baseURL: config.app?.baseURL || '/' }
+}
+
+/** The module options and the base URL an app runs with (see {@link loadAuthOptions}). */
+export async function loadAppAuthConfig(source: AuthOptionsSource = {}): Promise<{ options: ModuleOptions, baseURL: string }> {
+  const { env = process.env, dev = false } = source
+  if (source.config) return { options: runtimeAuthOptions({ svcAuth: source.config }, { env, dev }), baseURL: '/' }
+  const nuxtConfig = await loadNuxtConfig({ cwd: source.rootDir ?? process.cwd(), overrides: { dev } })
+  return appAuthConfig(nuxtConfig as unknown as AppConfigView, { env, dev })
+}
+
+/**
+ * The module options an app runs with: read from its `nuxt.config` (or `config`), resolved with
+ * the module's defaults and overridden from the environment like on the server.
+ */
+export async function loadAuthOptions(source: AuthOptionsSource = {}): Promise<ModuleOptions> {
+  return (await loadAppAuthConfig(source)).options
+}

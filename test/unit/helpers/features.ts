@@ -1,0 +1,14 @@
+/**
+ * `#svc-auth/features` of the unit tests (an alias in vitest.config.ts): every feature, and the
+ * module's route paths a test sets with {@link setRoutePaths} (a build lists them).
+ */
+import twoFactor from '../../../src/runtime/two-factor/server/two-factor-feature'
+
+export const features = [twoFactor]
+
+export const routePaths: string[] = []
+
+/** Sets the paths `#svc-auth/features` lists (read once, when the request middleware loads). */
+export function setRoutePaths(paths: readonly string[]): void {
+  routePaths.splice(0, routePaths.length, ...paths)
+}
