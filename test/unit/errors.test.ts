@@ -22,11 +22,11 @@ function codeRows(text: string): TableRow[] {
   return rows
 }
 
-/** The section of docs/decisions.md that documents every error code. */
+/** The section of docs/errors.md that documents every error code. */
 function errorSection(): string {
-  const text = read('docs/decisions.md')
-  const start = text.indexOf('\n## Errors\n')
-  expect(start, 'docs/decisions.md has an "## Errors" section').toBeGreaterThan(-1)
+  const text = read('docs/errors.md')
+  const start = text.indexOf('\n## Error codes\n')
+  expect(start, 'docs/errors.md has an "## Error codes" section').toBeGreaterThan(-1)
   const end = text.indexOf('\n## ', start + 1)
   return text.slice(start, end < 0 ? undefined : end)
 }
@@ -49,15 +49,15 @@ function sourceFiles(dir: string): string[] {
 }
 
 describe('the error map', () => {
-  it('is the error table of docs/decisions.md, row for row (the message prints the table to paste)', () => {
+  it('is the error table of docs/errors.md, row for row (the message prints the table to paste)', () => {
     const documented = codeRows(errorSection())
     const expected = Object.entries(ERRORS).map(([code, { status }]) => `${code} ${status}`)
     const actual = documented.map(row => `${row.code} ${row.status}`)
-    expect(actual, `docs/decisions.md "## Errors" must hold this table:\n\n${expectedTable(documented)}\n`).toEqual(expected)
+    expect(actual, `docs/errors.md "## Error codes" must hold this table:\n\n${expectedTable(documented)}\n`).toEqual(expected)
   })
 
   it('agrees with every other error table of the docs on the status of a code', () => {
-    const docs = readdirSync(join(root, 'docs')).filter(name => name.endsWith('.md') && name !== 'decisions.md')
+    const docs = readdirSync(join(root, 'docs')).filter(name => name.endsWith('.md') && name !== 'errors.md')
     const rows = docs.flatMap(name => codeRows(read(join('docs', name))).map(row => ({ ...row, file: name })))
     expect(rows.length).toBeGreaterThan(10)
     for (const row of rows) {

@@ -9,7 +9,7 @@ export interface AuthErrorSpec {
 
 /**
  * Every error code the module answers with (the `error` field of every error body), with its
- * status and default message. The error table of docs/decisions.md is checked against it.
+ * status and default message. The error table of docs/errors.md is checked against it.
  */
 export const ERRORS = {
   bad_request: { status: 400, message: 'Bad request' },
