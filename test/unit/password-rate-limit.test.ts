@@ -5,7 +5,7 @@ import { validateOptions } from '../../src/runtime/server/lib/config/validate-op
 import { validateRateLimitOptions } from '../../src/runtime/password/server/password-options'
 import { resolveOptions } from '../../src/build/resolve-options'
 import { hitRateLimit } from '../../src/runtime/server/lib/edge/rate-counter'
-import { RECORD_TYPES } from '../../src/runtime/server/lib/store/record-types'
+import { RECORD_TYPES } from './helpers/record-types'
 import { unitContext as context, rawBackend } from './helpers/context'
 
 /** The parts of an h3 event the limiter reads. */

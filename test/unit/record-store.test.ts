@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { z } from 'zod'
 import { createKeyHasher, createSealer, plainSealer } from '../../src/runtime/server/lib/store/crypto'
 import { createMemoryBackend } from '../../src/runtime/server/lib/store/memory'
-import { RECORD_TYPES } from '../../src/runtime/server/lib/store/record-types'
+import { RECORD_TYPES } from './helpers/record-types'
 import { createRecordStore } from '../../src/runtime/server/lib/store/record-store'
 
 afterEach(() => {
@@ -16,17 +16,17 @@ describe('record store expiry sweeping', () => {
     const store = createRecordStore(backend, 'refresh:', [createKeyHasher('s'.repeat(40))], plainSealer)
     vi.useFakeTimers({ now: Date.now(), toFake: ['Date'] })
 
-    await store.write(store.key('code', 'a'), { v: 1 }, 1)
+    await store.write(store.key(RECORD_TYPES.authCode, 'a'), { v: 1 }, 1)
     expect(sweep).not.toHaveBeenCalled()
 
     vi.setSystemTime(Date.now() + 11 * 60 * 1000)
-    await store.write(store.key('code', 'b'), { v: 2 }, 60)
+    await store.write(store.key(RECORD_TYPES.authCode, 'b'), { v: 2 }, 60)
     expect(sweep).toHaveBeenCalledTimes(1)
     await sweep.mock.results[0]!.value
     // The expired record is gone from the backend, not merely hidden on read.
-    expect(await backend.keys('refresh:')).toEqual([store.key('code', 'b').current])
+    expect(await backend.keys('refresh:')).toEqual([store.key(RECORD_TYPES.authCode, 'b').current])
 
-    await store.write(store.key('code', 'c'), { v: 3 }, 60)
+    await store.write(store.key(RECORD_TYPES.authCode, 'c'), { v: 3 }, 60)
     expect(sweep).toHaveBeenCalledTimes(1)
   })
 
@@ -36,7 +36,7 @@ describe('record store expiry sweeping', () => {
     const errors: unknown[] = []
     const store = createRecordStore(backend, 'refresh:', [createKeyHasher('s'.repeat(40))], plainSealer, { onSweepError: e => errors.push(e) })
     vi.useFakeTimers({ now: Date.now() + 11 * 60 * 1000, toFake: ['Date'] })
-    await expect(store.write(store.key('code', 'x'), { v: 1 }, 60)).resolves.toBeUndefined()
+    await expect(store.write(store.key(RECORD_TYPES.authCode, 'x'), { v: 1 }, 60)).resolves.toBeUndefined()
     await new Promise(r => setImmediate(r))
     expect(errors).toHaveLength(1)
   })
@@ -49,7 +49,7 @@ describe('records that do not match their schema', () => {
     const backend = createMemoryBackend()
     const reports: Array<[string, string]> = []
     const store = createRecordStore(backend, 'refresh:', [createKeyHasher('s'.repeat(40))], plainSealer, { onInvalid: (ns, reason) => reports.push([ns, reason]) })
-    const key = store.key('rt', 'token')
+    const key = store.key(RECORD_TYPES.refreshToken, 'token')
     for (const raw of ['{not json', '"a string"', '[1,2]', '{"family":42,"at":1}', '{"family":"f"}', 'null']) {
       await backend.set(key.current, raw, 60_000)
       expect(await store.read(key, schema), raw).toBeNull()
@@ -69,7 +69,7 @@ describe('records that do not match their schema', () => {
     const reports: string[] = []
     const writer = createRecordStore(backend, 'refresh:', [createKeyHasher('s'.repeat(40))], createSealer('k'.repeat(32)))
     const reader = createRecordStore(backend, 'refresh:', [createKeyHasher('s'.repeat(40))], createSealer('x'.repeat(32)), { onInvalid: (_, reason) => reports.push(reason) })
-    const key = writer.key('rt', 'token')
+    const key = writer.key(RECORD_TYPES.refreshToken, 'token')
     await writer.write(key, { family: 'f', at: 1 }, 60)
     expect(await reader.read(key, schema)).toBeNull()
     expect(reports).toEqual(['undecryptable'])
@@ -79,7 +79,7 @@ describe('records that do not match their schema', () => {
 describe('counters', () => {
   it('add a step, give units back, and never create a counter by giving back', async () => {
     const store = createRecordStore(createMemoryBackend(), 'refresh:', [createKeyHasher('s'.repeat(40))], plainSealer)
-    const key = store.key('rate', 'x')
+    const key = store.key(RECORD_TYPES.rateCounter, 'x')
     expect(await store.incr(key, 60, -1)).toBe(0)
     expect(await store.count(key)).toBe(0)
     expect(await store.ttl(key)).toBeNull()
@@ -98,7 +98,7 @@ describe('counters', () => {
 describe('record types', () => {
   it('are the only namespaces a key can have', () => {
     const store = createRecordStore(createMemoryBackend(), 'refresh:', [createKeyHasher('s'.repeat(40))], plainSealer)
-    // @ts-expect-error: a namespace outside RECORD_TYPES does not typecheck
+    // @ts-expect-error: a namespace no module declared (recordTypes) does not typecheck
     expect(store.key('not-a-record-type', 'x').current).toMatch(/^refresh:not-a-record-type:/)
     // @ts-expect-error: nor does a named structure outside the list
     expect(store.namedKey('elsewhere').current).toBe('refresh:elsewhere')

@@ -10,7 +10,7 @@ import { passkeyRoutePath } from '../../src/runtime/passkey/passkey-paths'
 import type { PasskeyCredential } from '../../src/runtime/passkey/passkey-types'
 import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server'
 import { SoftAuthenticator } from './helpers/webauthn'
-import { RECORD_TYPES } from '../../src/runtime/server/lib/store/record-types'
+import { RECORD_DECLARATIONS, RECORD_TYPES } from './helpers/record-types'
 import type { StoreBackend } from '../../src/runtime/server/lib/store/types'
 import { peekAuthContext } from '../../src/runtime/server/utils/auth-context'
 import type { TwoFactorState } from '../../src/runtime/types/auth'
@@ -155,7 +155,7 @@ afterAll(async () => {
 
 describe('record types', () => {
   it('have unique names', () => {
-    const names = Object.values(RECORD_TYPES)
+    const names = RECORD_DECLARATIONS.flatMap(declared => Object.values(declared))
     expect(new Set(names).size).toBe(names.length)
     for (const name of names) expect(name).toMatch(/^[a-z]+(?:-[a-z]+)*$/)
   })

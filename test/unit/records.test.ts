@@ -3,7 +3,7 @@ import { z } from 'zod'
 import type { AuthContext } from '../../src/runtime/server/lib/core/context'
 import { codeCookieName, matchesCodeBinding } from '../../src/runtime/server/lib/core/code-binding'
 import { consumeAuthCode, createAuthCode } from '../../src/runtime/server/lib/core/records/auth-code'
-import { RECORD_TYPES } from '../../src/runtime/server/lib/store/record-types'
+import { RECORD_TYPES } from './helpers/record-types'
 import { createMagicCode, discardMagicCode, verifyMagicCode } from '../../src/runtime/password/server/magic-code'
 import {
   issueRefreshToken,

@@ -8,7 +8,7 @@ import { authenticate, authenticationError } from '../../src/runtime/server/lib/
 import { authErrorCode } from '../../src/runtime/server/lib/edge/errors'
 import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/core/context'
 import { issueRefreshToken, readRefreshToken, revokeRefreshToken, rotateRefreshToken } from '../../src/runtime/server/lib/core/records/refresh-token'
-import { RECORD_TYPES } from '../../src/runtime/server/lib/store/record-types'
+import { RECORD_TYPES } from './helpers/record-types'
 import { loadRevokedSessions } from '../../src/runtime/server/lib/core/records/revoked-sessions'
 import { createRevocationList } from '../../src/runtime/server/lib/core/revocation'
 import { listSessionEntries } from '../../src/runtime/server/lib/core/records/user-sessions'

@@ -1,8 +1,11 @@
 import { z } from 'zod'
 import type { AuthClaims } from '../../types/auth'
 import type { AuthContext } from '../../server/lib/core/context'
-import { RECORD_TYPES } from '../../server/lib/store/record-types'
+import { recordTypes } from '../../server/lib/store/record-types'
 import { impersonationContextSchema, jsonObject, timestamp } from '../../server/lib/core/records/record-schema'
+
+/** Impersonation's record kind (see store/record-types.ts): an impersonation in progress, by family. */
+export const IMPERSONATION_RECORDS = recordTypes({ impersonation: 'impersonation' })
 
 const impersonationRecord = z.object({
   family: z.string().min(1),
@@ -32,14 +35,14 @@ const impersonationRecord = z.object({
 export type ImpersonationRecord = z.output<typeof impersonationRecord>
 
 export async function saveImpersonation(ctx: AuthContext, record: ImpersonationRecord): Promise<void> {
-  await ctx.store.write(ctx.store.key(RECORD_TYPES.impersonation, record.family), record, Math.max(1, (record.expiresAt - Date.now()) / 1000))
+  await ctx.store.write(ctx.store.key(IMPERSONATION_RECORDS.impersonation, record.family), record, Math.max(1, (record.expiresAt - Date.now()) / 1000))
 }
 
 /** Consumes the record atomically: of concurrent unimpersonations, exactly one gets it. */
 export function takeImpersonation(ctx: AuthContext, family: string): Promise<ImpersonationRecord | null> {
-  return ctx.store.take(ctx.store.key(RECORD_TYPES.impersonation, family), impersonationRecord)
+  return ctx.store.take(ctx.store.key(IMPERSONATION_RECORDS.impersonation, family), impersonationRecord)
 }
 
 export async function removeImpersonation(ctx: AuthContext, family: string): Promise<void> {
-  await ctx.store.remove(ctx.store.key(RECORD_TYPES.impersonation, family))
+  await ctx.store.remove(ctx.store.key(IMPERSONATION_RECORDS.impersonation, family))
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import type { AuthContext } from '../../server/lib/core/context'
-import { RECORD_TYPES } from '../../server/lib/store/record-types'
+import { OAUTH_RECORDS } from './oauth-state'
 
 /** Lifetime of a mock authorization code (seconds). */
 export const MOCK_CODE_TTL = 60
@@ -26,20 +26,20 @@ export type MockTokenRecord = z.output<typeof mockTokenRecord>
 
 /** Keeps a mock authorization code for {@link MOCK_CODE_TTL} seconds. */
 export async function saveMockCode(ctx: AuthContext, code: string, record: MockCodeRecord): Promise<void> {
-  await ctx.store.write(ctx.store.key(RECORD_TYPES.mockCode, code), record, MOCK_CODE_TTL)
+  await ctx.store.write(ctx.store.key(OAUTH_RECORDS.mockCode, code), record, MOCK_CODE_TTL)
 }
 
 /** Consumes a mock code atomically (single use). */
 export function takeMockCode(ctx: AuthContext, code: string): Promise<MockCodeRecord | null> {
-  return ctx.store.take(ctx.store.key(RECORD_TYPES.mockCode, code), mockCodeRecord)
+  return ctx.store.take(ctx.store.key(OAUTH_RECORDS.mockCode, code), mockCodeRecord)
 }
 
 /** Keeps a mock access token for {@link MOCK_TOKEN_TTL} seconds. */
 export async function saveMockToken(ctx: AuthContext, token: string, record: MockTokenRecord): Promise<void> {
-  await ctx.store.write(ctx.store.key(RECORD_TYPES.mockToken, token), record, MOCK_TOKEN_TTL)
+  await ctx.store.write(ctx.store.key(OAUTH_RECORDS.mockToken, token), record, MOCK_TOKEN_TTL)
 }
 
 /** The mock user a live mock access token stands for. */
 export function readMockToken(ctx: AuthContext, token: string): Promise<MockTokenRecord | null> {
-  return ctx.store.read(ctx.store.key(RECORD_TYPES.mockToken, token), mockTokenRecord)
+  return ctx.store.read(ctx.store.key(OAUTH_RECORDS.mockToken, token), mockTokenRecord)
 }

@@ -1,7 +1,17 @@
 import { z } from 'zod'
 import type { AuthContext } from '../../server/lib/core/context'
-import { RECORD_TYPES } from '../../server/lib/store/record-types'
+import { recordTypes } from '../../server/lib/store/record-types'
 import { timestamp } from '../../server/lib/core/records/record-schema'
+
+/** The OAuth flow's record kinds (see store/record-types.ts). */
+export const OAUTH_RECORDS = recordTypes({
+  /** A started OAuth login, by its `state`. */
+  oauthState: 'oauth-state',
+  /** An authorization code of the mock provider (mock-records.ts). */
+  mockCode: 'mock-code',
+  /** An access token of the mock provider (mock-records.ts). */
+  mockToken: 'mock-token',
+})
 
 const oauthStateRecord = z.object({
   provider: z.string(),
@@ -18,10 +28,10 @@ export type OAuthStateRecord = z.output<typeof oauthStateRecord>
 
 /** Keeps the record of a started login for `ttlSeconds`. */
 export async function saveOAuthState(ctx: AuthContext, state: string, record: Omit<OAuthStateRecord, 'createdAt'>, ttlSeconds: number): Promise<void> {
-  await ctx.store.write(ctx.store.key(RECORD_TYPES.oauthState, state), { ...record, createdAt: Date.now() }, ttlSeconds)
+  await ctx.store.write(ctx.store.key(OAUTH_RECORDS.oauthState, state), { ...record, createdAt: Date.now() }, ttlSeconds)
 }
 
 /** Consumes the record of a state atomically: of concurrent callbacks, exactly one gets it. */
 export function takeOAuthState(ctx: AuthContext, state: string): Promise<OAuthStateRecord | null> {
-  return ctx.store.take(ctx.store.key(RECORD_TYPES.oauthState, state), oauthStateRecord)
+  return ctx.store.take(ctx.store.key(OAUTH_RECORDS.oauthState, state), oauthStateRecord)
 }

@@ -1,7 +1,10 @@
 import { z } from 'zod'
 import type { AuthContext } from '../../server/lib/core/context'
-import { RECORD_TYPES } from '../../server/lib/store/record-types'
+import { recordTypes } from '../../server/lib/store/record-types'
 import { timestamp } from '../../server/lib/core/records/record-schema'
+
+/** The passkey ceremonies' record kind (see store/record-types.ts): a challenge awaiting its answer, by ceremony and challenge. */
+export const PASSKEY_RECORDS = recordTypes({ passkeyChallenge: 'passkey-challenge' })
 
 /** Lifetime of a passkey challenge (5 minutes). */
 export const PASSKEY_CHALLENGE_TTL = 300
@@ -34,7 +37,7 @@ const passkeyChallengeRecord = z.object({
  */
 export type PasskeyChallengeRecord = z.output<typeof passkeyChallengeRecord>
 
-const challengeKey = (ctx: AuthContext, ceremony: PasskeyCeremony, challenge: string) => ctx.store.key(RECORD_TYPES.passkeyChallenge, `${ceremony}:${challenge}`)
+const challengeKey = (ctx: AuthContext, ceremony: PasskeyCeremony, challenge: string) => ctx.store.key(PASSKEY_RECORDS.passkeyChallenge, `${ceremony}:${challenge}`)
 
 /** Keeps a challenge for {@link PASSKEY_CHALLENGE_TTL} seconds. */
 export async function savePasskeyChallenge(ctx: AuthContext, challenge: string, record: Omit<PasskeyChallengeRecord, 'createdAt'>): Promise<void> {

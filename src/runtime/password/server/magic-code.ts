@@ -4,8 +4,26 @@ import type { AuthContext } from '../../server/lib/core/context'
 import { randomDigits, randomToken } from '../../server/lib/store/crypto'
 import type { RecordKey } from '../../server/lib/store/record-store'
 import { reserveUnits } from '../../server/lib/edge/rate-counter'
-import { RECORD_TYPES } from '../../server/lib/store/record-types'
+import { recordTypes } from '../../server/lib/store/record-types'
 import { jsonObject, timestamp } from '../../server/lib/core/records/record-schema'
+
+/** The emailed codes' record kinds (see store/record-types.ts). */
+export const MAGIC_CODE_RECORDS = recordTypes({
+  /** A pending emailed code, by action and email. */
+  magicPending: 'magic',
+  /** A pending emailed code, by action and code. */
+  magicByCode: 'magic-code',
+  /** A pending emailed code, by action and browser flow. */
+  magicByFlow: 'magic-flow',
+  /** Wrong guesses at one pending code. */
+  magicAttempts: 'magic-attempts',
+  /** Lookups by code alone that found nothing. */
+  magicMisses: 'magic-misses',
+  /** Codes issued per action and time slot. */
+  magicIssued: 'magic-issued',
+  /** Failed code verifications per email. */
+  magicFailures: 'magic-failed',
+})
 
 const ACTIONS = ['register', 'login', 'reset'] as const satisfies readonly MagicCodeAction[]
 
@@ -50,9 +68,9 @@ export interface IssuedMagicCode {
  */
 const REFERENCE_OUTSTANDING = 10
 
-const pendingKey = (ctx: AuthContext, action: MagicCodeAction, email: string) => ctx.store.key(RECORD_TYPES.magicPending, `${action}:${email}`)
-const codeKey = (ctx: AuthContext, action: MagicCodeAction, code: string) => ctx.store.key(RECORD_TYPES.magicByCode, `${action}:${code}`)
-const flowKey = (ctx: AuthContext, action: MagicCodeAction, flow: string) => ctx.store.key(RECORD_TYPES.magicByFlow, `${action}:${flow}`)
+const pendingKey = (ctx: AuthContext, action: MagicCodeAction, email: string) => ctx.store.key(MAGIC_CODE_RECORDS.magicPending, `${action}:${email}`)
+const codeKey = (ctx: AuthContext, action: MagicCodeAction, code: string) => ctx.store.key(MAGIC_CODE_RECORDS.magicByCode, `${action}:${code}`)
+const flowKey = (ctx: AuthContext, action: MagicCodeAction, flow: string) => ctx.store.key(MAGIC_CODE_RECORDS.magicByFlow, `${action}:${flow}`)
 
 /**
  * Creates (or replaces) the pending code of an email and action and returns the code and its
@@ -119,10 +137,10 @@ export interface VerifyMagicCodeInput {
   emailFailureBudget?: { max: number, windowSeconds: number }
 }
 
-const missKeyOf = (ctx: AuthContext, action: MagicCodeAction) => ctx.store.key(RECORD_TYPES.magicMisses, action)
+const missKeyOf = (ctx: AuthContext, action: MagicCodeAction) => ctx.store.key(MAGIC_CODE_RECORDS.magicMisses, action)
 
 /** Counter of the codes of `action` issued in window `index` (windows as long as a code lives). */
-const issuedKey = (ctx: AuthContext, action: MagicCodeAction, index: number) => ctx.store.key(RECORD_TYPES.magicIssued, `${action}:${index}`)
+const issuedKey = (ctx: AuthContext, action: MagicCodeAction, index: number) => ctx.store.key(MAGIC_CODE_RECORDS.magicIssued, `${action}:${index}`)
 const windowIndex = (ttlSeconds: number, now = Date.now()) => Math.floor(now / (ttlSeconds * 1000))
 
 async function noteIssued(ctx: AuthContext, action: MagicCodeAction, ttlSeconds: number): Promise<void> {
@@ -181,13 +199,13 @@ export async function verifyMagicCode<TData = Record<string, unknown>>(ctx: Auth
   const key = pendingKey(ctx, input.action, email)
   const pending = await ctx.store.read(key, magicCodeRecord)
   if (!pending) return { status: 'invalid' }
-  const attempts = await ctx.store.incr(ctx.store.key(RECORD_TYPES.magicAttempts, pending.id), input.ttlSeconds)
+  const attempts = await ctx.store.incr(ctx.store.key(MAGIC_CODE_RECORDS.magicAttempts, pending.id), input.ttlSeconds)
   if (attempts > input.maxAttempts) return { status: 'too_many_attempts' }
   // A failure of this email is reserved before the comparison and given back on a match.
   const failures = input.emailFailureBudget
   let failure: { release: () => Promise<void> } | undefined
   if (failures) {
-    const reserved = await reserveUnits(ctx, [{ key: ctx.store.key(RECORD_TYPES.magicFailures, `${input.action}:${email}`), max: failures.max }], failures.windowSeconds)
+    const reserved = await reserveUnits(ctx, [{ key: ctx.store.key(MAGIC_CODE_RECORDS.magicFailures, `${input.action}:${email}`), max: failures.max }], failures.windowSeconds)
     if (!reserved.granted) return { status: 'budget_exhausted', budgetKey: reserved.key }
     failure = reserved
   }

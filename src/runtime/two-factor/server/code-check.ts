@@ -8,8 +8,7 @@ import type { TwoFactorFailureReason, TwoFactorMethod, TwoFactorState } from '..
 import type { AuthContext } from '../../server/lib/core/context'
 import { tooMany } from '../../server/lib/edge/rate-limit'
 import { retryAfterOf } from '../../server/lib/edge/rate-counter'
-import { claimRecoveryCode, claimTimeStep, reserveTwoFactorFailure } from './two-factor-records'
-import { RECORD_TYPES } from '../../server/lib/store/record-types'
+import { claimRecoveryCode, claimTimeStep, reserveTwoFactorFailure, TWO_FACTOR_RECORDS } from './two-factor-records'
 import { findRecoveryCode, matchTimeStep, secretBox } from './secret'
 import { auditHook, findTwoFactorState, parametersOf, saveTwoFactorState } from './two-factor-state'
 
@@ -55,7 +54,7 @@ export async function checkSecondFactor(ctx: AuthContext, event: H3Event, userId
     if (!reserved.granted) {
       ctx.logger.security('two_factor_budget_exhausted', { stage })
       await auditHook(ctx, 'svc:twoFactor:failed', { userId, stage, reason: 'failure_budget_exhausted', event })
-      throw tooMany(await retryAfterOf(ctx, ctx.store.key(RECORD_TYPES.twoFactorFailures, userId), failureWindow))
+      throw tooMany(await retryAfterOf(ctx, ctx.store.key(TWO_FACTOR_RECORDS.twoFactorFailures, userId), failureWindow))
     }
     reservation = reserved
   }

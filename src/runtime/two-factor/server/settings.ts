@@ -15,8 +15,7 @@ import { requireEmail } from '../../server/lib/edge/email'
 import { usePasswordRuntime } from '../../password/server/password-runtime'
 import { tooMany } from '../../server/lib/edge/rate-limit'
 import { retryAfterOf } from '../../server/lib/edge/rate-counter'
-import { RECORD_TYPES } from '../../server/lib/store/record-types'
-import { reserveTwoFactorFailure, savePendingEnrolment } from './two-factor-records'
+import { TWO_FACTOR_RECORDS, reserveTwoFactorFailure, savePendingEnrolment } from './two-factor-records'
 import { requireRecentLogin } from '../../server/lib/core/recent-login'
 import { revokeSessions } from '../../server/lib/core/session-list'
 import { refuseCrossOrigin } from '../../server/lib/edge/request-guards'
@@ -133,7 +132,7 @@ async function checkAccountPassword(ctx: AuthContext, event: H3Event, claims: Au
   if (!user) throw authError('no_password_account')
   const { maxFailures, failureWindow } = ctx.options.twoFactor
   const reserved = maxFailures > 0 ? await reserveTwoFactorFailure(ctx, claims.sub, maxFailures, failureWindow) : undefined
-  if (reserved && !reserved.granted) throw tooMany(await retryAfterOf(ctx, ctx.store.key(RECORD_TYPES.twoFactorFailures, claims.sub), failureWindow))
+  if (reserved && !reserved.granted) throw tooMany(await retryAfterOf(ctx, ctx.store.key(TWO_FACTOR_RECORDS.twoFactorFailures, claims.sub), failureWindow))
   const valid = await checkPassword(runtime, handlers, password, user.hashedPassword)
   if (valid && reserved?.granted) await reserved.release()
   return valid

@@ -6,9 +6,25 @@ import type { AuthContext } from '../../server/lib/core/context'
 import { createSealer, randomToken, type Sealer } from '../../server/lib/store/crypto'
 import { stringList } from '../../server/lib/config/string-list'
 import { reserveUnits, type Reservation } from '../../server/lib/edge/rate-counter'
-import { RECORD_TYPES } from '../../server/lib/store/record-types'
+import { recordTypes } from '../../server/lib/store/record-types'
 import { claimsSchema, timestamp, userSchema } from '../../server/lib/core/records/record-schema'
 import { storableUser } from '../../server/lib/core/records/stored-user'
+
+/** The second factor's record kinds (see store/record-types.ts). */
+export const TWO_FACTOR_RECORDS = recordTypes({
+  /** A login waiting for its second factor, by flow id. */
+  twoFactorLogin: 'two-factor-login',
+  /** Code attempts at one pending second-factor login. */
+  twoFactorAttempts: 'two-factor-attempts',
+  /** Wrong second-factor codes per user. */
+  twoFactorFailures: 'two-factor-failed',
+  /** A TOTP time step a user has used, so its code works once. */
+  twoFactorStep: 'two-factor-step',
+  /** An enrolment waiting for its first code, by user or by login flow. */
+  twoFactorEnrolment: 'two-factor-enrol',
+  /** A recovery code that was used (claimed atomically). */
+  twoFactorRecovery: 'two-factor-recovery',
+})
 
 /*
  * The store's part of the second factor. The durable state (the encrypted TOTP secret, the
@@ -53,7 +69,7 @@ export interface PendingLoginInput {
   enrol: boolean
 }
 
-const pendingKey = (ctx: AuthContext, id: string) => ctx.store.key(RECORD_TYPES.twoFactorLogin, id)
+const pendingKey = (ctx: AuthContext, id: string) => ctx.store.key(TWO_FACTOR_RECORDS.twoFactorLogin, id)
 
 /** HKDF info of the key that seals the provider tokens of pending logins. */
 const TOKENS_PURPOSE = 'nuxt-svc-auth:two-factor-pending-tokens'
@@ -117,7 +133,7 @@ export function takePendingLogin(ctx: AuthContext, id: string): Promise<PendingL
 
 /** Counts one code attempt at a pending login (atomic); returns the attempts so far. */
 export function countLoginAttempt(ctx: AuthContext, id: string, ttlSeconds: number): Promise<number> {
-  return ctx.store.incr(ctx.store.key(RECORD_TYPES.twoFactorAttempts, id), ttlSeconds)
+  return ctx.store.incr(ctx.store.key(TWO_FACTOR_RECORDS.twoFactorAttempts, id), ttlSeconds)
 }
 
 /**
@@ -125,7 +141,7 @@ export function countLoginAttempt(ctx: AuthContext, id: string, ttlSeconds: numb
  * counted in the window; the caller gives the unit back when the code was right.
  */
 export function reserveTwoFactorFailure(ctx: AuthContext, userId: string, max: number, windowSeconds: number): Promise<Reservation> {
-  return reserveUnits(ctx, [{ key: ctx.store.key(RECORD_TYPES.twoFactorFailures, userId), max }], windowSeconds)
+  return reserveUnits(ctx, [{ key: ctx.store.key(TWO_FACTOR_RECORDS.twoFactorFailures, userId), max }], windowSeconds)
 }
 
 /**
@@ -135,7 +151,7 @@ export function reserveTwoFactorFailure(ctx: AuthContext, userId: string, max: n
  * the previous secret used.
  */
 export function claimTimeStep(ctx: AuthContext, userId: string, secret: string, step: number, ttlSeconds: number): Promise<boolean> {
-  return ctx.store.writeIfAbsent(ctx.store.key(RECORD_TYPES.twoFactorStep, `${userId}\0${secret}\0${step}`), Date.now(), ttlSeconds)
+  return ctx.store.writeIfAbsent(ctx.store.key(TWO_FACTOR_RECORDS.twoFactorStep, `${userId}\0${secret}\0${step}`), Date.now(), ttlSeconds)
 }
 
 /**
@@ -146,12 +162,12 @@ export const RECOVERY_CLAIM_TTL = 400 * 24 * 3600
 
 /** Claims a recovery code (by its HMAC) of a user: true for the first use only (atomic). */
 export function claimRecoveryCode(ctx: AuthContext, userId: string, codeHash: string): Promise<boolean> {
-  return ctx.store.writeIfAbsent(ctx.store.key(RECORD_TYPES.twoFactorRecovery, `${userId}\0${codeHash}`), Date.now(), RECOVERY_CLAIM_TTL)
+  return ctx.store.writeIfAbsent(ctx.store.key(TWO_FACTOR_RECORDS.twoFactorRecovery, `${userId}\0${codeHash}`), Date.now(), RECOVERY_CLAIM_TTL)
 }
 
 /** True when a recovery code (by its HMAC) of a user was claimed already. */
 export async function isRecoveryCodeClaimed(ctx: AuthContext, userId: string, codeHash: string): Promise<boolean> {
-  return (await ctx.store.ttl(ctx.store.key(RECORD_TYPES.twoFactorRecovery, `${userId}\0${codeHash}`))) !== null
+  return (await ctx.store.ttl(ctx.store.key(TWO_FACTOR_RECORDS.twoFactorRecovery, `${userId}\0${codeHash}`))) !== null
 }
 
 const enrolmentRecord = z.object({
@@ -167,7 +183,7 @@ export type EnrolmentRecord = z.output<typeof enrolmentRecord>
 /** Whose enrolment: a logged-in user's (settings) or the one of a pending login (flow id). */
 export type EnrolmentOwner = { userId: string } | { flow: string }
 
-const enrolmentKey = (ctx: AuthContext, owner: EnrolmentOwner) => ctx.store.key(RECORD_TYPES.twoFactorEnrolment, 'flow' in owner ? `flow\0${owner.flow}` : `user\0${owner.userId}`)
+const enrolmentKey = (ctx: AuthContext, owner: EnrolmentOwner) => ctx.store.key(TWO_FACTOR_RECORDS.twoFactorEnrolment, 'flow' in owner ? `flow\0${owner.flow}` : `user\0${owner.userId}`)
 
 /** Stores (or replaces) the pending enrolment of an owner. */
 export async function savePendingEnrolment(ctx: AuthContext, owner: EnrolmentOwner, record: Omit<EnrolmentRecord, 'createdAt'>, ttlSeconds: number): Promise<void> {

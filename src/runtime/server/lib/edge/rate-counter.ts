@@ -1,6 +1,9 @@
 import type { EdgeContext } from './edge-context'
 import type { RecordKey } from '../store/record-store'
-import { RECORD_TYPES } from '../store/record-types'
+import { recordTypes } from '../store/record-types'
+
+/** The rate limits' record kind: a counter (see store/record-types.ts). */
+export const RATE_RECORDS = recordTypes({ rateCounter: 'rate' })
 
 /**
  * Rate counters: one atomic counter per limited subject (`<rule>:ip:<address>`,
@@ -8,7 +11,7 @@ import { RECORD_TYPES } from '../store/record-types'
  * id, so storage never holds an address or an email.
  */
 export function rateCounterKey(ctx: EdgeContext, subject: string): RecordKey {
-  return ctx.store.key(RECORD_TYPES.rateCounter, subject)
+  return ctx.store.key(RATE_RECORDS.rateCounter, subject)
 }
 
 export interface RateLimitHit {

@@ -40,7 +40,7 @@ export interface RecordKey {
 /**
  * Typed JSON records over the backend. Keys are `<prefix><namespace>:<hmac(id)>`, so storage never
  * holds a raw token or code; values are sealed (aes-256-gcm) when `sealer` encrypts. A namespace
- * is one of the record types of `records/record-types.ts`: no record lives outside that list.
+ * is a record type some module declared (`recordTypes` of store/record-types.ts): no record lives outside them.
  *
  * Every read is checked against the record's schema: a value that does not decrypt, is not JSON
  * or has the wrong shape (corruption, tampering, a record of another version) is reported through

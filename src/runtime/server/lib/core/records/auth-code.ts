@@ -4,7 +4,7 @@ import type { AuthUser } from '../../../../types/auth'
 import { browserBindingOf } from '../code-binding'
 import type { AuthContext } from '../context'
 import { randomToken } from '../../store/crypto'
-import { RECORD_TYPES } from '../../store/record-types'
+import { CORE_RECORDS } from './core-records'
 import { claimsSchema, timestamp, userSchema } from './record-schema'
 import { storableUser } from './stored-user'
 
@@ -49,11 +49,11 @@ export async function createAuthCode(ctx: AuthContext, event: H3Event, input: Au
   const code = randomToken(32)
   const binding = options.bindToBrowser === false ? undefined : browserBindingOf(event, ctx)
   const record: AuthCodeRecord = { ...input, user: storableUser(input.user), issuedAt: Date.now(), ...(binding ? { binding } : {}) }
-  await ctx.store.write(ctx.store.key(RECORD_TYPES.authCode, code), record, ctx.lifetimes.authCode)
+  await ctx.store.write(ctx.store.key(CORE_RECORDS.authCode, code), record, ctx.lifetimes.authCode)
   return code
 }
 
 /** Atomically consumes a code: of concurrent exchanges, exactly one gets the record. */
 export async function consumeAuthCode(ctx: AuthContext, code: string): Promise<AuthCodeRecord | null> {
-  return ctx.store.take(ctx.store.key(RECORD_TYPES.authCode, code), authCodeRecord)
+  return ctx.store.take(ctx.store.key(CORE_RECORDS.authCode, code), authCodeRecord)
 }

@@ -3,7 +3,7 @@ import type { AuthUser, CustomClaims, ImpersonationContext, SessionRevocationRea
 import type { AuthContext } from '../context'
 import { createSealer, randomToken } from '../../store/crypto'
 import type { RecordKey } from '../../store/record-store'
-import { RECORD_TYPES } from '../../store/record-types'
+import { CORE_RECORDS } from './core-records'
 import { rotationMarker, sessionEntryOf, storedRefreshToken, type RefreshTokenRecord, type RotationMarker } from './refresh-token-schema'
 import type { SessionClient } from './record-schema'
 import { storableUser } from './stored-user'
@@ -29,9 +29,9 @@ export interface ReadRefreshToken {
   record: RefreshTokenRecord
 }
 
-const tokenKey = (ctx: AuthContext, token: string) => ctx.store.key(RECORD_TYPES.refreshToken, token)
-const markerKey = (ctx: AuthContext, token: string) => ctx.store.key(RECORD_TYPES.rotatedRefreshToken, token)
-const revokedKey = (ctx: AuthContext, family: string) => ctx.store.key(RECORD_TYPES.revokedFamily, family)
+const tokenKey = (ctx: AuthContext, token: string) => ctx.store.key(CORE_RECORDS.refreshToken, token)
+const markerKey = (ctx: AuthContext, token: string) => ctx.store.key(CORE_RECORDS.rotatedRefreshToken, token)
+const revokedKey = (ctx: AuthContext, family: string) => ctx.store.key(CORE_RECORDS.revokedFamily, family)
 
 /** True when the session (family) has been revoked (logout, reuse, a password reset, ...). */
 export async function isFamilyRevoked(ctx: AuthContext, family: string): Promise<boolean> {
@@ -280,7 +280,7 @@ async function restoreSuccessor(ctx: AuthContext, successor: string, record: Ref
  */
 export async function revokeFamily(ctx: AuthContext, family: string, userId: string, reason: SessionRevocationReason): Promise<void> {
   await ctx.revocations?.revoke(family)
-  await ctx.store.write(ctx.store.key(RECORD_TYPES.revokedFamily, family), Date.now(), ctx.lifetimes.refresh)
+  await ctx.store.write(ctx.store.key(CORE_RECORDS.revokedFamily, family), Date.now(), ctx.lifetimes.refresh)
   await removeSessionEntry(ctx, userId, family)
   ctx.logger.security('session_revoked', { family, reason })
   await ctx.callHook('svc:session:revoked', { sessionId: family, userId, reason }).catch((error: unknown) => {

@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import type { AuthContext } from '../context'
 import { randomToken } from '../../store/crypto'
-import { RECORD_TYPES } from '../../store/record-types'
+import { CORE_RECORDS } from './core-records'
 import { timestamp } from './record-schema'
 
 const resetSessionRecord = z.object({
@@ -20,16 +20,16 @@ export const RESET_SESSION_TTL = 300
 
 export async function createResetSession(ctx: AuthContext, input: Omit<ResetSessionRecord, 'createdAt'>): Promise<string> {
   const sessionId = randomToken(32)
-  await ctx.store.write(ctx.store.key(RECORD_TYPES.resetSession, sessionId), { ...input, createdAt: Date.now() }, RESET_SESSION_TTL)
+  await ctx.store.write(ctx.store.key(CORE_RECORDS.resetSession, sessionId), { ...input, createdAt: Date.now() }, RESET_SESSION_TTL)
   return sessionId
 }
 
 /** Reads a live session without consuming it (to validate input first). */
 export function readResetSession(ctx: AuthContext, sessionId: string): Promise<ResetSessionRecord | null> {
-  return ctx.store.read(ctx.store.key(RECORD_TYPES.resetSession, sessionId), resetSessionRecord)
+  return ctx.store.read(ctx.store.key(CORE_RECORDS.resetSession, sessionId), resetSessionRecord)
 }
 
 /** Consumes a session atomically: of concurrent uses, exactly one gets it. */
 export function consumeResetSession(ctx: AuthContext, sessionId: string): Promise<ResetSessionRecord | null> {
-  return ctx.store.take(ctx.store.key(RECORD_TYPES.resetSession, sessionId), resetSessionRecord)
+  return ctx.store.take(ctx.store.key(CORE_RECORDS.resetSession, sessionId), resetSessionRecord)
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import type { RecordStore } from '../../store/record-store'
-import { RECORD_TYPES } from '../../store/record-types'
+import { CORE_RECORDS } from './core-records'
 
 /*
  * The sessions revoked lately: one map (`sid` → when), each entry kept as long as an access
@@ -22,13 +22,13 @@ const revokedAt = z.number()
  */
 export async function storeRevokedSession(store: RecordStore, sid: string, expiresAt: number, onBroadcastError: (error: unknown) => void): Promise<void> {
   const now = Date.now()
-  await store.mapSet(store.namedKey(RECORD_TYPES.revokedSessions), sid, now, (expiresAt - now) / 1000)
+  await store.mapSet(store.namedKey(CORE_RECORDS.revokedSessions), sid, now, (expiresAt - now) / 1000)
   await store.publish(REVOKED_CHANNEL, `${sid}|${expiresAt}`).catch(onBroadcastError)
 }
 
 /** Every session revoked and still within its access tokens' lifetime, with its expiry. */
 export async function loadRevokedSessions(store: RecordStore): Promise<Array<{ sid: string, expiresAt: number }>> {
-  const entries = await store.mapEntries(store.namedKey(RECORD_TYPES.revokedSessions), revokedAt)
+  const entries = await store.mapEntries(store.namedKey(CORE_RECORDS.revokedSessions), revokedAt)
   return entries.map(entry => ({ sid: entry.field, expiresAt: entry.expiresAt }))
 }
 

@@ -1,6 +1,6 @@
 import type { z } from 'zod'
 import type { AuthContext } from '../context'
-import { RECORD_TYPES } from '../../store/record-types'
+import { CORE_RECORDS } from './core-records'
 import { storedSessionEntry, type sessionEntry } from './refresh-token-schema'
 
 export { sessionClientSchema, type SessionClient } from './record-schema'
@@ -22,7 +22,7 @@ export type SessionEntry = z.output<typeof sessionEntry> & { id: string, expires
  * a refresh under way while its session was revoked can write the entry back, which listing
  * drops (it checks the revoked mark of each entry).
  */
-export const sessionMapKey = (ctx: AuthContext, userId: string) => ctx.store.key(RECORD_TYPES.userSessions, userId)
+export const sessionMapKey = (ctx: AuthContext, userId: string) => ctx.store.key(CORE_RECORDS.userSessions, userId)
 
 export async function putSessionEntry(ctx: AuthContext, userId: string, family: string, entry: z.input<typeof sessionEntry>, ttlSeconds: number): Promise<void> {
   await ctx.store.mapSet(sessionMapKey(ctx, userId), family, entry, ttlSeconds)

@@ -1,0 +1,13 @@
+/** Every record kind the module declares (the core's, the rate limits' and each feature's), by name. */
+import { CORE_RECORDS } from '../../../src/runtime/server/lib/core/records/core-records'
+import { RATE_RECORDS } from '../../../src/runtime/server/lib/edge/rate-counter'
+import { OAUTH_RECORDS } from '../../../src/runtime/oauth/server/oauth-state'
+import { MAGIC_CODE_RECORDS } from '../../../src/runtime/password/server/magic-code'
+import { PASSKEY_RECORDS } from '../../../src/runtime/passkey/server/passkey-challenge'
+import { TWO_FACTOR_RECORDS } from '../../../src/runtime/two-factor/server/two-factor-records'
+import { IMPERSONATION_RECORDS } from '../../../src/runtime/impersonation/server/impersonation-record'
+
+/** Each declaration on its own (two declaring the same namespace would collide in storage). */
+export const RECORD_DECLARATIONS = [CORE_RECORDS, RATE_RECORDS, OAUTH_RECORDS, MAGIC_CODE_RECORDS, PASSKEY_RECORDS, TWO_FACTOR_RECORDS, IMPERSONATION_RECORDS]
+
+export const RECORD_TYPES = { ...CORE_RECORDS, ...RATE_RECORDS, ...OAUTH_RECORDS, ...MAGIC_CODE_RECORDS, ...PASSKEY_RECORDS, ...TWO_FACTOR_RECORDS, ...IMPERSONATION_RECORDS }
