@@ -9,6 +9,8 @@ export default defineConfig({
           include: ['test/unit/**/*.test.ts'],
           alias: { '#svc-auth/features': new URL('./test/unit/helpers/features.ts', import.meta.url).pathname },
           environment: 'node',
+          // The programs the tests run, and the Redis they share (started unless SVC_TEST_REDIS_URL names one).
+          globalSetup: ['test/support/global-setup.ts'],
           testTimeout: 20_000,
         },
       },
@@ -17,7 +19,8 @@ export default defineConfig({
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
           environment: 'node',
-          globalSetup: ['test/e2e/global-setup.ts'],
+          // The same check and Redis as the unit tests (one Redis for both), then the fixture builds.
+          globalSetup: ['test/support/global-setup.ts', 'test/e2e/global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 240_000,
           fileParallelism: false,

@@ -8,7 +8,7 @@ import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { BASIC, ensureBuilt, PASSWORD } from './lib/fixtures.mjs'
 import { cleanupAll, installCleanup, log, ROOT } from './lib/processes.mjs'
-import { probeRedis } from './lib/redis.mjs'
+import { openRedis } from './lib/redis.mjs'
 import { goalTable, machineLines, writeDoc } from './lib/report.mjs'
 import { tools } from './lib/tools.mjs'
 
@@ -129,7 +129,7 @@ async function main() {
   const command = ['node', 'bench/run.mjs', ...process.argv.slice(2)].join(' ')
   const started = Date.now()
   installCleanup()
-  const redisVersion = await probeRedis()
+  const redisVersion = await openRedis()
   await ensureBuilt([BASIC, PASSWORD], opts.build)
   const load = { start: loadavg()[0] }
   const chosen = SECTIONS.filter(s => (opts.only ? opts.only.includes(s.name) : !s.optional || opts.profile))

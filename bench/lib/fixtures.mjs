@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { buildNuxt, ROOT } from './processes.mjs'
+import { REDIS } from './redis.mjs'
 
 const fixture = name => ({ dir: join(ROOT, 'test/fixtures', name), entry: join(ROOT, 'test/fixtures', name, '.output/server/index.mjs') })
 
@@ -23,8 +24,8 @@ export const MEMORY_ENV = { NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'memory'
 /** Environment of a basic-fixture server on the fs driver storing below `dir`. */
 export const fsEnv = dir => ({ NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'fs', NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_BASE: dir })
 
-/** Environment of a basic-fixture server on the shared Redis under `prefix`. */
-export function redisEnv(prefix, { host = '127.0.0.1', port = 6379 } = {}) {
+/** Environment of a basic-fixture server on the run's Redis (or `host`/`port`) under `prefix`. */
+export function redisEnv(prefix, { host = REDIS.host, port = REDIS.port } = {}) {
   return {
     NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'redis',
     NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_PREFIX: prefix,

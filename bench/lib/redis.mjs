@@ -1,16 +1,39 @@
-// The shared local Redis (127.0.0.1:6379, keys under a unique prefix, deleted at the end) and
-// throwaway redis-server processes.
+// The Redis of the run (the one SVC_BENCH_REDIS_URL names, else a redis-server started for the
+// run; keys under a unique prefix, deleted at the end) and throwaway redis-server processes.
 
 import Redis from 'ioredis'
 import { freePort, HOST, log, onCleanup, sleep, spawnTracked, stopChild, tempDir } from './processes.mjs'
 
-export const REDIS = { host: '127.0.0.1', port: 6379 }
+/**
+ * Where the Redis of the run listens (set by {@link openRedis}); `shared` when SVC_BENCH_REDIS_URL
+ * named it (other programs may use it too).
+ */
+export const REDIS = { host: HOST, port: 0, shared: false }
 
-/** A client of the shared Redis that fails fast instead of retrying. */
-export const redisClient = (options = {}) => new Redis({ ...REDIS, lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null, connectTimeout: 2000, ...options })
+/** The redis-server started for the run, when SVC_BENCH_REDIS_URL names none. */
+let own
 
-/** Throws unless the shared Redis answers; resolves its version. */
-export async function probeRedis() {
+/** A client of the run's Redis that fails fast instead of retrying. */
+export const redisClient = (options = {}) => new Redis({ host: REDIS.host, port: REDIS.port, lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null, connectTimeout: 2000, ...options })
+
+/**
+ * The Redis of the run: the one SVC_BENCH_REDIS_URL names (redis://host:port), else a
+ * redis-server started on a free loopback port (stopped at the end). Throws unless it answers;
+ * resolves its version.
+ */
+export async function openRedis() {
+  const configured = process.env.SVC_BENCH_REDIS_URL
+  if (configured) {
+    const url = new URL(configured)
+    if (!url.port || url.username || url.password) throw new Error(`SVC_BENCH_REDIS_URL must be redis://host:port (got ${configured})`)
+    Object.assign(REDIS, { host: url.hostname, port: Number(url.port), shared: true })
+  }
+  else {
+    own = await startThrowawayRedis()
+    own.client.disconnect()
+    Object.assign(REDIS, { host: HOST, port: own.port, shared: false })
+    log(`redis: started redis-server pid ${own.pid} on ${HOST}:${own.port} for this run (SVC_BENCH_REDIS_URL=redis://host:port uses another)`)
+  }
   const client = redisClient()
   try {
     await client.connect()
@@ -24,8 +47,10 @@ export async function probeRedis() {
   }
 }
 
-/** Deletes every key of the shared Redis under `prefix` (SCAN + DEL); resolves their number. */
+/** Deletes every key of the run's Redis under `prefix` (SCAN + DEL); resolves their number. */
 export async function deleteRedisKeys(prefix) {
+  // The redis-server of the run is gone at the very end (children stop first): its keys with it.
+  if (own && (own.child.exitCode !== null || own.child.signalCode !== null)) return 0
   const client = redisClient()
   let deleted = 0
   try {
@@ -47,7 +72,7 @@ export async function deleteRedisKeys(prefix) {
 let prefixes = 0
 
 /**
- * A key prefix of the shared Redis used by nothing else (`svc-auth-bench:<pid>:<time>:<n>:`),
+ * A key prefix of the run's Redis used by nothing else (`svc-auth-bench:<pid>:<time>:<n>:`),
  * with `release()` deleting its keys (also run at the end if not called).
  */
 export function uniquePrefix(label) {
@@ -61,7 +86,7 @@ export function uniquePrefix(label) {
 
 /**
  * Starts a throwaway redis-server on a free loopback port (nothing on disk, DEBUG allowed):
- * `{ port, client, stop() }`.
+ * `{ port, pid, child, client, stop() }`.
  */
 export async function startThrowawayRedis() {
   const port = await freePort()
@@ -84,6 +109,8 @@ export async function startThrowawayRedis() {
   }
   return {
     port,
+    pid: child.pid,
+    child,
     client,
     async stop() {
       client.disconnect()

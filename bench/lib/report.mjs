@@ -4,6 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { log, ROOT } from './processes.mjs'
+import { REDIS } from './redis.mjs'
 import { fmtValue, status } from './stats.mjs'
 
 const DOC = join(ROOT, 'docs/performance.md')
@@ -44,7 +45,7 @@ export function machineLines({ command, redisVersion, load, seconds }) {
     `- Memory: ${(totalmem() / 1024 ** 3).toFixed(1)} GiB`,
     `- Node.js ${process.version} (${process.platform} ${process.arch})`,
     `- Temp dir (fs driver, disk probe): ${tmpdir()}, ${fileSystemOf(tmpdir())}`,
-    `- Redis ${redisVersion} on 127.0.0.1:6379 (shared; this run used its own key prefixes and deleted them)`,
+    `- Redis ${redisVersion} on ${REDIS.host}:${REDIS.port} (${REDIS.shared ? 'SVC_BENCH_REDIS_URL, shared; this run used its own key prefixes and deleted them' : 'a redis-server started for this run'})`,
     '- Load generator and servers run on the same machine over loopback.',
     `- 1-minute load average: ${load.start.toFixed(2)} at start, ${load.end.toFixed(2)} at end (other work on the machine skews the numbers).`,
     `- Date: ${new Date().toISOString().slice(0, 10)}; the run took ${(seconds / 60).toFixed(1)} min.`,
@@ -76,8 +77,8 @@ export function writeDoc(markdown) {
 The numbers below are the output of \`npm run bench\` (\`node bench/run.mjs\`), copied here by its
 \`--write\` option; the machine and the exact command are at the end. It starts production builds
 (\`NODE_ENV=production\`) of the test fixtures on 127.0.0.1 and talks to them over loopback only,
-with the local Redis on 127.0.0.1:6379 (keys under a unique prefix, deleted at the end) and
-throwaway \`redis-server\` processes. Every section is bounded in time. Absolute numbers depend on
+with a \`redis-server\` it starts on a free loopback port (or the Redis \`SVC_BENCH_REDIS_URL\` names;
+keys under a unique prefix, deleted at the end) and more throwaway \`redis-server\` processes. Every section is bounded in time. Absolute numbers depend on
 the machine and on what else runs on it (on a shared 2-core machine requests/s move by tens of
 percent between rounds), so the figures to compare are the ratios, each measured side by side in
 one run.
@@ -127,8 +128,8 @@ one run.
 3 minutes) with fewer rounds and shorter phases, \`--profile\` adds the CPU profile, \`--write\` also
 writes this page, \`--only a,b\` runs some sections (routes, module-cost, refresh, revocation,
 password, startup, memory, client-size, profile) and prints them. It builds the fixtures when their
-\`.output\` is missing (\`--build\` forces it) and needs a Redis on 127.0.0.1:6379 and
-\`redis-server\` on the PATH. \`node bench/run.mjs --help\` lists the options that set durations,
+\`.output\` is missing (\`--build\` forces it) and needs \`redis-server\` on the PATH (it starts its
+own Redis; \`SVC_BENCH_REDIS_URL=redis://host:port\` uses another). \`node bench/run.mjs --help\` lists the options that set durations,
 rounds and sizes. \`--baseline REV\` also runs the refresh phases on a build of an earlier git
 revision (exported with \`git archive\` into a temp dir), right after the current build's, so the
 gain of a change is a ratio from one run. This page is written with

@@ -1,5 +1,5 @@
 // Redis over HTTP for the measurements: the tests' loopback server speaking the Upstash REST
-// protocol (test/helpers/upstash-rest-server.mjs) in a process of its own, in front of the shared
+// protocol (test/helpers/upstash-rest-server.mjs) in a process of its own, in front of the run's
 // Redis, and a probe of its round trips.
 
 import { randomBytes } from 'node:crypto'
@@ -7,20 +7,22 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { Redis } from '@upstash/redis'
 import { log, ROOT, sleep, spawnTracked, stopChild } from './processes.mjs'
+import { REDIS } from './redis.mjs'
 
 const HELPER = pathToFileURL(join(ROOT, 'test/helpers/upstash-rest-server.mjs')).href
 
 /**
  * Starts the REST server in a child process (so that it does not share the event loop of the
- * measuring client): `{ url, token, pid, stop() }`. The token goes to it through the environment.
+ * measuring client), in front of the run's Redis: `{ url, token, pid, stop() }`. The token and the
+ * Redis go to it through the environment.
  */
 export async function startRestServer() {
   const token = `bench-${randomBytes(16).toString('hex')}`
   const script = `const { startUpstashRestServer } = await import(${JSON.stringify(HELPER)})
-const server = await startUpstashRestServer({ token: process.env.SVC_BENCH_REST_TOKEN })
+const server = await startUpstashRestServer({ token: process.env.SVC_BENCH_REST_TOKEN, redis: JSON.parse(process.env.SVC_BENCH_REST_REDIS) })
 console.log('listening ' + server.url)`
   const child = spawnTracked(process.execPath, ['--input-type=module', '-e', script], {
-    env: { ...process.env, SVC_BENCH_REST_TOKEN: token },
+    env: { ...process.env, SVC_BENCH_REST_TOKEN: token, SVC_BENCH_REST_REDIS: JSON.stringify({ host: REDIS.host, port: REDIS.port }) },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''

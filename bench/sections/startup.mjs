@@ -71,7 +71,7 @@ export async function measure(opts) {
   const lines = [
     '### Start-up',
     '',
-    `Time from spawning \`node .output/server/index.mjs\` of the basic fixture to its first 200, median of ${opts.starts} fresh processes per storage driver (fs in a temp dir, Redis on 127.0.0.1:6379 under a unique prefix). A first process of the same storage logs a session in beforehand; each new process is then polled every ${POLL_MS} ms (a new connection each time) on \`GET /api/protected/hello\` with that session's bearer token and on \`GET /api/public/hello\`. A serverless deployment pays this on every cold start.`,
+    `Time from spawning \`node .output/server/index.mjs\` of the basic fixture to its first 200, median of ${opts.starts} fresh processes per storage driver (fs in a temp dir, the run's Redis under a unique prefix). A first process of the same storage logs a session in beforehand; each new process is then polled every ${POLL_MS} ms (a new connection each time) on \`GET /api/protected/hello\` with that session's bearer token and on \`GET /api/public/hello\`. A serverless deployment pays this on every cold start.`,
     '',
     '| Driver | "Listening on" printed | First 200, public route | First 200, protected route | Protected, fastest – slowest |',
     '| --- | ---: | ---: | ---: | ---: |',

@@ -1,6 +1,7 @@
 import bcryptjs from 'bcryptjs'
 import { afterAll, describe, expect, it } from 'vitest'
 import { deleteRedisKeys } from '../support/redis-servers'
+import { testRedisUrl } from '../support/test-redis'
 import { restartApp, setupApp, type TestApp } from './app'
 import type { Server } from './requests'
 import { startServerProcess, type ServerProcess } from './server-processes'
@@ -29,11 +30,11 @@ async function expect429(res: Response, window: number) {
   expect(retryAfter).toBeLessThanOrEqual(window)
 }
 
-/** Runs `fn` with the environment of a storage on the shared Redis under a key prefix of its own, deleted afterwards. */
+/** Runs `fn` with the environment of a storage on the tests' Redis under a key prefix of its own, deleted afterwards. */
 async function withRedisPrefix(label: string, fn: (env: Record<string, string>) => Promise<void>): Promise<void> {
   const prefix = `svc-auth-e2e-${label}:${process.pid}:${Date.now().toString(36)}:`
   try {
-    await fn({ NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'redis', NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_PREFIX: prefix })
+    await fn({ NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'redis', NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_URL: testRedisUrl(), NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_PREFIX: prefix })
   }
   finally {
     await deleteRedisKeys(prefix)

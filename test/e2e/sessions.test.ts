@@ -3,6 +3,7 @@ import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { NEW_PASSWORD, PASSWORD, codeCookieFrom, loginUser, nextCode, post, registerUser, uniqueEmail } from './password-helpers'
 import { deleteRedisKeys, startRedisCluster, type RunningRedis } from '../support/redis-servers'
+import { testRedisUrl } from '../support/test-redis'
 import { setupApp } from './app'
 import { bearer, cookie, json, login, type Server, type Session, setCookieValue } from './requests'
 import { startServerProcess, type ServerProcess } from './server-processes'
@@ -217,7 +218,7 @@ describe.each([
   const check = (server: ServerProcess, other: ServerProcess) => (shared ? other : server)
 
   beforeAll(async () => {
-    if (store === 'redis') redisEnv = { NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'redis', NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_URL: 'redis://127.0.0.1:6379', NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_PREFIX: prefix }
+    if (store === 'redis') redisEnv = { NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'redis', NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_URL: testRedisUrl(), NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_PREFIX: prefix }
     if (store === 'cluster') {
       const started = await startRedisCluster(3)
       cluster = started

@@ -4,11 +4,13 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { deleteRedisKeys, startRedisCluster } from '../support/redis-servers'
 import { startUpstashRestServer } from '../helpers/upstash-rest-server.mjs'
+import { testRedisUrl } from '../support/test-redis'
 import { restartApp, setupApp } from './app'
 import { bearer, cookie, issueCode, login, type Server, setCookieValue, tokenRequest } from './requests'
 import { startServerProcess } from './server-processes'
 
-const REDIS_URL = 'redis://127.0.0.1:6379'
+/** The Redis the tests share (test/support/global-setup.ts). */
+const REDIS_URL = testRedisUrl()
 const prefix = `svc-e2e-${process.pid}-${Date.now()}:`
 const redisEnv = { NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'redis', NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_URL: REDIS_URL, NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_PREFIX: prefix }
 
@@ -16,7 +18,7 @@ afterAll(() => deleteRedisKeys(prefix, REDIS_URL))
 
 // Redis over HTTP: a loopback server speaking the Upstash REST protocol in front of the same Redis.
 // The server processes find it through Upstash's own variables (the options' fallback).
-const rest = await startUpstashRestServer({ token: `e2e-rest-${process.pid}-${Date.now()}` })
+const rest = await startUpstashRestServer({ token: `e2e-rest-${process.pid}-${Date.now()}`, redis: REDIS_URL })
 afterAll(() => rest.close())
 const upstashPrefix = `svc-e2e-upstash-${process.pid}-${Date.now()}:`
 afterAll(() => deleteRedisKeys(upstashPrefix, REDIS_URL))

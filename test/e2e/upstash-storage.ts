@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import { startUpstashRestServer } from '../helpers/upstash-rest-server.mjs'
 import { deleteRedisKeys } from '../support/redis-servers'
+import { testRedisUrl } from '../support/test-redis'
 
-/** Redis over HTTP for a deployed build: a loopback REST server in front of the local Redis, under a prefix of its own. */
+/** Redis over HTTP for a deployed build: a loopback REST server in front of the tests' Redis, under a prefix of its own. */
 export interface UpstashStorage {
   /** The environment that points a build at it (url, token, a fresh key prefix). */
   env: Record<string, string>
@@ -14,7 +15,7 @@ export interface UpstashStorage {
 export async function startUpstashStorage(onCommand?: (command: string[]) => void | Promise<void>): Promise<UpstashStorage> {
   const token = randomUUID()
   const prefix = `svc-auth-e2e:${randomUUID()}:`
-  const server = await startUpstashRestServer({ token, onCommand })
+  const server = await startUpstashRestServer({ token, redis: testRedisUrl(), onCommand })
   return {
     env: {
       NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_URL: server.url,

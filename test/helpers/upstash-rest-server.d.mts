@@ -2,8 +2,8 @@
 export interface UpstashRestServerOptions {
   /** The Bearer token every request must carry. */
   token: string
-  /** The Redis server behind it. @default { host: '127.0.0.1', port: 6379 } */
-  redis?: { host: string, port: number }
+  /** The Redis server behind it: a `redis://` URL, or its host and port. */
+  redis: string | { host: string, port: number }
   /**
    * Called with every command before it runs (its arguments as strings), e.g. to count round
    * trips; a promise it returns is awaited first (a slow database).

@@ -38,9 +38,11 @@ function readBody(req) {
 }
 
 /** @type {import('./upstash-rest-server.mjs').startUpstashRestServer} */
-export async function startUpstashRestServer({ token, redis: target = { host: '127.0.0.1', port: 6379 }, onCommand } = {}) {
+export async function startUpstashRestServer({ token, redis: target, onCommand } = {}) {
   if (!token) throw new Error('startUpstashRestServer: a token is required')
-  const redis = new Redis({ host: target.host, port: target.port, maxRetriesPerRequest: 1, lazyConnect: true })
+  if (!target) throw new Error('startUpstashRestServer: the Redis behind it is required (a redis:// URL, or host and port)')
+  const client = { maxRetriesPerRequest: 1, lazyConnect: true }
+  const redis = typeof target === 'string' ? new Redis(target, client) : new Redis({ host: target.host, port: target.port, ...client })
   await redis.connect()
   const run = async (command) => {
     await onCommand?.(command.map(String))

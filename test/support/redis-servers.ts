@@ -4,6 +4,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis, type RedisOptions } from 'ioredis'
+import { testRedisUrl } from './test-redis'
 
 /**
  * Throwaway Redis servers on loopback ports for the tests: a plain one, a Redis Cluster, a master
@@ -316,18 +317,21 @@ export function startRedisTls(options: RedisTlsOptions = {}): Promise<RunningRed
   })
 }
 
-/** A plain Redis on a free loopback port, of its own: for tests that change server-wide state (its script cache). */
-export function startRedisServer(): Promise<RunningRedis & RedisNodeAddress> {
+/**
+ * A plain Redis on a free loopback port, of its own: the one a test run shares (test/support/global-setup.ts),
+ * or one for a test that changes server-wide state (its script cache).
+ */
+export function startRedisServer(): Promise<RunningRedis & RedisNodeAddress & { pid: number }> {
   return withProcesses(async (processes) => {
     const port = await freeRedisPort(new Set())
-    processes.start(['--port', String(port), ...BASE_ARGS, '--dir', processes.dir])
+    const child = processes.start(['--port', String(port), ...BASE_ARGS, '--dir', processes.dir])
     await until('the redis-server did not start', processes, () => probe({ port }, async c => (await c.ping()) === 'PONG'))
-    return { host: HOST, port, stop: () => processes.stop() }
+    return { host: HOST, port, pid: child.pid!, stop: () => processes.stop() }
   })
 }
 
-/** Deletes every key under `prefix` on the Redis at `url` (what a test wrote into a shared Redis). */
-export async function deleteRedisKeys(prefix: string, url = 'redis://127.0.0.1:6379'): Promise<void> {
+/** Deletes every key under `prefix` on the Redis at `url` (what a test wrote into the Redis the tests share). */
+export async function deleteRedisKeys(prefix: string, url = testRedisUrl()): Promise<void> {
   const redis = new Redis(url)
   try {
     let cursor = '0'

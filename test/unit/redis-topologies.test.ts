@@ -17,6 +17,7 @@ import type { StoreBackend } from '../../src/runtime/server/lib/store/types'
 import { validateOptions } from '../../src/runtime/server/lib/config/validate-options'
 import type { ModuleOptions, RedisNode, RefreshStorageOptions } from '../../src/runtime/types/options'
 import { startRedisCluster, startRedisSentinel, startRedisTls, type RunningRedis } from '../support/redis-servers'
+import { testRedisNode } from '../support/test-redis'
 import { fakeEvent, setCookieValue } from './helpers/event'
 import { features } from './helpers/features'
 
@@ -24,8 +25,6 @@ const sleep = (ms: number): Promise<void> => new Promise(resolve => setTimeout(r
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i)
 const count = <T>(items: T[], test: (item: T) => boolean) => items.filter(test).length
 
-/** The Redis every unit test shares (never flushed: each test keeps to a prefix of its own). */
-const LOCAL_REDIS = { host: '127.0.0.1', port: 6379 }
 /** DNS name of the harness certificates that do not name 127.0.0.1 (checked through `tlsServername`). */
 const CERT_NAME = 'redis.svc-auth.test'
 
@@ -115,20 +114,22 @@ interface Topology {
 }
 
 const topologies: Topology[] = [
-  { name: 'one Redis (127.0.0.1:6379, host and port)', async start() {
-    const client = new Redis({ ...LOCAL_REDIS, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 5000 })
+  { name: 'one Redis (the one the tests share, as host and port)', async start() {
+    // Never flushed: each test keeps to a prefix of its own (test/support/global-setup.ts starts it).
+    const shared = testRedisNode()
+    const client = new Redis({ ...shared, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 5000 })
     client.on('error', () => {})
     try {
       await client.connect()
       await client.ping()
     }
     catch (error) {
-      throw new Error(`No Redis on ${LOCAL_REDIS.host}:${LOCAL_REDIS.port} (start one: redis-server --port 6379 --save '' --appendonly no): ${String(error)}`)
+      throw new Error(`The tests' Redis on ${shared.host}:${shared.port} does not answer: ${String(error)}`)
     }
     finally {
       client.disconnect()
     }
-    return { server: { stop: async () => {} }, storage: { ...LOCAL_REDIS } }
+    return { server: { stop: async () => {} }, storage: { ...shared } }
   } },
   { name: 'a Redis Cluster (3 masters)', async start() {
     const server = await startRedisCluster({ size: 3 })

@@ -19,6 +19,7 @@ import { fakeEvent } from './helpers/event'
 import { unitContext } from './helpers/context'
 import { deleteRedisKeys } from '../support/redis-servers'
 import { startUpstashRestServer, type UpstashRestServer } from '../helpers/upstash-rest-server.mjs'
+import { testRedisUrl } from '../support/test-redis'
 import { features } from './helpers/features'
 
 const sleep = (ms: number): Promise<void> => new Promise(resolve => setTimeout(resolve, ms))
@@ -35,7 +36,7 @@ const scratchDir = (name: string) => {
 /** The upstash driver's REST server (in front of the shared Redis), started on first use. */
 let restServer: Promise<UpstashRestServer> | undefined
 const upstashStorage = async () => {
-  const rest = await (restServer ??= startUpstashRestServer({ token: `sessions-${randomUUID()}` }))
+  const rest = await (restServer ??= startUpstashRestServer({ token: `sessions-${randomUUID()}`, redis: testRedisUrl() }))
   return { driver: 'upstash' as const, url: rest.url, token: rest.token, prefix: redisPrefix() }
 }
 afterAll(async () => {
@@ -240,7 +241,7 @@ describe('access tokens die with their session', () => {
   })
 
   it('a revocation that fails part-way is completed by a retry, on every process', async () => {
-    const input: ModuleOptionsInput = { token: { secret: 'unit-test-secret-0123456789-abcdefghijklm' }, tokenRefresh: { storage: { driver: 'redis', url: 'redis://127.0.0.1:6379', prefix: redisPrefix() } }, logging: { level: 'silent' } }
+    const input: ModuleOptionsInput = { token: { secret: 'unit-test-secret-0123456789-abcdefghijklm' }, tokenRefresh: { storage: { driver: 'redis', url: testRedisUrl(), prefix: redisPrefix() } }, logging: { level: 'silent' } }
     const a = await createAuthContext(resolveOptions(input, true), { features })
     const b = await createAuthContext(resolveOptions(input, true), { features })
     try {
@@ -275,7 +276,7 @@ describe('access tokens die with their session', () => {
   describe.each(['redis', 'fs', 'upstash'] as const)('two processes sharing a %s store', (driver) => {
     const options = async (): Promise<ModuleOptionsInput> => ({
       token: { secret: 'unit-test-secret-0123456789-abcdefghijklm', expiresIn: '2m' },
-      tokenRefresh: { storage: driver === 'redis' ? { driver, url: 'redis://127.0.0.1:6379', prefix: redisPrefix() } : driver === 'upstash' ? await upstashStorage() : { driver, base: scratchDir('sessions') } },
+      tokenRefresh: { storage: driver === 'redis' ? { driver, url: testRedisUrl(), prefix: redisPrefix() } : driver === 'upstash' ? await upstashStorage() : { driver, base: scratchDir('sessions') } },
       logging: { level: 'silent' },
     })
 
@@ -444,9 +445,9 @@ async function pubsubClients(redis: { call(...args: string[]): Promise<unknown> 
 
 describe('a process that missed a broadcast', () => {
   it('loads the revoked sessions again when its Redis subscription reconnects', async () => {
-    const input: ModuleOptionsInput = { token: { secret: 'unit-test-secret-0123456789-abcdefghijklm' }, tokenRefresh: { storage: { driver: 'redis', url: 'redis://127.0.0.1:6379', prefix: redisPrefix() } }, logging: { level: 'silent' } }
+    const input: ModuleOptionsInput = { token: { secret: 'unit-test-secret-0123456789-abcdefghijklm' }, tokenRefresh: { storage: { driver: 'redis', url: testRedisUrl(), prefix: redisPrefix() } }, logging: { level: 'silent' } }
     const { Redis } = await import('ioredis')
-    const admin = new Redis('redis://127.0.0.1:6379')
+    const admin = new Redis(testRedisUrl())
     // This process's subscriber is the one that appears with it (other tests share this Redis).
     const before = new Set(await pubsubClients(admin))
     const ctx = await createAuthContext(resolveOptions(input, true), { features })

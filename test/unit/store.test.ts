@@ -17,8 +17,9 @@ import { createKeyedLock } from '../../src/runtime/server/lib/store/lock'
 import { escapeRedisGlob } from '../../src/runtime/server/lib/store/redis-operations'
 import type { StorageDriverName } from '../../src/runtime/types/options'
 import { startUpstashRestServer, type UpstashRestServer } from '../helpers/upstash-rest-server.mjs'
+import { testRedisUrl } from '../support/test-redis'
 
-const REDIS = { url: '', host: '127.0.0.1', port: 6379, password: '', db: 0 }
+const CONNECTION = { url: '', host: '', port: 0, password: '', db: 0 }
 const N = 50
 
 const sleep = (ms: number): Promise<void> => new Promise(resolve => setTimeout(resolve, ms))
@@ -47,7 +48,8 @@ async function raceProcesses<Done>(script: string, args: string[], count = 4): P
 }
 
 function options(driver: StorageDriverName, base = '', rest?: UpstashRestServer): StoreBackendOptions {
-  return { driver, base, ...REDIS, ...(rest ? { url: rest.url, token: rest.token } : {}) }
+  // The redis driver on the Redis the tests share (test/support/global-setup.ts).
+  return { driver, base, ...CONNECTION, ...(driver === 'redis' ? { url: testRedisUrl() } : {}), ...(rest ? { url: rest.url, token: rest.token } : {}) }
 }
 
 /** All file paths below `dir`, recursively. */
@@ -89,7 +91,7 @@ function contract(driver: StorageDriverName): void {
     }
 
     beforeAll(() => {
-      if (driver === 'upstash') rest = startUpstashRestServer({ token: `rest-token-${randomUUID()}` })
+      if (driver === 'upstash') rest = startUpstashRestServer({ token: `rest-token-${randomUUID()}`, redis: testRedisUrl() })
       // Connect and probe once; when the backend (e.g. Redis) is unreachable, every test of the
       // suite awaits this promise and fails with the connection error instead of being skipped.
       ready = create().then(async (backend) => {

@@ -22,6 +22,7 @@ import type { TwoFactorState } from '../../src/runtime/types/auth'
 import type { ModuleOptions, ModuleOptionsInput } from '../../src/runtime/types/options'
 import { fakeEvent, setCookies } from './helpers/event'
 import { deleteRedisKeys } from '../support/redis-servers'
+import { testRedisUrl } from '../support/test-redis'
 import { features } from './helpers/features'
 
 // The module's real endpoints on a plain h3 app (Nitro's runtime is mocked: the options, the hooks).
@@ -589,7 +590,7 @@ describe.each(['memory', 'fs', 'redis'] as const)('one recovery code raced on th
   it('of 50 concurrent checks of the code, exactly one succeeds', async () => {
     const prefix = `svc-auth-test:${randomUUID()}:`
     const dir = driver === 'fs' ? await mkdtemp(join(tmpdir(), 'svc-auth-recovery-')) : ''
-    const storage = driver === 'redis' ? { driver, url: 'redis://127.0.0.1:6379', prefix } : { driver, base: dir }
+    const storage = driver === 'redis' ? { driver, url: testRedisUrl(), prefix } : { driver, base: dir }
     const ctx = await createAuthContext(resolveOptions({ token: { secret: SECRET }, tokenRefresh: { storage }, logging: { level: 'silent' }, twoFactor: { enabled: true } }, true), { features })
     const userId = `recovery-race-${driver}-${randomUUID()}`
     try {

@@ -20,6 +20,7 @@ import { validateOptions } from '../../src/runtime/server/lib/config/validate-op
 import type { ModuleOptions, ModuleOptionsInput } from '../../src/runtime/types/options'
 import { startUpstashRestServer, type UpstashRestServer } from '../helpers/upstash-rest-server.mjs'
 import { deleteRedisKeys, startRedisServer } from '../support/redis-servers'
+import { testRedisUrl } from '../support/test-redis'
 import { fakeEvent } from './helpers/event'
 import { features } from './helpers/features'
 
@@ -30,7 +31,7 @@ const commands: string[][] = []
 let rest: UpstashRestServer
 
 beforeAll(async () => {
-  rest = await startUpstashRestServer({ token: TOKEN, onCommand: command => commands.push(command) })
+  rest = await startUpstashRestServer({ token: TOKEN, redis: testRedisUrl(), onCommand: command => commands.push(command) })
 })
 afterAll(async () => {
   await rest?.close()
@@ -370,7 +371,7 @@ describe('on a real REST server', () => {
 
   it('publish is a real PUBLISH: processes on TCP Redis sharing the database hear it', async () => {
     const backend = await createStoreBackend({ driver: 'upstash', base: '', url: rest.url, token: TOKEN, host: '', port: 0, password: '', db: 0 })
-    const subscriber = new Redis('redis://127.0.0.1:6379')
+    const subscriber = new Redis(testRedisUrl())
     const channel = `${prefix()}chan`
     try {
       const received = new Promise<string>(resolve => subscriber.on('message', (from, message) => from === channel && resolve(message)))
