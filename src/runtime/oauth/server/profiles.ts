@@ -108,8 +108,10 @@ export function mapDiscordProfile(profile: Record<string, unknown>): AuthUser {
   const email = profile.verified === true ? nonEmptyString(profile.email) : undefined
   const avatar = nonEmptyString(profile.avatar)
   let picture: string | undefined
+  // Without an avatar, the default one of the id (BigInt(…) calls, not literals: the dev server's
+  // esbuild targets ES2019, which has no BigInt literals).
   if (id && avatar && /^\w+$/.test(avatar)) picture = `${DISCORD_CDN}/avatars/${id}/${avatar}.${avatar.startsWith('a_') ? 'gif' : 'png'}`
-  else if (id && /^\d{1,20}$/.test(id)) picture = `${DISCORD_CDN}/embed/avatars/${Number((BigInt(id) >> 22n) % 6n)}.png`
+  else if (id && /^\d{1,20}$/.test(id)) picture = `${DISCORD_CDN}/embed/avatars/${Number((BigInt(id) >> BigInt(22)) % BigInt(6))}.png`
   return {
     sub: id,
     username: nonEmptyString(profile.username),
