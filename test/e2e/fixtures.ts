@@ -2,12 +2,16 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 
-/** Fixtures the global setup builds once per run. */
-export const FIXTURES = ['basic', 'password', 'client', 'oauth', 'openapi', 'passkey', 'worker', 'serverless'] as const
+/**
+ * Fixtures the global setup builds once per run, in this order (`playground` is the repository's
+ * playground app, the largest build: first, so that it does not finish alone at the end).
+ */
+export const FIXTURES = ['playground', 'basic', 'password', 'client', 'oauth', 'openapi', 'passkey', 'worker', 'serverless'] as const
 export type Fixture = (typeof FIXTURES)[number]
 
-/** Root directory of a fixture app. */
-export const fixtureDir = (fixture: Fixture): string => resolve(import.meta.dirname, '../fixtures', fixture)
+/** Root directory of a fixture app: test/fixtures/<name>, or the playground. */
+export const fixtureDir = (fixture: Fixture): string =>
+  fixture === 'playground' ? resolve(import.meta.dirname, '../../playground') : resolve(import.meta.dirname, '../fixtures', fixture)
 
 /** Nitro output directory of a built fixture (`.output`, as `nuxi build` writes it). */
 export const fixtureOutput = (fixture: Fixture): string => join(fixtureDir(fixture), '.output')
