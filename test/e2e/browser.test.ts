@@ -683,3 +683,119 @@ describe('options', () => {
     expect(tab.console.filter(m => /mismatch/i.test(m))).toEqual([])
   })
 })
+
+describe('password flows through usePassword()', () => {
+  const PASSWORD = 'Sunflower-42x'
+  const NEW_PASSWORD = 'Moonflower-43y'
+  const NEWEST_PASSWORD = 'Starflower-44z'
+
+  /** The last code the fixture's delivery handler got for `email` and `action`. */
+  async function emailedCode(tab: Tab, email: string, action: string): Promise<string> {
+    const { code } = await (await fetch(`${tab.base}/api/test/codes?email=${encodeURIComponent(email)}&action=${action}`)).json() as { code: string | null }
+    expect(code).toMatch(/^\d{6}$/)
+    return code!
+  }
+
+  /** Types the emailed code into the page's code form and sends it. */
+  async function enterCode(tab: Tab, email: string, action: string): Promise<void> {
+    await testId(tab.page, 'pending').filter({ hasText: `${action} ${email}` }).waitFor()
+    await testId(tab.page, 'pw-code').fill(await emailedCode(tab, email, action))
+    await testId(tab.page, 'pw-verify').click()
+  }
+
+  async function fillCredentials(tab: Tab, email: string, password: string): Promise<void> {
+    await testId(tab.page, 'pw-email').fill(email)
+    await testId(tab.page, 'pw-password').fill(password)
+  }
+
+  it('register → code → the page chosen before the login; a wrong code shows the module\'s error and keeps the code form', async () => {
+    const tab = await openTab()
+    const email = `pw-register-${Date.now()}@example.com`
+    await goto(tab, `/password?redirect=${encodeURIComponent('/sessions')}`)
+    await fillCredentials(tab, email, 'short')
+    await testId(tab.page, 'pw-register').click()
+    await testId(tab.page, 'pw-error').filter({ hasText: 'password_policy: Password does not meet the policy' }).waitFor()
+
+    await testId(tab.page, 'pw-password').fill(PASSWORD)
+    await testId(tab.page, 'pw-register').click()
+    await testId(tab.page, 'pending').filter({ hasText: `register ${email}` }).waitFor()
+    const right = await emailedCode(tab, email, 'register')
+    await testId(tab.page, 'pw-code').fill(right === '000000' ? '111111' : '000000')
+    await testId(tab.page, 'pw-verify').click()
+    await testId(tab.page, 'pw-error').filter({ hasText: 'invalid_verification_code' }).waitFor()
+    expect(new URL(tab.page.url()).pathname).toBe('/password')
+    expect(await textOf(tab.page, 'pending')).toBe(`register ${email}`)
+
+    const before = tab.requests.length
+    await testId(tab.page, 'pw-code').fill(right)
+    await testId(tab.page, 'pw-verify').click()
+    await tab.page.waitForURL(url => url.pathname === '/sessions')
+    await testId(tab.page, 'signed-in').waitFor()
+    await testId(tab.page, 'session-count').filter({ hasText: '1' }).waitFor()
+    // The callback page is reached inside the page (no page load), and exchanges the code once.
+    expect(tab.requests.slice(before).map(r => `${r.method} ${r.path.split('?')[0]}`)).toEqual([
+      'POST /auth/password/register-verify',
+      'POST /auth/token',
+      'GET /auth/sessions',
+    ])
+  })
+
+  it('log in → redirect.success; change the password; reset it with the emailed code and the reset page', async () => {
+    const tab = await openTab()
+    const email = `pw-flows-${Date.now()}@example.com`
+    await goto(tab, '/password')
+    await fillCredentials(tab, email, PASSWORD)
+    await testId(tab.page, 'pw-register').click()
+    await enterCode(tab, email, 'register')
+    await tab.page.waitForURL(url => url.pathname === '/dashboard')
+    await testId(tab.page, 'logout').click()
+    await tab.page.waitForURL(url => url.pathname === '/')
+
+    // Log in: a wrong password gets the generic answer, the right one a code.
+    await goto(tab, '/password')
+    await fillCredentials(tab, email, NEW_PASSWORD)
+    await testId(tab.page, 'pw-login').click()
+    await testId(tab.page, 'pw-error').filter({ hasText: 'invalid_credentials: Invalid email or password' }).waitFor()
+    await testId(tab.page, 'pw-password').fill(PASSWORD)
+    await testId(tab.page, 'pw-login').click()
+    await enterCode(tab, email, 'login')
+    await tab.page.waitForURL(url => url.pathname === '/dashboard')
+    await testId(tab.page, 'signed-in').waitFor()
+
+    // Change (bearer token): a wrong current password is refused, the right one accepted.
+    await goto(tab, '/password-change')
+    await testId(tab.page, 'change-current').fill('Wrong-Password-9')
+    await testId(tab.page, 'change-new').fill(NEW_PASSWORD)
+    await testId(tab.page, 'change-save').click()
+    await testId(tab.page, 'change-status').filter({ hasText: 'current_password_incorrect' }).waitFor()
+    await testId(tab.page, 'change-current').fill(PASSWORD)
+    await testId(tab.page, 'change-save').click()
+    await testId(tab.page, 'change-status').filter({ hasText: 'changed' }).waitFor()
+    await testId(tab.page, 'logout').click()
+    await tab.page.waitForURL(url => url.pathname === '/')
+
+    // Reset: the request's message, the code, the reset page, the new password.
+    await goto(tab, '/password')
+    await testId(tab.page, 'pw-email').fill(email)
+    await testId(tab.page, 'pw-reset').click()
+    await testId(tab.page, 'pw-notice').filter({ hasText: 'If an account exists for this email' }).waitFor()
+    await expect.poll(async () => (await (await fetch(`${tab.base}/api/test/codes?email=${encodeURIComponent(email)}&action=reset`)).json() as { code: string | null }).code).toMatch(/^\d{6}$/)
+    await enterCode(tab, email, 'reset')
+    await tab.page.waitForURL(url => url.pathname === '/reset-password' && !!url.searchParams.get('session'))
+    await tab.page.waitForSelector('html[data-hydrated]')
+    await testId(tab.page, 'reset-password').fill(NEWEST_PASSWORD)
+    await testId(tab.page, 'reset-save').click()
+    await testId(tab.page, 'reset-status').filter({ hasText: 'reset' }).waitFor()
+
+    // The newest password logs in; the one before does not.
+    await goto(tab, '/password')
+    await fillCredentials(tab, email, NEW_PASSWORD)
+    await testId(tab.page, 'pw-login').click()
+    await testId(tab.page, 'pw-error').filter({ hasText: 'invalid_credentials' }).waitFor()
+    await testId(tab.page, 'pw-password').fill(NEWEST_PASSWORD)
+    await testId(tab.page, 'pw-login').click()
+    await enterCode(tab, email, 'login')
+    await tab.page.waitForURL(url => url.pathname === '/dashboard')
+    await testId(tab.page, 'signed-in').waitFor()
+  })
+})

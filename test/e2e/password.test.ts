@@ -151,6 +151,27 @@ describe('login', () => {
     expect(decodeJwt(session.token).email).toBe(email)
   })
 
+  it('the host\'s hashPassword/verifyPassword utils and the provider accept each other\'s hashes', async () => {
+    const utils = async (body: Record<string, unknown>) => (await post(server, '/api/test/hash-utils', body)).json() as Promise<{ hash?: string, valid?: boolean }>
+    // A hash of the util (the provider's cost) is an account the provider logs in.
+    const { hash } = await utils({ password: PASSWORD })
+    expect(hash).toMatch(/^\$2b\$08\$/)
+    const email = uniqueEmail('util')
+    await post(server, '/api/test/users', { email, hashedPassword: hash })
+    expect(decodeJwt((await loginUser(server, email)).token).email).toBe(email)
+    // The provider's hash of a registration verifies with the util.
+    const registered = uniqueEmail('util-reg')
+    await registerUser(server, registered)
+    const stored = (await state(registered)).user!.hashedPassword
+    expect(await utils({ hash: stored, password: PASSWORD })).toEqual({ valid: true })
+    expect(await utils({ hash: stored, password: NEW_PASSWORD })).toEqual({ valid: false })
+    expect(await utils({ hash: null, password: PASSWORD })).toEqual({ valid: false })
+    // Too long for bcrypt: the provider's policy error, an h3 error Nitro answers with its status.
+    const tooLong = await post(server, '/api/test/hash-utils', { password: 'x'.repeat(73) })
+    expect(tooLong.status).toBe(400)
+    expect((await tooLong.json() as { message: string }).message).toMatch(/at most 72 bytes/)
+  })
+
   it('answers one generic 400 for an unknown email and a wrong password', async () => {
     const email = uniqueEmail('generic')
     await registerUser(server, email)

@@ -184,4 +184,25 @@ describe('second factor in the browser', () => {
     await expect.poll(() => page.getByTestId('signed-in').textContent()).toContain('Carol Mock')
     await page.close()
   })
+
+  it('a password login through usePassword() stops at the second-factor page, then lands on the page chosen before it', async () => {
+    const email = `tf-browser-${Date.now()}@example.com`
+    const { secret } = await enrol(await registered(jsonClient(server), email))
+
+    const page = await createPage()
+    await page.goto(`${server.url}/password?redirect=${encodeURIComponent('/sessions')}`)
+    await page.waitForSelector('html[data-hydrated]')
+    await page.getByTestId('pw-email').fill(email)
+    await page.getByTestId('pw-password').fill(PASSWORD)
+    await page.getByTestId('pw-login').click()
+    await page.getByTestId('pending').waitFor()
+    await page.getByTestId('pw-code').fill(await emailedCode(email, 'login'))
+    await page.getByTestId('pw-verify').click()
+    await page.waitForURL(/\/auth\/second-factor\?flow=/)
+    await page.getByTestId('code').fill(totp(secret))
+    await page.getByTestId('submit').click()
+    await page.waitForURL(/\/sessions$/)
+    await page.getByTestId('signed-in').waitFor()
+    await page.close()
+  })
 })

@@ -123,6 +123,8 @@ async function exchangeCode(nuxtApp: NuxtApp, query: Record<string, unknown>): P
   const runtime = authRuntime(nuxtApp)
   if (runtime.exchanging === code) return
   runtime.exchanging = code
+  const chosenHere = runtime.afterLogin
+  runtime.afterLogin = undefined
   setPending(nuxtApp, true)
   let answer: unknown
   try {
@@ -137,7 +139,7 @@ async function exchangeCode(nuxtApp: NuxtApp, query: Record<string, unknown>): P
   finally {
     runtime.exchanging = undefined
   }
-  const chosen = (answer as { redirect?: unknown }).redirect
+  const chosen = (answer as { redirect?: unknown }).redirect ?? chosenHere
   await go(safeRedirect(chosen, redirect.success, [endpoints.callbackPath]))
 }
 

@@ -37,6 +37,12 @@ export interface AuthRuntime {
   refresh: RefreshHolder
   /** Authorization code being exchanged by the callback page (guards against a double exchange). */
   exchanging?: string
+  /**
+   * Same-origin path chosen for the login in progress in this page, for logins whose server flow
+   * keeps none (the password provider's): the next code exchange goes there when its answer names
+   * no `redirect`, and forgets it.
+   */
+  afterLogin?: string
   /** The fetch helper of this app (built on first use). */
   fetcher?: unknown
 }
@@ -129,6 +135,17 @@ export function postAuth(path: string, body?: Record<string, unknown>, token?: s
 export function errorField(error: unknown, key: 'message' | 'error'): string | undefined {
   const value = (error as { data?: Record<string, unknown> } | null)?.data?.[key]
   return typeof value === 'string' ? value : undefined
+}
+
+/**
+ * `{ error, message }` of a refused call to one of the module's endpoints (its error body), for
+ * showing it: `network_error` and a generic message when no answer came.
+ */
+export function authErrorOf(error: unknown): { error: string, message: string } {
+  return {
+    error: errorField(error, 'error') ?? 'network_error',
+    message: errorField(error, 'message') ?? 'The request failed: check the connection and try again.',
+  }
 }
 
 const NO_TOKEN = 'The answer holds no access token'

@@ -87,3 +87,42 @@ export interface ResolvedPasswordOptions {
   resetPasswordPath: string
   hashConcurrency: number
 }
+
+/** The flows that continue with an emailed 6-digit code. */
+export type PasswordCodeAction = 'register' | 'login' | 'reset'
+
+/**
+ * A step of `usePassword()` waiting for its emailed code: set by `register`, `login` and
+ * `requestReset`, used (and cleared) by `verify`. Kept in the browser's memory only.
+ */
+export interface PendingPasswordCode {
+  action: PasswordCodeAction
+  /** The address as it was given (the server compares it in canonical form). */
+  email: string
+  /** Same-origin path to land on after the login (`register` and `login` with `redirect`). */
+  redirect?: string
+}
+
+/** Options of `usePassword().register()` and `login()`. */
+export interface PasswordLoginOptions {
+  /**
+   * Same-origin path to land on after the login, instead of `redirect.success` (ignored unless it
+   * is a relative path), as `useAuth().login(provider, { redirect })`.
+   */
+  redirect?: string
+}
+
+/** Options of `usePassword().verify()`; each defaults to the pending step's. */
+export interface PasswordVerifyOptions extends PasswordLoginOptions {
+  /** Which code it is. */
+  action?: PasswordCodeAction
+  /** The address the code was sent to; without it the code alone is looked up (a tighter rate limit). */
+  email?: string
+}
+
+/** A refused call as the module answers it: the stable `error` code and a message to show. */
+export interface PasswordError {
+  /** `invalid_credentials`, `invalid_verification_code`, `password_policy`, … or `network_error`. */
+  error: string
+  message: string
+}

@@ -91,7 +91,16 @@ export interface PasswordHasher {
   verifyFirst(candidates: readonly string[], hash: string | null, work?: number): Promise<boolean>
   /** Computes the dummy hash ahead of the first unknown-user login. */
   warmUp(): Promise<void>
+  /**
+   * The same operations on the built-in bcrypt alone, whatever the host registered (its
+   * `hashPassword` and `verifyPassword` handlers are never called): the engine, the cost and the
+   * concurrency slots of the provider. Used by the `hashPassword`/`verifyPassword` server utils.
+   */
+  readonly bcrypt: BcryptHasher
 }
+
+/** {@link PasswordHasher} without the host's handlers: bcrypt only. */
+export type BcryptHasher = Omit<PasswordHasher, 'bcrypt'>
 
 /** Options of {@link createPasswordHasher}. */
 export interface HasherOptions {
@@ -114,9 +123,10 @@ export interface HasherOptions {
 /**
  * The password hasher of the provider: bcrypt at `rounds`, at most `concurrency` computations at
  * once (hash, verify and the dummy share the slots, each held only while bcrypt computes), or
- * the host's functions when it registered them. An engine that computes in the current thread
- * (`inline`, on Workers) takes no slot: its hashes take turns anyway, and a slot handed from one
- * request to another would tie each to the other's life.
+ * the host's functions when it registered them; its `bcrypt` member does the same on bcrypt only,
+ * in the same slots. An engine that computes in the current thread (`inline`, on Workers) takes no
+ * slot: its hashes take turns anyway, and a slot handed from one request to another would tie each
+ * to the other's life.
  */
 export function createPasswordHasher(options: HasherOptions): PasswordHasher {
   // Made on first use: a native addon that cannot load is caught there, not at import, and the
@@ -143,66 +153,77 @@ export function createPasswordHasher(options: HasherOptions): PasswordHasher {
   const builtInHash = (password: string) => compute(bcrypt => bcrypt.hash(password, options.rounds))
   const builtInVerify = (password: string, hash: string) => compute(bcrypt => bcrypt.verify(password, hash))
 
-  const hash = async (password: string): Promise<string> => {
-    const custom = options.handlers()?.hashPassword
-    const hashed = custom ? await custom(password) : await builtInHash(password)
-    if (typeof hashed !== 'string' || !hashed) throw new Error('hashPassword returned no hash')
-    return hashed
-  }
-  const verify = async (password: string, hashed: string): Promise<boolean> => {
-    if (typeof hashed !== 'string' || !hashed) return false
-    const custom = options.handlers()?.verifyPassword
-    if (!custom) {
-      // False for a wrong password or an unreadable hash; an engine that could not compute
-      // rejects (a 500 for the request, logged), so it never reads as a wrong password.
-      return (await builtInVerify(password, hashed)) === true
-    }
-    try {
-      return (await custom(password, hashed)) === true
-    }
-    catch {
-      return false
-    }
-  }
+  // One dummy hash per hashing function in use, so its cost matches the real hashes (shared by
+  // both views below: without host handlers they use the same one).
+  const dummies = new WeakMap<object, Promise<string>>()
 
-  // One dummy hash per hashing function in use, so its cost matches the real hashes.
-  let dummy: { source: unknown, hash: Promise<string> } | undefined
-  const dummyHash = (): Promise<string> => {
-    const source = options.handlers()?.hashPassword ?? builtInHash
-    if (!dummy || dummy.source !== source) dummy = { source, hash: hash(randomToken(18)) }
-    const pending = dummy.hash
-    // A failed dummy is made again by the next caller. Forgotten by whoever awaits it, not only by
-    // the request that started it: on Workers a computation whose request was cancelled never
-    // settles for that request, while the others awaiting it see it rejected.
-    return pending.catch((error: unknown) => {
-      if (dummy?.hash === pending) dummy = undefined
-      throw error
-    })
-  }
-
-  const verifyDummy = async (password: string): Promise<false> => {
-    await verify(password, await dummyHash())
-    return false
-  }
-
-  return {
-    hash,
-    verify,
-    verifyDummy,
-    async verifyFirst(candidates, hashed, work = Math.max(1, candidates.length)) {
-      for (let i = 0; i < work; i++) {
-        const candidate = candidates[i]
-        if (hashed !== null && candidate !== undefined) {
-          if (await verify(candidate, hashed)) return true
-        }
-        else {
-          await verifyDummy(candidate ?? '')
-        }
+  /** The operations, with the host's handlers of `handlers()` where it registered them. */
+  const operations = (handlers: () => PasswordHandlers | undefined): BcryptHasher => {
+    const hash = async (password: string): Promise<string> => {
+      const custom = handlers()?.hashPassword
+      const hashed = custom ? await custom(password) : await builtInHash(password)
+      if (typeof hashed !== 'string' || !hashed) throw new Error('hashPassword returned no hash')
+      return hashed
+    }
+    const verify = async (password: string, hashed: string): Promise<boolean> => {
+      if (typeof hashed !== 'string' || !hashed) return false
+      const custom = handlers()?.verifyPassword
+      if (!custom) {
+        // False for a wrong password or an unreadable hash; an engine that could not compute
+        // rejects (a 500 for the request, logged), so it never reads as a wrong password.
+        return (await builtInVerify(password, hashed)) === true
       }
+      try {
+        return (await custom(password, hashed)) === true
+      }
+      catch {
+        return false
+      }
+    }
+
+    const dummyHash = (): Promise<string> => {
+      const source = handlers()?.hashPassword ?? builtInHash
+      let pending = dummies.get(source)
+      if (!pending) {
+        pending = hash(randomToken(18))
+        dummies.set(source, pending)
+      }
+      const made = pending
+      // A failed dummy is made again by the next caller. Forgotten by whoever awaits it, not only
+      // by the request that started it: on Workers a computation whose request was cancelled
+      // never settles for that request, while the others awaiting it see it rejected.
+      return made.catch((error: unknown) => {
+        if (dummies.get(source) === made) dummies.delete(source)
+        throw error
+      })
+    }
+
+    const verifyDummy = async (password: string): Promise<false> => {
+      await verify(password, await dummyHash())
       return false
-    },
-    async warmUp() {
-      await dummyHash()
-    },
+    }
+
+    return {
+      hash,
+      verify,
+      verifyDummy,
+      async verifyFirst(candidates, hashed, work = Math.max(1, candidates.length)) {
+        for (let i = 0; i < work; i++) {
+          const candidate = candidates[i]
+          if (hashed !== null && candidate !== undefined) {
+            if (await verify(candidate, hashed)) return true
+          }
+          else {
+            await verifyDummy(candidate ?? '')
+          }
+        }
+        return false
+      },
+      async warmUp() {
+        await dummyHash()
+      },
+    }
   }
+
+  return { ...operations(options.handlers), bcrypt: operations(() => undefined) }
 }

@@ -8,7 +8,7 @@ import { underPath } from '../../shared/paths'
 import { getAuthFetch } from '../../app/auth-client'
 import { statusOf } from '../../app/lib/auth-fetch'
 import { safeRedirect } from '../../app/lib/route-paths'
-import { errorField, goTo, postAuth, publicAuthConfig, refreshSession } from '../../app/state'
+import { authErrorOf, goTo, postAuth, publicAuthConfig, refreshSession } from '../../app/state'
 
 /** What the settings show: is a second factor on, and how many recovery codes are left. */
 export interface TwoFactorStatus {
@@ -104,9 +104,6 @@ export function useTwoFactor(): UseTwoFactorReturn {
       return { recoveryCodes: ARRAY_OF_STRINGS(answer.recoveryCodes), redirect: answer.redirect ?? '' }
     },
     finishLogin,
-    errorOf: error => ({
-      error: errorField(error, 'error') ?? 'network_error',
-      message: errorField(error, 'message') ?? 'The request failed: check the connection and try again.',
-    }),
+    errorOf: authErrorOf,
   }
 }
