@@ -430,8 +430,15 @@ describe('callback page registration', () => {
 
   it('tells the browser code at build time whether the client middleware is registered', async () => {
     const { clientOptionsModule } = await import('../../src/build/client')
-    expect(clientOptionsModule(false)).toBe('export const clientMiddleware = false\nexport const passkey = false\n')
-    expect(clientOptionsModule(true, true)).toBe('export const clientMiddleware = true\nexport const passkey = true\n')
+    expect(clientOptionsModule(false)).toBe('export const clientMiddleware = false\n')
+    expect(clientOptionsModule(true)).toBe('export const clientMiddleware = true\n')
+  })
+
+  it('lists the client code of the features a build has on, and nothing of those it has off', async () => {
+    const { clientFeaturesModule, clientFeaturesTypes } = await import('../../src/build/features')
+    expect(clientFeaturesModule({})).toBe('export const passkey = undefined\n')
+    expect(clientFeaturesModule({ passkey: '/m/runtime/passkey/app/passkey-client' })).toBe('export const passkey = () => import("/m/runtime/passkey/app/passkey-client")\n')
+    expect(clientFeaturesTypes(path => `/m/${path.slice(2)}`)).toContain('export declare const passkey: (() => Promise<typeof import("/m/runtime/passkey/app/passkey-client")>) | undefined')
   })
 
   it('types the auth page meta', async () => {

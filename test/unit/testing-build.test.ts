@@ -23,6 +23,7 @@ function setupContext(test: boolean) {
     resolver: { resolve: (path: string) => `/module${path.slice(1)}` } as unknown as Resolver,
     logger: { warn: (message: string) => warnings.push(message), info: () => {} },
     features: [],
+    clientFeatures: {},
   } satisfies SetupContext
   return { ctx, warnings }
 }
