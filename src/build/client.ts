@@ -46,7 +46,7 @@ export function setupClient({ nuxt, options, resolver, logger }: SetupContext): 
   })
   addPlugin(resolver.resolve('./runtime/app/plugins/auth-plugin'))
   addImports([{ name: 'useAuth', from: resolver.resolve('./runtime/app/composables/useAuth') }])
-  addTypeTemplate({ filename: 'types/svc-auth-app.d.ts', getContents: () => appTypeTemplate() }, { nuxt: true })
+  addTypeTemplate({ filename: 'types/svc-auth-app.d.ts', getContents: () => appTypeTemplate(resolver.resolve('./runtime/types/auth')) }, { nuxt: true })
 
   if (!pagesEnabled(nuxt.options.pages)) {
     logger.warn(`The app has no pages: the callback page (${options.endpoints.callbackPath}) and the client middleware need Nuxt pages. Handle the callback with useAuth().handleCallback(query).`)

@@ -1,4 +1,5 @@
-import { describe, expect, it, vi } from 'vitest'
+import { describe, expect, expectTypeOf, it, vi } from 'vitest'
+import type { AuthPageMeta, AuthRouteRule } from '../../src/runtime/types/auth'
 import { routeAccess, authMetaOf, namedMiddlewareOf } from '../../src/runtime/app/lib/access'
 import { createAuthFetchCore, shareRefresh, statusOf, withBearer, type AuthFetchDeps, type AuthFetchOptions, type RefreshHolder, type RefreshOutcome } from '../../src/runtime/app/lib/auth-fetch'
 import { decodeTokenClaims, userFromToken } from '../../src/runtime/app/lib/token-payload'
@@ -185,6 +186,13 @@ describe('route access of the client middleware', () => {
     expect(access('/dashboard', { auth: true })).toBe('protected')
     expect(access('/dashboard', {}, 'auth')).toBe('protected')
     expect(access('/dashboard', {}, undefined, true)).toBe('protected')
+  })
+
+  it('reads the meta as route rules are read: true | \'required\' | \'protected\' protect, false | \'public\' | \'skip\' open', () => {
+    for (const auth of [true, 'required', 'protected']) expect(access('/dashboard', { auth }), String(auth)).toBe('protected')
+    for (const auth of [false, 'public', 'skip']) expect(access('/dashboard', { auth }, 'auth', true), String(auth)).toBe('open')
+    expect(authMetaOf({ auth: 'protected' })).toBe('required')
+    expect(authMetaOf({ auth: 'skip' })).toBe('public')
   })
 
   it('honours opt-outs, publicRoutes, the login page and the exempt pages', () => {
@@ -441,10 +449,14 @@ describe('callback page registration', () => {
     expect(clientFeaturesTypes(path => `/m/${path.slice(2)}`)).toContain('export declare const passkey: (() => Promise<typeof import("/m/runtime/passkey/app/passkey-client")>) | undefined')
   })
 
-  it('types the auth page meta', async () => {
+  it('types the auth page meta with the values of the route rules, plus \'guest\'', async () => {
     const { appTypeTemplate } = await import('../../src/build/type-template')
-    expect(appTypeTemplate()).toContain('auth?: boolean | \'guest\'')
-    expect(appTypeTemplate()).toContain('declare module \'#app\'')
+    const template = appTypeTemplate('/module/runtime/types/auth')
+    expect(template).toContain('import type { AuthPageMeta } from "/module/runtime/types/auth"')
+    expect(template).toContain('auth?: AuthPageMeta')
+    expect(template).toContain('declare module \'#app\'')
+    expectTypeOf<AuthPageMeta>().toEqualTypeOf<AuthRouteRule | 'guest'>()
+    expectTypeOf<AuthRouteRule>().toEqualTypeOf<boolean | 'required' | 'protected' | 'public' | 'skip'>()
   })
 })
 
