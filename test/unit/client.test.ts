@@ -4,7 +4,7 @@ import { routeAccess, authMetaOf, namedMiddlewareOf } from '../../src/runtime/ap
 import { createAuthFetchCore, shareRefresh, statusOf, withBearer, type AuthFetchDeps, type AuthFetchOptions, type RefreshHolder, type RefreshOutcome } from '../../src/runtime/app/lib/auth-fetch'
 import { decodeTokenClaims, userFromToken } from '../../src/runtime/app/lib/token-payload'
 import { isAuthEndpoint, isPublicRoute, isSameOriginRequest, loginUrl, refreshErrorUrl, safeRedirect } from '../../src/runtime/app/lib/route-paths'
-import { originalUserOf } from '../../src/runtime/shared/impersonation'
+import { originalUserOf } from '../../src/runtime/shared/original-user'
 import { isPathUnder, matchesRouteGlob, normalizePath, stripBase, withQuery } from '../../src/runtime/shared/paths'
 import { accessTokenOf } from '../../src/runtime/shared/token-response'
 import { defaultOptions } from '../../src/build/resolve-options'

@@ -14,7 +14,7 @@ import type { LoginOptions, UseAuthReturn } from './auth-client-types'
 import { createAuthFetchCore, statusOf, type AuthFetchDeps, type AuthFetchOptions } from './lib/auth-fetch'
 import { decodeTokenClaims } from './lib/token-payload'
 import { isAuthEndpoint, loginUrl, safeRedirect } from './lib/route-paths'
-import { originalUserOf } from '../shared/impersonation'
+import { originalUserOf } from '../shared/original-user'
 import { joinBase, withQuery } from '../shared/paths'
 import { authRuntime, clearSession, errorField, goTo, handleRefreshFailure, pendingRefresh, postAuth, publicAuthConfig, refreshSession, sessionState, setAccessToken, setPending, tokenOf, tokenState } from './state'
 

@@ -99,5 +99,5 @@ export type AuthRouteRule = boolean | 'required' | 'protected' | 'public' | 'ski
  */
 export type AuthPageMeta = AuthRouteRule | 'guest'
 
-export type * from './handlers'
+export type * from './host-handlers'
 export type * from './hooks'
