@@ -16,27 +16,38 @@ const noCore = { regex: '(^|/)core(/|$)', message: 'The edge, the config and the
 const noConfig = { regex: '(^|/)config(/|$)', message: 'The edge and the store sit below the config: they must not import it.' }
 const noEdge = { regex: '(^|/)edge(/|$)', message: 'The store sits below the edge: it must not import it.' }
 const notTesting = { regex: '(^|/)testing(/|$)', message: 'Runtime code must not import the test helpers (src/testing).' }
+const noFeatureCode = { regex: `(^|/)${featureFolders}/(?![\\w-]+-types$)`, message: 'The core client knows no feature\'s code, only its types (src/runtime/<feature>/<feature>-types.ts): the feature\'s build step registers its client code (#build/svc-auth/client-features.mjs, a plugin, an auto-import).' }
+const buildNotBrowser = { regex: '(^|/)app(/|$)', message: 'Build steps run in Node: they must not import browser code (src/runtime/app, src/runtime/<feature>/app).' }
 const noTestRunner = { regex: '^(@nuxt/test-utils|playwright-core|vitest)', message: 'Only src/testing/e2e.ts may import the test runner\'s packages: `nuxt-svc-auth/testing` must load without them.' }
 const lib = 'src/runtime/server/lib'
 
+/** What browser code refuses: the core client (src/runtime/app) and the features' (src/runtime/<feature>/app). */
+const browserForbids = [
+  { regex: '(^|/)server(/|$)', message: 'Browser code must not import server code: move what both sides need to src/runtime/shared/.' },
+  { regex: '(^|/)build(/|$)', message: 'Browser code must not import build-time code.' },
+  serverOnly,
+  { regex: '^jose$', message: 'The browser only reads token payloads (app/lib/token-payload.ts decodes them): no JWT library in the client bundle.' },
+  notTesting,
+]
+
 /**
- * Layer rules: which folder may import which. ESLint applies the last matching entry's options
- * only, so an entry lists every rule that holds for its files. From the bottom up: the store, the
- * edge (requests, answers, cookies, rate limits), the config (options, durations, deploy target),
- * the core (tokens, sessions, revocation, claims, context), then the features and the server's
- * entry points (routes, utils, plugins, middleware).
+ * Layer rules: which folder may import which, for static imports (`no-restricted-imports`) and
+ * `import()` alike (`no-restricted-syntax`, from the same patterns). ESLint applies the last
+ * matching entry's options only, so an entry lists every rule that holds for its files. From the
+ * bottom up: the store, the edge (requests, answers, cookies, rate limits), the config (options,
+ * durations, deploy target), the core (tokens, sessions, revocation, claims, context), then the
+ * features and the server's entry points (routes, utils, plugins, middleware).
  */
 const layers = [
   {
     name: 'browser code imports nothing of the server or the build',
     files: ['src/runtime/app/**', 'src/runtime/*/app/**'],
-    forbid: [
-      { regex: '(^|/)server(/|$)', message: 'Browser code must not import server code: move what both sides need to src/runtime/shared/.' },
-      { regex: '(^|/)build(/|$)', message: 'Browser code must not import build-time code.' },
-      serverOnly,
-      { regex: '^jose$', message: 'The browser only reads token payloads (app/lib/token-payload.ts decodes them): no JWT library in the client bundle.' },
-      notTesting,
-    ],
+    forbid: browserForbids,
+  },
+  {
+    name: 'the core client knows no feature',
+    files: ['src/runtime/app/**'],
+    forbid: [...browserForbids, noFeatureCode],
   },
   {
     name: 'shared code imports only types and shared code',
@@ -82,7 +93,7 @@ const layers = [
   {
     name: 'build steps run in Node: never browser code',
     files: ['src/build/**', 'src/module.ts'],
-    forbid: [notBrowser],
+    forbid: [buildNotBrowser],
   },
   {
     name: 'test helpers use the server libraries, never browser code; only the e2e entry loads the test runner',
@@ -97,9 +108,9 @@ const layers = [
 ]
 
 /**
- * Type declarations import only other type declarations and the features' type files, with one
- * exception: the built-in providers' names and option types derive from the preset table
- * (type-only imports of it).
+ * Public type declarations import only other type declarations and the features' type files,
+ * never server code (not even types of it): the built-in providers' names and option types are
+ * declared in types/providers.ts, and the server's preset table is checked against them.
  */
 /** @type {import('eslint').Linter.Config} */
 const typesLayer = {
@@ -109,27 +120,17 @@ const typesLayer = {
     'no-restricted-imports': 'off',
     '@typescript-eslint/no-restricted-imports': ['error', {
       patterns: [
-        { regex: `^\\.\\./(?!oauth/server/preset(-table)?$|${featureFolders}/[\\w-]+-types$)`, message: 'Type declarations import only other files of src/runtime/types, the features\' type files (and packages).' },
-        { regex: '^\\.\\./oauth/server/preset(-table)?$', allowTypeImports: true, message: 'Only types may be imported from the preset table.' },
+        { regex: `^\\.\\./(?!${featureFolders}/[\\w-]+-types$)`, message: 'Type declarations import only other files of src/runtime/types, the features\' type files (and packages): never server code.' },
       ],
     }],
   },
 }
 
 /**
- * Browser code loads no server code, not even on demand: `import()` is checked as static imports are.
- * @type {import('eslint').Linter.Config}
+ * An esquery selector of the `import()` calls whose specifier matches `regex`.
+ * @param {string} regex
  */
-const noDynamicServerImport = {
-  name: 'svc-auth/layers/browser code loads no server code on demand',
-  files: ['src/runtime/app/**', 'src/runtime/*/app/**', 'src/runtime/shared/**'],
-  rules: {
-    'no-restricted-syntax': ['error', {
-      selector: 'ImportExpression[source.value=/(^|\\/)(server|build)(\\/|$)/]',
-      message: 'Browser code must not import server code, not even with import().',
-    }],
-  },
-}
+const dynamicImportOf = regex => `ImportExpression[source.value=/${regex.replaceAll('/', '\\/')}/]`
 
 export default createConfigForNuxt({
   features: {
@@ -149,16 +150,25 @@ export default createConfigForNuxt({
         'no-restricted-imports': /** @type {['error', { patterns: Array<{ regex: string, message: string }> }]} */ (['error', {
           patterns: layer.forbid.map(({ regex, message }) => ({ regex, message })),
         }]),
+        // The same patterns for `import()`: code loaded on demand is imported all the same.
+        'no-restricted-syntax': /** @type {['error', ...Array<{ selector: string, message: string }>]} */ (['error',
+          ...layer.forbid.map(({ regex, message }) => ({ selector: dynamicImportOf(regex), message: `import(): ${message}` })),
+        ]),
       },
     })),
     typesLayer,
-    noDynamicServerImport,
     {
-      // No import cycle: a module below never imports one above it, even through others.
+      // No import cycle: a module below never imports one above it, even through others. The rule
+      // reads a dependency only when its extension is listed in `import-x/extensions` (default:
+      // JavaScript only, so without these settings it never saw a .ts file and never fired) and
+      // parses it with the parser given for its extension. It skips type-only imports;
+      // test/unit/import-cycles.test.ts checks those too.
       name: 'svc-auth/no-cycle',
       files: ['src/**'],
       settings: {
         'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.mts', '.vue', '.js', '.mjs'] })],
+        'import-x/extensions': ['.ts', '.mts', '.js', '.mjs'],
+        'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.mts'] },
       },
       rules: {
         'import/no-cycle': 'error',

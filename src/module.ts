@@ -57,7 +57,7 @@ export default defineNuxtModule<ModuleOptionsInput>({
     addImports([
       { name: 'useAuthFetch', from: resolver.resolve('./runtime/app/composables/useAuthFetch') },
     ])
-    const setup: SetupContext = { nuxt, options, resolver, logger, features: [] }
+    const setup: SetupContext = { nuxt, options, resolver, logger, features: [], clientFeatures: {} }
     setupOAuth(setup)
     setupClient(setup)
     setupPassword(setup)

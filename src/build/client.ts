@@ -2,7 +2,6 @@ import { addImports, addPlugin, addRouteMiddleware, addTemplate, addTypeTemplate
 import type { NuxtPage } from '@nuxt/schema'
 import { appTypeTemplate } from './type-template'
 import type { SetupContext } from './setup-context'
-import { isPasskeyEnabled } from '../runtime/passkey/server/passkey-options'
 
 function joinPath(parent: string, child: string): string {
   if (child.startsWith('/')) return child
@@ -21,8 +20,8 @@ export function hasPageAt(pages: NuxtPage[], path: string, parent = ''): boolean
  * `#build/svc-auth/client-options.mjs`: the options that the browser code reads at build time,
  * so that the bundler leaves out what they turn off.
  */
-export function clientOptionsModule(clientMiddleware: boolean, passkey = false): string {
-  return `export const clientMiddleware = ${clientMiddleware}\nexport const passkey = ${passkey}\n`
+export function clientOptionsModule(clientMiddleware: boolean): string {
+  return `export const clientMiddleware = ${clientMiddleware}\n`
 }
 
 function pagesEnabled(pages: unknown): boolean {
@@ -34,19 +33,20 @@ function pagesEnabled(pages: unknown): boolean {
  * Client side: `useAuth` (with `useAuthFetch` and `$authFetch`), the startup and SSR plugin, the
  * callback page at `endpoints.callbackPath` (unless the app has a page there), the client
  * middleware (`auth`, `guest` and the global one, when `clientMiddleware.enabled`) and the
- * `auth` page meta type. `clientMiddleware.enabled` and whether passkeys are on are also known to
- * the browser code at build time (`#build/svc-auth/client-options.mjs`).
+ * `auth` page meta type. `clientMiddleware.enabled` is also known to the browser code at build
+ * time (`#build/svc-auth/client-options.mjs`); the client code of the optional features is
+ * registered by their own steps (`#build/svc-auth/client-features.mjs`, src/build/features.ts).
  */
 export function setupClient({ nuxt, options, resolver, logger }: SetupContext): void {
-  addTemplate({ filename: 'svc-auth/client-options.mjs', getContents: () => clientOptionsModule(options.clientMiddleware.enabled, isPasskeyEnabled(options.providers.passkey)) })
+  addTemplate({ filename: 'svc-auth/client-options.mjs', getContents: () => clientOptionsModule(options.clientMiddleware.enabled) })
   addTemplate({
     filename: 'svc-auth/client-options.d.mts',
     write: true,
-    getContents: () => '/** `clientMiddleware.enabled`: the client middleware is registered. */\nexport declare const clientMiddleware: boolean\n/** `providers.passkey` is set: useAuth() loads the passkey ceremonies. */\nexport declare const passkey: boolean\n',
+    getContents: () => '/** `clientMiddleware.enabled`: the client middleware is registered. */\nexport declare const clientMiddleware: boolean\n',
   })
   addPlugin(resolver.resolve('./runtime/app/plugins/auth-plugin'))
   addImports([{ name: 'useAuth', from: resolver.resolve('./runtime/app/composables/useAuth') }])
-  addTypeTemplate({ filename: 'types/svc-auth-app.d.ts', getContents: () => appTypeTemplate() }, { nuxt: true })
+  addTypeTemplate({ filename: 'types/svc-auth-app.d.ts', getContents: () => appTypeTemplate(resolver.resolve('./runtime/types/auth')) }, { nuxt: true })
 
   if (!pagesEnabled(nuxt.options.pages)) {
     logger.warn(`The app has no pages: the callback page (${options.endpoints.callbackPath}) and the client middleware need Nuxt pages. Handle the callback with useAuth().handleCallback(query).`)

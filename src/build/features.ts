@@ -1,6 +1,7 @@
-import { addServerTemplate } from '@nuxt/kit'
+import { addServerTemplate, addTemplate } from '@nuxt/kit'
 import { moduleRoutePaths } from './module-routes'
-import type { SetupContext } from './setup-context'
+import { PASSKEY_CLIENT } from './passkey'
+import type { ClientFeatureName, SetupContext } from './setup-context'
 
 /** The server template that lists what the core needs of a build: its features and its route paths. */
 export const FEATURES_TEMPLATE = '#svc-auth/features'
@@ -18,7 +19,43 @@ export function featuresModule(entries: readonly string[], routePaths: readonly 
   ].join('\n')
 }
 
-/** Writes `#svc-auth/features` from the features the setup steps registered ({@link SetupContext.features}). */
+/**
+ * The client modules the core client may call into, by name, each as its feature's build step
+ * registers it (src/runtime/…, for the type of the loader; the step registers it only when the
+ * feature is on).
+ */
+const CLIENT_FEATURE_MODULES: Record<ClientFeatureName, string> = {
+  passkey: PASSKEY_CLIENT,
+}
+
+/** The app template that lists the client code of the features a build has on. */
+export const CLIENT_FEATURES_TEMPLATE = 'svc-auth/client-features.mjs'
+
+/**
+ * The module `#build/svc-auth/client-features.mjs`: for each client feature, a loader of its
+ * module (`() => import(…)`, a chunk of its own) when a setup step registered it, else `undefined`,
+ * so that the bundler drops every call of it and the app ships none of its code.
+ */
+export function clientFeaturesModule(registered: Partial<Record<ClientFeatureName, string>>): string {
+  return (Object.keys(CLIENT_FEATURE_MODULES) as ClientFeatureName[])
+    .map(name => `export const ${name} = ${registered[name] ? `() => import(${JSON.stringify(registered[name])})` : 'undefined'}`)
+    .join('\n') + '\n'
+}
+
+/** The declarations of {@link clientFeaturesModule}: `resolve` makes a module path absolute. */
+export function clientFeaturesTypes(resolve: (path: string) => string): string {
+  return (Object.entries(CLIENT_FEATURE_MODULES) as Array<[ClientFeatureName, string]>)
+    .map(([name, path]) => `/** The client code of the ${name} feature, loaded on first use; undefined when the build has the feature off. */\nexport declare const ${name}: (() => Promise<typeof import(${JSON.stringify(resolve(path))})>) | undefined\n`)
+    .join('')
+}
+
+/**
+ * Writes `#svc-auth/features` (server) from the features the setup steps registered
+ * ({@link SetupContext.features}), and `#build/svc-auth/client-features.mjs` (browser) from the
+ * client code they registered ({@link SetupContext.clientFeatures}).
+ */
 export function setupFeatures(ctx: SetupContext): void {
   addServerTemplate({ filename: FEATURES_TEMPLATE, getContents: () => featuresModule(ctx.features, moduleRoutePaths(ctx.options)) })
+  addTemplate({ filename: CLIENT_FEATURES_TEMPLATE, getContents: () => clientFeaturesModule(ctx.clientFeatures) })
+  addTemplate({ filename: CLIENT_FEATURES_TEMPLATE.replace(/\.mjs$/, '.d.mts'), write: true, getContents: () => clientFeaturesTypes(path => ctx.resolver.resolve(path)) })
 }

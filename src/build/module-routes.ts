@@ -1,6 +1,6 @@
 import type { EndpointOptions, ModuleOptions } from '../runtime/types/options'
 import { MOCK_ENDPOINTS } from '../runtime/oauth/server/mock-preset'
-import { oauthProviderNames } from '../runtime/oauth/server/providers'
+import { oauthProviderNames } from '../runtime/oauth/server/provider-registry'
 import { isPasswordEnabled } from '../runtime/password/server/password-options'
 import { PASSWORD_ROUTES, passwordRoutePath } from '../runtime/password/password-paths'
 import { isTwoFactorEnabled } from '../runtime/two-factor/server/two-factor-options'

@@ -4,8 +4,12 @@ import { passkeyRoutes } from './module-routes'
 import { formatValidationErrors } from '../runtime/server/lib/config/validate-options'
 import type { SetupContext } from './setup-context'
 
+/** The browser side of passkeys (the WebAuthn ceremonies), under src/. */
+export const PASSKEY_CLIENT = './runtime/passkey/app/passkey-client'
+
 /**
- * Registers the passkey provider's routes and start-up check when `providers.passkey` is set,
+ * Registers the passkey provider's routes, start-up check and client code (the ceremonies that
+ * `useAuth()` loads on first use) when `providers.passkey` is set,
  * after checking its options (the runtime config holds them with their defaults, so each can be
  * overridden with `NUXT_SVC_AUTH_PROVIDERS_PASSKEY_*` variables; the server checks them again).
  */
@@ -18,4 +22,5 @@ export function setupPasskey(ctx: SetupContext): void {
   for (const route of passkeyRoutes(ctx.options)) {
     addServerHandler({ route: route.route, method: route.method, handler: ctx.resolver.resolve(`./runtime/${route.handler}`) })
   }
+  ctx.clientFeatures.passkey = ctx.resolver.resolve(PASSKEY_CLIENT)
 }

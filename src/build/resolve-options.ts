@@ -1,5 +1,5 @@
 import { defu } from 'defu'
-import { customProviders } from '../runtime/oauth/server/providers'
+import { customProviders } from '../runtime/oauth/server/provider-registry'
 import type { ModuleOptions, ModuleOptionsInput, PublicAuthConfig } from '../runtime/types/options'
 
 /** Defaults of every option, as in the configuration table of the documentation. */

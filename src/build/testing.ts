@@ -76,5 +76,5 @@ export function setupTesting(ctx: SetupContext, env: Record<string, string | und
   addServerTemplate({ filename: TEST_LOGIN_TEMPLATE, getContents: () => plan.serverModule })
   // A server middleware, not a route: a request without the secret goes on to the app, which
   // answers it exactly as a path it does not know (a route would have to imitate that answer).
-  addServerHandler({ middleware: true, handler: ctx.resolver.resolve('./runtime/server/middleware/test-login') })
+  addServerHandler({ middleware: true, handler: ctx.resolver.resolve('./runtime/server/middleware/test-login-endpoint') })
 }

@@ -6,7 +6,7 @@ export function typeTemplate(typesPath: string): string {
   return `import type { AuthClaims, AuthRouteRule, OriginalUser, SvcAuthHooks } from ${JSON.stringify(typesPath)}
 
 interface SvcAuthRouteRules {
-  /** true | 'required' | 'protected': bearer token needed; false | 'public' | 'skip': not needed. */
+  /** true | 'required' | 'protected': bearer token needed; false | 'public' | 'skip': not needed (page meta takes the same values, plus 'guest'). */
   auth?: AuthRouteRule
 }
 
@@ -37,15 +37,21 @@ export {}
 `
 }
 
-/** Declarations for the app (`.nuxt/types/svc-auth-app.d.ts`): the `auth` page meta. */
-export function appTypeTemplate(): string {
-  return `declare module '#app' {
+/**
+ * Declarations for the app (`.nuxt/types/svc-auth-app.d.ts`): the `auth` page meta, typed from
+ * the module's own types (`typesPath`) as the route rules are.
+ */
+export function appTypeTemplate(typesPath: string): string {
+  return `import type { AuthPageMeta } from ${JSON.stringify(typesPath)}
+
+declare module '#app' {
   interface PageMeta {
     /**
-     * nuxt-svc-auth client middleware: \`true\` protects the page, \`'guest'\` keeps it for logged-out
-     * visitors, \`false\` opts it out of protection (also with \`clientMiddleware.global\`).
+     * nuxt-svc-auth client middleware, with the values of the \`auth\` route rule:
+     * \`true | 'required' | 'protected'\` protect the page, \`false | 'public' | 'skip'\` opt it out of
+     * protection (also with \`clientMiddleware.global\`); \`'guest'\` keeps it for logged-out visitors.
      */
-    auth?: boolean | 'guest'
+    auth?: AuthPageMeta
   }
 }
 

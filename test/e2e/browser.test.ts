@@ -435,7 +435,7 @@ describe('sessions in two browsers', () => {
 })
 
 describe('client middleware', () => {
-  it('sends logged-out visitors to the login page, on the server and in the browser, and honours publicRoutes and auth: false', async () => {
+  it('sends logged-out visitors to the login page, on the server and in the browser, and honours publicRoutes and auth: false (or \'skip\')', async () => {
     const tab = await openTab()
     await goto(tab, '/dashboard')
     expectLoginFor(tab.page, '/dashboard')
@@ -443,7 +443,7 @@ describe('client middleware', () => {
     await testId(tab.page, 'nav-dashboard').click()
     await tab.page.waitForURL(url => url.pathname === '/login')
     expectLoginFor(tab.page, '/dashboard')
-    for (const [path, id] of [['/public/info', 'page-public'], ['/open', 'page-open'], ['/guest-named', 'page-guest-named']] as const) {
+    for (const [path, id] of [['/public/info', 'page-public'], ['/open', 'page-open'], ['/skip', 'page-skip'], ['/guest-named', 'page-guest-named']] as const) {
       await goto(tab, path)
       expect(pathOf(tab.page)).toBe(path)
       await testId(tab.page, id).waitFor()
@@ -478,13 +478,15 @@ describe('client middleware', () => {
     expect(tab.count('POST', '/auth/refresh', before)).toBe(1)
   })
 
-  it('without `global`, only pages asking for it are protected', async () => {
+  it('without `global`, only pages asking for it are protected (the named middleware, or auth: true or \'required\')', async () => {
     const local = await startServerProcess({ NUXT_PUBLIC_SVC_AUTH_CLIENT_MIDDLEWARE_GLOBAL: 'false' }, 'client')
     extraServers.push(local)
     const tab = await openTab(local)
     await goto(tab, '/dashboard')
     expect(pathOf(tab.page)).toBe('/dashboard')
     await testId(tab.page, 'signed-out').waitFor()
+    await goto(tab, '/required')
+    expectLoginFor(tab.page, '/required')
     await goto(tab, '/named')
     expectLoginFor(tab.page, '/named')
     await tab.page.goto(`${tab.base}/api/test/login?user=bob&redirect=%2Fnamed`)

@@ -1,9 +1,10 @@
-import { describe, expect, it, vi } from 'vitest'
+import { describe, expect, expectTypeOf, it, vi } from 'vitest'
+import type { AuthPageMeta, AuthRouteRule } from '../../src/runtime/types/auth'
 import { routeAccess, authMetaOf, namedMiddlewareOf } from '../../src/runtime/app/lib/access'
 import { createAuthFetchCore, shareRefresh, statusOf, withBearer, type AuthFetchDeps, type AuthFetchOptions, type RefreshHolder, type RefreshOutcome } from '../../src/runtime/app/lib/auth-fetch'
 import { decodeTokenClaims, userFromToken } from '../../src/runtime/app/lib/token-payload'
 import { isAuthEndpoint, isPublicRoute, isSameOriginRequest, loginUrl, refreshErrorUrl, safeRedirect } from '../../src/runtime/app/lib/route-paths'
-import { originalUserOf } from '../../src/runtime/shared/impersonation'
+import { originalUserOf } from '../../src/runtime/shared/original-user'
 import { isPathUnder, matchesRouteGlob, normalizePath, stripBase, withQuery } from '../../src/runtime/shared/paths'
 import { accessTokenOf } from '../../src/runtime/shared/token-response'
 import { defaultOptions } from '../../src/build/resolve-options'
@@ -185,6 +186,13 @@ describe('route access of the client middleware', () => {
     expect(access('/dashboard', { auth: true })).toBe('protected')
     expect(access('/dashboard', {}, 'auth')).toBe('protected')
     expect(access('/dashboard', {}, undefined, true)).toBe('protected')
+  })
+
+  it('reads the meta as route rules are read: true | \'required\' | \'protected\' protect, false | \'public\' | \'skip\' open', () => {
+    for (const auth of [true, 'required', 'protected']) expect(access('/dashboard', { auth }), String(auth)).toBe('protected')
+    for (const auth of [false, 'public', 'skip']) expect(access('/dashboard', { auth }, 'auth', true), String(auth)).toBe('open')
+    expect(authMetaOf({ auth: 'protected' })).toBe('required')
+    expect(authMetaOf({ auth: 'skip' })).toBe('public')
   })
 
   it('honours opt-outs, publicRoutes, the login page and the exempt pages', () => {
@@ -430,14 +438,25 @@ describe('callback page registration', () => {
 
   it('tells the browser code at build time whether the client middleware is registered', async () => {
     const { clientOptionsModule } = await import('../../src/build/client')
-    expect(clientOptionsModule(false)).toBe('export const clientMiddleware = false\nexport const passkey = false\n')
-    expect(clientOptionsModule(true, true)).toBe('export const clientMiddleware = true\nexport const passkey = true\n')
+    expect(clientOptionsModule(false)).toBe('export const clientMiddleware = false\n')
+    expect(clientOptionsModule(true)).toBe('export const clientMiddleware = true\n')
   })
 
-  it('types the auth page meta', async () => {
+  it('lists the client code of the features a build has on, and nothing of those it has off', async () => {
+    const { clientFeaturesModule, clientFeaturesTypes } = await import('../../src/build/features')
+    expect(clientFeaturesModule({})).toBe('export const passkey = undefined\n')
+    expect(clientFeaturesModule({ passkey: '/m/runtime/passkey/app/passkey-client' })).toBe('export const passkey = () => import("/m/runtime/passkey/app/passkey-client")\n')
+    expect(clientFeaturesTypes(path => `/m/${path.slice(2)}`)).toContain('export declare const passkey: (() => Promise<typeof import("/m/runtime/passkey/app/passkey-client")>) | undefined')
+  })
+
+  it('types the auth page meta with the values of the route rules, plus \'guest\'', async () => {
     const { appTypeTemplate } = await import('../../src/build/type-template')
-    expect(appTypeTemplate()).toContain('auth?: boolean | \'guest\'')
-    expect(appTypeTemplate()).toContain('declare module \'#app\'')
+    const template = appTypeTemplate('/module/runtime/types/auth')
+    expect(template).toContain('import type { AuthPageMeta } from "/module/runtime/types/auth"')
+    expect(template).toContain('auth?: AuthPageMeta')
+    expect(template).toContain('declare module \'#app\'')
+    expectTypeOf<AuthPageMeta>().toEqualTypeOf<AuthRouteRule | 'guest'>()
+    expectTypeOf<AuthRouteRule>().toEqualTypeOf<boolean | 'required' | 'protected' | 'public' | 'skip'>()
   })
 })
 

@@ -248,7 +248,7 @@ describe('setupDeployTarget', () => {
     const nuxt = { options: { _prepare: prepare }, hook: hooks.hook.bind(hooks) }
     const info = vi.fn()
     const options = resolveOptions({ token: { secret: 'x'.repeat(32) }, tokenRefresh: { storage: { driver: driver as 'fs' } } }, true)
-    setupDeployTarget({ nuxt: nuxt as unknown as Nuxt, options, resolver: { resolve: (path: string) => `/module/${path.replace('./', '')}` } as unknown as Resolver, logger: { info, warn: vi.fn() }, features: [] }, {})
+    setupDeployTarget({ nuxt: nuxt as unknown as Nuxt, options, resolver: { resolve: (path: string) => `/module/${path.replace('./', '')}` } as unknown as Resolver, logger: { info, warn: vi.fn() }, features: [], clientFeatures: {} }, {})
     const callHook = hooks.callHook.bind(hooks) as unknown as (name: string, arg: unknown) => Promise<unknown>
     return { init: (nitro: NitroTargetOptions) => callHook('nitro:init', { options: nitro }), info }
   }

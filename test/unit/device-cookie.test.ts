@@ -12,7 +12,7 @@ import { reserveLoginFailure } from '../../src/runtime/server/lib/edge/rate-limi
 import { createAuthCode } from '../../src/runtime/server/lib/core/records/auth-code'
 import { peekAuthContext } from '../../src/runtime/server/utils/auth-context'
 import type { ModuleOptions } from '../../src/runtime/types/options'
-import type { LoginRateLimitRule } from '../../src/runtime/types/rate-limit'
+import type { LoginRateLimitRule } from '../../src/runtime/types/rate-limit-options'
 import { unitContext } from './helpers/context'
 import { fakeEvent, setCookies, setCookieValue } from './helpers/event'
 import { memoryPasswordAccounts, serveModule } from './helpers/module-router'

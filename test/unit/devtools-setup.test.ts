@@ -41,6 +41,7 @@ async function run(init: FakeNuxtInit) {
     resolver: createResolver(new URL('../../src/module.ts', import.meta.url).href),
     logger: { warn: () => {}, info: () => {} },
     features: [],
+    clientFeatures: {},
   }
   await runWithNuxtContext(fake.nuxt as unknown as Nuxt, () => setupDevtools(setup))
   const tabs: Array<{ name: string, view: { type: string, src: string } }> = []

@@ -1,7 +1,7 @@
 import { verifyAuthenticationResponse, type PublicKeyCredentialCreationOptionsJSON, type PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server'
 import { isoCBOR } from '@simplewebauthn/server/helpers'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
-import { decoyCredentials } from '../../src/runtime/passkey/server/authentication'
+import { decoyCredentials } from '../../src/runtime/passkey/server/passkey-login'
 import { consumeAuthCode } from '../../src/runtime/server/lib/core/records/auth-code'
 import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
 import { passkeyCreationOptionsResponse, passkeyListResponse, passkeyLoginResponse, passkeyRegisteredResponse, passkeyRequestOptionsResponse } from '../../src/runtime/server/lib/edge/response-schemas'

@@ -7,6 +7,8 @@ import { createKeyHasher, createSealer, deriveKey, plainSealer, randomBelow, ran
 import { authError, sendAuthError, toErrorBody } from '../../src/runtime/server/lib/edge/errors'
 import { createLogger } from '../../src/runtime/server/lib/edge/logger'
 import { bearerCandidate, parseBearer, resolveAuthRule } from '../../src/runtime/server/lib/edge/route-rules'
+import { resolveAuthValue } from '../../src/runtime/shared/auth-value'
+import { authMetaOf } from '../../src/runtime/app/lib/access'
 import type { LogLevel } from '../../src/runtime/types/options'
 
 const SECRET = 'primitives-secret-0123456789-abcdefghijkl'
@@ -36,6 +38,27 @@ function flipChar(text: string, index: number): string {
   return text.slice(0, index) + (c === 'A' ? 'B' : 'A') + text.slice(index + 1)
 }
 
+describe('resolveAuthValue: one vocabulary for route rules and page meta', () => {
+  it.each([
+    [true, 'required'], ['required', 'required'], ['protected', 'required'],
+    [false, 'public'], ['public', 'public'], ['skip', 'public'],
+    ['guest', 'guest'],
+  ] as const)('%j → %s', (value, requirement) => {
+    expect(resolveAuthValue(value)).toBe(requirement)
+  })
+
+  it.each([undefined, null, 'other', 'Guest', 'Required', 'true', 1, 0, '', {}, ['required']])('%j → undefined', (value) => {
+    expect(resolveAuthValue(value)).toBeUndefined()
+  })
+
+  it('the server and the client read every value alike (the client adds only \'guest\')', () => {
+    for (const value of [true, 'required', 'protected', false, 'public', 'skip', 'guest', 'other', undefined]) {
+      const client = authMetaOf({ auth: value })
+      expect(resolveAuthRule(value), String(value)).toBe(client === 'guest' ? undefined : client)
+    }
+  })
+})
+
 describe('resolveAuthRule', () => {
   it.each([true, 'required', 'protected'])('%j → required', (value) => {
     expect(resolveAuthRule(value)).toBe('required')
@@ -47,6 +70,10 @@ describe('resolveAuthRule', () => {
 
   it.each([undefined, null, 'other', 'Required', 'true', 1, 0, ''])('%j → undefined', (value) => {
     expect(resolveAuthRule(value)).toBeUndefined()
+  })
+
+  it('\'guest\' is page meta only: as a route rule it is no rule', () => {
+    expect(resolveAuthRule('guest')).toBeUndefined()
   })
 
   it('objects and arrays → undefined', () => {

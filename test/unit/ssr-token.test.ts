@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import type { AuthContext } from '../../src/runtime/server/lib/core/context'
 import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
 import { moduleRoutePaths, type RouteOptions } from '../../src/build/module-routes'
-import { createPathMatcher } from '../../src/runtime/server/lib/edge/route-paths'
+import { createPathMatcher } from '../../src/runtime/server/lib/edge/path-matcher'
 import { issueRefreshToken } from '../../src/runtime/server/lib/core/records/refresh-token'
 import { useAuthContext } from '../../src/runtime/server/utils/auth-context'
 import middleware from '../../src/runtime/server/middleware/route-protection'

@@ -22,7 +22,7 @@ let server: Server
 let base = ''
 
 beforeAll(async () => {
-  const middleware = (await import('../../src/runtime/server/middleware/test-login')).default
+  const middleware = (await import('../../src/runtime/server/middleware/test-login-endpoint')).default
   const app = createApp()
   app.use('/app', middleware)
   app.use('/app', defineEventHandler((event) => {

@@ -23,6 +23,7 @@ function setupContext(test: boolean) {
     resolver: { resolve: (path: string) => `/module${path.slice(1)}` } as unknown as Resolver,
     logger: { warn: (message: string) => warnings.push(message), info: () => {} },
     features: [],
+    clientFeatures: {},
   } satisfies SetupContext
   return { ctx, warnings }
 }
@@ -91,7 +92,7 @@ describe('the test-only login in the build', () => {
   it('in a test build: the endpoint (a server middleware), the secret in the build directory only, its hash in the server bundle, a warning', () => {
     const { ctx, warnings } = setupContext(true)
     setupTesting(ctx, UNDER_VITEST)
-    expect(kit.addServerHandler).toHaveBeenCalledExactlyOnceWith({ middleware: true, handler: '/module/runtime/server/middleware/test-login' })
+    expect(kit.addServerHandler).toHaveBeenCalledExactlyOnceWith({ middleware: true, handler: '/module/runtime/server/middleware/test-login-endpoint' })
     const file = kit.addTemplate.mock.calls[0]![0] as { filename: string, write: boolean, getContents: () => string }
     expect(file).toMatchObject({ filename: TEST_LOGIN_FILE, write: true })
     const { path, secret } = JSON.parse(file.getContents()) as { path: string, secret: string }

@@ -8,13 +8,13 @@ import type { NuxtApp } from '#app'
 import type { $Fetch, NitroFetchRequest } from 'nitropack'
 import { computed } from 'vue'
 import { navigateTo, useNuxtApp } from '#imports'
-import { passkey } from '#build/svc-auth/client-options.mjs'
+import { passkey as passkeyClient } from '#build/svc-auth/client-features.mjs'
 import type { AuthSession } from '../types/auth'
-import type { LoginOptions, UseAuthReturn } from './composables/useAuth'
+import type { LoginOptions, UseAuthReturn } from './auth-client-types'
 import { createAuthFetchCore, statusOf, type AuthFetchDeps, type AuthFetchOptions } from './lib/auth-fetch'
 import { decodeTokenClaims } from './lib/token-payload'
 import { isAuthEndpoint, loginUrl, safeRedirect } from './lib/route-paths'
-import { originalUserOf } from '../shared/impersonation'
+import { originalUserOf } from '../shared/original-user'
 import { joinBase, withQuery } from '../shared/paths'
 import { authRuntime, clearSession, errorField, goTo, handleRefreshFailure, pendingRefresh, postAuth, publicAuthConfig, refreshSession, sessionState, setAccessToken, setPending, tokenOf, tokenState } from './state'
 
@@ -153,13 +153,15 @@ export function useAuth(): UseAuthReturn {
   const session = sessionState(nuxtApp)
   const user = computed(() => session.value.user)
 
-  // Built with the passkey provider off (`#build/svc-auth/client-options.mjs`), the bundler drops
-  // these branches and the dynamic import: such an app ships no passkey code at all.
-  const passkeys = async () => ({ lib: await import('../passkey/app/passkey-client'), deps: { nuxtApp, token: () => currentToken(nuxtApp) } })
+  // The passkey ceremonies, as the passkey provider's build step registered them
+  // (`#build/svc-auth/client-features.mjs`). Built with the provider off, the loader is undefined:
+  // the bundler drops these branches, and the app has no reference to any passkey code.
+  const loadPasskeyClient = passkeyClient
+  const passkeys = async (load: NonNullable<typeof passkeyClient>) => ({ lib: await load(), deps: { nuxtApp, token: () => currentToken(nuxtApp) } })
 
   async function login(provider: string, options: LoginOptions = {}): Promise<void> {
-    if (passkey && provider === 'passkey') {
-      const { lib, deps } = await passkeys()
+    if (loadPasskeyClient && provider === 'passkey') {
+      const { lib, deps } = await passkeys(loadPasskeyClient)
       return lib.loginWithPasskey(deps, options)
     }
     await navigateTo(joinBase(nuxtApp.$config.app.baseURL, loginUrl(config.endpoints.loginPath, provider, options)), { external: true })
@@ -223,18 +225,18 @@ export function useAuth(): UseAuthReturn {
     listSessions,
     revokeSession,
     revokeOtherSessions,
-    ...(passkey
+    ...(loadPasskeyClient
       ? {
           registerPasskey: async (options) => {
-            const { lib, deps } = await passkeys()
+            const { lib, deps } = await passkeys(loadPasskeyClient)
             return lib.registerPasskey(deps, options)
           },
           listPasskeys: async () => {
-            const { lib, deps } = await passkeys()
+            const { lib, deps } = await passkeys(loadPasskeyClient)
             return lib.listPasskeys(deps)
           },
           deletePasskey: async (id) => {
-            const { lib, deps } = await passkeys()
+            const { lib, deps } = await passkeys(loadPasskeyClient)
             return lib.deletePasskey(deps, id)
           },
         }

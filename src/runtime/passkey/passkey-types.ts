@@ -188,3 +188,17 @@ export interface PasskeyHandlers {
    */
   findUser?: (userId: string, context: PasskeyHandlerContext) => Record<string, unknown> | null | undefined | Promise<Record<string, unknown> | null | undefined>
 }
+
+/** Options of `useAuth().login('passkey', …)`. */
+export interface PasskeyLoginOptions {
+  /** Email hint: the browser offers only that user's passkeys. Without it, any passkey of the site. */
+  email?: string
+  /** Same-origin path to land on after the login (ignored unless relative). */
+  redirect?: string
+}
+
+/** Options of `useAuth().registerPasskey()`. */
+export interface RegisterPasskeyOptions {
+  /** A name for the user's list ('Work laptop'); cut to `maxNameLength`. */
+  name?: string
+}

@@ -87,8 +87,17 @@ export interface AuthSession {
   impersonatedBy?: string
 }
 
-/** Value of the `auth` key in route rules. */
+/**
+ * Value of the `auth` key in route rules: `true | 'required' | 'protected'` need a logged-in user
+ * (a valid bearer token), `false | 'public' | 'skip'` do not (src/runtime/shared/auth-value.ts).
+ */
 export type AuthRouteRule = boolean | 'required' | 'protected' | 'public' | 'skip'
 
-export type * from './handlers'
+/**
+ * Value of `definePageMeta({ auth })`: the route-rule values (logged-in users; or anyone, never
+ * protected), plus `'guest'` (logged-out visitors only).
+ */
+export type AuthPageMeta = AuthRouteRule | 'guest'
+
+export type * from './host-handlers'
 export type * from './hooks'

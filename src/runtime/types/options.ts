@@ -7,7 +7,7 @@
  */
 
 import type { ProvidersOptions } from './providers'
-import type { RateLimitOptions } from './rate-limit'
+import type { RateLimitOptions } from './rate-limit-options'
 import type { TokenRefreshOptions } from './refresh'
 import type { TwoFactorOptions } from '../two-factor/two-factor-types'
 

@@ -2,25 +2,13 @@
  * Provider options (`svcAuth.providers`). Client secrets live in the private runtime config only
  * and can be given at runtime, e.g. `NUXT_SVC_AUTH_PROVIDERS_GOOGLE_CLIENT_SECRET`.
  *
- * The built-in OAuth providers are the entries of the preset table
- * (`runtime/server/lib/oauth/presets.ts`): their names and option types derive from it.
+ * The built-in OAuth providers are listed here, as types ({@link BuiltInOAuthProviders}); the
+ * preset table of the server (`src/runtime/oauth/server/preset-table.ts`) has one entry per key,
+ * which the compiler checks.
  */
 
-// The built-in providers' names and option types derive from the preset table (type-only imports).
-import type { OAUTH_PRESETS } from '../oauth/server/preset-table'
-import type { OAuthPreset } from '../oauth/server/preset'
 import type { PasswordProviderOptions } from '../password/password-types'
 import type { PasskeyProviderOptions } from '../passkey/passkey-types'
-
-export type {
-  Auth0ProviderOptions,
-  DiscordProviderOptions,
-  GitHubProviderOptions,
-  GitLabProviderOptions,
-  GoogleProviderOptions,
-  KeycloakProviderOptions,
-  MicrosoftProviderOptions,
-} from '../oauth/server/preset-table'
 
 /** How the client authenticates at the token endpoint. */
 export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post'
@@ -70,6 +58,56 @@ export interface OAuthProviderOptions {
    * @default provider default (`client_secret_post` for GitHub, Auth0 and Discord, else `client_secret_basic`)
    */
   tokenEndpointAuthMethod?: TokenEndpointAuthMethod
+}
+
+/** Google (OpenID Connect): the common options only. */
+export type GoogleProviderOptions = OAuthProviderOptions
+
+/** GitHub (OAuth 2.0; the primary verified email is fetched when the profile hides it). */
+export interface GitHubProviderOptions extends OAuthProviderOptions {
+  /**
+   * Base URL of the REST API (`/user`, `/user/emails`); GitHub Enterprise Server uses `https://host/api/v3`.
+   * @default 'https://api.github.com'
+   */
+  apiUrl?: string
+}
+
+/** Auth0 (OpenID Connect on a tenant domain). */
+export interface Auth0ProviderOptions extends OAuthProviderOptions {
+  /** Tenant domain such as `my-tenant.eu.auth0.com`. Required unless `issuer` is set. @default '' */
+  domain?: string
+  /** API identifier sent as the `audience` authorization parameter. @default '' */
+  audience?: string
+}
+
+/** Microsoft Entra ID (OpenID Connect, v2.0 endpoints). */
+export interface MicrosoftProviderOptions extends OAuthProviderOptions {
+  /**
+   * Tenant id or domain, or `common`, `organizations`, `consumers` (multi-tenant: the id_token
+   * issuer must then match the token's own `tid`).
+   * @default 'common'
+   */
+  tenant?: string
+}
+
+/** Keycloak (OpenID Connect; one realm of a Keycloak server). */
+export interface KeycloakProviderOptions extends OAuthProviderOptions {
+  /** URL of the Keycloak server (`https://sso.example.com`). Required unless `issuer` is set. @default '' */
+  baseUrl?: string
+  /** Realm name. Required unless `issuer` is set. @default '' */
+  realm?: string
+}
+
+/** GitLab (OpenID Connect; gitlab.com or a self-managed instance). */
+export interface GitLabProviderOptions extends OAuthProviderOptions {
+  /** URL of the GitLab instance. @default 'https://gitlab.com' */
+  baseUrl?: string
+}
+
+/** Discord (OAuth 2.0 without OpenID Connect; the user from `GET /api/users/@me`). */
+export interface DiscordProviderOptions extends OAuthProviderOptions {
+  /** Base URL of Discord's web and API endpoints. @default 'https://discord.com' */
+  baseUrl?: string
 }
 
 /** One or more profile fields, tried in order; `a.b` reads a nested field. */
@@ -140,16 +178,29 @@ export interface MockProviderOptions {
   enableInProduction?: boolean
 }
 
-type PresetTable = typeof OAUTH_PRESETS
+/**
+ * The built-in OAuth providers, each with its option type: the name is the option
+ * `svcAuth.providers.<name>`, the login route `<loginPath>/<name>` and the key of its entry in the
+ * preset table (`src/runtime/oauth/server/preset-table.ts`), which must have exactly these keys.
+ */
+export interface BuiltInOAuthProviders {
+  google: GoogleProviderOptions
+  github: GitHubProviderOptions
+  auth0: Auth0ProviderOptions
+  microsoft: MicrosoftProviderOptions
+  keycloak: KeycloakProviderOptions
+  gitlab: GitLabProviderOptions
+  discord: DiscordProviderOptions
+}
 
-/** Names of the built-in OAuth providers: the keys of the preset table. */
-export type BuiltInOAuthProvider = keyof PresetTable
+/** Names of the built-in OAuth providers. */
+export type BuiltInOAuthProvider = keyof BuiltInOAuthProviders
 
 /** The options of a built-in provider, e.g. `OAuthProviderOptionsOf<'keycloak'>`. */
-export type OAuthProviderOptionsOf<K extends BuiltInOAuthProvider> = PresetTable[K] extends OAuthPreset<infer O> ? O : never
+export type OAuthProviderOptionsOf<K extends BuiltInOAuthProvider> = BuiltInOAuthProviders[K]
 
-/** One optional key per built-in provider (documented on its preset entry). */
-export type BuiltInProvidersOptions = { [K in keyof PresetTable]?: OAuthProviderOptionsOf<K> }
+/** One optional key per built-in provider. */
+export type BuiltInProvidersOptions = { [K in BuiltInOAuthProvider]?: OAuthProviderOptionsOf<K> }
 
 /** Login providers keyed by name. */
 export interface ProvidersOptions extends BuiltInProvidersOptions {

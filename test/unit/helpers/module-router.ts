@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { createApp, createRouter, toNodeListener, type EventHandler, type Router } from 'h3'
 import { coreRoutes, oauthRoutes, passkeyRoutes, passwordRoutes, twoFactorRoutes } from '../../../src/build/module-routes'
-import type { PasswordHandlers, PasswordUser } from '../../../src/runtime/types/handlers'
+import type { PasswordHandlers, PasswordUser } from '../../../src/runtime/types/host-handlers'
 import type { ModuleOptions } from '../../../src/runtime/types/options'
 
 const ROUTES_DIR = join(import.meta.dirname, '..', '..', '..', 'src', 'runtime')

@@ -1,12 +1,10 @@
 import type { ClientMiddlewareOptions } from '../../types/options'
 import { isPublicRoute } from './route-paths'
 import { normalizePath } from '../../shared/paths'
+import { resolveAuthValue, type AuthRequirement } from '../../shared/auth-value'
 
 /** What a page asks for: `protected` (logged-in users), `guest` (logged-out users) or `open`. */
 export type RouteAccess = 'protected' | 'guest' | 'open'
-
-/** The `auth` page meta: true = protected, 'guest' = logged-out users only, false = public. */
-export type AuthPageMeta = boolean | 'guest'
 
 export interface RouteAccessInput {
   /** Route path (query and hash are ignored). */
@@ -20,10 +18,12 @@ export interface RouteAccessInput {
   exempt: readonly string[]
 }
 
-/** The `auth` page meta when it is one of the accepted values. */
-export function authMetaOf(meta: unknown): AuthPageMeta | undefined {
-  const value = meta && typeof meta === 'object' ? (meta as { auth?: unknown }).auth : undefined
-  return value === true || value === false || value === 'guest' ? value : undefined
+/**
+ * What the `auth` page meta asks for, read as route rules are (`resolveAuthValue`): `required`
+ * (true, 'required', 'protected'), `public` (false, 'public', 'skip'), `guest`; else undefined.
+ */
+export function authMetaOf(meta: unknown): AuthRequirement | undefined {
+  return resolveAuthValue(meta && typeof meta === 'object' ? (meta as { auth?: unknown }).auth : undefined)
 }
 
 /** The module's named middleware listed in the page's `middleware` meta (`guest` wins). */
@@ -36,19 +36,20 @@ export function namedMiddlewareOf(meta: unknown): 'auth' | 'guest' | undefined {
 
 /**
  * Decides what a route needs, in this order: the callback and error pages are open; `auth: false`
- * opts out; `guest` (named middleware or meta) means logged-out only; a `publicRoutes` match is
- * open; `auth` (named or meta `true`) or the `global` option protects, except the login page
- * (`redirectTo`) itself, so that it can never redirect to itself.
+ * (or 'public', 'skip') opts out; `guest` (named middleware or meta) means logged-out only; a
+ * `publicRoutes` match is open; `auth` (the named middleware, or meta `true`, 'required',
+ * 'protected') or the `global` option protects, except the login page (`redirectTo`) itself, so
+ * that it can never redirect to itself.
  */
 export function routeAccess(input: RouteAccessInput): RouteAccess {
   const path = normalizePath(input.path)
   if (input.exempt.some(p => normalizePath(p) === path)) return 'open'
   const meta = authMetaOf(input.meta)
   const named = input.named ?? namedMiddlewareOf(input.meta)
-  if (meta === false) return 'open'
+  if (meta === 'public') return 'open'
   if (meta === 'guest' || named === 'guest') return 'guest'
   if (isPublicRoute(path, input.middleware.publicRoutes)) return 'open'
-  const wantsAuth = meta === true || named === 'auth' || input.middleware.global
+  const wantsAuth = meta === 'required' || named === 'auth' || input.middleware.global
   if (!wantsAuth) return 'open'
   const loginPage = input.middleware.redirectTo
   return loginPage && normalizePath(loginPage) === path ? 'open' : 'protected'

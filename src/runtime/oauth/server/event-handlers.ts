@@ -3,7 +3,7 @@ import { useNitroApp } from 'nitropack/runtime'
 import type { CustomEventHandlerOptions, OAuthEventHandlerOptions } from '../oauth-types'
 import type { AuthContext } from '../../server/lib/core/context'
 import { handleOAuthRequest } from './oauth-flow'
-import type { ProviderFetch } from './provider-http'
+import type { ProviderFetch } from './preset'
 import { defineAuthRoute } from '../../server/utils/auth-context'
 
 /**

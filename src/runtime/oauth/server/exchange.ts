@@ -3,8 +3,8 @@ import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose'
 import type { ProviderTokens } from '../../types/auth'
 import type { OAuthErrorPayload } from '../oauth-types'
 import { asSubject } from '../../server/lib/core/subject'
-import { httpOptions, jwksCacheOf, type ProviderFetch } from './provider-http'
-import type { FetchedUser, ResolvedProvider } from './preset'
+import { httpOptions, jwksCacheOf } from './provider-http'
+import type { FetchedUser, ProviderFetch, ResolvedProvider } from './preset'
 
 /** A failed step of a login, with the code and text sent to the error page. */
 export class OAuthLoginError extends Error {

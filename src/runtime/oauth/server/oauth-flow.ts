@@ -12,9 +12,9 @@ import { completeLogin, type ProviderLoginHandlers } from '../../server/lib/core
 import { saveOAuthState, takeOAuthState } from './oauth-state'
 import { clearLoginCookies, LOGIN_TTL, readLoginCookies, setLoginCookies } from './oauth-cookies'
 import { exchangeCode, fetchUser, OAuthLoginError } from './exchange'
-import { authorizationServerOf, guardedFetch, type ProviderFetch } from './provider-http'
-import type { ResolvedProvider } from './preset'
-import { providerOf } from './providers'
+import { authorizationServerOf, guardedFetch } from './provider-http'
+import type { ProviderFetch, ResolvedProvider } from './preset'
+import { providerOf } from './provider-registry'
 import { isErrorCode, isSafeRedirect, sanitizeErrorText, withQueryParams } from '../../server/lib/edge/redirect'
 
 /**

@@ -1,11 +1,13 @@
 /**
- * The built-in OAuth providers, as data. Each key is a provider: its option
- * `svcAuth.providers.<key>`, its login route `<loginPath>/<key>`, its runtime-config keys
- * (`NUXT_SVC_AUTH_PROVIDERS_<KEY>_CLIENT_SECRET`, …), its `defineOAuth<label>EventHandler` and its
- * option type all derive from the entry. Adding a provider is adding an entry (see docs/oauth.md).
+ * The built-in OAuth providers, as data: one entry per key of `BuiltInOAuthProviders`
+ * (src/runtime/types/providers.ts, where each provider's option type is declared; the compiler
+ * checks that the keys agree). Each key is a provider: its option `svcAuth.providers.<key>`, its
+ * login route `<loginPath>/<key>`, its runtime-config keys (`NUXT_SVC_AUTH_PROVIDERS_<KEY>_CLIENT_SECRET`,
+ * …) and its `defineOAuth<label>EventHandler` derive from the entry. Adding a provider is adding
+ * its option type there and its entry here (see docs/oauth.md).
  */
-import type { OAuthProviderOptions } from '../../types/providers'
-import { definePreset } from './preset'
+import type { Auth0ProviderOptions, BuiltInOAuthProviders, DiscordProviderOptions, GitHubProviderOptions, GitLabProviderOptions, GoogleProviderOptions, KeycloakProviderOptions, MicrosoftProviderOptions } from '../../types/providers'
+import { definePreset, type OAuthPreset } from './preset'
 import { fetchGitHubProfile, mapDiscordProfile } from './profiles'
 
 const OIDC_SCOPES = ['openid', 'email', 'profile']
@@ -32,56 +34,6 @@ export function gitHubApiUrl(o: GitHubProviderOptions): string {
   const server = [o.issuer, o.tokenUrl].find(url => typeof url === 'string' && URL.canParse(url))
   const origin = server ? new URL(server).origin : 'https://github.com'
   return origin === 'https://github.com' ? GITHUB_API : `${origin}/api/v3`
-}
-
-/** Google (OpenID Connect): the common options only. */
-export type GoogleProviderOptions = OAuthProviderOptions
-
-/** GitHub (OAuth 2.0; the primary verified email is fetched when the profile hides it). */
-export interface GitHubProviderOptions extends OAuthProviderOptions {
-  /**
-   * Base URL of the REST API (`/user`, `/user/emails`); GitHub Enterprise Server uses `https://host/api/v3`.
-   * @default 'https://api.github.com'
-   */
-  apiUrl?: string
-}
-
-/** Auth0 (OpenID Connect on a tenant domain). */
-export interface Auth0ProviderOptions extends OAuthProviderOptions {
-  /** Tenant domain such as `my-tenant.eu.auth0.com`. Required unless `issuer` is set. @default '' */
-  domain?: string
-  /** API identifier sent as the `audience` authorization parameter. @default '' */
-  audience?: string
-}
-
-/** Microsoft Entra ID (OpenID Connect, v2.0 endpoints). */
-export interface MicrosoftProviderOptions extends OAuthProviderOptions {
-  /**
-   * Tenant id or domain, or `common`, `organizations`, `consumers` (multi-tenant: the id_token
-   * issuer must then match the token's own `tid`).
-   * @default 'common'
-   */
-  tenant?: string
-}
-
-/** Keycloak (OpenID Connect; one realm of a Keycloak server). */
-export interface KeycloakProviderOptions extends OAuthProviderOptions {
-  /** URL of the Keycloak server (`https://sso.example.com`). Required unless `issuer` is set. @default '' */
-  baseUrl?: string
-  /** Realm name. Required unless `issuer` is set. @default '' */
-  realm?: string
-}
-
-/** GitLab (OpenID Connect; gitlab.com or a self-managed instance). */
-export interface GitLabProviderOptions extends OAuthProviderOptions {
-  /** URL of the GitLab instance. @default 'https://gitlab.com' */
-  baseUrl?: string
-}
-
-/** Discord (OAuth 2.0 without OpenID Connect; the user from `GET /api/users/@me`). */
-export interface DiscordProviderOptions extends OAuthProviderOptions {
-  /** Base URL of Discord's web and API endpoints. @default 'https://discord.com' */
-  baseUrl?: string
 }
 
 export const OAUTH_PRESETS = {
@@ -221,4 +173,4 @@ export const OAUTH_PRESETS = {
     },
     mapProfile: mapDiscordProfile,
   }),
-}
+} satisfies { [K in keyof BuiltInOAuthProviders]: OAuthPreset<BuiltInOAuthProviders[K]> }

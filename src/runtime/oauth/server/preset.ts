@@ -1,7 +1,9 @@
 import type * as oauth from 'oauth4webapi'
 import type { AuthUser, ProviderTokens } from '../../types/auth'
 import type { OAuthProviderOptions, TokenEndpointAuthMethod } from '../../types/providers'
-import type { ProviderFetch } from './provider-http'
+
+/** Fetch used for every request to a provider. */
+export type ProviderFetch = (url: string, init: RequestInit) => Promise<Response>
 
 /** Endpoints of an authorization server, named as in its discovery document. */
 export interface ProviderEndpoints {

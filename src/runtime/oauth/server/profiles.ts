@@ -2,8 +2,8 @@ import * as oauth from 'oauth4webapi'
 import type { AuthUser } from '../../types/auth'
 import type { ProfileField, ProfileMapping } from '../../types/providers'
 import { asSubject } from '../../server/lib/core/subject'
-import { httpOptions, type ProviderFetch } from './provider-http'
-import type { FetchedUser, ProfileRequest } from './preset'
+import { httpOptions } from './provider-http'
+import type { FetchedUser, ProfileRequest, ProviderFetch } from './preset'
 import { nonEmptyString } from '../../shared/values'
 
 /** Claims of the id_token and userinfo that describe the protocol, not the user. */

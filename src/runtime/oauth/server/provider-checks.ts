@@ -1,7 +1,8 @@
 import type { EndpointOptions } from '../../types/options'
 import type { ProvidersOptions } from '../../types/providers'
 import { runtimeEnvName } from './env-name'
-import { BUILT_IN_OAUTH_PROVIDERS, customEntries, type AnyProviderOptions, isBuiltInProvider, presetOf, PROVIDER_NAME, RESERVED_PROVIDER_NAMES } from './providers'
+import { isAllowedProviderUrl } from './provider-url'
+import { BUILT_IN_OAUTH_PROVIDERS, customEntries, type AnyProviderOptions, isBuiltInProvider, presetOf, PROVIDER_NAME, RESERVED_PROVIDER_NAMES } from './provider-registry'
 import { isRecord, trimmedString } from '../../shared/values'
 
 const hasText = (value: unknown): boolean => trimmedString(value) !== undefined
@@ -15,24 +16,6 @@ export interface ProviderValidation {
 const isUrlKey = (key: string): boolean => key === 'issuer' || key.endsWith('Url')
 
 const PROFILE_FIELDS = new Set(['sub', 'email', 'emailVerified', 'name', 'picture'])
-
-/** True for `localhost`, `127.0.0.0/8` and `[::1]`. */
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase()
-  return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127(?:\.\d{1,3}){3}$/.test(host)
-}
-
-/** An absolute https URL, or http on a loopback host (local development and tests). */
-export function isAllowedProviderUrl(value: string): boolean {
-  try {
-    const url = new URL(value)
-    if (url.username || url.password) return false
-    return url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname))
-  }
-  catch {
-    return false
-  }
-}
 
 /** Checks of every OAuth provider; `envPath` is where its keys are in the runtime config. */
 function checkCommon(label: string, envPath: string[], o: Record<string, unknown>, errors: string[], warnings: string[], secretsRequired: boolean): void {

@@ -1,9 +1,6 @@
 import * as oauth from 'oauth4webapi'
-import type { ProviderEndpoints, ResolvedProvider } from './preset'
-import { isAllowedProviderUrl } from './provider-checks'
-
-/** Fetch used for every request to a provider. */
-export type ProviderFetch = (url: string, init: RequestInit) => Promise<Response>
+import type { ProviderEndpoints, ProviderFetch, ResolvedProvider } from './preset'
+import { isAllowedProviderUrl } from './provider-url'
 
 /** Time allowed for one request to a provider. */
 export const PROVIDER_TIMEOUT_MS = 10_000

@@ -1,11 +1,12 @@
 /**
  * The browser side of passkeys: the WebAuthn ceremonies (`@simplewebauthn/browser`) and the calls
- * to the passkey routes. Loaded with a dynamic `import()` by `useAuth()` only in apps built with
- * the passkey provider on, so an app without it ships none of this.
+ * to the passkey routes. The passkey provider's build step (src/build/passkey.ts) registers this
+ * module in `#build/svc-auth/client-features.mjs`, from where `useAuth()` loads it with `import()`
+ * on first use; an app built without the provider has no reference to it and ships none of it.
  */
 import type { NuxtApp } from '#app'
 import { startAuthentication, startRegistration, type PublicKeyCredentialCreationOptionsJSON, type PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/browser'
-import type { PasskeyInfo } from '../passkey-types'
+import type { PasskeyInfo, PasskeyLoginOptions, RegisterPasskeyOptions } from '../passkey-types'
 import { isRelativePath, underPath } from '../../shared/paths'
 import { goTo, postAuth, publicAuthConfig } from '../../app/state'
 
@@ -14,20 +15,6 @@ export interface PasskeyDeps {
   nuxtApp: NuxtApp
   /** The access token (after a refresh in flight), null when logged out. */
   token(): Promise<string | null>
-}
-
-/** Options of `useAuth().login('passkey', …)`. */
-export interface PasskeyLoginOptions {
-  /** Email hint: the browser offers only that user's passkeys. Without it, any passkey of the site. */
-  email?: string
-  /** Same-origin path to land on after the login (ignored unless relative). */
-  redirect?: string
-}
-
-/** Options of `useAuth().registerPasskey()`. */
-export interface RegisterPasskeyOptions {
-  /** A name for the user's list ('Work laptop'); cut to `maxNameLength`. */
-  name?: string
 }
 
 const MESSAGES: Record<string, string> = {

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { Worker } from 'node:worker_threads'
-import type { BcryptEngine } from './bcrypt'
+import type { BcryptEngine } from './bcrypt-engine'
 
 /**
  * The code of each worker thread, passed as text (`eval`; only `import()`, which works whether Node

@@ -1,6 +1,6 @@
 import { defu } from 'defu'
 import type { PasswordProviderOptions, ResolvedPasswordOptions } from '../password-types'
-import type { RateLimitOptions, RateLimitRuleName } from '../../types/rate-limit'
+import type { RateLimitOptions, RateLimitRuleName } from '../../types/rate-limit-options'
 import { isTrustedProxyEntry } from '../../server/lib/edge/rate-limit'
 import { isRelativePath } from '../../shared/paths'
 

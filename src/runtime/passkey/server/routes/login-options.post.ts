@@ -8,7 +8,7 @@
  * 400 bad_request · 400 invalid_email · 403 cross_origin_request · 429 rate_limited (Retry-After)
  * 500 passkey_not_configured
  */
-import { authenticationOptions } from '../authentication'
+import { authenticationOptions } from '../passkey-login'
 import { defineAuthRoute } from '../../../server/utils/auth-context'
 
 export default defineAuthRoute((event, ctx) => authenticationOptions(ctx, event))

@@ -9,7 +9,7 @@
  * rpID) · 400 invalid_passkey_challenge (unknown, expired, used, or another browser's) · 401
  * passkey_counter_regressed · 403 cross_origin_request · 429 rate_limited (Retry-After)
  */
-import { authenticationVerify } from '../authentication'
+import { authenticationVerify } from '../passkey-login'
 import { defineAuthRoute } from '../../../server/utils/auth-context'
 
 export default defineAuthRoute((event, ctx) => authenticationVerify(ctx, event))

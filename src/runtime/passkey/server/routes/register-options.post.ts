@@ -7,7 +7,7 @@
  * 403 reauthentication_required (the session logged in longer ago than `sessions.recentLogin`)
  * 500 passkey_not_configured (no `publicUrl` or `origins`, outside development on localhost)
  */
-import { registrationOptions } from '../registration'
+import { registrationOptions } from '../passkey-registration'
 import { defineAuthRoute } from '../../../server/utils/auth-context'
 
 export default defineAuthRoute((event, ctx) => registrationOptions(ctx, event))

@@ -11,7 +11,7 @@
  * 403 reauthentication_required (the session logged in longer ago than `sessions.recentLogin`,
  * also when the options were fetched before)
  */
-import { registrationVerify } from '../registration'
+import { registrationVerify } from '../passkey-registration'
 import { defineAuthRoute } from '../../../server/utils/auth-context'
 
 export default defineAuthRoute((event, ctx) => registrationVerify(ctx, event))

@@ -1,6 +1,6 @@
 import type { H3Error, H3Event } from 'h3'
 import type { AuthClaims } from '../../../types/auth'
-import { originalUserOf } from '../../../shared/impersonation'
+import { originalUserOf } from '../../../shared/original-user'
 import type { AuthContext } from './context'
 import { authError } from '../edge/errors'
 import { bearerCandidate, parseBearer } from '../edge/route-rules'

@@ -1,6 +1,6 @@
 import { BlockList, isIP } from 'node:net'
 import type { H3Event } from 'h3'
-import type { RateLimitOptions, RateLimitRuleName } from '../../../types/rate-limit'
+import type { RateLimitOptions, RateLimitRuleName } from '../../../types/rate-limit-options'
 import type { EdgeContext } from './edge-context'
 import type { Logger } from './logger'
 import type { RecordKey } from '../store/record-store'

@@ -1,18 +1,16 @@
 import type { AuthRouteRule } from '../../../types/auth'
+import { resolveAuthValue } from '../../../shared/auth-value'
 
 export type ResolvedAuthRule = 'required' | 'public' | undefined
 
-const REQUIRED = new Set<unknown>([true, 'required', 'protected'])
-const PUBLIC = new Set<unknown>([false, 'public', 'skip'])
-
 /**
- * Normalises the `auth` value of route rules: `true | 'required' | 'protected'` need a valid
- * bearer token, `false | 'public' | 'skip'` do not; anything else (no rule) is undefined.
+ * The `auth` value of route rules (the vocabulary of page meta, src/runtime/shared/auth-value.ts):
+ * `true | 'required' | 'protected'` need a valid bearer token, `false | 'public' | 'skip'` do not;
+ * anything else (no rule, and `'guest'`, which only page meta takes) is undefined.
  */
 export function resolveAuthRule(value: AuthRouteRule | unknown): ResolvedAuthRule {
-  if (REQUIRED.has(value)) return 'required'
-  if (PUBLIC.has(value)) return 'public'
-  return undefined
+  const requirement = resolveAuthValue(value)
+  return requirement === 'guest' ? undefined : requirement
 }
 
 /** RFC 6750 `b64token`. */

@@ -21,7 +21,7 @@ import { randomBytes, safeEqual } from '../../server/lib/store/crypto'
 import { readBodyWith } from '../../server/lib/edge/read-body'
 import { answeredChallenge, isCrossOriginAnswer, userHandleOf } from './passkey-credentials'
 import { passkeyHandlers, type ResolvedPasskeyHandlers } from './passkey-handlers'
-import { reasonOf } from './registration'
+import { reasonOf } from './passkey-registration'
 import { relyingPartyOf } from './relying-party'
 import { usePasskeyRuntime } from './passkey-runtime'
 
