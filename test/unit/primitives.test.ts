@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { createHash, hkdfSync } from 'node:crypto'
 import { IncomingMessage, ServerResponse } from 'node:http'
 import { Socket } from 'node:net'
 import { describe, expect, it, vi } from 'vitest'
@@ -131,6 +131,19 @@ describe('createKeyHasher', () => {
       expect(hash).not.toBe(sha256(`magic-code${code}`))
       expect(hash).not.toBe(sha256(`magic-code\0${code}`))
       expect(hash).not.toBe(sha256(`magic-code:${code}`))
+    }
+  })
+
+  it('deriveKey is HKDF-SHA256 with an empty salt, as hkdfSync computes it, for every length', () => {
+    const secrets = ['', 'a', SECRET, 'x'.repeat(200), 'é 東京 \uD83D\uDE00 \uD800']
+    const infos = ['', 'nuxt-svc-auth:record-encryption', 'ü', 'i'.repeat(300)]
+    for (const secret of secrets) {
+      for (const info of infos) {
+        for (const length of [1, 16, 31, 32, 33, 64]) {
+          const expected = Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.alloc(0), info, length))
+          expect(deriveKey(secret, info, length).equals(expected)).toBe(true)
+        }
+      }
     }
   })
 

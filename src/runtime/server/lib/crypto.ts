@@ -43,9 +43,21 @@ export interface KeyHasher {
   hash(purpose: string, value: string): string
 }
 
-/** Derives a purpose-bound subkey from the server secret (HKDF-SHA256). */
+/** HKDF's salt when none is given: HashLen zero bytes (RFC 5869, 2.2); an HMAC key of zeros is the empty key. */
+const ZERO_SALT = Buffer.alloc(32)
+/** The counter byte of HKDF-Expand's first block. */
+const FIRST_BLOCK = Buffer.from([1])
+
+/**
+ * Derives a purpose-bound subkey from the server secret (HKDF-SHA256, empty salt). Up to one hash
+ * of output (32 bytes) it is the two HMACs of RFC 5869 (extract, then the first block of expand):
+ * the same bytes as `hkdfSync`, in a fraction of its time (a rotation derives a key per token).
+ */
 export function deriveKey(secret: string, info: string, length = 32): Buffer {
-  return Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.alloc(0), info, length))
+  if (length > 32 || length < 1) return Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.alloc(0), info, length))
+  const prk = createHmac('sha256', ZERO_SALT).update(secret, 'utf8').digest()
+  const okm = createHmac('sha256', prk).update(info, 'utf8').update(FIRST_BLOCK).digest()
+  return length === 32 ? okm : okm.subarray(0, length)
 }
 
 export function createKeyHasher(secret: string): KeyHasher {
