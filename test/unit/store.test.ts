@@ -9,7 +9,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { createStoreBackend } from '../../src/runtime/server/lib/store'
 import type { StoreBackend, StoreBackendOptions } from '../../src/runtime/server/lib/store'
 import type { Commit } from '../../src/runtime/server/lib/store/types'
-import { decodeEnvelope, encodeEnvelope } from '../../src/runtime/server/lib/store/envelope'
+import { hasDotSegment, normalizeKey } from 'unstorage'
+import { assertStorageKey, decodeEnvelope, encodeEnvelope } from '../../src/runtime/server/lib/store/envelope'
 import { createFsBackend } from '../../src/runtime/server/lib/store/fs'
 import { takeFile } from '../../src/runtime/server/lib/store/fs-exclusive'
 import { isTempFileName, keyToPath } from '../../src/runtime/server/lib/store/fs-files'
@@ -471,6 +472,23 @@ describe('memory and fs keys', () => {
     finally {
       await b.dispose()
       await rm(base, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('assertStorageKey', () => {
+  it('accepts exactly the keys unstorage keeps as they are (no rewrite, no `$` end, no dot segment)', () => {
+    const alphabet = ['a', 'Z', '0', '_', '-', ':', '.', '/', '\\', '?', '$', ' ', 'é']
+    let keys = ['']
+    const all = ['']
+    for (let length = 1; length <= 4; length++) {
+      keys = keys.flatMap(key => alphabet.map(char => key + char))
+      all.push(...keys)
+    }
+    for (const key of [...all, 'refresh:rt:0123abcdef', 'refresh:sessions:ab12:Fam-ily_1', 'svc.auth:rt:ab', 'a:b:']) {
+      const kept = key !== '' && normalizeKey(key) === key && !key.endsWith('$') && !hasDotSegment(key)
+      if (kept) expect(() => assertStorageKey(key), key).not.toThrow()
+      else expect(() => assertStorageKey(key), key).toThrow(TypeError)
     }
   })
 })
