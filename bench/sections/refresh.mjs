@@ -1,12 +1,13 @@
-// Refresh near the storage limit: POST /auth/refresh per second with the fs, the redis and the
-// upstash (Redis over HTTP) drivers, sequential on one session and with 10 concurrent sessions,
-// next to the storage limit measured in the same rounds (durable small-file writes, Redis round
-// trips, HTTP round trips to the REST server).
+// Refresh near the storage limit: POST /auth/refresh per second with the memory, the fs, the redis
+// and the upstash (Redis over HTTP) drivers, sequential on one session and with 10 concurrent
+// sessions, next to the storage limit measured in the same rounds (durable small-file writes, Redis
+// round trips, HTTP round trips to the REST server; none for memory: what is left is the server's
+// own work).
 
 import { Agent } from 'node:http'
 import { join } from 'node:path'
 import { buildBaseline } from '../lib/baseline.mjs'
-import { BASIC, fsEnv, redisEnv, upstashEnv } from '../lib/fixtures.mjs'
+import { BASIC, fsEnv, MEMORY_ENV, redisEnv, upstashEnv } from '../lib/fixtures.mjs'
 import { inParallel, login, refresh } from '../lib/http.mjs'
 import { log, removeTempDir, startServer, stopServer, tempDir } from '../lib/processes.mjs'
 import { uniquePrefix } from '../lib/redis.mjs'
@@ -17,6 +18,8 @@ import { append, fmtInt, fmtMs, goal, latencyStats, status } from '../lib/stats.
 /** Refreshes/s of the earlier Redis store (several round trips per rotation) with 10 concurrent sessions. */
 const REDIS_BASELINE = 1252
 const LIMITS = {
+  // No storage to wait for: the server's own work per refresh (no limit is measured).
+  memory: { label: '', probe: undefined },
   fs: { label: 'durable writes/s (write + fsync + rename)', probe: (ctx, clients, seconds) => durableWritesPerSec(join(ctx.dir, 'probe'), { parallel: clients, seconds }) },
   redis: { label: 'Redis SET round trips/s', probe: (ctx, clients, seconds) => redisRoundTripsPerSec(ctx.probePrefix, { clients, seconds }) },
   upstash: { label: 'REST SET round trips/s (HTTP)', probe: (ctx, clients, seconds) => upstashRoundTripsPerSec(ctx.rest, ctx.probePrefix, { clients, seconds }) },
@@ -24,6 +27,7 @@ const LIMITS = {
 
 /** Server environment of each driver. */
 const ENV = {
+  memory: () => MEMORY_ENV,
   fs: ctx => fsEnv(join(ctx.dir, 'records')),
   redis: ctx => redisEnv(ctx.prefix),
   upstash: ctx => upstashEnv(ctx.prefix, ctx.rest),
@@ -93,8 +97,9 @@ export async function measureDriver(driver, opts, { nodeArgs = [], spans, entry 
     const hr = () => Number(process.hrtime.bigint() / 1000n)
     for (let round = 1; round <= opts.refreshRounds; round++) {
       for (const clients of [1, n]) {
-        log(`refresh: ${driver} round ${round}/${opts.refreshRounds}, ${clients} session(s): storage limit, then refreshes (${opts.refreshDuration} s each)`)
-        results[clients].limit.push(await LIMITS[driver].probe(ctx, clients, opts.refreshDuration))
+        const { probe } = LIMITS[driver]
+        log(`refresh: ${driver} round ${round}/${opts.refreshRounds}, ${clients} session(s): ${probe ? 'storage limit, then refreshes' : 'refreshes'} (${opts.refreshDuration} s each)`)
+        if (probe) results[clients].limit.push(await probe(ctx, clients, opts.refreshDuration))
         const from = hr()
         const r = await refreshLoops(agent, server.port, sessions.slice(0, clients), opts.refreshDuration)
         spans?.push({ from, to: hr() })
@@ -109,7 +114,7 @@ export async function measureDriver(driver, opts, { nodeArgs = [], spans, entry 
       ok: r.ok,
       seconds: r.seconds,
       perSec: r.ok / r.seconds,
-      limit: r.limit.reduce((a, b) => a + b, 0) / r.limit.length,
+      limit: r.limit.length ? r.limit.reduce((a, b) => a + b, 0) / r.limit.length : undefined,
       ...latencyStats(r.latencies),
     }))
   }
@@ -125,7 +130,7 @@ export async function measureDriver(driver, opts, { nodeArgs = [], spans, entry 
 export async function measure(opts) {
   const baseline = opts.baseline ? await buildBaseline(opts.baseline) : undefined
   const rows = []
-  for (const driver of ['fs', 'redis', 'upstash']) {
+  for (const driver of ['memory', 'fs', 'redis', 'upstash']) {
     const current = await measureDriver(driver, opts)
     // The baseline build right after, with the same phases: side by side in one run (not upstash:
     // builds from before the driver do not have it).
@@ -134,6 +139,8 @@ export async function measure(opts) {
   }
   const n = opts.refreshConcurrency
   const find = (driver, clients) => rows.find(r => r.driver === driver && r.clients === clients)
+  const memory1 = find('memory', 1)
+  const memoryN = find('memory', n)
   const fs1 = find('fs', 1)
   const fsN = find('fs', n)
   const redisN = find('redis', n)
@@ -148,13 +155,14 @@ export async function measure(opts) {
   const lines = [
     '### Token refresh near the storage limit',
     '',
-    `\`POST /auth/refresh\` in closed loops, each refresh sending the cookie of the previous answer of its session; every refresh must answer 200 with a token and a new cookie (anything else aborts the run). One server per driver (fs in a temp dir, Redis on 127.0.0.1:6379 under a unique key prefix, deleted at the end; upstash through the tests' loopback REST server, \`test/helpers/upstash-rest-server.mjs\` in a process of its own, in front of that Redis), ${n} sessions created first. In each of ${opts.refreshRounds} round(s), for 1 session and then for ${n} concurrent sessions: the storage limit for ${opts.refreshDuration} s, then refreshes for ${opts.refreshDuration} s. The storage limit is measured with as many clients as sessions: on fs, durable writes of a small file next to the server's records (open a temp file, write ~300 bytes, fsync, close, rename over the target, as the fs driver writes a record); on Redis, SET round trips (one command in flight per ioredis connection); over HTTP, SET requests to the REST server with the driver's client settings (one in flight per loop). "Limit ops per refresh" is the limit divided by the refresh rate: the number of such writes or round trips a refresh costs in time.`,
+    `\`POST /auth/refresh\` in closed loops, each refresh sending the cookie of the previous answer of its session; every refresh must answer 200 with a token and a new cookie (anything else aborts the run). One server per driver (memory, fs in a temp dir, Redis on 127.0.0.1:6379 under a unique key prefix, deleted at the end; upstash through the tests' loopback REST server, \`test/helpers/upstash-rest-server.mjs\` in a process of its own, in front of that Redis), ${n} sessions created first. In each of ${opts.refreshRounds} round(s), for 1 session and then for ${n} concurrent sessions: the storage limit for ${opts.refreshDuration} s (not on memory: it has none), then refreshes for ${opts.refreshDuration} s. The storage limit is measured with as many clients as sessions: on fs, durable writes of a small file next to the server's records (open a temp file, write ~300 bytes, fsync, close, rename over the target, as the fs driver writes a record); on Redis, SET round trips (one command in flight per ioredis connection); over HTTP, SET requests to the REST server with the driver's client settings (one in flight per loop). "Limit ops per refresh" is the limit divided by the refresh rate: the number of such writes or round trips a refresh costs in time.`,
     '',
     '| Driver | Sessions | Refreshes/s | Refreshes | p50 latency | p99 latency | Storage limit | Refresh / limit | Limit ops per refresh |',
     '| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |',
   ]
   for (const r of rows) {
-    lines.push(`| ${r.driver} | ${r.clients} | ${fmtInt(r.perSec)} | ${fmtInt(r.ok)} in ${r.seconds.toFixed(1)} s | ${fmtMs(r.p50)} ms | ${fmtMs(r.p99)} ms | ${fmtInt(r.limit)} ${LIMITS[r.driver].label} | ${(r.perSec / r.limit).toFixed(3)} | ${(r.limit / r.perSec).toFixed(1)} |`)
+    const limit = r.limit === undefined ? ['–', '–', '–'] : [`${fmtInt(r.limit)} ${LIMITS[r.driver].label}`, (r.perSec / r.limit).toFixed(3), (r.limit / r.perSec).toFixed(1)]
+    lines.push(`| ${r.driver} | ${r.clients} | ${fmtInt(r.perSec)} | ${fmtInt(r.ok)} in ${r.seconds.toFixed(1)} s | ${fmtMs(r.p50)} ms | ${fmtMs(r.p99)} ms | ${limit.join(' | ')} |`)
   }
   if (baseline) {
     lines.push(
@@ -168,6 +176,7 @@ export async function measure(opts) {
   }
   lines.push(
     '',
+    `- memory (no storage to wait for: the server's own work): **${fmtInt(memory1.perSec)}/s** sequential, **${fmtInt(memoryN.perSec)}/s** with ${n} concurrent sessions.`,
     `- fs sequential: **${fmtInt(fs1.perSec)}/s** (target ≥ 1,000/s: ${status(goals[0].met)}).`,
     `- fs ${n} concurrent / sequential: **${goals[1].value.toFixed(2)}** (target ≥ 1.5: ${status(goals[1].met)}).`,
     `- Redis ${n} concurrent: **${fmtInt(redisN.perSec)}/s**, **${goals[2].value.toFixed(2)}×** the ${fmtInt(REDIS_BASELINE)}/s baseline of the earlier store (target ≥ 2.5×: ${status(goals[2].met)}).`,
