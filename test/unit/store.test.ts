@@ -598,6 +598,25 @@ describe('fs setIfAbsent across processes', () => {
   })
 })
 
+describe('memory commit', () => {
+  it('checks every name before it writes: a commit with an invalid name throws and leaves the store as it was', async () => {
+    const b = await createStoreBackend(options('memory'))
+    try {
+      await b.set('m:old', 'old', 60_000)
+      const op: Commit = { guards: ['m:guard'], taken: [], claim: { key: 'm:claim', value: 'v', ttlMs: 60_000 }, copies: ['m:copy'], mapCopies: [{ key: 'm:map', field: 'f' }], deletes: ['m:old'] }
+      await expect(b.commit({ ...op, copies: ['m:copy', 'm::bad'] })).rejects.toThrow(TypeError)
+      await expect(b.commit({ ...op, mapCopies: [{ key: 'm:map', field: 'a:b' }] })).rejects.toThrow(TypeError)
+      await expect(b.commit({ ...op, claim: { ...op.claim, ttlMs: 0 } })).rejects.toThrow(RangeError)
+      expect(await b.keys('')).toEqual(['m:old'])
+      expect(await b.commit(op)).toBe('claimed')
+      expect(await b.keys('')).toEqual(['m:claim', 'm:copy', 'm:map:f'])
+    }
+    finally {
+      await b.dispose()
+    }
+  })
+})
+
 describe('fs commit', () => {
   const commitOf = (name: string, value: string): Commit => ({
     guards: [`${name}:guard`],

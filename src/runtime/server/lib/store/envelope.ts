@@ -76,7 +76,7 @@ export function toStep(by: number): number {
 }
 
 /** Parse a stored counter value; throws like Redis INCR when the entry is not an integer. */
-function parseCounter(value: string): number {
+export function parseCounter(value: string): number {
   const n = Number(value)
   if (!/^-?\d+$/.test(value) || !Number.isSafeInteger(n)) {
     throw new TypeError('Stored value is not an integer or out of range')
