@@ -63,13 +63,8 @@ async function refreshLoops(agent, port, sessions, seconds) {
   return { ok, seconds: elapsed, latencies }
 }
 
-/**
- * Rounds of [limit with 1 client, refresh with 1 session, limit with `n` clients, refresh with `n`
- * sessions] against one server of `driver`. `nodeArgs` go to the server (`--cpu-prof`); `spans`
- * (optional) receives the monotonic time span `{ from, to }` in µs of every refresh phase; `entry`
- * is the server to start (another build, e.g. a baseline).
- */
-export async function measureDriver(driver, opts, { nodeArgs = [], spans, entry = BASIC.entry } = {}) {
+/** Starts a server of `driver` from `entry` with its own storage, and logs in `n` sessions. */
+async function startDriverServer(driver, opts, entry, nodeArgs) {
   const ctx = {}
   const releases = []
   if (driver === 'fs') ctx.dir = tempDir('svc-auth-bench-fs-')
@@ -85,30 +80,62 @@ export async function measureDriver(driver, opts, { nodeArgs = [], spans, entry 
     ctx.rest = await startRestServer()
     releases.push(() => ctx.rest.stop())
   }
-  const server = await startServer(entry, ENV[driver](ctx), undefined, nodeArgs)
-  log(`refresh: ${driver} server pid ${server.pid}`)
   const n = opts.refreshConcurrency
   const agent = new Agent({ keepAlive: true, maxSockets: n })
+  const stop = async () => {
+    agent.destroy()
+    if (run.server) await stopServer(run.server)
+    if (ctx.dir) removeTempDir(ctx.dir)
+    for (const release of releases) await release()
+  }
+  const run = { ctx, agent, stop, sessions: Array.from({ length: n }), server: undefined }
   try {
-    const sessions = Array.from({ length: n })
-    await inParallel(n, n, async i => (sessions[i] = { ...(await login(agent, server.port, `bench-${driver}-${i}`)), refreshes: 0 }))
-    if (opts.warmup > 0) await refreshLoops(agent, server.port, sessions, Math.min(opts.warmup, 2))
-    const results = Object.fromEntries([1, n].map(c => [c, { ok: 0, seconds: 0, latencies: [], limit: [] }]))
+    run.server = await startServer(entry, ENV[driver](ctx), undefined, nodeArgs)
+    log(`refresh: ${driver} server pid ${run.server.pid}${entry === BASIC.entry ? '' : ` (${entry})`}`)
+    await inParallel(n, n, async i => (run.sessions[i] = { ...(await login(agent, run.server.port, `bench-${driver}-${i}`)), refreshes: 0 }))
+    if (opts.warmup > 0) await refreshLoops(agent, run.server.port, run.sessions, Math.min(opts.warmup, 2))
+  }
+  catch (error) {
+    await stop()
+    throw error
+  }
+  return run
+}
+
+/**
+ * Rounds of [limit with 1 client, refresh with 1 session, limit with `n` clients, refresh with `n`
+ * sessions] against one server of `driver` per entry of `entries` (this build, and a baseline
+ * build to compare with), all started first. Each phase runs on every server in turn, in the
+ * opposite order every other round, so a load that comes and goes on a shared machine falls on
+ * every build alike. `nodeArgs` go to the servers (`--cpu-prof`); `spans` (optional) receives the
+ * monotonic time span `{ from, to }` in µs of every refresh phase. Resolves one row list per entry.
+ */
+export async function measureDrivers(driver, opts, entries, { nodeArgs = [], spans } = {}) {
+  const n = opts.refreshConcurrency
+  const runs = []
+  try {
+    for (const entry of entries) runs.push(await startDriverServer(driver, opts, entry, nodeArgs))
+    const results = runs.map(() => Object.fromEntries([1, n].map(c => [c, { ok: 0, seconds: 0, latencies: [], limit: [] }])))
     const hr = () => Number(process.hrtime.bigint() / 1000n)
+    const { probe } = LIMITS[driver]
     for (let round = 1; round <= opts.refreshRounds; round++) {
       for (const clients of [1, n]) {
-        const { probe } = LIMITS[driver]
-        log(`refresh: ${driver} round ${round}/${opts.refreshRounds}, ${clients} session(s): ${probe ? 'storage limit, then refreshes' : 'refreshes'} (${opts.refreshDuration} s each)`)
-        if (probe) results[clients].limit.push(await probe(ctx, clients, opts.refreshDuration))
-        const from = hr()
-        const r = await refreshLoops(agent, server.port, sessions.slice(0, clients), opts.refreshDuration)
-        spans?.push({ from, to: hr() })
-        results[clients].ok += r.ok
-        results[clients].seconds += r.seconds
-        append(results[clients].latencies, r.latencies)
+        const order = runs.map((_, i) => i)
+        if (round % 2 === 0) order.reverse()
+        for (const i of order) {
+          const { ctx, agent, server, sessions } = runs[i]
+          log(`refresh: ${driver}${runs.length > 1 ? ` (server ${i + 1} of ${runs.length})` : ''} round ${round}/${opts.refreshRounds}, ${clients} session(s): ${probe ? 'storage limit, then refreshes' : 'refreshes'} (${opts.refreshDuration} s each)`)
+          if (probe) results[i][clients].limit.push(await probe(ctx, clients, opts.refreshDuration))
+          const from = hr()
+          const r = await refreshLoops(agent, server.port, sessions.slice(0, clients), opts.refreshDuration)
+          spans?.push({ from, to: hr() })
+          results[i][clients].ok += r.ok
+          results[i][clients].seconds += r.seconds
+          append(results[i][clients].latencies, r.latencies)
+        }
       }
     }
-    return Object.entries(results).map(([clients, r]) => ({
+    return results.map(result => Object.entries(result).map(([clients, r]) => ({
       driver,
       clients: Number(clients),
       ok: r.ok,
@@ -116,14 +143,17 @@ export async function measureDriver(driver, opts, { nodeArgs = [], spans, entry 
       perSec: r.ok / r.seconds,
       limit: r.limit.length ? r.limit.reduce((a, b) => a + b, 0) / r.limit.length : undefined,
       ...latencyStats(r.latencies),
-    }))
+    })))
   }
   finally {
-    agent.destroy()
-    await stopServer(server)
-    if (ctx.dir) removeTempDir(ctx.dir)
-    for (const release of releases) await release()
+    for (const run of runs) await run.stop()
   }
+}
+
+/** {@link measureDrivers} with one server: this build's, or `entry` (another build). */
+export async function measureDriver(driver, opts, { nodeArgs = [], spans, entry = BASIC.entry } = {}) {
+  const [rows] = await measureDrivers(driver, opts, [entry], { nodeArgs, spans })
+  return rows
 }
 
 /** Measures and reports the refresh section. */
@@ -131,10 +161,10 @@ export async function measure(opts) {
   const baseline = opts.baseline ? await buildBaseline(opts.baseline) : undefined
   const rows = []
   for (const driver of ['memory', 'fs', 'redis', 'upstash']) {
-    const current = await measureDriver(driver, opts)
-    // The baseline build right after, with the same phases: side by side in one run (not upstash:
-    // builds from before the driver do not have it).
-    const before = baseline && driver !== 'upstash' ? await measureDriver(driver, opts, { entry: baseline.entry }) : []
+    // The baseline build beside it, phase by phase in the same rounds (not upstash: builds from
+    // before the driver do not have it).
+    const withBaseline = baseline && driver !== 'upstash'
+    const [current, before = []] = await measureDrivers(driver, opts, withBaseline ? [BASIC.entry, baseline.entry] : [BASIC.entry])
     for (const row of current) rows.push({ ...row, baseline: before.find(b => b.clients === row.clients) })
   }
   const n = opts.refreshConcurrency
@@ -167,7 +197,7 @@ export async function measure(opts) {
   if (baseline) {
     lines.push(
       '',
-      `The same phases against a build of the basic fixture at \`${baseline.rev}\` (${baseline.commit.slice(0, 10)}), run right after each driver's own (\`--baseline ${baseline.rev}\`):`,
+      `The same phases against a build of the basic fixture at \`${baseline.rev}\` (${baseline.commit.slice(0, 10)}), its server running beside each driver's own and every phase run on both in turn, the first in turn alternating by round (\`--baseline ${baseline.rev}\`):`,
       '',
       '| Driver | Sessions | Refreshes/s | Baseline refreshes/s | × baseline | Baseline p50 | Baseline p99 |',
       '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
