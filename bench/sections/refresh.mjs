@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { buildBaseline } from '../lib/baseline.mjs'
 import { BASIC, fsEnv, MEMORY_ENV, redisEnv, upstashEnv } from '../lib/fixtures.mjs'
 import { inParallel, login, refresh } from '../lib/http.mjs'
-import { log, removeTempDir, startServer, stopServer, tempDir } from '../lib/processes.mjs'
+import { cpuSecondsOf, log, removeTempDir, startServer, stopServer, tempDir } from '../lib/processes.mjs'
 import { uniquePrefix } from '../lib/redis.mjs'
 import { durableWritesPerSec, redisRoundTripsPerSec, upstashRoundTripsPerSec } from '../lib/storage-probes.mjs'
 import { startRestServer } from '../lib/upstash.mjs'
@@ -115,7 +115,7 @@ export async function measureDrivers(driver, opts, entries, { nodeArgs = [], spa
   const runs = []
   try {
     for (const entry of entries) runs.push(await startDriverServer(driver, opts, entry, nodeArgs))
-    const results = runs.map(() => Object.fromEntries([1, n].map(c => [c, { ok: 0, seconds: 0, latencies: [], limit: [] }])))
+    const results = runs.map(() => Object.fromEntries([1, n].map(c => [c, { ok: 0, seconds: 0, cpu: 0, latencies: [], limit: [] }])))
     const hr = () => Number(process.hrtime.bigint() / 1000n)
     const { probe } = LIMITS[driver]
     for (let round = 1; round <= opts.refreshRounds; round++) {
@@ -127,7 +127,9 @@ export async function measureDrivers(driver, opts, entries, { nodeArgs = [], spa
           log(`refresh: ${driver}${runs.length > 1 ? ` (server ${i + 1} of ${runs.length})` : ''} round ${round}/${opts.refreshRounds}, ${clients} session(s): ${probe ? 'storage limit, then refreshes' : 'refreshes'} (${opts.refreshDuration} s each)`)
           if (probe) results[i][clients].limit.push(await probe(ctx, clients, opts.refreshDuration))
           const from = hr()
+          const cpuBefore = cpuSecondsOf(server.pid)
           const r = await refreshLoops(agent, server.port, sessions.slice(0, clients), opts.refreshDuration)
+          results[i][clients].cpu += cpuSecondsOf(server.pid) - cpuBefore
           spans?.push({ from, to: hr() })
           results[i][clients].ok += r.ok
           results[i][clients].seconds += r.seconds
@@ -141,6 +143,8 @@ export async function measureDrivers(driver, opts, entries, { nodeArgs = [], spa
       ok: r.ok,
       seconds: r.seconds,
       perSec: r.ok / r.seconds,
+      /** Server CPU time (user + system, all its threads) per refresh, in µs. */
+      cpuMicros: (r.cpu * 1e6) / r.ok,
       limit: r.limit.length ? r.limit.reduce((a, b) => a + b, 0) / r.limit.length : undefined,
       ...latencyStats(r.latencies),
     })))
@@ -197,12 +201,12 @@ export async function measure(opts) {
   if (baseline) {
     lines.push(
       '',
-      `The same phases against a build of the basic fixture at \`${baseline.rev}\` (${baseline.commit.slice(0, 10)}), its server running beside each driver's own and every phase run on both in turn, the first in turn alternating by round (\`--baseline ${baseline.rev}\`):`,
+      `The same phases against a build of the basic fixture at \`${baseline.rev}\` (${baseline.commit.slice(0, 10)}), its server running beside each driver's own and every phase run on both in turn, the first in turn alternating by round (\`--baseline ${baseline.rev}\`). Server CPU per refresh is the server process's user + system time over its refresh phases (from /proc, every thread) divided by its refreshes: the steadier figure when other work shares the machine.`,
       '',
-      '| Driver | Sessions | Refreshes/s | Baseline refreshes/s | × baseline | Baseline p50 | Baseline p99 |',
-      '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+      '| Driver | Sessions | Refreshes/s | Baseline refreshes/s | × baseline | Baseline p50 | Baseline p99 | Server CPU per refresh | Baseline CPU per refresh | Baseline ÷ current CPU |',
+      '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     )
-    for (const r of rows.filter(row => row.baseline)) lines.push(`| ${r.driver} | ${r.clients} | ${fmtInt(r.perSec)} | ${fmtInt(r.baseline.perSec)} | **${(r.perSec / r.baseline.perSec).toFixed(2)}** | ${fmtMs(r.baseline.p50)} ms | ${fmtMs(r.baseline.p99)} ms |`)
+    for (const r of rows.filter(row => row.baseline)) lines.push(`| ${r.driver} | ${r.clients} | ${fmtInt(r.perSec)} | ${fmtInt(r.baseline.perSec)} | **${(r.perSec / r.baseline.perSec).toFixed(2)}** | ${fmtMs(r.baseline.p50)} ms | ${fmtMs(r.baseline.p99)} ms | ${fmtInt(r.cpuMicros)} µs | ${fmtInt(r.baseline.cpuMicros)} µs | **${(r.baseline.cpuMicros / r.cpuMicros).toFixed(2)}** |`)
   }
   lines.push(
     '',
