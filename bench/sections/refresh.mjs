@@ -1,14 +1,15 @@
-// Refresh near the storage limit: POST /auth/refresh per second with the fs, the redis and the
-// upstash (Redis over HTTP) drivers, sequential on one session and with 10 concurrent sessions,
-// next to the storage limit measured in the same rounds (durable small-file writes, Redis round
-// trips, HTTP round trips to the REST server).
+// Refresh near the storage limit: POST /auth/refresh per second with the memory, the fs, the redis
+// and the upstash (Redis over HTTP) drivers, sequential on one session and with 10 concurrent
+// sessions, next to the storage limit measured in the same rounds (durable small-file writes, Redis
+// round trips, HTTP round trips to the REST server; none for memory: what is left is the server's
+// own work).
 
 import { Agent } from 'node:http'
 import { join } from 'node:path'
 import { buildBaseline } from '../lib/baseline.mjs'
-import { BASIC, fsEnv, redisEnv, upstashEnv } from '../lib/fixtures.mjs'
+import { BASIC, fsEnv, MEMORY_ENV, redisEnv, upstashEnv } from '../lib/fixtures.mjs'
 import { inParallel, login, refresh } from '../lib/http.mjs'
-import { log, removeTempDir, startServer, stopServer, tempDir } from '../lib/processes.mjs'
+import { cpuSecondsOf, log, removeTempDir, startServer, stopServer, tempDir } from '../lib/processes.mjs'
 import { uniquePrefix } from '../lib/redis.mjs'
 import { durableWritesPerSec, redisRoundTripsPerSec, upstashRoundTripsPerSec } from '../lib/storage-probes.mjs'
 import { startRestServer } from '../lib/upstash.mjs'
@@ -17,6 +18,8 @@ import { append, fmtInt, fmtMs, goal, latencyStats, status } from '../lib/stats.
 /** Refreshes/s of the earlier Redis store (several round trips per rotation) with 10 concurrent sessions. */
 const REDIS_BASELINE = 1252
 const LIMITS = {
+  // No storage to wait for: the server's own work per refresh (no limit is measured).
+  memory: { label: '', probe: undefined },
   fs: { label: 'durable writes/s (write + fsync + rename)', probe: (ctx, clients, seconds) => durableWritesPerSec(join(ctx.dir, 'probe'), { parallel: clients, seconds }) },
   redis: { label: 'Redis SET round trips/s', probe: (ctx, clients, seconds) => redisRoundTripsPerSec(ctx.probePrefix, { clients, seconds }) },
   upstash: { label: 'REST SET round trips/s (HTTP)', probe: (ctx, clients, seconds) => upstashRoundTripsPerSec(ctx.rest, ctx.probePrefix, { clients, seconds }) },
@@ -24,6 +27,7 @@ const LIMITS = {
 
 /** Server environment of each driver. */
 const ENV = {
+  memory: () => MEMORY_ENV,
   fs: ctx => fsEnv(join(ctx.dir, 'records')),
   redis: ctx => redisEnv(ctx.prefix),
   upstash: ctx => upstashEnv(ctx.prefix, ctx.rest),
@@ -59,13 +63,8 @@ async function refreshLoops(agent, port, sessions, seconds) {
   return { ok, seconds: elapsed, latencies }
 }
 
-/**
- * Rounds of [limit with 1 client, refresh with 1 session, limit with `n` clients, refresh with `n`
- * sessions] against one server of `driver`. `nodeArgs` go to the server (`--cpu-prof`); `spans`
- * (optional) receives the monotonic time span `{ from, to }` in µs of every refresh phase; `entry`
- * is the server to start (another build, e.g. a baseline).
- */
-export async function measureDriver(driver, opts, { nodeArgs = [], spans, entry = BASIC.entry } = {}) {
+/** Starts a server of `driver` from `entry` with its own storage, and logs in `n` sessions. */
+async function startDriverServer(driver, opts, entry, nodeArgs) {
   const ctx = {}
   const releases = []
   if (driver === 'fs') ctx.dir = tempDir('svc-auth-bench-fs-')
@@ -81,59 +80,101 @@ export async function measureDriver(driver, opts, { nodeArgs = [], spans, entry 
     ctx.rest = await startRestServer()
     releases.push(() => ctx.rest.stop())
   }
-  const server = await startServer(entry, ENV[driver](ctx), undefined, nodeArgs)
-  log(`refresh: ${driver} server pid ${server.pid}`)
   const n = opts.refreshConcurrency
   const agent = new Agent({ keepAlive: true, maxSockets: n })
+  const stop = async () => {
+    agent.destroy()
+    if (run.server) await stopServer(run.server)
+    if (ctx.dir) removeTempDir(ctx.dir)
+    for (const release of releases) await release()
+  }
+  const run = { ctx, agent, stop, sessions: Array.from({ length: n }), server: undefined }
   try {
-    const sessions = Array.from({ length: n })
-    await inParallel(n, n, async i => (sessions[i] = { ...(await login(agent, server.port, `bench-${driver}-${i}`)), refreshes: 0 }))
-    if (opts.warmup > 0) await refreshLoops(agent, server.port, sessions, Math.min(opts.warmup, 2))
-    const results = Object.fromEntries([1, n].map(c => [c, { ok: 0, seconds: 0, latencies: [], limit: [] }]))
+    run.server = await startServer(entry, ENV[driver](ctx), undefined, nodeArgs)
+    log(`refresh: ${driver} server pid ${run.server.pid}${entry === BASIC.entry ? '' : ` (${entry})`}`)
+    await inParallel(n, n, async i => (run.sessions[i] = { ...(await login(agent, run.server.port, `bench-${driver}-${i}`)), refreshes: 0 }))
+    if (opts.warmup > 0) await refreshLoops(agent, run.server.port, run.sessions, Math.min(opts.warmup, 2))
+  }
+  catch (error) {
+    await stop()
+    throw error
+  }
+  return run
+}
+
+/**
+ * Rounds of [limit with 1 client, refresh with 1 session, limit with `n` clients, refresh with `n`
+ * sessions] against one server of `driver` per entry of `entries` (this build, and a baseline
+ * build to compare with), all started first. Each phase runs on every server in turn, in the
+ * opposite order every other round, so a load that comes and goes on a shared machine falls on
+ * every build alike. `nodeArgs` go to the servers (`--cpu-prof`); `spans` (optional) receives the
+ * monotonic time span `{ from, to }` in µs of every refresh phase. Resolves one row list per entry.
+ */
+export async function measureDrivers(driver, opts, entries, { nodeArgs = [], spans } = {}) {
+  const n = opts.refreshConcurrency
+  const runs = []
+  try {
+    for (const entry of entries) runs.push(await startDriverServer(driver, opts, entry, nodeArgs))
+    const results = runs.map(() => Object.fromEntries([1, n].map(c => [c, { ok: 0, seconds: 0, cpu: 0, latencies: [], limit: [] }])))
     const hr = () => Number(process.hrtime.bigint() / 1000n)
+    const { probe } = LIMITS[driver]
     for (let round = 1; round <= opts.refreshRounds; round++) {
       for (const clients of [1, n]) {
-        log(`refresh: ${driver} round ${round}/${opts.refreshRounds}, ${clients} session(s): storage limit, then refreshes (${opts.refreshDuration} s each)`)
-        results[clients].limit.push(await LIMITS[driver].probe(ctx, clients, opts.refreshDuration))
-        const from = hr()
-        const r = await refreshLoops(agent, server.port, sessions.slice(0, clients), opts.refreshDuration)
-        spans?.push({ from, to: hr() })
-        results[clients].ok += r.ok
-        results[clients].seconds += r.seconds
-        append(results[clients].latencies, r.latencies)
+        const order = runs.map((_, i) => i)
+        if (round % 2 === 0) order.reverse()
+        for (const i of order) {
+          const { ctx, agent, server, sessions } = runs[i]
+          log(`refresh: ${driver}${runs.length > 1 ? ` (server ${i + 1} of ${runs.length})` : ''} round ${round}/${opts.refreshRounds}, ${clients} session(s): ${probe ? 'storage limit, then refreshes' : 'refreshes'} (${opts.refreshDuration} s each)`)
+          if (probe) results[i][clients].limit.push(await probe(ctx, clients, opts.refreshDuration))
+          const from = hr()
+          const cpuBefore = cpuSecondsOf(server.pid)
+          const r = await refreshLoops(agent, server.port, sessions.slice(0, clients), opts.refreshDuration)
+          results[i][clients].cpu += cpuSecondsOf(server.pid) - cpuBefore
+          spans?.push({ from, to: hr() })
+          results[i][clients].ok += r.ok
+          results[i][clients].seconds += r.seconds
+          append(results[i][clients].latencies, r.latencies)
+        }
       }
     }
-    return Object.entries(results).map(([clients, r]) => ({
+    return results.map(result => Object.entries(result).map(([clients, r]) => ({
       driver,
       clients: Number(clients),
       ok: r.ok,
       seconds: r.seconds,
       perSec: r.ok / r.seconds,
-      limit: r.limit.reduce((a, b) => a + b, 0) / r.limit.length,
+      /** Server CPU time (user + system, all its threads) per refresh, in µs. */
+      cpuMicros: (r.cpu * 1e6) / r.ok,
+      limit: r.limit.length ? r.limit.reduce((a, b) => a + b, 0) / r.limit.length : undefined,
       ...latencyStats(r.latencies),
-    }))
+    })))
   }
   finally {
-    agent.destroy()
-    await stopServer(server)
-    if (ctx.dir) removeTempDir(ctx.dir)
-    for (const release of releases) await release()
+    for (const run of runs) await run.stop()
   }
+}
+
+/** {@link measureDrivers} with one server: this build's, or `entry` (another build). */
+export async function measureDriver(driver, opts, { nodeArgs = [], spans, entry = BASIC.entry } = {}) {
+  const [rows] = await measureDrivers(driver, opts, [entry], { nodeArgs, spans })
+  return rows
 }
 
 /** Measures and reports the refresh section. */
 export async function measure(opts) {
   const baseline = opts.baseline ? await buildBaseline(opts.baseline) : undefined
   const rows = []
-  for (const driver of ['fs', 'redis', 'upstash']) {
-    const current = await measureDriver(driver, opts)
-    // The baseline build right after, with the same phases: side by side in one run (not upstash:
-    // builds from before the driver do not have it).
-    const before = baseline && driver !== 'upstash' ? await measureDriver(driver, opts, { entry: baseline.entry }) : []
+  for (const driver of ['memory', 'fs', 'redis', 'upstash']) {
+    // The baseline build beside it, phase by phase in the same rounds (not upstash: builds from
+    // before the driver do not have it).
+    const withBaseline = baseline && driver !== 'upstash'
+    const [current, before = []] = await measureDrivers(driver, opts, withBaseline ? [BASIC.entry, baseline.entry] : [BASIC.entry])
     for (const row of current) rows.push({ ...row, baseline: before.find(b => b.clients === row.clients) })
   }
   const n = opts.refreshConcurrency
   const find = (driver, clients) => rows.find(r => r.driver === driver && r.clients === clients)
+  const memory1 = find('memory', 1)
+  const memoryN = find('memory', n)
   const fs1 = find('fs', 1)
   const fsN = find('fs', n)
   const redisN = find('redis', n)
@@ -148,26 +189,28 @@ export async function measure(opts) {
   const lines = [
     '### Token refresh near the storage limit',
     '',
-    `\`POST /auth/refresh\` in closed loops, each refresh sending the cookie of the previous answer of its session; every refresh must answer 200 with a token and a new cookie (anything else aborts the run). One server per driver (fs in a temp dir, the run's Redis under a unique key prefix, deleted at the end; upstash through the tests' loopback REST server, \`test/helpers/upstash-rest-server.mjs\` in a process of its own, in front of that Redis), ${n} sessions created first. In each of ${opts.refreshRounds} round(s), for 1 session and then for ${n} concurrent sessions: the storage limit for ${opts.refreshDuration} s, then refreshes for ${opts.refreshDuration} s. The storage limit is measured with as many clients as sessions: on fs, durable writes of a small file next to the server's records (open a temp file, write ~300 bytes, fsync, close, rename over the target, as the fs driver writes a record); on Redis, SET round trips (one command in flight per ioredis connection); over HTTP, SET requests to the REST server with the driver's client settings (one in flight per loop). "Limit ops per refresh" is the limit divided by the refresh rate: the number of such writes or round trips a refresh costs in time.`,
+    `\`POST /auth/refresh\` in closed loops, each refresh sending the cookie of the previous answer of its session; every refresh must answer 200 with a token and a new cookie (anything else aborts the run). One server per driver (memory, fs in a temp dir, the run's Redis under a unique key prefix, deleted at the end; upstash through the tests' loopback REST server, \`test/helpers/upstash-rest-server.mjs\` in a process of its own, in front of that Redis), ${n} sessions created first. In each of ${opts.refreshRounds} round(s), for 1 session and then for ${n} concurrent sessions: the storage limit for ${opts.refreshDuration} s (not on memory: it has none), then refreshes for ${opts.refreshDuration} s. The storage limit is measured with as many clients as sessions: on fs, durable writes of a small file next to the server's records (open a temp file, write ~300 bytes, fsync, close, rename over the target, as the fs driver writes a record); on Redis, SET round trips (one command in flight per ioredis connection); over HTTP, SET requests to the REST server with the driver's client settings (one in flight per loop). "Limit ops per refresh" is the limit divided by the refresh rate: the number of such writes or round trips a refresh costs in time.`,
     '',
     '| Driver | Sessions | Refreshes/s | Refreshes | p50 latency | p99 latency | Storage limit | Refresh / limit | Limit ops per refresh |',
     '| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |',
   ]
   for (const r of rows) {
-    lines.push(`| ${r.driver} | ${r.clients} | ${fmtInt(r.perSec)} | ${fmtInt(r.ok)} in ${r.seconds.toFixed(1)} s | ${fmtMs(r.p50)} ms | ${fmtMs(r.p99)} ms | ${fmtInt(r.limit)} ${LIMITS[r.driver].label} | ${(r.perSec / r.limit).toFixed(3)} | ${(r.limit / r.perSec).toFixed(1)} |`)
+    const limit = r.limit === undefined ? ['–', '–', '–'] : [`${fmtInt(r.limit)} ${LIMITS[r.driver].label}`, (r.perSec / r.limit).toFixed(3), (r.limit / r.perSec).toFixed(1)]
+    lines.push(`| ${r.driver} | ${r.clients} | ${fmtInt(r.perSec)} | ${fmtInt(r.ok)} in ${r.seconds.toFixed(1)} s | ${fmtMs(r.p50)} ms | ${fmtMs(r.p99)} ms | ${limit.join(' | ')} |`)
   }
   if (baseline) {
     lines.push(
       '',
-      `The same phases against a build of the basic fixture at \`${baseline.rev}\` (${baseline.commit.slice(0, 10)}), run right after each driver's own (\`--baseline ${baseline.rev}\`):`,
+      `The same phases against a build of the basic fixture at \`${baseline.rev}\` (${baseline.commit.slice(0, 10)}), its server running beside each driver's own and every phase run on both in turn, the first in turn alternating by round (\`--baseline ${baseline.rev}\`). Server CPU per refresh is the server process's user + system time over its refresh phases (from /proc, every thread) divided by its refreshes: the steadier figure when other work shares the machine.`,
       '',
-      '| Driver | Sessions | Refreshes/s | Baseline refreshes/s | × baseline | Baseline p50 | Baseline p99 |',
-      '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+      '| Driver | Sessions | Refreshes/s | Baseline refreshes/s | × baseline | Baseline p50 | Baseline p99 | Server CPU per refresh | Baseline CPU per refresh | Baseline ÷ current CPU |',
+      '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     )
-    for (const r of rows.filter(row => row.baseline)) lines.push(`| ${r.driver} | ${r.clients} | ${fmtInt(r.perSec)} | ${fmtInt(r.baseline.perSec)} | **${(r.perSec / r.baseline.perSec).toFixed(2)}** | ${fmtMs(r.baseline.p50)} ms | ${fmtMs(r.baseline.p99)} ms |`)
+    for (const r of rows.filter(row => row.baseline)) lines.push(`| ${r.driver} | ${r.clients} | ${fmtInt(r.perSec)} | ${fmtInt(r.baseline.perSec)} | **${(r.perSec / r.baseline.perSec).toFixed(2)}** | ${fmtMs(r.baseline.p50)} ms | ${fmtMs(r.baseline.p99)} ms | ${fmtInt(r.cpuMicros)} µs | ${fmtInt(r.baseline.cpuMicros)} µs | **${(r.baseline.cpuMicros / r.cpuMicros).toFixed(2)}** |`)
   }
   lines.push(
     '',
+    `- memory (no storage to wait for: the server's own work): **${fmtInt(memory1.perSec)}/s** sequential, **${fmtInt(memoryN.perSec)}/s** with ${n} concurrent sessions.`,
     `- fs sequential: **${fmtInt(fs1.perSec)}/s** (target ≥ 1,000/s: ${status(goals[0].met)}).`,
     `- fs ${n} concurrent / sequential: **${goals[1].value.toFixed(2)}** (target ≥ 1.5: ${status(goals[1].met)}).`,
     `- Redis ${n} concurrent: **${fmtInt(redisN.perSec)}/s**, **${goals[2].value.toFixed(2)}×** the ${fmtInt(REDIS_BASELINE)}/s baseline of the earlier store (target ≥ 2.5×: ${status(goals[2].met)}).`,

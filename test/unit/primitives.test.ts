@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { createHash, hkdfSync } from 'node:crypto'
 import { IncomingMessage, ServerResponse } from 'node:http'
 import { Socket } from 'node:net'
 import { describe, expect, it, vi } from 'vitest'
@@ -161,6 +161,19 @@ describe('createKeyHasher', () => {
     }
   })
 
+  it('deriveKey is HKDF-SHA256 with an empty salt, as hkdfSync computes it, for every length', () => {
+    const secrets = ['', 'a', SECRET, 'x'.repeat(200), 'é 東京 \uD83D\uDE00 \uD800']
+    const infos = ['', 'nuxt-svc-auth:record-encryption', 'ü', 'i'.repeat(300)]
+    for (const secret of secrets) {
+      for (const info of infos) {
+        for (const length of [1, 16, 31, 32, 33, 64]) {
+          const expected = Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.alloc(0), info, length))
+          expect(deriveKey(secret, info, length).equals(expected)).toBe(true)
+        }
+      }
+    }
+  })
+
   it('deriveKey is bound to its info string', () => {
     expect(deriveKey(SECRET, 'a').equals(deriveKey(SECRET, 'a'))).toBe(true)
     expect(deriveKey(SECRET, 'a').equals(deriveKey(SECRET, 'b'))).toBe(false)
@@ -273,15 +286,33 @@ describe('randomDigits and randomToken', () => {
     for (const bad of [0, -1, 1.5, 2 ** 32 + 1, Number.NaN]) expect(() => randomBelow(bad), String(bad)).toThrow(RangeError)
   })
 
-  it('randomBytes comes from the Web Crypto API (the same on Node and Workers)', () => {
+  it('randomBytes comes from the Web Crypto API (the same on Node and Workers): small values cut from 4 KiB drawn at once', () => {
     const spy = vi.spyOn(globalThis.crypto, 'getRandomValues')
     try {
-      const bytes = randomBytes(16)
-      expect(bytes).toBeInstanceOf(Uint8Array)
-      expect(bytes).toHaveLength(16)
-      randomToken(8)
+      // Longer than 256 bytes: a draw of its own.
+      expect(randomBytes(1000)).toHaveLength(1000)
+      expect(spy).toHaveBeenCalledTimes(1)
+      spy.mockClear()
+      // 300 values of 16 bytes (4,800 bytes): one or two draws of 4 KiB, every byte handed out once.
+      const values = Array.from({ length: 300 }, () => randomBytes(16))
+      expect(spy.mock.calls.length).toBeGreaterThanOrEqual(1)
+      expect(spy.mock.calls.length).toBeLessThanOrEqual(2)
+      for (const [array] of spy.mock.calls) expect((array as Uint8Array).byteLength).toBe(4096)
+      for (const value of values) {
+        expect(value).toBeInstanceOf(Uint8Array)
+        expect(value).toHaveLength(16)
+      }
+      expect(new Set(values.map(value => Buffer.from(value).toString('hex'))).size).toBe(300)
+      // A value is the caller's own copy: later draws never change it.
+      const kept = randomBytes(32)
+      const copy = Uint8Array.from(kept)
+      for (let i = 0; i < 300; i++) randomBytes(32)
+      expect(kept).toEqual(copy)
+      expect(randomBytes(0)).toHaveLength(0)
+      // randomBelow draws on its own: one call per digit.
+      spy.mockClear()
       randomDigits(2)
-      expect(spy).toHaveBeenCalledTimes(4)
+      expect(spy).toHaveBeenCalledTimes(2)
     }
     finally {
       spy.mockRestore()

@@ -196,6 +196,24 @@ describe('createTokenService: sign and verify', () => {
   })
 })
 
+describe('createTokenService: HS256 tokens are what jose signs', () => {
+  it('gives the very bytes of jose SignJWT for the same header, claims and secret', async () => {
+    const key = new TextEncoder().encode(SECRET)
+    const claimSets = [
+      { sub: 'user-1' },
+      { sub: 'user-ü', name: NON_ASCII_NAME, email: 'a@example.com', roles: ['a', 'b'], org: { id: 7, name: 'Ø', tags: ['x'] }, flag: false, none: null },
+      { sub: 'lone \uD800 surrogate', quote: '"\\</script>', n: 1.5e-7 },
+    ]
+    for (const claims of claimSets) {
+      for (const expiresIn of [undefined, 90, '7d'] as const) {
+        const { token, payload } = await hs.sign(claims, { expiresIn })
+        const header: JWTHeaderParameters = { alg: 'HS256', typ: ACCESS_TOKEN_TYP }
+        expect(token).toBe(await new SignJWT(payload).setProtectedHeader(header).sign(key))
+      }
+    }
+  })
+})
+
 describe('createTokenService: forged and invalid tokens verify to null', () => {
   it('accepts the hand-crafted control token (so the cases below test one change each)', async () => {
     expect(await hs.verify(await signHs256(validClaims()))).not.toBeNull()

@@ -2,9 +2,29 @@
 // `nodejs_compat`); random values come from the Web Crypto API, the same everywhere.
 import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto'
 
-/** `length` random bytes from the Web Crypto API (at most 65536 per call). */
+/** Bytes drawn from the Web Crypto API at once for the small values below (tokens, IVs). */
+const POOL_SIZE = 4096
+/** Largest value served from the pool; longer ones are drawn on their own. */
+const POOL_MAX_VALUE = 256
+let pool = new Uint8Array(0)
+let poolOffset = 0
+
+/**
+ * `length` random bytes from the Web Crypto API (at most 65536 per call). Values of up to 256
+ * bytes are cut from 4 KiB drawn at once (each draw is a system call, several of them per refresh
+ * otherwise), as Node does for `randomUUID`: every byte is handed out once, and zeroed in the
+ * pool as it is.
+ */
 export function randomBytes(length: number): Uint8Array<ArrayBuffer> {
-  return globalThis.crypto.getRandomValues(new Uint8Array(length))
+  if (!Number.isInteger(length) || length < 0 || length > POOL_MAX_VALUE) return globalThis.crypto.getRandomValues(new Uint8Array(length))
+  if (poolOffset + length > pool.length) {
+    pool = globalThis.crypto.getRandomValues(new Uint8Array(POOL_SIZE))
+    poolOffset = 0
+  }
+  const value = pool.slice(poolOffset, poolOffset + length)
+  pool.fill(0, poolOffset, poolOffset + length)
+  poolOffset += length
+  return value
 }
 
 /** Random opaque token (base64url, `bytes` of entropy). */
@@ -43,9 +63,21 @@ export interface KeyHasher {
   hash(purpose: string, value: string): string
 }
 
-/** Derives a purpose-bound subkey from the server secret (HKDF-SHA256). */
+/** HKDF's salt when none is given: HashLen zero bytes (RFC 5869, 2.2); an HMAC key of zeros is the empty key. */
+const ZERO_SALT = Buffer.alloc(32)
+/** The counter byte of HKDF-Expand's first block. */
+const FIRST_BLOCK = Buffer.from([1])
+
+/**
+ * Derives a purpose-bound subkey from the server secret (HKDF-SHA256, empty salt). Up to one hash
+ * of output (32 bytes) it is the two HMACs of RFC 5869 (extract, then the first block of expand):
+ * the same bytes as `hkdfSync`, in a fraction of its time (a rotation derives a key per token).
+ */
 export function deriveKey(secret: string, info: string, length = 32): Buffer {
-  return Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.alloc(0), info, length))
+  if (length > 32 || length < 1) return Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.alloc(0), info, length))
+  const prk = createHmac('sha256', ZERO_SALT).update(secret, 'utf8').digest()
+  const okm = createHmac('sha256', prk).update(info, 'utf8').update(FIRST_BLOCK).digest()
+  return length === 32 ? okm : okm.subarray(0, length)
 }
 
 export function createKeyHasher(secret: string): KeyHasher {

@@ -52,12 +52,18 @@ export function toTtlMs(ttlMs: number): number {
   return Math.ceil(ttlMs)
 }
 
+/** A key no check below refuses: see {@link assertStorageKey}. */
+const PLAIN_KEY = /^[\w-]+(?::[\w-]+)*$/
+
 /**
  * Reject keys that unstorage would rewrite (`/` or `\` turned into `:`, text after `?` dropped,
  * repeated, leading or trailing `:`), keys ending in `$` (hidden from key listings as metadata)
  * and `.`/`..` segments, so that two different keys can never alias one entry.
  */
 export function assertStorageKey(key: string): void {
+  // Segments of letters, digits, `_` and `-` joined by single colons (every key of the record
+  // store under a plain prefix): unstorage keeps them as they are, checked without its rewrite.
+  if (typeof key === 'string' && PLAIN_KEY.test(key)) return
   const valid = typeof key === 'string' && key !== '' && normalizeKey(key) === key
     && !key.endsWith('$') && !hasDotSegment(key)
   if (!valid) throw new TypeError(`Invalid store key ${JSON.stringify(key)}`)
@@ -70,7 +76,7 @@ export function toStep(by: number): number {
 }
 
 /** Parse a stored counter value; throws like Redis INCR when the entry is not an integer. */
-function parseCounter(value: string): number {
+export function parseCounter(value: string): number {
   const n = Number(value)
   if (!/^-?\d+$/.test(value) || !Number.isSafeInteger(n)) {
     throw new TypeError('Stored value is not an integer or out of range')

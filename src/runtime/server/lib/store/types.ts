@@ -10,7 +10,8 @@ import type { StorageDriverName } from '../../../types/options'
  * Atomicity: `take`, `setIfAbsent` and `incr` are atomic. With redis (and upstash, the same
  * commands over HTTP) they are single commands or scripts (GETDEL, SET NX PX, INCRBY + PEXPIRE),
  * so they hold across server processes. With
- * memory and fs they are serialised by a per-process lock per key; fs `take` also uses rename()
+ * memory each is one synchronous step on the process's Map; with fs they are serialised by a
+ * per-process lock per key, and fs `take` also uses rename()
  * and fs `setIfAbsent` link(), which are atomic between processes on the same disk.
  */
 export interface StoreBackend {
@@ -61,7 +62,8 @@ export interface StoreBackend {
   /**
    * Claims a key and writes what the claim decides, in one step where the driver can: see
    * {@link Commit}. Redis (one server, also over HTTP) runs it as one script: one round trip, atomic. A Redis
-   * cluster (the keys live on different slots) and fs / memory run it as {@link commitInSteps}.
+   * cluster (the keys live on different slots) runs it as {@link commitInSteps}, memory as one
+   * synchronous step (atomic within the process).
    */
   commit(op: Commit): Promise<CommitResult>
   /** Remove expired entries (no-op where the driver expires entries itself). Returns how many. */
@@ -101,7 +103,7 @@ export function assertMapField(field: string): void {
  *    Nothing of a commit that is not won is written.
  *
  * Redis (one server) runs it as one script; fs creates one durable file and gives it the other
- * names as hard links. Where it is not one atomic step (fs, memory, a Redis Cluster), a guard
+ * names as hard links; memory runs it as one synchronous step. Where it is not one atomic step (fs, a Redis Cluster), a guard
  * written between its read and the claim is not seen: what the commit stored must be refused by
  * the guard where it is used (a rotation's successor is refused by its session's revoked mark). A stop part-way (a crash) can leave a claim whose copies or deletions did
  * not all happen: the caller's records must read right then (the rotation marker carries the
