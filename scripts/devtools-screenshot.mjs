@@ -27,7 +27,7 @@ async function startDevServer() {
   const deadline = Date.now() + 120_000
   for (;;) {
     if (child.exitCode !== null) throw new Error(`the dev server exited:\n${output}`)
-    const ready = await fetch(`${url}/__nuxt_svc_auth__/devtools`).then(res => res.ok, () => false)
+    const ready = await fetch(`${url}/__svc_auth__/devtools`).then(res => res.ok, () => false)
     if (ready && output.includes('Nitro server built')) break
     if (Date.now() > deadline) throw new Error(`the dev server did not start:\n${output}`)
     await new Promise(done => setTimeout(done, 500))
@@ -62,7 +62,7 @@ try {
   // A fresh profile may see a permission prompt of DevTools (which the tab does not need).
   await devtools.getByRole('button', { name: 'Cancel' }).click({ timeout: 5_000 }).catch(() => {})
   await page.evaluate(() => window.__NUXT_DEVTOOLS_HOST__.devtools.navigate('/modules/custom-svc-auth'))
-  const tab = devtools.frameLocator('iframe[src*="__nuxt_svc_auth__"]')
+  const tab = devtools.frameLocator('iframe[src*="__svc_auth__"]')
   await tab.locator('table.claims').waitFor({ timeout: 60_000 })
   await tab.locator('#events-body details').first().waitFor({ timeout: 30_000 })
   await tab.locator('#sessions-body table').waitFor({ timeout: 30_000 })

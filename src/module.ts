@@ -32,7 +32,7 @@ export default defineNuxtModule<ModuleOptionsInput>({
   },
   defaults: {},
   async setup(input, nuxt) {
-    const logger = useLogger('nuxt-svc-auth')
+    const logger = useLogger('svc-auth')
     const resolver = createResolver(import.meta.url)
     const options = resolveOptions(input, nuxt.options.ssr)
     for (const warning of checkOptions(options, { dev: nuxt.options.dev, env: process.env, baseURL: nuxt.options.app.baseURL })) logger.warn(warning)

@@ -239,7 +239,7 @@ export function applyDeployTarget(nitro: NitroTargetOptions, input: DeployTarget
     if (cloudflare && nitro.cloudflare?.nodeCompat === false) {
       errors.push('nitro.cloudflare.nodeCompat is false, but nuxt-svc-auth needs Node.js compatibility on Cloudflare (node:crypto, node:buffer, process.env): remove the setting (the module turns it on) or set it to true.')
     }
-    if (errors.length) throw new Error(`[nuxt-svc-auth] This build cannot run on ${target.platform}:\n${errors.map(e => `  - ${e}`).join('\n')}`)
+    if (errors.length) throw new Error(`[svc-auth] This build cannot run on ${target.platform}:\n${errors.map(e => `  - ${e}`).join('\n')}`)
 
     if (cloudflare && nitro.cloudflare?.nodeCompat === undefined) {
       nitro.cloudflare = { ...nitro.cloudflare, nodeCompat: true }

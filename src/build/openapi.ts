@@ -134,7 +134,7 @@ export function routeOperation(route: ServerRoute, doc: RouteDoc, options: Modul
  */
 export function assertLiteralJson(value: Json, at = 'meta'): void {
   if (typeof value === 'number' && !(Number.isFinite(value) && value >= 0 && !Object.is(value, -0))) {
-    throw new Error(`[nuxt-svc-auth] OpenAPI meta: ${at} is ${value}, which Nitro cannot read from a literal`)
+    throw new Error(`[svc-auth] OpenAPI meta: ${at} is ${value}, which Nitro cannot read from a literal`)
   }
   if (Array.isArray(value)) value.forEach((item, i) => assertLiteralJson(item, `${at}[${i}]`))
   else if (value && typeof value === 'object') for (const [key, item] of Object.entries(value)) assertLiteralJson(item, `${at}.${key}`)

@@ -15,7 +15,7 @@ export function setupPassword(ctx: SetupContext): void {
   if (!isPasswordEnabled(input)) return
   const options = resolvePasswordOptions(input)
   const errors = [...validatePasswordOptions(options), ...validateRateLimitOptions(ctx.options.rateLimit)]
-  if (errors.length) throw new Error(`[nuxt-svc-auth] Invalid configuration:\n${errors.map(e => `  - ${e}`).join('\n')}`)
+  if (errors.length) throw new Error(`[svc-auth] Invalid configuration:\n${errors.map(e => `  - ${e}`).join('\n')}`)
 
   addServerPlugin(ctx.resolver.resolve('./runtime/password/server/password-plugin'))
   for (const route of passwordRoutes(ctx.options)) {

@@ -10,7 +10,7 @@ export function serverRoutes(options: ModuleOptions): ServerRoute[] {
   for (const r of routes) {
     const key = `${r.method} ${r.route}`
     const other = seen.get(key)
-    if (other) throw new Error(`[nuxt-svc-auth] svcAuth.endpoints: ${routeName(r.handler)} and ${routeName(other)} share ${key.toUpperCase()}`)
+    if (other) throw new Error(`[svc-auth] svcAuth.endpoints: ${routeName(r.handler)} and ${routeName(other)} share ${key.toUpperCase()}`)
     seen.set(key, r.handler)
   }
   return routes

@@ -24,7 +24,7 @@ const PLAYGROUND_SECRET = 'playground-development-secret-change-me'
  * Strings only the DevTools code carries: its route, the client plugin's name and the property it
  * provides, the page's markup marker and the header of its JSON routes.
  */
-const MARKERS = ['__nuxt_svc_auth__', 'svc-auth-devtools', 'svcAuthDevtools', 'data-svc-auth-devtools', 'x-svc-auth-devtools']
+const MARKERS = ['__svc_auth__', 'svc-auth-devtools', 'svcAuthDevtools', 'data-svc-auth-devtools', 'x-svc-auth-devtools']
 
 /** `<marker> in <file>` for each marker each file under `dir` contains (every file, read as text). */
 function findMarkers(dir: string): string[] {
@@ -133,7 +133,7 @@ describe('the dev server', () => {
     const deadline = Date.now() + 180_000
     for (;;) {
       if (child.exitCode !== null) throw new Error(`nuxi dev exited:\n${log}`)
-      const res = await server.fetch('/__nuxt_svc_auth__/devtools').catch(() => undefined)
+      const res = await server.fetch('/__svc_auth__/devtools').catch(() => undefined)
       if (res?.status === 200) break
       if (Date.now() > deadline) throw new Error(`nuxi dev did not start:\n${log}`)
       await new Promise(done => setTimeout(done, 500))
@@ -148,7 +148,7 @@ describe('the dev server', () => {
   })
 
   it('serves the tab page: self-contained, strict CSP, framed by its own origin only', async () => {
-    const res = await server.fetch('/__nuxt_svc_auth__/devtools', { headers: { 'sec-fetch-site': 'same-origin' } })
+    const res = await server.fetch('/__svc_auth__/devtools', { headers: { 'sec-fetch-site': 'same-origin' } })
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toMatch(/^text\/html/)
     const csp = res.headers.get('content-security-policy')!
@@ -159,27 +159,27 @@ describe('the dev server', () => {
     expect(html).toContain('data-svc-auth-devtools')
     expect(html).toContain(`<script nonce="${nonce}">`)
     expect(html).not.toMatch(/%NONCE%|%CONFIG%/)
-    expect(markersIn(join(playground, '.nuxt/dev'))).toEqual(expect.arrayContaining(['__nuxt_svc_auth__', 'x-svc-auth-devtools']))
+    expect(markersIn(join(playground, '.nuxt/dev'))).toEqual(expect.arrayContaining(['__svc_auth__', 'x-svc-auth-devtools']))
   })
 
   it('answers JSON only with its header, from the same origin, to a loopback host', async () => {
-    const missing = await server.fetch('/__nuxt_svc_auth__/devtools/events')
+    const missing = await server.fetch('/__svc_auth__/devtools/events')
     expect(missing.status).toBe(403)
     expect(await missing.json()).toMatchObject({ statusCode: 403, error: 'forbidden' })
-    expect((await server.fetch('/__nuxt_svc_auth__/devtools/events', { headers: { ...HEADER, 'sec-fetch-site': 'cross-site' } })).status).toBe(403)
+    expect((await server.fetch('/__svc_auth__/devtools/events', { headers: { ...HEADER, 'sec-fetch-site': 'cross-site' } })).status).toBe(403)
     // A page of another site whose name points at 127.0.0.1 (DNS rebinding) sends its own Host.
     for (const host of ['rebound.example', `rebound.example:${new URL(server.url).port}`]) {
-      expect(await statusWithHost(server.url, '/__nuxt_svc_auth__/devtools/events', host)).toBe(403)
+      expect(await statusWithHost(server.url, '/__svc_auth__/devtools/events', host)).toBe(403)
     }
-    expect(await statusWithHost(server.url, '/__nuxt_svc_auth__/devtools/events', `localhost:${new URL(server.url).port}`)).toBe(200)
-    const bad = await server.fetch('/__nuxt_svc_auth__/devtools/events?after=-1', { headers: HEADER })
+    expect(await statusWithHost(server.url, '/__svc_auth__/devtools/events', `localhost:${new URL(server.url).port}`)).toBe(200)
+    const bad = await server.fetch('/__svc_auth__/devtools/events?after=-1', { headers: HEADER })
     expect(bad.status).toBe(400)
     expect(await bad.json()).toMatchObject({ error: 'bad_request' })
-    expect((await server.fetch('/__nuxt_svc_auth__/devtools/events', { headers: HEADER })).status).toBe(200)
+    expect((await server.fetch('/__svc_auth__/devtools/events', { headers: HEADER })).status).toBe(200)
   })
 
   it('logs a mock login and the end of its session with their payloads, tokens redacted', async () => {
-    await server.fetch('/__nuxt_svc_auth__/devtools/events', { method: 'DELETE', headers: HEADER })
+    await server.fetch('/__svc_auth__/devtools/events', { method: 'DELETE', headers: HEADER })
     const started = await startLogin(server, '/auth/mock?user=1')
     const authorize = await server.fetch(`${started.authorizeUrl.pathname}${started.authorizeUrl.search}`)
     const callback = new URL(authorize.headers.get('location')!, server.url)
@@ -191,7 +191,7 @@ describe('the dev server', () => {
     // Ends the session: svc:session:revoked.
     expect((await server.fetch(`/auth/sessions/${encodeURIComponent(sid)}`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } })).status).toBe(200)
 
-    const res = await server.fetch('/__nuxt_svc_auth__/devtools/events', { headers: HEADER })
+    const res = await server.fetch('/__svc_auth__/devtools/events', { headers: HEADER })
     const text = await res.text()
     const { events } = JSON.parse(text) as { events: Array<{ id: number, name: string, payload: Record<string, unknown> }> }
     expect(events.map(e => e.name)).toEqual(expect.arrayContaining(['svc:userInfo', 'svc:success']))
@@ -206,12 +206,12 @@ describe('the dev server', () => {
     expect(text).not.toMatch(/eyJ[\w-]+\.[\w-]+\.[\w-]+/)
     expect(events.find(e => e.name === 'svc:session:revoked')?.payload).toEqual({ sessionId: sid, userId: 'mock:una', reason: 'user' })
     expect(events.length).toBeLessThanOrEqual(50)
-    const newer = await (await server.fetch(`/__nuxt_svc_auth__/devtools/events?after=${success.id}`, { headers: HEADER })).json() as { events: Array<{ id: number }> }
+    const newer = await (await server.fetch(`/__svc_auth__/devtools/events?after=${success.id}`, { headers: HEADER })).json() as { events: Array<{ id: number }> }
     expect(newer.events.every(e => e.id > success.id)).toBe(true)
   })
 
   it('shows the resolved options with the secrets masked, and the mock users', async () => {
-    const res = await server.fetch('/__nuxt_svc_auth__/devtools/options', { headers: HEADER })
+    const res = await server.fetch('/__svc_auth__/devtools/options', { headers: HEADER })
     const text = await res.text()
     const body = JSON.parse(text) as { options: { token: Record<string, unknown>, providers: { mock: Record<string, unknown> } }, mockUsers: unknown[] }
     expect(body.options.token).toMatchObject({ secret: '•••', algorithm: 'HS256', keyId: 'svc-auth' })
@@ -240,7 +240,7 @@ describe('the dev server', () => {
       // A fresh profile may see a permission prompt of DevTools (which the tab does not need).
       await devtools.getByRole('button', { name: 'Cancel' }).click({ timeout: 3_000 }).catch(() => {})
       await page.evaluate(() => (window as unknown as Host).__NUXT_DEVTOOLS_HOST__.devtools.navigate('/modules/custom-svc-auth'))
-      return devtools.frameLocator('iframe[src*="__nuxt_svc_auth__"]')
+      return devtools.frameLocator('iframe[src*="__svc_auth__"]')
     }
 
     /** The text of the claims table's row `name`. */
@@ -257,7 +257,7 @@ describe('the dev server', () => {
       })
       const tabErrors: string[] = []
       page.on('console', (message) => {
-        if (message.type() === 'error' && message.location().url.includes('__nuxt_svc_auth__')) tabErrors.push(message.text())
+        if (message.type() === 'error' && message.location().url.includes('__svc_auth__')) tabErrors.push(message.text())
       })
       const refreshes: number[] = []
       page.on('response', (response) => {

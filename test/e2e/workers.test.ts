@@ -276,7 +276,7 @@ describe('a configuration mistake on Workers', () => {
   it('is reported once per start-up check (they run on the first request there); the module\'s routes answer the generic 500', async () => {
     // startWorkerd waited for a first answer: the request that ran the start-up checks. (That they
     // do not run at global scope shows above: a healthy context made there would be refused.)
-    const reported = (log: string) => log.split('\n').filter(line => line.startsWith('[nuxt-svc-auth] Invalid configuration:')).length
+    const reported = (log: string) => log.split('\n').filter(line => line.startsWith('[svc-auth] Invalid configuration:')).length
     await expect.poll(() => reported(broken().output())).toBe(2)
     expect(broken().output()).toContain('  - svcAuth.token.secret must be at least 32 bytes long.')
     await expectGeneric500(broken())

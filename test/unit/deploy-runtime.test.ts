@@ -79,7 +79,7 @@ describe('the options check when the server starts', () => {
       }
     })()
     expect(buildMessage).toMatch(/^svcAuth\.tokenRefresh\.storage\.driver 'memory' cannot work on Vercel Functions \(Nitro preset 'vercel'\)/)
-    await expect(createAuthContext(options('memory'), { deployTarget: SERVERLESS, features })).rejects.toThrow(`[nuxt-svc-auth] Invalid configuration:\n  - ${buildMessage}`)
+    await expect(createAuthContext(options('memory'), { deployTarget: SERVERLESS, features })).rejects.toThrow(`[svc-auth] Invalid configuration:\n  - ${buildMessage}`)
     await expect(createAuthContext(options('fs'), { deployTarget: SERVERLESS, features })).rejects.toThrow(/'fs' cannot work on Vercel Functions \(Nitro preset 'vercel'\)/)
     expect(await starts('upstash', { deployTarget: SERVERLESS })).toBe(true)
   })

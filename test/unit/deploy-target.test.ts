@@ -65,7 +65,7 @@ describe('applyDeployTarget', () => {
   it('fails a serverless build with the fs or memory driver, naming the drivers that work there', () => {
     for (const driver of ['fs', 'memory']) {
       expect(() => apply(nitroOptions('vercel'), driver)).toThrow([
-        '[nuxt-svc-auth] This build cannot run on Vercel Functions:',
+        '[svc-auth] This build cannot run on Vercel Functions:',
         `  - svcAuth.tokenRefresh.storage.driver '${driver}' cannot work on Vercel Functions (Nitro preset 'vercel'): Vercel Functions run many short-lived instances with their own memory and a disk that is neither shared nor kept, so sessions would vanish or differ from one request to the next. Use 'redis' with a rediss:// URL (a Redis server the functions reach over TLS) or 'upstash' (Redis over HTTP); see docs/deploying.md of nuxt-svc-auth.`,
       ].join('\n'))
     }
@@ -180,7 +180,7 @@ describe('applyDeployTarget', () => {
 
   it('fails the edge presets of Vercel and Netlify, naming the Node.js preset to use instead', () => {
     expect(() => apply(nitroOptions('vercel-edge'), 'upstash')).toThrow([
-      '[nuxt-svc-auth] This build cannot run on Vercel Edge Functions:',
+      '[svc-auth] This build cannot run on Vercel Edge Functions:',
       '  - Nitro preset \'vercel-edge\' is not supported: the Edge runtime has no node:crypto (the module\'s HKDF, HMAC, AES-GCM and RSA keys) and no worker threads for bcrypt. Use the \'vercel\' preset (Node.js functions) instead; see docs/deploying.md of nuxt-svc-auth.',
     ].join('\n'))
     expect(() => apply(nitroOptions('netlify_edge'), 'upstash')).toThrow(/Netlify Edge Functions:\n {2}- Nitro preset 'netlify-edge' is not supported: .*Use the 'netlify' preset \(Node\.js functions\) instead/)

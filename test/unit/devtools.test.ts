@@ -305,13 +305,13 @@ describe('the h3 side of the guard', () => {
   const local = { 'host': 'localhost:3000', [DEVTOOLS_HEADER]: '1', 'sec-fetch-site': 'same-origin' }
 
   it('the dev server gate answers 403 to other machines and rebinding hosts and lets the rest through', async () => {
-    const remote = fakeEvent({ url: '/__nuxt_svc_auth__/devtools/events', remoteAddress: '192.168.1.20', headers: local })
+    const remote = fakeEvent({ url: '/__svc_auth__/devtools/events', remoteAddress: '192.168.1.20', headers: local })
     expect(await devtoolsGate(remote)).toEqual({ statusCode: 403, message: 'The DevTools routes answer requests from this machine only', error: 'forbidden' })
     expect(remote.node.res.statusCode).toBe(403)
-    const rebound = fakeEvent({ url: '/__nuxt_svc_auth__/devtools', remoteAddress: '127.0.0.1', headers: { host: 'attacker.example:3000' } })
+    const rebound = fakeEvent({ url: '/__svc_auth__/devtools', remoteAddress: '127.0.0.1', headers: { host: 'attacker.example:3000' } })
     expect(await devtoolsGate(rebound)).toMatchObject({ statusCode: 403, error: 'forbidden' })
     for (const remoteAddress of ['127.0.0.1', '::1', '::ffff:127.0.0.1']) {
-      expect(await devtoolsGate(fakeEvent({ url: '/__nuxt_svc_auth__/devtools', remoteAddress, headers: { host: 'localhost:3000' } }))).toBeUndefined()
+      expect(await devtoolsGate(fakeEvent({ url: '/__svc_auth__/devtools', remoteAddress, headers: { host: 'localhost:3000' } }))).toBeUndefined()
     }
   })
 
@@ -347,8 +347,8 @@ describe('the tab page', () => {
     const page = devtoolsPage(template, { nonce: 'n0nce', baseURL: '/app/', header: 'x-svc-auth-devtools' })
     expect(page).not.toContain('%NONCE%')
     expect(page.match(/nonce="n0nce"/g)).toHaveLength(2)
-    expect(tabConfig('/app/', 'x-h')).toEqual({ appBase: '/app/', api: { events: '/app/__nuxt_svc_auth__/devtools/events', options: '/app/__nuxt_svc_auth__/devtools/options' }, header: 'x-h' })
-    expect(tabConfig('/', 'x-h').api.events).toBe('/__nuxt_svc_auth__/devtools/events')
+    expect(tabConfig('/app/', 'x-h')).toEqual({ appBase: '/app/', api: { events: '/app/__svc_auth__/devtools/events', options: '/app/__svc_auth__/devtools/options' }, header: 'x-h' })
+    expect(tabConfig('/', 'x-h').api.events).toBe('/__svc_auth__/devtools/events')
     expect(scriptJson({ a: '</script><!--' })).toBe('{"a":"\\u003c/script>\\u003c!--"}')
     expect(pageSecurityPolicy('abc')).toContain(`script-src 'nonce-abc'`)
     expect(pageSecurityPolicy('abc')).toContain(`frame-ancestors 'self'`)

@@ -199,7 +199,7 @@ describe('wiring helpers', () => {
   it('withoutInternalPaths drops the DevTools routes and the test-only login, under any base URL', async () => {
     const internal = [DEVTOOLS_ROUTE, `${DEVTOOLS_ROUTE}${DEVTOOLS_API.events}`, `${DEVTOOLS_ROUTE}${DEVTOOLS_API.options}`, TEST_LOGIN_PATH]
     // Routes of the host that only share a beginning with them stay.
-    const kept = ['/auth/token', '/api/host/hello', `${DEVTOOLS_ROUTE}-host`, `${TEST_LOGIN_PATH}-host`, `${TEST_LOGIN_PATH}/more`, '/__nuxt_svc_auth__']
+    const kept = ['/auth/token', '/api/host/hello', `${DEVTOOLS_ROUTE}-host`, `${TEST_LOGIN_PATH}-host`, `${TEST_LOGIN_PATH}/more`, '/__svc_auth__']
     for (const base of ['/', '/app/', '/app']) {
       // Nitro lists routes relative to the base URL (which it puts in `servers`); a path with the base is recognized too.
       const listed = base === '/' ? internal : [...internal, ...internal.map(path => `/app${path}`)]

@@ -248,7 +248,7 @@ describe('validateOptions and checkOptions', () => {
   it('a missing secret is an error in dev', () => {
     const options = resolveOptions(undefined, true)
     const message = thrownMessage(() => checkOptions(options, DEV))
-    expect(message).toContain('[nuxt-svc-auth] Invalid configuration')
+    expect(message).toContain('[svc-auth] Invalid configuration')
     expect(message).toContain('svcAuth.token.secret is required')
     expect(validateOptions(options).errors).toEqual(['svcAuth.token.secret is required: set it in nuxt.config or with NUXT_SVC_AUTH_TOKEN_SECRET.'])
   })
@@ -485,13 +485,13 @@ describe('validateOptions and checkOptions', () => {
     ]
     for (const fragment of expected) expect(message).toContain(fragment)
     const lines = message.split('\n')
-    expect(lines[0]).toBe('[nuxt-svc-auth] Invalid configuration:')
+    expect(lines[0]).toBe('[svc-auth] Invalid configuration:')
     expect(lines.slice(1)).toHaveLength(expected.length)
     for (const line of lines.slice(1)) expect(line.startsWith('  - svcAuth.')).toBe(true)
   })
 
   it('formatValidationErrors lists each error on its own line', () => {
-    expect(formatValidationErrors(['a', 'b'])).toBe('[nuxt-svc-auth] Invalid configuration:\n  - a\n  - b')
+    expect(formatValidationErrors(['a', 'b'])).toBe('[svc-auth] Invalid configuration:\n  - a\n  - b')
   })
 
   it('warns about an insecure cookie and the memory driver', () => {
@@ -535,7 +535,7 @@ describe('refresh cookie path (start-up check)', () => {
   it('refuses a path that leaves out the refresh, token or logout endpoint, naming the option and them', () => {
     const options = withPath('/auth/refresh', o => (o.enableSSR = false))
     const message = thrownMessage(() => checkOptions(options, PROD))
-    expect(message).toContain('[nuxt-svc-auth] Invalid configuration')
+    expect(message).toContain('[svc-auth] Invalid configuration')
     expect(message).toContain('svcAuth.tokenRefresh.cookie.path \'/auth/refresh\' does not cover \'/auth/token\', \'/auth/logout\'')
     expect(message).not.toContain('pages')
     // Whole segments only: `/au` is not a parent of `/auth/...`.
@@ -630,7 +630,7 @@ describe('serverRoutes', () => {
 
   it('throws when two endpoints share a method and path', () => {
     const options = resolveOptions({ endpoints: { refreshPath: '/auth/token' } }, true)
-    expect(() => serverRoutes(options)).toThrow('[nuxt-svc-auth] svcAuth.endpoints: refresh.post and token.post share POST /AUTH/TOKEN')
+    expect(() => serverRoutes(options)).toThrow('[svc-auth] svcAuth.endpoints: refresh.post and token.post share POST /AUTH/TOKEN')
     const gets = resolveOptions({ endpoints: { jwksPath: '/api/user/me' } }, true)
     expect(() => serverRoutes(gets)).toThrow(/jwks\.get and me\.get share GET/)
   })

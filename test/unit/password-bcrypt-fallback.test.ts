@@ -136,7 +136,7 @@ describe('bcryptjs in worker threads', () => {
   it('a node:worker_threads stand-in (a Worker that starts no thread, threadId 0 as unenv\'s) fails the job at once instead of never answering', async () => {
     const stub = new StubWorker(0)
     const engine = keep(createWorkerEngine({ size: 1, module: FAKE, start: () => stub }))
-    await expect(engine.hash('pw', 0)).rejects.toThrow('[nuxt-svc-auth] node:worker_threads is a stand-in here (its Worker starts no thread), so bcryptjs cannot compute in a worker thread: the password was not processed')
+    await expect(engine.hash('pw', 0)).rejects.toThrow('[svc-auth] node:worker_threads is a stand-in here (its Worker starts no thread), so bcryptjs cannot compute in a worker thread: the password was not processed')
     expect(stub.terminated).toBe(true)
   })
 
@@ -148,7 +148,7 @@ describe('bcryptjs in worker threads', () => {
       return worker
     } }))
     const started = Date.now()
-    await expect(engine.hash('pw', 0)).rejects.toThrow('[nuxt-svc-auth] The bcrypt worker thread stopped (it did not start within 50 ms: worker threads do not seem to work here); the password was not processed')
+    await expect(engine.hash('pw', 0)).rejects.toThrow('[svc-auth] The bcrypt worker thread stopped (it did not start within 50 ms: worker threads do not seem to work here); the password was not processed')
     expect(Date.now() - started).toBeLessThan(2000)
     expect(silent[0]!.terminated).toBe(true)
     await expect(engine.verify('pw', 'fake:1:pw')).rejects.toThrow(/did not start/)
@@ -181,8 +181,8 @@ describe('bcryptjs in worker threads', () => {
 describe('a hasher whose engine cannot compute', () => {
   const stoppedEngine = (): BcryptEngine => ({
     kind: 'worker',
-    hash: () => Promise.reject(new Error('[nuxt-svc-auth] The bcrypt worker thread stopped (exit code 1)')),
-    verify: () => Promise.reject(new Error('[nuxt-svc-auth] The bcrypt worker thread stopped (exit code 1)')),
+    hash: () => Promise.reject(new Error('[svc-auth] The bcrypt worker thread stopped (exit code 1)')),
+    verify: () => Promise.reject(new Error('[svc-auth] The bcrypt worker thread stopped (exit code 1)')),
     close: async () => {},
   })
 

@@ -23,7 +23,7 @@ export type AuthFetch = $Fetch<unknown, NitroFetchRequest>
 
 type Sender = (request: string | Request, options: AuthFetchOptions) => Promise<unknown>
 
-const SSR_DISABLED = '[nuxt-svc-auth] useAuthFetch is not available on the server when enableSSR is false: fetch in the browser instead (for example useAsyncData(..., { server: false })).'
+const SSR_DISABLED = '[svc-auth] useAuthFetch is not available on the server when enableSSR is false: fetch in the browser instead (for example useAsyncData(..., { server: false })).'
 
 function browserDeps(nuxtApp: NuxtApp): AuthFetchDeps {
   const config = publicAuthConfig(nuxtApp)
@@ -246,5 +246,5 @@ export function useAuth(): UseAuthReturn {
 
 /** The passkey methods of an app built without the passkey provider. */
 function passkeysOff(): Promise<never> {
-  return Promise.reject(new Error('[nuxt-svc-auth] Passkeys are off: set svcAuth.providers.passkey.'))
+  return Promise.reject(new Error('[svc-auth] Passkeys are off: set svcAuth.providers.passkey.'))
 }

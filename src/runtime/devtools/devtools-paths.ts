@@ -5,7 +5,7 @@
  */
 
 /** The tab's page; its JSON routes live below it. Served under `app.baseURL`. */
-export const DEVTOOLS_ROUTE = '/__nuxt_svc_auth__/devtools'
+export const DEVTOOLS_ROUTE = '/__svc_auth__/devtools'
 
 /** JSON routes of the tab, relative to {@link DEVTOOLS_ROUTE}. */
 export const DEVTOOLS_API = {

@@ -1,7 +1,7 @@
 /**
  * Nitro plugin of the DevTools tab, registered in development only: records every `svc:*` hook
  * call of this server process, redacted, in a ring buffer of the last 50 (read by
- * `GET /__nuxt_svc_auth__/devtools/events`). It observes the calls before the app's own hooks
+ * `GET /__svc_auth__/devtools/events`). It observes the calls before the app's own hooks
  * run and changes nothing about them.
  */
 import { defineNitroPlugin } from 'nitropack/runtime'

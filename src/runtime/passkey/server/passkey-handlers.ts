@@ -18,7 +18,7 @@ export interface ResolvedPasskeyHandlers {
 }
 
 function missing(name: keyof PasskeyHandlers): Error {
-  return new Error(`[nuxt-svc-auth] The passkey provider needs a "${name}" handler: defineAuthHandlers({ passkey: { ${name} } }) in a Nitro plugin.`)
+  return new Error(`[svc-auth] The passkey provider needs a "${name}" handler: defineAuthHandlers({ passkey: { ${name} } }) in a Nitro plugin.`)
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)

@@ -16,7 +16,7 @@ export function usePasskeyRuntime(ctx: AuthContext): PasskeyRuntime {
   let runtime = runtimes.get(ctx)
   if (runtime) return runtime
   const input = ctx.options.providers.passkey
-  if (!isPasskeyEnabled(input)) throw new Error('[nuxt-svc-auth] The passkey provider is not configured (svcAuth.providers.passkey).')
+  if (!isPasskeyEnabled(input)) throw new Error('[svc-auth] The passkey provider is not configured (svcAuth.providers.passkey).')
   const options = resolvePasskeyOptions(input)
   const errors = [...validatePasskeyOptions(options, ctx.options.publicUrl), ...validateRateLimitOptions(ctx.options.rateLimit)]
   if (errors.length) throw new Error(formatValidationErrors(errors))

@@ -105,7 +105,7 @@ export function usePassword(): UsePasswordReturn {
     verify: async (code, options = {}) => {
       const step = pending.value
       const action = options.action ?? step?.action
-      if (!action) throw new Error('[nuxt-svc-auth] No code is awaited: call register, login or requestReset first, or pass { action }.')
+      if (!action) throw new Error('[svc-auth] No code is awaited: call register, login or requestReset first, or pass { action }.')
       const same = step?.action === action ? step : undefined
       const email = options.email ?? same?.email
       // A JSON client gets `{ redirect }` instead of the 302 an HTML form gets.

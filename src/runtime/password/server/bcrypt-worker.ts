@@ -63,7 +63,7 @@ export function bcryptjsUrl(): string {
     const manifest = join(root, 'package.json')
     if (existsSync(manifest)) return pathToFileURL(join(root, moduleEntry(JSON.parse(readFileSync(manifest, 'utf8'))))).href
   }
-  throw new Error('[nuxt-svc-auth] bcryptjs was not found beside the server')
+  throw new Error('[svc-auth] bcryptjs was not found beside the server')
 }
 
 type Job = { op: 'hash', password: string, cost: number } | { op: 'verify', password: string, hash: string }
@@ -124,7 +124,7 @@ export interface WorkerEngineOptions {
   startTimeout?: number
 }
 
-const stopped = (reason: string) => new Error(`[nuxt-svc-auth] The bcrypt worker thread stopped (${reason}); the password was not processed`)
+const stopped = (reason: string) => new Error(`[svc-auth] The bcrypt worker thread stopped (${reason}); the password was not processed`)
 
 /**
  * bcryptjs in up to `size` worker threads, started on first use and kept (unreferenced while idle,
@@ -164,7 +164,7 @@ export function createWorkerEngine({ size, module = bcryptjsUrl(), start = start
     const worker = start(WORKER_SOURCE, { module })
     if (worker.threadId === 0) {
       void worker.terminate()
-      throw new Error('[nuxt-svc-auth] node:worker_threads is a stand-in here (its Worker starts no thread), so bcryptjs cannot compute in a worker thread: the password was not processed')
+      throw new Error('[svc-auth] node:worker_threads is a stand-in here (its Worker starts no thread), so bcryptjs cannot compute in a worker thread: the password was not processed')
     }
     const slot: Slot = { worker, dead: false }
     slot.startTimer = setTimeout(() => fail(slot, `it did not start within ${startTimeout >= 1000 ? `${Math.round(startTimeout / 1000)} s` : `${startTimeout} ms`}: worker threads do not seem to work here`), startTimeout)
@@ -179,7 +179,7 @@ export function createWorkerEngine({ size, module = bcryptjsUrl(), start = start
       const job = slot.job
       if (!job || reply?.id !== job.id) return
       slot.job = undefined
-      if (typeof reply.error === 'string') job.reject(new Error(`[nuxt-svc-auth] bcryptjs: ${reply.error}`))
+      if (typeof reply.error === 'string') job.reject(new Error(`[svc-auth] bcryptjs: ${reply.error}`))
       else job.resolve(reply.value)
     })
     worker.on('error', error => fail(slot, error instanceof Error ? error.message : String(error)))
@@ -190,7 +190,7 @@ export function createWorkerEngine({ size, module = bcryptjsUrl(), start = start
   }
 
   const acquire = (): Promise<Slot> => {
-    if (closed) return Promise.reject(new Error('[nuxt-svc-auth] The bcrypt worker threads are closed'))
+    if (closed) return Promise.reject(new Error('[svc-auth] The bcrypt worker threads are closed'))
     const free = idle.pop()
     if (free) return Promise.resolve(free)
     if (slots.size < size) return Promise.resolve(spawn())
@@ -224,7 +224,7 @@ export function createWorkerEngine({ size, module = bcryptjsUrl(), start = start
     kind: 'worker',
     async hash(password, cost) {
       const value = await run({ op: 'hash', password, cost })
-      if (typeof value !== 'string') throw new Error('[nuxt-svc-auth] bcryptjs returned no hash')
+      if (typeof value !== 'string') throw new Error('[svc-auth] bcryptjs returned no hash')
       return value
     },
     async verify(password, hash) {
@@ -232,7 +232,7 @@ export function createWorkerEngine({ size, module = bcryptjsUrl(), start = start
     },
     async close() {
       closed = true
-      for (const waiter of waiting.splice(0)) waiter.reject(new Error('[nuxt-svc-auth] The bcrypt worker threads are closed'))
+      for (const waiter of waiting.splice(0)) waiter.reject(new Error('[svc-auth] The bcrypt worker threads are closed'))
       await Promise.all([...slots].map(slot => slot.worker.terminate()))
     },
   }

@@ -15,7 +15,7 @@ export interface ResolvedPasswordHandlers {
 }
 
 function missing(name: string, alternative: string): Error {
-  return new Error(`[nuxt-svc-auth] The password provider needs a "${name}" handler (or "${alternative}"): defineAuthHandlers({ password: { ${name} } }) in a Nitro plugin.`)
+  return new Error(`[svc-auth] The password provider needs a "${name}" handler (or "${alternative}"): defineAuthHandlers({ password: { ${name} } }) in a Nitro plugin.`)
 }
 
 function isPasswordUser(value: unknown): value is PasswordUser {
@@ -58,7 +58,7 @@ export async function persistPasswordUser(event: H3Event, user: AuthUser & { ema
   let result: unknown
   if (handlers.onUserPersist) result = await handlers.onUserPersist(user, { provider: 'password', event })
   else if (handlers.password?.onUserPersist) result = await handlers.password.onUserPersist(user.email, user.hashedPassword)
-  else throw new Error('[nuxt-svc-auth] The password provider needs onUserPersist (global, or password.onUserPersist) to store password hashes.')
+  else throw new Error('[svc-auth] The password provider needs onUserPersist (global, or password.onUserPersist) to store password hashes.')
   return result && typeof result === 'object' ? result as Record<string, unknown> : undefined
 }
 
@@ -71,7 +71,7 @@ export async function persistWithProviderHandler(user: AuthUser & { email: strin
   const handlers = getAuthHandlers()
   if (handlers.onUserPersist) return user
   const persist = handlers.password?.onUserPersist
-  if (!persist) throw new Error('[nuxt-svc-auth] The password provider needs onUserPersist (global, or password.onUserPersist) to store users.')
+  if (!persist) throw new Error('[svc-auth] The password provider needs onUserPersist (global, or password.onUserPersist) to store users.')
   const result = await persist(user.email, user.hashedPassword)
   if (!result || typeof result !== 'object') return user
   const merged: AuthUser = { ...user, ...(result as Record<string, unknown>) }

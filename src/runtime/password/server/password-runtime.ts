@@ -23,10 +23,10 @@ export function usePasswordRuntime(ctx: AuthContext): PasswordRuntime {
   let runtime = runtimes.get(ctx)
   if (runtime) return runtime
   const input = ctx.options.providers.password
-  if (!isPasswordEnabled(input)) throw new Error('[nuxt-svc-auth] The password provider is not configured (svcAuth.providers.password).')
+  if (!isPasswordEnabled(input)) throw new Error('[svc-auth] The password provider is not configured (svcAuth.providers.password).')
   const options = resolvePasswordOptions(input)
   const errors = [...validatePasswordOptions(options), ...validateRateLimitOptions(ctx.options.rateLimit)]
-  if (errors.length) throw new Error(`[nuxt-svc-auth] Invalid configuration:\n${errors.map(e => `  - ${e}`).join('\n')}`)
+  if (errors.length) throw new Error(`[svc-auth] Invalid configuration:\n${errors.map(e => `  - ${e}`).join('\n')}`)
   const hasher = createPasswordHasher({
     rounds: options.passwordHashRounds,
     concurrency: options.hashConcurrency,

@@ -32,7 +32,7 @@ type ResolvedHandlers = Required<Pick<TwoFactorHandlers, 'find' | 'save'>> & Pic
 export function twoFactorHandlers(): ResolvedHandlers {
   const handlers = getAuthHandlers().twoFactor
   if (!handlers?.find || !handlers.save) {
-    throw new Error('[nuxt-svc-auth] twoFactor.enabled needs the host handlers defineAuthHandlers({ twoFactor: { find, save } }).')
+    throw new Error('[svc-auth] twoFactor.enabled needs the host handlers defineAuthHandlers({ twoFactor: { find, save } }).')
   }
   return { find: handlers.find, save: handlers.save, isRequired: handlers.isRequired }
 }
@@ -45,7 +45,7 @@ export async function findTwoFactorState(ctx: AuthContext, userId: string, event
   const found: unknown = await twoFactorHandlers().find(userId, { event })
   if (found === null || found === undefined) return null
   const parsed = stateSchema.safeParse(found)
-  if (!parsed.success) throw new Error('[nuxt-svc-auth] twoFactor.find returned a value that is not a second-factor state (a TwoFactorState object or null).')
+  if (!parsed.success) throw new Error('[svc-auth] twoFactor.find returned a value that is not a second-factor state (a TwoFactorState object or null).')
   return parsed.data
 }
 

@@ -1,5 +1,5 @@
 /**
- * DELETE /__nuxt_svc_auth__/devtools/events (development only)
+ * DELETE /__svc_auth__/devtools/events (development only)
  * Header `x-svc-auth-devtools: 1`, from a loopback address to a loopback host. Empties the log
  * of `svc:*` hook calls: `{ cleared: true }`.
  * 403 forbidden (another machine, host or site; no header)

@@ -1,5 +1,5 @@
 /**
- * GET /__nuxt_svc_auth__/devtools/events (development only)
+ * GET /__svc_auth__/devtools/events (development only)
  * Header `x-svc-auth-devtools: 1`, from a loopback address to a loopback host. The last 50
  * `svc:*` hook calls of this server process, oldest first, with secrets and tokens redacted:
  * `{ events: [{ id, time, name, payload }] }`; `?after=<id>` lists only newer ones.

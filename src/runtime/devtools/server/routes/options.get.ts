@@ -1,5 +1,5 @@
 /**
- * GET /__nuxt_svc_auth__/devtools/options (development only)
+ * GET /__svc_auth__/devtools/options (development only)
  * Header `x-svc-auth-devtools: 1`, from a loopback address to a loopback host. The resolved
  * options (the private runtime config, environment overrides applied) with every secret shown
  * as `•••`, and the mock users to switch between:

@@ -1,5 +1,5 @@
 /**
- * GET /__nuxt_svc_auth__/devtools (development only)
+ * GET /__svc_auth__/devtools (development only)
  * The DevTools tab's page: one self-contained HTML document (no external resources), shown by
  * Nuxt DevTools in an iframe of the same origin, from where it reaches the app through the
  * DevTools client. From a loopback address to a loopback host only; a strict Content Security

@@ -178,7 +178,7 @@ export function hostPrefixAdvice(cookie: Pick<ModuleOptions['tokenRefresh']['coo
 
 /** Error thrown for invalid options, with every problem on its own line. */
 export function formatValidationErrors(errors: string[]): string {
-  return `[nuxt-svc-auth] Invalid configuration:\n${errors.map(e => `  - ${e}`).join('\n')}`
+  return `[svc-auth] Invalid configuration:\n${errors.map(e => `  - ${e}`).join('\n')}`
 }
 
 /** Absent, one string (an environment override) or an array of strings. */
