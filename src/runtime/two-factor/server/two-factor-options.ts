@@ -1,6 +1,6 @@
 import type { TwoFactorOptions } from '../two-factor-types'
 import type { z } from 'zod'
-import { bool, group, int, oneOf, schemaErrors, secret, stringList, text, type Checked, type SameType } from '../../server/lib/config/schema'
+import { bool, group, int, oneOf, schemaErrors, secret, listOf, text, type Checked, type SameType } from '../../server/lib/config/schema'
 
 export const TWO_FACTOR_ALGORITHMS = ['SHA1', 'SHA256', 'SHA512'] as const
 
@@ -13,7 +13,7 @@ export function isTwoFactorEnabled(options: { twoFactor?: Pick<TwoFactorOptions,
 export const twoFactorSchema = group({
   enabled: bool.default(false),
   secret: secret.default(''),
-  previousSecrets: stringList(secret).default([]),
+  previousSecrets: listOf(secret).default([]),
   issuer: text.refine(issuer => issuer.length <= 64 && !issuer.includes(':'), 'must be a name of at most 64 characters without \':\'.').default(''),
   requireForAll: bool.default(false),
   digits: int(6, 'must be 6, 7 or 8.', 8).default(6),

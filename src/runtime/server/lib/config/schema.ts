@@ -6,6 +6,7 @@
 import { z } from 'zod'
 import type { Duration } from '../../../types/options'
 import { parseDuration } from './duration'
+import { isRelativePath } from '../../../shared/paths'
 
 /** A message that shows the refused value: `must be … (got "x").` */
 export const got = (text: string) => (issue: { input?: unknown }): string => `${text} (got ${JSON.stringify(issue.input)}).`
@@ -38,8 +39,11 @@ export const duration = is((value): value is Duration => {
   }
 }, got('must be a number of seconds or a duration such as \'1h\''))
 
+/** A same-origin relative path (`/dashboard`). */
+export const relativePath = (fallback: string, message = 'must be a relative path such as \'/\'') => z.string().refine(isRelativePath, { error: got(message) }).default(fallback)
+
 /** A list of strings; an environment override may give one string instead of a JSON array. */
-export const stringList = (item: z.ZodType<string> = text) =>
+export const listOf = (item: z.ZodType<string> = text) =>
   z.preprocess(value => (typeof value === 'string' ? [value] : value), z.array(item, { error: 'must be an array of strings.' }))
 
 /** A secret of at least 32 bytes, or '' (not set). */

@@ -8,7 +8,7 @@ import { refreshCookiePathErrors } from '../edge/cookie-path'
 import { upstashOptionErrors, type ServerEnv } from '../store/upstash-connection'
 import { storageDriverError, type RuntimeTarget } from './runtime-target'
 import { isClientAddressHeader, isTrustedProxyEntry, MULTI_HOP_HEADERS } from '../edge/rate-limit'
-import { bool, crossChecks, duration, got, group, int, is, oneOf, schemaErrors, secret, stringList, text, type Checked, type SameType } from './schema'
+import { bool, crossChecks, duration, got, group, int, is, oneOf, relativePath, schemaErrors, secret, listOf, text, type Checked, type SameType } from './schema'
 
 export interface ValidationResult {
   errors: string[]
@@ -19,7 +19,6 @@ export interface ValidationResult {
 const COOKIE_NAME = /^[\w!#$%&'*+.^`|~-]+$/
 const cookieName = (fallback: string) => z.string().regex(COOKIE_NAME, { error: got('must be a cookie name (letters, digits, - and _)') }).default(fallback)
 const seconds = (fallback: number) => z.number({ error: 'must be a positive number of seconds.' }).positive({ error: 'must be a positive number of seconds.' }).default(fallback)
-const relativePath = (fallback: string, message = 'must be a relative path such as \'/\'') => z.string().refine(isRelativePath, { error: got(message) }).default(fallback)
 const endpoint = (fallback: string) => relativePath(fallback, 'must be a path starting with \'/\'')
 /** A string that the environment may give as a number (a numeric password or token); its value is never shown. */
 const envString = (fallback: string) => is((value): value is string => typeof value === 'string' || typeof value === 'number', 'must be a string (its value is not shown).').default(fallback)
@@ -67,7 +66,7 @@ export const rateLimitSchema = group({
 export const coreOptionsSchema = z.object({
   token: group({
     secret: secret.default(''),
-    previousSecrets: stringList(secret).default([]),
+    previousSecrets: listOf(secret).default([]),
     expiresIn: duration.default('1h'),
     algorithm: z.enum(['HS256', 'RS256'], { error: got('must be \'HS256\' or \'RS256\'') }).default('HS256'),
     issuer: text.default('svc'),
@@ -125,7 +124,7 @@ export const coreOptionsSchema = z.object({
     encryption: group({
       enabled: bool.default(false),
       key: text.default(''),
-      previousKeys: stringList(z.string().refine(key => key === '' || key.length >= 32, 'must be at least 32 characters long.')).default([]),
+      previousKeys: listOf(z.string().refine(key => key === '' || key.length >= 32, 'must be at least 32 characters long.')).default([]),
       algorithm: z.literal('aes-256-gcm', { error: got('must be \'aes-256-gcm\'') }).default('aes-256-gcm'),
     }).superRefine(...crossChecks<RefreshEncryptionOptions>(encryption => [
       encryption.enabled && !(typeof encryption.key === 'string' && encryption.key.length >= 32) && ['key', 'must be at least 32 characters long when encryption is enabled.'],
@@ -184,6 +183,11 @@ export const coreOptionsSchema = z.object({
   publicUrl: z.string().refine(url => url === '' || !!originOf(url), { error: got('must be an http(s) URL such as \'https://app.example.com\'') }).default(''),
   enableSSR: bool.default(true),
 })
+
+/** Every mistake in `svcAuth.rateLimit`, one message each. */
+export function validateRateLimitOptions(options: RateLimitOptions): string[] {
+  return schemaErrors(rateLimitSchema, options, 'svcAuth.rateLimit')
+}
 
 export type CoreOptionsChecked = Checked<SameType<z.output<typeof coreOptionsSchema>, Omit<ModuleOptions, 'providers' | 'twoFactor'>>>
 export type RateLimitChecked = Checked<SameType<z.output<typeof rateLimitSchema>, RateLimitOptions>>
