@@ -7,6 +7,7 @@ import { z } from 'zod'
 import type { Duration } from '../../../types/options'
 import { parseDuration } from './duration'
 import { isRelativePath } from '../../../shared/paths'
+import { isRecord } from '../../../shared/values'
 
 /** A message that shows the refused value: `must be … (got "x").` */
 export const got = (text: string) => (issue: { input?: unknown }): string => `${text} (got ${JSON.stringify(issue.input)}).`
@@ -53,16 +54,16 @@ export const secret = z.string({ error: 'must be a string.' }).refine(value => v
 export const group = <T extends z.ZodRawShape>(shape: T) => z.object(shape, { error: 'must be an object.' }).prefault({} as z.input<z.ZodObject<T>>)
 
 /**
- * Cross-field rules of a group: `rules` returns `[key, message]` for each problem (key '' for the
- * group itself). They run even when a field of the group is wrong, so one error lists every mistake:
- * `rules` must expect values of any type.
+ * Cross-field rules of a group: `rules` returns `[path, message]` for each problem (path '' for the
+ * group itself, a key, or a list of keys). They run even when a field of the group is wrong, so one
+ * error lists every mistake: `rules` must expect fields of any type.
  */
-export const crossChecks = <T>(rules: (value: T) => Array<[string, string] | false | undefined>) =>
+export const crossChecks = <T>(rules: (value: T) => Array<[string | PropertyKey[], string] | false | undefined>) =>
   [(value: T, ctx: z.RefinementCtx<T>) => {
     for (const problem of rules(value)) {
-      if (problem) ctx.addIssue({ code: 'custom', path: problem[0] ? [problem[0]] : [], message: problem[1] })
+      if (problem) ctx.addIssue({ code: 'custom', path: Array.isArray(problem[0]) ? problem[0] : problem[0] ? [problem[0]] : [], message: problem[1] })
     }
-  }, { when: () => true }] as const
+  }, { when: (payload: { value: unknown }) => isRecord(payload.value) }] as const
 
 /** Messages of every problem of `value`, each led by the option's path (`svcAuth.token.expiresIn must be …`). */
 export function schemaErrors(schema: z.ZodType, value: unknown, at = 'svcAuth'): string[] {
@@ -70,7 +71,8 @@ export function schemaErrors(schema: z.ZodType, value: unknown, at = 'svcAuth'):
   if (result.success) return []
   return result.error.issues.map((issue) => {
     const path = [at, ...issue.path].map((key, i) => (typeof key === 'number' ? `[${key}]` : i ? `.${String(key)}` : String(key))).join('')
-    return issue.message.startsWith(':') ? `${path}${issue.message}` : `${path} ${issue.message}`
+    // A message that starts with ':' or '.' goes on from the path (`….storage: set either …`, `….tenant must …`).
+    return /^[:.]/.test(issue.message) ? `${path}${issue.message}` : `${path} ${issue.message}`
   })
 }
 
