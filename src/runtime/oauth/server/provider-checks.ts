@@ -34,6 +34,7 @@ const builtInSchema = (name: (typeof BUILT_IN_OAUTH_PROVIDERS)[number]) => z.loo
     ...(presetOf(name).requires ?? []).map(key => !hasText(o[key]) && !hasText(o.issuer) && [key, `is required (or set svcAuth.providers.${name}.issuer).`] as [string, string]),
     ...(presetOf(name).check?.(o as AnyProviderOptions) ?? []).map(message => ['', `.${message}`] as [string, string]),
   ]))
+  .describe(`${presetOf(name).label} login ([oauth](oauth.md#options-of-every-oauth-provider)).`)
 
 const PROFILE_FIELDS = ['sub', 'email', 'emailVerified', 'name', 'picture']
 const required = z.string({ error: 'is required (string).' }).min(1, { error: 'is required (string).' })
@@ -74,8 +75,8 @@ const customSchema = (name: string) => z.looseObject({
 /** The login providers of the OAuth feature: the built-in ones, the mock provider, custom ones. */
 export const providersSchema = z.looseObject({
   ...Object.fromEntries(BUILT_IN_OAUTH_PROVIDERS.map(name => [name, builtInSchema(name).nullish()])),
-  mock: mockSchema.nullish(),
-  custom: is(custom => Array.isArray(custom) || isRecord(custom), 'must map names to providers ({ acme: { … } }) or be an array of providers with a unique name.').nullish(),
+  mock: mockSchema.describe('The development mock provider ([oauth](oauth.md#mock-provider)).').nullish(),
+  custom: is(custom => Array.isArray(custom) || isRecord(custom), 'must map names to providers ({ acme: { … } }) or be an array of providers with a unique name.').describe('Providers of your own, by name ([oauth](oauth.md#custom-providers-by-name)).').nullish(),
 }, { error: 'must be an object.' })
 
 /**

@@ -25,10 +25,11 @@ export const oneOf = <const T extends readonly [string, ...string[]]>(values: T)
   z.enum(values, { error: got(`must be one of ${values.join(', ')}`) })
 
 /**
- * A value that `guard` accepts, of the type it guards. (Not `z.custom`: its failure stops the
- * group's cross-field rules, and one error should list every mistake.)
+ * A value that `guard` accepts, of the type it guards; `type` names it in docs/options.md. (Not
+ * `z.custom`: its failure stops the group's cross-field rules, and one error should list every mistake.)
  */
-export const is = <T>(guard: (value: unknown) => value is T, error: string | ReturnType<typeof got>) => z.unknown().refine(guard, { error })
+export const is = <T>(guard: (value: unknown) => value is T, error: string | ReturnType<typeof got>, type = 'object') =>
+  z.unknown().refine(guard, { error }).meta({ type })
 
 /** A duration: seconds, or a string such as `'15m'` ({@link parseDuration}, the module's one parser). */
 export const duration = is((value): value is Duration => {
@@ -38,7 +39,7 @@ export const duration = is((value): value is Duration => {
   catch {
     return false
   }
-}, got('must be a number of seconds or a duration such as \'1h\''))
+}, got('must be a number of seconds or a duration such as \'1h\''), 'duration (seconds or `\'15m\'`)')
 
 /** A same-origin relative path (`/dashboard`). */
 export const relativePath = (fallback: string, message = 'must be a relative path such as \'/\'') => z.string().refine(isRelativePath, { error: got(message) }).default(fallback)

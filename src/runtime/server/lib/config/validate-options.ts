@@ -21,8 +21,8 @@ const cookieName = (fallback: string) => z.string().regex(COOKIE_NAME, { error: 
 const seconds = (fallback: number) => z.number({ error: 'must be a positive number of seconds.' }).positive({ error: 'must be a positive number of seconds.' }).default(fallback)
 const endpoint = (fallback: string) => relativePath(fallback, 'must be a path starting with \'/\'')
 /** A string that the environment may give as a number (a numeric password or token); its value is never shown. */
-const envString = (fallback: string) => is((value): value is string => typeof value === 'string' || typeof value === 'number', 'must be a string (its value is not shown).').default(fallback)
-const redisNodes = is((value): value is RedisNode[] => Array.isArray(value) && value.every(n => n && typeof n === 'object' && typeof n.host === 'string' && n.host !== '' && Number.isInteger(n.port) && n.port > 0 && n.port < 65536), got('must be an array of { host, port }')).default([])
+const envString = (fallback: string) => is((value): value is string => typeof value === 'string' || typeof value === 'number', 'must be a string (its value is not shown).', 'string').default(fallback)
+const redisNodes = is((value): value is RedisNode[] => Array.isArray(value) && value.every(n => n && typeof n === 'object' && typeof n.host === 'string' && n.host !== '' && Number.isInteger(n.port) && n.port > 0 && n.port < 65536), got('must be an array of { host, port }'), '`{ host, port }[]`').default([])
 
 /** One rate-limit rule: per client address, per email, in a window of seconds. */
 const rule = (perIp: number, perEmail: number, window: number) => ({
@@ -38,7 +38,7 @@ export const rateLimitSchema = group({
   enabled: bool.default(true),
   trustedProxies: z.array(z.string().refine(isTrustedProxyEntry, { error: got('is not an IP address or CIDR range') }), { error: 'must be an array of addresses or CIDR ranges.' }).default([]),
   // It names every client's address (sessions, security logs), not only the rate limits'.
-  clientAddressHeader: is(isClientAddressHeader, got('must be a header name such as \'cf-connecting-ip\', \'\' (the platform\'s default) or false (none)'))
+  clientAddressHeader: is(isClientAddressHeader, got('must be a header name such as \'cf-connecting-ip\', \'\' (the platform\'s default) or false (none)'), 'string, `false`')
     .refine(value => typeof value !== 'string' || !MULTI_HOP_HEADERS.includes(value.toLowerCase()), { error: issue => `cannot be '${String(issue.input)}': proxies append to that header, so a client can put any address before theirs. Use a header the platform in front sets to one address (cf-connecting-ip, x-real-ip, …), or list your proxies in rateLimit.trustedProxies (then the right-most address of X-Forwarded-For that is not one of them is the client's).` })
     .default(''),
   register: group(rule(10, 5, 3600)),
@@ -65,15 +65,15 @@ export const rateLimitSchema = group({
 /** Every option of the core; the features' own (`providers`, `twoFactor`) are composed in at build time. */
 export const coreOptionsSchema = z.object({
   token: group({
-    secret: secret.default(''),
+    secret: secret.default('').describe('Required, 32 bytes or more.'),
     previousSecrets: listOf(secret).default([]),
     expiresIn: duration.default('1h'),
     algorithm: z.enum(['HS256', 'RS256'], { error: got('must be \'HS256\' or \'RS256\'') }).default('HS256'),
     issuer: text.default('svc'),
     audience: text.default(''),
-    privateKey: text.default(''),
+    privateKey: text.default('').describe('RS256 only: PKCS#8 PEM.'),
     keyId: text.default('svc-auth'),
-    previousKeys: is((keys): keys is RsaVerificationKey[] => Array.isArray(keys) && keys.every(k => isRecord(k) && typeof k.key === 'string' && ['string', 'undefined'].includes(typeof k.keyId)), 'must be an array of { keyId?: string, key: string (PEM) }.').default([]),
+    previousKeys: is((keys): keys is RsaVerificationKey[] => Array.isArray(keys) && keys.every(k => isRecord(k) && typeof k.key === 'string' && ['string', 'undefined'].includes(typeof k.keyId)), 'must be an array of { keyId?: string, key: string (PEM) }.', '`{ keyId?, key }[]`').default([]),
   }).superRefine(...crossChecks<TokenOptions>(token => [
     token.algorithm === 'RS256' && !token.privateKey && ['privateKey', '(PKCS#8 PEM) is required with algorithm RS256.'],
   ])),
@@ -83,7 +83,7 @@ export const coreOptionsSchema = z.object({
     ssrTokenExpiry: duration.default('5m'),
     reuseGracePeriod: z.number({ error: 'must be a number of seconds, 0 or more.' }).min(0, { error: 'must be a number of seconds, 0 or more.' }).default(10),
     cookie: group({
-      cookieName: z.string().default('svc-refresh'),
+      cookieName: z.string().default('svc-refresh').describe('`\'__Host-svc-refresh\'` recommended in production ([checklist](deploying.md#production-checklist)).'),
       maxAge: seconds(604800),
       secure: bool.default(true),
       httpOnly: bool.default(true),
@@ -97,8 +97,8 @@ export const coreOptionsSchema = z.object({
       driver: oneOf(['fs', 'redis', 'memory', 'upstash']).default('fs'),
       prefix: text.default('refresh:'),
       base: text.default('./.data/refresh-tokens'),
-      url: text.default(''),
-      token: envString(''),
+      url: text.default('').describe('redis: connection URL; upstash: REST URL, else `UPSTASH_REDIS_REST_URL`.'),
+      token: envString('').describe('upstash: REST token, else `UPSTASH_REDIS_REST_TOKEN`.'),
       host: text.default('127.0.0.1'),
       port: z.number().default(6379),
       password: envString(''),
@@ -132,7 +132,7 @@ export const coreOptionsSchema = z.object({
   }),
   authCode: group({
     expiresIn: seconds(60),
-    cookieName: cookieName('svc-code'),
+    cookieName: cookieName('svc-code').describe('`__Host-` prefixed when secure.'),
   }),
   redirect: group({
     logout: relativePath('/'),
@@ -177,11 +177,11 @@ export const coreOptionsSchema = z.object({
     allowedOrigins: z.array(z.string().refine(entry => originOf(entry) === entry.replace(/\/$/, ''), { error: got('is not an origin (scheme://host[:port], no path)') }), { error: 'must be an array of origins such as \'https://admin.example.com\'.' }).default([]),
   }),
   sessions: group({
-    revokeAccessTokens: bool.default(true),
-    recentLogin: duration.default('15m'),
+    revokeAccessTokens: bool.default(true).describe('Access tokens die with their session ([sessions](sessions.md)).'),
+    recentLogin: duration.default('15m').describe('How recent a login must be to change how the user logs in ([sessions](sessions.md#recent-login)).'),
   }),
   publicUrl: z.string().refine(url => url === '' || !!originOf(url), { error: got('must be an http(s) URL such as \'https://app.example.com\'') }).default(''),
-  enableSSR: bool.default(true),
+  enableSSR: bool.default(true).describe('`true` when SSR is on.'),
 })
 
 /** Every mistake in `svcAuth.rateLimit`, one message each. */
