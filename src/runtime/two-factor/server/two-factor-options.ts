@@ -35,7 +35,8 @@ export type TwoFactorOptionsChecked = Checked<SameType<z.output<typeof twoFactor
  * `tokenSecret` is `token.secret`: `twoFactor.secret` must be another key.
  */
 export function validateTwoFactorOptions(options: TwoFactorOptions | undefined, tokenSecret = ''): string[] {
-  if (options?.enabled !== true) return schemaErrors(bool.optional(), options?.enabled, 'svcAuth.twoFactor.enabled')
+  if (options === undefined) return []
+  if (options.enabled !== true) return schemaErrors(bool, options.enabled, 'svcAuth.twoFactor.enabled')
   return [
     ...schemaErrors(twoFactorSchema, options, 'svcAuth.twoFactor'),
     ...(options.secret && options.secret === tokenSecret ? ['svcAuth.twoFactor.secret must not be token.secret: it is a key of its own, so that rotating one never touches the other.'] : []),
