@@ -22,8 +22,9 @@ export interface CheckContext {
  */
 export function checkOptions(options: ModuleOptions, { dev, env, baseURL = '/' }: CheckContext): string[] {
   const secretFromEnv = !!env.NUXT_SVC_AUTH_TOKEN_SECRET
-  const { errors, warnings } = validateOptions(options, { secretRequired: dev && !secretFromEnv, baseURL })
-  errors.push(...validateTwoFactorOptions(options.twoFactor, options.token.secret))
+  const core = validateOptions(options, { secretRequired: dev && !secretFromEnv, baseURL })
+  const errors = [...core.errors, ...validateTwoFactorOptions(options.twoFactor, options.token.secret)]
+  const warnings = core.warnings
   if (errors.length) throw new Error(formatValidationErrors(errors))
   if (!options.token.secret && !secretFromEnv) {
     warnings.push('svcAuth.token.secret is not set: provide NUXT_SVC_AUTH_TOKEN_SECRET when the server starts.')

@@ -1,5 +1,6 @@
 import { addImports, addServerHandler, addServerImports, addServerPlugin } from '@nuxt/kit'
-import { isPasswordEnabled, resolvePasswordOptions, validatePasswordOptions, validateRateLimitOptions } from '../runtime/password/server/password-options'
+import { isPasswordEnabled, resolvePasswordOptions, validatePasswordOptions } from '../runtime/password/server/password-options'
+import { formatValidationErrors } from '../runtime/server/lib/config/validate-options'
 import { passwordRoutes } from './module-routes'
 import type { SetupContext } from './setup-context'
 
@@ -13,9 +14,8 @@ import type { SetupContext } from './setup-context'
 export function setupPassword(ctx: SetupContext): void {
   const input = ctx.options.providers.password
   if (!isPasswordEnabled(input)) return
-  const options = resolvePasswordOptions(input)
-  const errors = [...validatePasswordOptions(options), ...validateRateLimitOptions(ctx.options.rateLimit)]
-  if (errors.length) throw new Error(`[svc-auth] Invalid configuration:\n${errors.map(e => `  - ${e}`).join('\n')}`)
+  const errors = validatePasswordOptions(resolvePasswordOptions(input))
+  if (errors.length) throw new Error(formatValidationErrors(errors))
 
   addServerPlugin(ctx.resolver.resolve('./runtime/password/server/password-plugin'))
   for (const route of passwordRoutes(ctx.options)) {

@@ -278,8 +278,8 @@ describe('validateOptions and checkOptions', () => {
 
   it('previous keys: lists of 32-byte secrets and encryption keys, RS256 keys as { keyId?, key }', () => {
     expect(validateOptions(valid(o => (o.token.previousSecrets = ['p'.repeat(32)]))).errors).toEqual([])
-    expect(validateOptions(valid(o => (o.token.previousSecrets = ['short']))).errors.join('\n')).toMatch(/token\.previousSecrets: every secret must be at least 32 bytes/)
-    expect(validateOptions(valid(o => (o.tokenRefresh.encryption.previousKeys = ['k'.repeat(31)]))).errors.join('\n')).toMatch(/encryption\.previousKeys: every key must be at least 32 characters/)
+    expect(validateOptions(valid(o => (o.token.previousSecrets = ['short']))).errors.join('\n')).toMatch(/token\.previousSecrets\[0\] must be at least 32 bytes/)
+    expect(validateOptions(valid(o => (o.tokenRefresh.encryption.previousKeys = ['k'.repeat(31)]))).errors.join('\n')).toMatch(/encryption\.previousKeys\[0\] must be at least 32 characters/)
     expect(validateOptions(valid(o => (o.token.previousKeys = [{ keyId: 'a', key: 'PEM' }]))).errors).toEqual([])
     expect(validateOptions(valid(o => ((o.token as unknown as { previousKeys: unknown }).previousKeys = ['PEM']))).errors.join('\n')).toMatch(/token\.previousKeys must be an array of \{ keyId\?: string, key: string \(PEM\) \}/)
   })
@@ -445,9 +445,9 @@ describe('validateOptions and checkOptions', () => {
     const message = thrownMessage(() => checkOptions(options, PROD))
     expect(message).toContain('svcAuth.security.maxBodySize must be a whole number of bytes, 1024 or more (got 100).')
     expect(message).not.toContain('"https://admin.example.com"')
-    expect(message).toContain('svcAuth.security.allowedOrigins: "https://x.example/path" is not an origin')
-    expect(message).toContain('svcAuth.security.allowedOrigins: "admin.example.com" is not an origin')
-    expect(message).toContain('svcAuth.security.allowedOrigins: "ftp://files.example" is not an origin')
+    expect(message).toContain('svcAuth.security.allowedOrigins[1] is not an origin (scheme://host[:port], no path) (got "https://x.example/path")')
+    expect(message).toContain('svcAuth.security.allowedOrigins[2] is not an origin (scheme://host[:port], no path) (got "admin.example.com")')
+    expect(message).toContain('svcAuth.security.allowedOrigins[3] is not an origin (scheme://host[:port], no path) (got "ftp://files.example")')
     expect(message).toContain('svcAuth.publicUrl must be an http(s) URL')
     expect(message).toContain('svcAuth.authCode.cookieName must be a cookie name')
     expect(validateOptions(valid((o) => {

@@ -36,14 +36,14 @@ describe('passkey options', () => {
       maxNameLength: 0,
     }))
     expect(errors.map(e => e.split(' ')[0])).toEqual([
+      'svcAuth.providers.passkey.rpID',
+      'svcAuth.providers.passkey.origins[0]',
       'svcAuth.providers.passkey.userVerification',
       'svcAuth.providers.passkey.attestation',
       'svcAuth.providers.passkey.residentKey',
       'svcAuth.providers.passkey.authenticatorAttachment',
       'svcAuth.providers.passkey.timeout',
       'svcAuth.providers.passkey.maxNameLength',
-      'svcAuth.providers.passkey.rpID',
-      'svcAuth.providers.passkey.origins:',
     ])
   })
 

@@ -6,7 +6,8 @@ import type { AuthContext } from '../../src/runtime/server/lib/core/context'
 import { normalizeEmail, requireEmail } from '../../src/runtime/server/lib/edge/email'
 import { automaticHashConcurrency, createPasswordHasher, createSemaphore } from '../../src/runtime/password/server/hashing'
 import { passwordSubject } from '../../src/runtime/password/server/password-handlers'
-import { PASSWORD_DEFAULTS, isPasswordEnabled, resolvePasswordOptions, validatePasswordOptions, validateRateLimitOptions } from '../../src/runtime/password/server/password-options'
+import { PASSWORD_DEFAULTS, isPasswordEnabled, resolvePasswordOptions, validatePasswordOptions } from '../../src/runtime/password/server/password-options'
+import { validateRateLimitOptions } from '../../src/runtime/server/lib/config/validate-options'
 import { checkPasswordPolicy, commonPasswords, isCommonPassword, MAX_PASSWORD_BYTES, normalizePassword, passwordBytes, passwordForms, policyMessage } from '../../src/runtime/password/server/policy'
 import { createMagicCode, discardMagicCode, verifyMagicCode } from '../../src/runtime/password/server/magic-code'
 import type { PasswordHandlers } from '../../src/runtime/types/auth'
@@ -185,7 +186,7 @@ describe('options', () => {
     expect(errors.join('\n')).toContain('svcAuth.rateLimit.login.perEmailAndIp must be a whole number')
     expect(errors.join('\n')).toContain('svcAuth.rateLimit.codeOnlyVerify.misses must be a whole number')
     expect(errors.join('\n')).toContain('svcAuth.rateLimit.codeOnlyVerify.window must be a whole number')
-    expect(errors.join('\n')).toContain('"proxy.local" is not an IP address or CIDR range')
+    expect(errors.join('\n')).toContain('svcAuth.rateLimit.trustedProxies[0] is not an IP address or CIDR range (got "proxy.local")')
   })
 })
 

@@ -244,9 +244,9 @@ describe('the two-factor key options', () => {
     expect(errors({ secret: TF_1, previousSecrets: [TOKEN_A] })).toBe('')
     expect(errors({ secret: 'short' })).toMatch(/svcAuth\.twoFactor\.secret must be at least 32 bytes long/)
     expect(errors({ secret: TOKEN_A })).toMatch(/svcAuth\.twoFactor\.secret must not be token\.secret/)
-    expect(errors({ previousSecrets: ['short'] })).toMatch(/svcAuth\.twoFactor\.previousSecrets: every secret must be at least 32 bytes long/)
-    expect(errors({ previousSecrets: [42] as unknown as string[] })).toMatch(/svcAuth\.twoFactor\.previousSecrets must be an array of secrets/)
-    expect(errors({ secret: 42 as unknown as string })).toMatch(/svcAuth\.twoFactor\.secret must be at least 32 bytes long/)
+    expect(errors({ previousSecrets: ['short'] })).toMatch(/svcAuth\.twoFactor\.previousSecrets\[0\] must be at least 32 bytes long/)
+    expect(errors({ previousSecrets: [42] as unknown as string[] })).toMatch(/svcAuth\.twoFactor\.previousSecrets\[0\] must be a string/)
+    expect(errors({ secret: 42 as unknown as string })).toMatch(/svcAuth\.twoFactor\.secret must be a string/)
   })
 
   it('stay in the private runtime config, can come from the environment, and are masked in DevTools', () => {

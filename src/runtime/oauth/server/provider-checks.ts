@@ -1,161 +1,122 @@
+import { z } from 'zod'
 import type { EndpointOptions } from '../../types/options'
 import type { ProvidersOptions } from '../../types/providers'
 import { runtimeEnvName } from './env-name'
 import { isAllowedProviderUrl } from './provider-url'
 import { BUILT_IN_OAUTH_PROVIDERS, customEntries, type AnyProviderOptions, isBuiltInProvider, presetOf, PROVIDER_NAME, RESERVED_PROVIDER_NAMES } from './provider-registry'
 import { isRecord, trimmedString } from '../../shared/values'
+import { bool, crossChecks, is, schemaErrors, text } from '../../server/lib/config/schema'
 
-const hasText = (value: unknown): boolean => trimmedString(value) !== undefined
+const hasText = (value: unknown): value is string => trimmedString(value) !== undefined
 
 export interface ProviderValidation {
   errors: string[]
   warnings: string[]
 }
 
-/** Option keys that hold a URL: `issuer` and every key ending in `Url`. */
-const isUrlKey = (key: string): boolean => key === 'issuer' || key.endsWith('Url')
+type Options = Record<string, unknown>
 
-const PROFILE_FIELDS = new Set(['sub', 'email', 'emailVerified', 'name', 'picture'])
-
-/** Checks of every OAuth provider; `envPath` is where its keys are in the runtime config. */
-function checkCommon(label: string, envPath: string[], o: Record<string, unknown>, errors: string[], warnings: string[], secretsRequired: boolean): void {
-  if (!hasText(o.clientId)) errors.push(`${label}.clientId is required.`)
-  if (typeof o.clientSecret !== 'string' || !o.clientSecret) {
-    if (secretsRequired) errors.push(`${label}.clientSecret is required.`)
-    else warnings.push(`${label}.clientSecret is not set: provide it through ${runtimeEnvName([...envPath, 'clientSecret'])} when the server starts.`)
-  }
-  if (o.scopes !== undefined && !(Array.isArray(o.scopes) && o.scopes.every(s => typeof s === 'string' && s && !/\s/.test(s)))) {
-    errors.push(`${label}.scopes must be an array of scope strings without spaces.`)
-  }
-  if (o.authorizationParams !== undefined && !(isRecord(o.authorizationParams) && Object.values(o.authorizationParams).every(v => typeof v === 'string'))) {
-    errors.push(`${label}.authorizationParams must map names to strings.`)
-  }
-  if (o.tokenEndpointAuthMethod !== undefined && o.tokenEndpointAuthMethod !== 'client_secret_basic' && o.tokenEndpointAuthMethod !== 'client_secret_post') {
-    errors.push(`${label}.tokenEndpointAuthMethod must be 'client_secret_basic' or 'client_secret_post'.`)
-  }
-  for (const [key, value] of Object.entries(o)) {
-    if (!isUrlKey(key) || value === undefined || value === '') continue
-    if (typeof value !== 'string' || !isAllowedProviderUrl(value)) {
-      errors.push(`${label}.${key} must be an absolute https URL (http only on localhost) (got ${JSON.stringify(value)}).`)
-    }
-  }
+/** Options of every OAuth provider; `issuer` and every key ending in `Url` hold an https URL. */
+const oauthShape = {
+  clientId: is(hasText, 'is required.'),
+  scopes: is((scopes): scopes is string[] => Array.isArray(scopes) && scopes.every(s => typeof s === 'string' && s !== '' && !/\s/.test(s)), 'must be an array of scope strings without spaces.').optional(),
+  authorizationParams: is((params): params is Record<string, string> => isRecord(params) && Object.values(params).every(v => typeof v === 'string'), 'must map names to strings.').optional(),
+  tokenEndpointAuthMethod: z.enum(['client_secret_basic', 'client_secret_post'], { error: 'must be \'client_secret_basic\' or \'client_secret_post\'.' }).optional(),
 }
+const urlChecks = crossChecks<Options>(o => Object.entries(o).map(([key, value]) =>
+  (key === 'issuer' || key.endsWith('Url')) && value !== undefined && value !== '' && !(typeof value === 'string' && isAllowedProviderUrl(value))
+  && [key, `must be an absolute https URL (http only on localhost) (got ${JSON.stringify(value)}).`]))
 
-/** A profile mapping: known fields, each a field name or a non-empty list of them. */
-function checkProfileMapping(label: string, value: unknown, errors: string[]): void {
-  if (value === undefined) return
-  if (!isRecord(value)) {
-    errors.push(`${label}.profileMapping must be an object such as { sub: 'id', name: ['global_name', 'username'] }.`)
-    return
-  }
-  for (const [key, fields] of Object.entries(value)) {
-    const list = Array.isArray(fields) ? fields : [fields]
-    if (!PROFILE_FIELDS.has(key)) errors.push(`${label}.profileMapping.${key} is not one of ${[...PROFILE_FIELDS].join(', ')}.`)
-    else if (!list.length || !list.every(hasText)) errors.push(`${label}.profileMapping.${key} must name a profile field or a list of them.`)
-  }
-}
+/** A built-in provider: the common options, and what its preset requires of its own. */
+const builtInSchema = (name: (typeof BUILT_IN_OAUTH_PROVIDERS)[number]) => z.looseObject(oauthShape, { error: 'must be an object.' })
+  .superRefine(...urlChecks)
+  .superRefine(...crossChecks<Options>(o => [
+    ...(presetOf(name).requires ?? []).map(key => !hasText(o[key]) && !hasText(o.issuer) && [key, `is required (or set svcAuth.providers.${name}.issuer).`] as [string, string]),
+    ...(presetOf(name).check?.(o as AnyProviderOptions) ?? []).map(message => ['', `.${message}`] as [string, string]),
+  ]))
+  .describe(`${presetOf(name).label} login ([oauth](oauth.md#options-of-every-oauth-provider)).`)
 
-function checkMock(o: Record<string, unknown>, errors: string[]): void {
-  if (!Array.isArray(o.mockUsers) || o.mockUsers.length === 0) {
-    errors.push('svcAuth.providers.mock.mockUsers must be a non-empty array of users ({ sub, email, name }).')
-    return
-  }
-  const subs = new Set<string>()
-  o.mockUsers.forEach((user, i) => {
-    if (!isRecord(user)) {
-      errors.push(`svcAuth.providers.mock.mockUsers[${i}] must be an object.`)
-      return
-    }
-    for (const key of ['sub', 'email', 'name'] as const) {
-      if (typeof user[key] !== 'string' || !user[key]) errors.push(`svcAuth.providers.mock.mockUsers[${i}].${key} is required (string).`)
-    }
-    if (typeof user.sub === 'string') {
-      if (subs.has(user.sub)) errors.push(`svcAuth.providers.mock.mockUsers[${i}].sub "${user.sub}" is not unique.`)
-      subs.add(user.sub)
-    }
-  })
+const PROFILE_FIELDS = ['sub', 'email', 'emailVerified', 'name', 'picture']
+const required = z.string({ error: 'is required (string).' }).min(1, { error: 'is required (string).' })
+
+const mockSchema = z.object({
+  clientId: text.optional(),
+  clientSecret: text.optional(),
+  mockUsers: z.array(z.looseObject({ sub: required, email: required, name: required }, { error: 'must be an object.' }), { error: 'must be a non-empty array of users ({ sub, email, name }).' })
+    .min(1, { error: 'must be a non-empty array of users ({ sub, email, name }).' }),
+  defaultUser: z.unknown().optional(),
+  enableInProduction: bool.optional(),
+}, { error: 'must be an object.' }).superRefine(...crossChecks<Options>((o) => {
+  const users = Array.isArray(o.mockUsers) ? o.mockUsers : []
+  const subs = users.map(user => (isRecord(user) ? user.sub : undefined))
   const index = o.defaultUser ?? 0
-  if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index >= o.mockUsers.length) {
-    errors.push(`svcAuth.providers.mock.defaultUser must be an index into mockUsers (0 to ${o.mockUsers.length - 1}).`)
-  }
-  for (const key of ['clientId', 'clientSecret'] as const) {
-    if (o[key] !== undefined && typeof o[key] !== 'string') errors.push(`svcAuth.providers.mock.${key} must be a string.`)
-  }
-}
+  return [
+    ...subs.map((sub, i) => typeof sub === 'string' && subs.indexOf(sub) < i && [['mockUsers', i, 'sub'], `"${sub}" is not unique.`] as [PropertyKey[], string]),
+    users.length > 0 && !(Number.isInteger(index) && (index as number) >= 0 && (index as number) < users.length) && ['defaultUser', `must be an index into mockUsers (0 to ${users.length - 1}).`],
+  ]
+}))
+
+/** A provider of your own (`name` is its key or its entry's `name`). */
+const customSchema = (name: string) => z.looseObject({
+  ...oauthShape,
+  profileMapping: is(isRecord, 'must be an object such as { sub: \'id\', name: [\'global_name\', \'username\'] }.')
+    .superRefine(...crossChecks<Options>(mapping => Object.entries(mapping).map(([key, fields]) =>
+      !PROFILE_FIELDS.includes(key)
+        ? [key, `is not one of ${PROFILE_FIELDS.join(', ')}.`]
+        : !(Array.isArray(fields) ? fields.length > 0 && fields.every(hasText) : hasText(fields)) && [key, 'must name a profile field or a list of them.'])))
+    .optional(),
+}, { error: 'must be an object.' })
+  .superRefine(...urlChecks)
+  .superRefine(...crossChecks<Options>(o => [
+    !hasText(o.issuer) && !(hasText(o.authorizationUrl) && hasText(o.tokenUrl) && hasText(o.userInfoUrl)) && ['', ` ("${name}") needs an OpenID Connect issuer, or authorizationUrl, tokenUrl and userInfoUrl.`],
+    !hasText(o.issuer) && Array.isArray(o.scopes) && o.scopes.includes('openid') && ['', ` ("${name}") requests the openid scope: set its issuer so that id_tokens can be validated.`],
+  ]))
+
+/** The login providers of the OAuth feature: the built-in ones, the mock provider, custom ones. */
+export const providersSchema = z.looseObject({
+  ...Object.fromEntries(BUILT_IN_OAUTH_PROVIDERS.map(name => [name, builtInSchema(name).nullish()])),
+  mock: mockSchema.describe('The development mock provider ([oauth](oauth.md#mock-provider)).').nullish(),
+  custom: is(custom => Array.isArray(custom) || isRecord(custom), 'must map names to providers ({ acme: { … } }) or be an array of providers with a unique name.').describe('Providers of your own, by name ([oauth](oauth.md#custom-providers-by-name)).').nullish(),
+}, { error: 'must be an object.' })
 
 /**
  * Checks the provider options. `secretsRequired` is false at build time (client secrets may come
  * from the environment when the server starts) and true when a login uses the provider.
  */
 export function validateProviders(providers: ProvidersOptions | undefined, endpoints: EndpointOptions, { secretsRequired = false }: { secretsRequired?: boolean } = {}): ProviderValidation {
-  const errors: string[] = []
-  const warnings: string[] = []
-  if (providers === undefined || providers === null) return { errors, warnings }
-  if (!isRecord(providers)) return { errors: ['svcAuth.providers must be an object.'], warnings }
+  if (!isRecord(providers)) return { errors: providers === undefined || providers === null ? [] : ['svcAuth.providers must be an object.'], warnings: [] }
+  const builtIn = BUILT_IN_OAUTH_PROVIDERS.filter(name => isRecord(providers[name]))
+    .map(name => ({ name, label: `svcAuth.providers.${name}`, envPath: ['providers', name], options: providers[name] as Options }))
+  const seen = new Set<string>()
+  const envNames = new Map<string, string>()
+  const custom = customEntries(providers.custom).flatMap(({ label, name, declaredName, options }) => {
+    if (!isRecord(options)) return [{ label, errors: [`${label} must be an object.`] }]
+    if (typeof name !== 'string' || !PROVIDER_NAME.test(name)) return [{ label, errors: [`${label}.name is required: letters, digits, '-' and '_' (got ${JSON.stringify(name)}).`] }]
+    const envName = runtimeEnvName(['providers', 'custom', name])
+    const sharing = envNames.get(envName)
+    const errors = [
+      declaredName !== undefined && declaredName !== name && `${label}.name must equal its key "${name}" (got ${JSON.stringify(declaredName)}).`,
+      RESERVED_PROVIDER_NAMES.has(name) ? `${label}.name "${name}" is reserved.` : isBuiltInProvider(name) && providers[name] && `${label}.name "${name}" is reserved: svcAuth.providers.${name} is configured.`,
+      seen.has(name) && `${label}.name "${name}" is not unique.`,
+      sharing !== undefined && sharing !== name && `Custom providers "${sharing}" and "${name}" share the environment names ${envName}_*: a variable would set both (and could send one's code and secret to the other's endpoints). Rename one.`,
+      ...schemaErrors(customSchema(name), options, label),
+    ].filter(error => typeof error === 'string')
+    seen.add(name)
+    envNames.set(envName, name)
+    return [{ name, label, envPath: ['providers', 'custom', name], options, errors }]
+  })
+  const oauth = [...builtIn, ...custom.filter(entry => 'options' in entry)] as Array<{ name: string, label: string, envPath: string[], options: Options }>
   const routes = new Map<string, string>(Object.entries(endpoints).map(([key, path]) => [String(path).replace(/\/+$/, ''), `endpoints.${key}`]))
-  const checkRoute = (name: string, label: string) => {
-    const route = `${endpoints.loginPath.replace(/\/+$/, '')}/${name}`
-    const taken = routes.get(route)
-    if (taken) errors.push(`${label}: its login route ${route} is the same as svcAuth.${taken}.`)
-  }
-
-  for (const name of BUILT_IN_OAUTH_PROVIDERS) {
-    const o = providers[name]
-    if (o === undefined || o === null) continue
-    const label = `svcAuth.providers.${name}`
-    if (!isRecord(o)) {
-      errors.push(`${label} must be an object.`)
-      continue
-    }
-    checkCommon(label, ['providers', name], o, errors, warnings, secretsRequired)
-    const preset = presetOf(name)
-    for (const key of preset.requires ?? []) {
-      if (!hasText(o[key]) && !hasText(o.issuer)) errors.push(`${label}.${key} is required (or set ${label}.issuer).`)
-    }
-    for (const message of preset.check?.(o as AnyProviderOptions) ?? []) errors.push(`${label}.${message}`)
-    checkRoute(name, label)
-  }
-
-  if (providers.mock !== undefined && providers.mock !== null) {
-    if (isRecord(providers.mock)) checkMock(providers.mock, errors)
-    else errors.push('svcAuth.providers.mock must be an object.')
-    checkRoute('mock', 'svcAuth.providers.mock')
-  }
-
-  if (providers.custom !== undefined && providers.custom !== null) {
-    if (!Array.isArray(providers.custom) && !isRecord(providers.custom)) {
-      errors.push('svcAuth.providers.custom must map names to providers ({ acme: { … } }) or be an array of providers with a unique name.')
-    }
-    const seen = new Set<string>()
-    const envNames = new Map<string, string>()
-    for (const { label, name, declaredName, options: o } of customEntries(providers.custom)) {
-      if (!isRecord(o)) {
-        errors.push(`${label} must be an object.`)
-        continue
-      }
-      if (typeof name !== 'string' || !PROVIDER_NAME.test(name)) {
-        errors.push(`${label}.name is required: letters, digits, '-' and '_' (got ${JSON.stringify(name)}).`)
-        continue
-      }
-      if (declaredName !== undefined && declaredName !== name) errors.push(`${label}.name must equal its key "${name}" (got ${JSON.stringify(declaredName)}).`)
-      if (RESERVED_PROVIDER_NAMES.has(name)) errors.push(`${label}.name "${name}" is reserved.`)
-      else if (isBuiltInProvider(name) && providers[name]) errors.push(`${label}.name "${name}" is reserved: svcAuth.providers.${name} is configured.`)
-      if (seen.has(name)) errors.push(`${label}.name "${name}" is not unique.`)
-      seen.add(name)
-      const envName = runtimeEnvName(['providers', 'custom', name])
-      const sharing = envNames.get(envName)
-      if (sharing !== undefined && sharing !== name) errors.push(`Custom providers "${sharing}" and "${name}" share the environment names ${envName}_*: a variable would set both (and could send one's code and secret to the other's endpoints). Rename one.`)
-      envNames.set(envName, name)
-      checkCommon(label, ['providers', 'custom', name], o, errors, warnings, secretsRequired)
-      checkProfileMapping(label, o.profileMapping, errors)
-      if (!hasText(o.issuer) && !(hasText(o.authorizationUrl) && hasText(o.tokenUrl) && hasText(o.userInfoUrl))) {
-        errors.push(`${label} ("${name}") needs an OpenID Connect issuer, or authorizationUrl, tokenUrl and userInfoUrl.`)
-      }
-      if (!hasText(o.issuer) && Array.isArray(o.scopes) && o.scopes.includes('openid')) {
-        errors.push(`${label} ("${name}") requests the openid scope: set its issuer so that id_tokens can be validated.`)
-      }
-      checkRoute(name, label)
-    }
-  }
+  const routed = [...builtIn, ...(providers.mock !== undefined && providers.mock !== null ? [{ name: 'mock', label: 'svcAuth.providers.mock' }] : []), ...custom.filter(entry => 'name' in entry)] as Array<{ name: string, label: string }>
+  const missingSecret = oauth.filter(({ options }) => typeof options.clientSecret !== 'string' || !options.clientSecret)
+  const errors = [
+    ...schemaErrors(providersSchema, providers, 'svcAuth.providers'),
+    ...custom.flatMap(entry => entry.errors),
+    ...(secretsRequired ? missingSecret.map(({ label }) => `${label}.clientSecret is required.`) : []),
+    ...routed.map(({ name, label }) => ({ label, route: `${endpoints.loginPath.replace(/\/+$/, '')}/${name}` }))
+      .filter(({ route }) => routes.has(route))
+      .map(({ label, route }) => `${label}: its login route ${route} is the same as svcAuth.${routes.get(route)}.`),
+  ]
+  const warnings = secretsRequired ? [] : missingSecret.map(({ label, envPath }) => `${label}.clientSecret is not set: provide it through ${runtimeEnvName([...envPath, 'clientSecret'])} when the server starts.`)
   return { errors, warnings }
 }

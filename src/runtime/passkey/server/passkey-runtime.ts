@@ -1,7 +1,6 @@
 import type { ResolvedPasskeyOptions } from '../passkey-types'
 import type { AuthContext } from '../../server/lib/core/context'
 import { formatValidationErrors } from '../../server/lib/config/validate-options'
-import { validateRateLimitOptions } from '../../password/server/password-options'
 import { isPasskeyEnabled, resolvePasskeyOptions, validatePasskeyOptions } from './passkey-options'
 
 /** Per-process state of the passkey provider. */
@@ -18,7 +17,7 @@ export function usePasskeyRuntime(ctx: AuthContext): PasskeyRuntime {
   const input = ctx.options.providers.passkey
   if (!isPasskeyEnabled(input)) throw new Error('[svc-auth] The passkey provider is not configured (svcAuth.providers.passkey).')
   const options = resolvePasskeyOptions(input)
-  const errors = [...validatePasskeyOptions(options, ctx.options.publicUrl), ...validateRateLimitOptions(ctx.options.rateLimit)]
+  const errors = validatePasskeyOptions(options, ctx.options.publicUrl)
   if (errors.length) throw new Error(formatValidationErrors(errors))
   runtime = { options }
   runtimes.set(ctx, runtime)

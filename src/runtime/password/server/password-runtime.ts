@@ -2,7 +2,8 @@ import type { ResolvedPasswordOptions } from '../password-types'
 import type { AuthContext } from '../../server/lib/core/context'
 import { getAuthHandlers } from '../../server/lib/core/handlers'
 import { createPasswordHasher, type PasswordHasher } from './hashing'
-import { isPasswordEnabled, resolvePasswordOptions, validatePasswordOptions, validateRateLimitOptions } from './password-options'
+import { isPasswordEnabled, resolvePasswordOptions, validatePasswordOptions } from './password-options'
+import { formatValidationErrors } from '../../server/lib/config/validate-options'
 import { backgroundWorkOutlivesRequests, workerThreadsAvailable } from '../../server/lib/config/platform'
 
 /** Per-process state of the password provider. */
@@ -25,8 +26,8 @@ export function usePasswordRuntime(ctx: AuthContext): PasswordRuntime {
   const input = ctx.options.providers.password
   if (!isPasswordEnabled(input)) throw new Error('[svc-auth] The password provider is not configured (svcAuth.providers.password).')
   const options = resolvePasswordOptions(input)
-  const errors = [...validatePasswordOptions(options), ...validateRateLimitOptions(ctx.options.rateLimit)]
-  if (errors.length) throw new Error(`[svc-auth] Invalid configuration:\n${errors.map(e => `  - ${e}`).join('\n')}`)
+  const errors = validatePasswordOptions(options)
+  if (errors.length) throw new Error(formatValidationErrors(errors))
   const hasher = createPasswordHasher({
     rounds: options.passwordHashRounds,
     concurrency: options.hashConcurrency,

@@ -1,56 +1,46 @@
 import type { TwoFactorOptions } from '../two-factor-types'
-import { stringList } from '../../server/lib/config/string-list'
+import type { z } from 'zod'
+import { bool, group, int, oneOf, schemaErrors, secret, listOf, text, type Checked, type SameType } from '../../server/lib/config/schema'
 
 export const TWO_FACTOR_ALGORITHMS = ['SHA1', 'SHA256', 'SHA512'] as const
-
-const isInteger = (value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): boolean =>
-  typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max
 
 /** True when the second factor is on. */
 export function isTwoFactorEnabled(options: { twoFactor?: Pick<TwoFactorOptions, 'enabled'> }): boolean {
   return options.twoFactor?.enabled === true
 }
 
+/** The options of the second factor (`svcAuth.twoFactor`); checked only when it is on. */
+export const twoFactorSchema = group({
+  enabled: bool.default(false),
+  secret: secret.default(''),
+  previousSecrets: listOf(secret).default([]),
+  issuer: text.refine(issuer => issuer.length <= 64 && !issuer.includes(':'), 'must be a name of at most 64 characters without \':\'.').default(''),
+  requireForAll: bool.default(false),
+  digits: int(6, 'must be 6, 7 or 8.', 8).default(6),
+  period: int(15, 'must be a whole number of seconds from 15 to 120.', 120).default(30),
+  algorithm: oneOf(TWO_FACTOR_ALGORITHMS).default('SHA1'),
+  window: int(0, 'must be 0, 1 or 2 time steps.', 2).default(1),
+  maxAttempts: int(1, 'must be a whole number from 1 to 100.', 100).default(5),
+  pendingLoginTTL: int(30, 'must be a whole number of seconds from 30 to 3600.', 3600).default(300),
+  enrolmentTTL: int(60, 'must be a whole number of seconds from 60 to 86400.', 86400).default(600),
+  recoveryCodes: int(1, 'must be a whole number from 1 to 20.', 20).default(10),
+  maxFailures: int(0, 'must be a whole number, 0 (no limit) or more.').default(20),
+  failureWindow: int(1, 'must be a whole number of seconds, 1 or more.').default(86400),
+})
+
+export type TwoFactorOptionsChecked = Checked<SameType<z.output<typeof twoFactorSchema>, TwoFactorOptions>>
+
 /**
- * Every mistake in `svcAuth.twoFactor`, one message each (none when it is off). `tokenSecret` is
- * `token.secret`: `twoFactor.secret` must be another key.
+ * Every mistake in `svcAuth.twoFactor`, one message each (only `enabled` when it is off).
+ * `tokenSecret` is `token.secret`: `twoFactor.secret` must be another key.
  */
 export function validateTwoFactorOptions(options: TwoFactorOptions | undefined, tokenSecret = ''): string[] {
   if (options === undefined) return []
-  const errors: string[] = []
-  const at = (key: string) => `svcAuth.twoFactor.${key}`
-  if (typeof options.enabled !== 'boolean') errors.push(`${at('enabled')} must be true or false.`)
-  if (options.enabled !== true) return errors
-  errors.push(...twoFactorKeyErrors(options, tokenSecret))
-  if (typeof options.issuer !== 'string' || options.issuer.length > 64 || options.issuer.includes(':')) errors.push(`${at('issuer')} must be a name of at most 64 characters without ':'.`)
-  if (typeof options.requireForAll !== 'boolean') errors.push(`${at('requireForAll')} must be true or false.`)
-  if (!isInteger(options.digits, 6, 8)) errors.push(`${at('digits')} must be 6, 7 or 8.`)
-  if (!isInteger(options.period, 15, 120)) errors.push(`${at('period')} must be a whole number of seconds from 15 to 120.`)
-  if (!(TWO_FACTOR_ALGORITHMS as readonly string[]).includes(options.algorithm)) errors.push(`${at('algorithm')} must be one of ${TWO_FACTOR_ALGORITHMS.join(', ')}.`)
-  if (!isInteger(options.window, 0, 2)) errors.push(`${at('window')} must be 0, 1 or 2 time steps.`)
-  if (!isInteger(options.maxAttempts, 1, 100)) errors.push(`${at('maxAttempts')} must be a whole number from 1 to 100.`)
-  if (!isInteger(options.pendingLoginTTL, 30, 3600)) errors.push(`${at('pendingLoginTTL')} must be a whole number of seconds from 30 to 3600.`)
-  if (!isInteger(options.enrolmentTTL, 60, 86400)) errors.push(`${at('enrolmentTTL')} must be a whole number of seconds from 60 to 86400.`)
-  if (!isInteger(options.recoveryCodes, 1, 20)) errors.push(`${at('recoveryCodes')} must be a whole number from 1 to 20.`)
-  if (!isInteger(options.maxFailures, 0)) errors.push(`${at('maxFailures')} must be a whole number, 0 (no limit) or more.`)
-  if (!isInteger(options.failureWindow, 1)) errors.push(`${at('failureWindow')} must be a whole number of seconds, 1 or more.`)
-  return errors
-}
-
-const byteLength = (value: string) => Buffer.byteLength(value, 'utf8')
-
-/** Mistakes in `twoFactor.secret` and `twoFactor.previousSecrets`. */
-function twoFactorKeyErrors(options: Pick<TwoFactorOptions, 'secret' | 'previousSecrets'>, tokenSecret: string): string[] {
-  const errors: string[] = []
-  const { secret, previousSecrets } = options
-  if (secret !== undefined && secret !== '') {
-    if (typeof secret !== 'string' || byteLength(secret) < 32) errors.push('svcAuth.twoFactor.secret must be at least 32 bytes long (or empty: token.secret keys the two-factor data).')
-    else if (secret === tokenSecret) errors.push('svcAuth.twoFactor.secret must not be token.secret: it is a key of its own, so that rotating one never touches the other.')
-  }
-  const isList = previousSecrets === undefined || typeof previousSecrets === 'string' || (Array.isArray(previousSecrets) && previousSecrets.every(item => typeof item === 'string'))
-  if (!isList) errors.push('svcAuth.twoFactor.previousSecrets must be an array of secrets.')
-  else if (stringList(previousSecrets).some(p => byteLength(p) < 32)) errors.push('svcAuth.twoFactor.previousSecrets: every secret must be at least 32 bytes long.')
-  return errors
+  if (options.enabled !== true) return schemaErrors(bool, options.enabled, 'svcAuth.twoFactor.enabled')
+  return [
+    ...schemaErrors(twoFactorSchema, options, 'svcAuth.twoFactor'),
+    ...(options.secret && options.secret === tokenSecret ? ['svcAuth.twoFactor.secret must not be token.secret: it is a key of its own, so that rotating one never touches the other.'] : []),
+  ]
 }
 
 /**

@@ -1,35 +1,196 @@
-import type { ModuleOptions } from '../../../types/options'
-import { parseDuration } from './duration'
+import { z } from 'zod'
+import type { ClientMiddlewareOptions, ModuleOptions, RedisNode, RefreshCookieOptions, RefreshEncryptionOptions, RefreshStorageOptions, RsaVerificationKey, TokenOptions } from '../../../types/options'
+import type { RateLimitOptions } from '../../../types/rate-limit-options'
 import { originOf } from '../edge/origin'
-import { stringList } from './string-list'
 import { isRelativePath } from '../../../shared/paths'
+import { isRecord } from '../../../shared/values'
 import { refreshCookiePathErrors } from '../edge/cookie-path'
 import { upstashOptionErrors, type ServerEnv } from '../store/upstash-connection'
 import { storageDriverError, type RuntimeTarget } from './runtime-target'
-import { clientAddressHeaderErrors } from '../edge/rate-limit'
+import { isClientAddressHeader, isTrustedProxyEntry, MULTI_HOP_HEADERS } from '../edge/rate-limit'
+import { bool, crossChecks, duration, got, group, int, is, oneOf, relativePath, schemaErrors, secret, listOf, text, type Checked, type SameType } from './schema'
 
 export interface ValidationResult {
   errors: string[]
   warnings: string[]
 }
 
-const ALGORITHMS = ['HS256', 'RS256']
-const DRIVERS = ['fs', 'redis', 'memory', 'upstash']
-const SAME_SITE = ['lax', 'strict', 'none']
-const LOG_LEVELS = ['silent', 'error', 'warn', 'info', 'debug']
+/** A cookie name (an RFC 6265 token). */
+const COOKIE_NAME = /^[\w!#$%&'*+.^`|~-]+$/
+const cookieName = (fallback: string) => z.string().regex(COOKIE_NAME, { error: got('must be a cookie name (letters, digits, - and _)') }).default(fallback)
+const seconds = (fallback: number) => z.number({ error: 'must be a positive number of seconds.' }).positive({ error: 'must be a positive number of seconds.' }).default(fallback)
+const endpoint = (fallback: string) => relativePath(fallback, 'must be a path starting with \'/\'')
+/** A string that the environment may give as a number (a numeric password or token); its value is never shown. */
+const envString = (fallback: string) => is((value): value is string => typeof value === 'string' || typeof value === 'number', 'must be a string (its value is not shown).', 'string').default(fallback)
+const redisNodes = is((value): value is RedisNode[] => Array.isArray(value) && value.every(n => n && typeof n === 'object' && typeof n.host === 'string' && n.host !== '' && Number.isInteger(n.port) && n.port > 0 && n.port < 65536), got('must be an array of { host, port }'), '`{ host, port }[]`').default([])
 
-function isPositiveNumber(value: unknown): boolean {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0
+/** One rate-limit rule: per client address, per email, in a window of seconds. */
+const rule = (perIp: number, perEmail: number, window: number) => ({
+  perIp: int(0, 'must be a whole number, 0 (no limit) or more.').default(perIp),
+  perEmail: int(0, 'must be a whole number, 0 (no limit) or more.').default(perEmail),
+  window: int(1, 'must be a whole number of seconds, 1 or more.').default(window),
+})
+
+/** The longest cookie lifetime browsers keep (400 days, RFC 6265bis). */
+const MAX_COOKIE_AGE = 400 * 86400
+
+export const rateLimitSchema = group({
+  enabled: bool.default(true),
+  trustedProxies: z.array(z.string().refine(isTrustedProxyEntry, { error: got('is not an IP address or CIDR range') }), { error: 'must be an array of addresses or CIDR ranges.' }).default([]),
+  // It names every client's address (sessions, security logs), not only the rate limits'.
+  clientAddressHeader: is(isClientAddressHeader, got('must be a header name such as \'cf-connecting-ip\', \'\' (the platform\'s default) or false (none)'), 'string, `false`')
+    .refine(value => typeof value !== 'string' || !MULTI_HOP_HEADERS.includes(value.toLowerCase()), { error: issue => `cannot be '${String(issue.input)}': proxies append to that header, so a client can put any address before theirs. Use a header the platform in front sets to one address (cf-connecting-ip, x-real-ip, …), or list your proxies in rateLimit.trustedProxies (then the right-most address of X-Forwarded-For that is not one of them is the client's).` })
+    .default(''),
+  register: group(rule(10, 5, 3600)),
+  login: group({
+    ...rule(30, 100, 900),
+    perEmailAndIp: int(0, 'must be a whole number, 0 (no limit) or more.').default(5),
+    deviceCookieMaxAge: int(0, `must be a whole number of seconds from 0 (no device cookies) to ${MAX_COOKIE_AGE} (400 days).`, MAX_COOKIE_AGE).default(31536000),
+  }),
+  resetRequest: group(rule(10, 5, 3600)),
+  verify: group(rule(20, 0, 900)),
+  codeOnlyVerify: group({
+    misses: int(0, 'must be a whole number, 0 (code-only verification off) or more.').default(25),
+    window: int(1, 'must be a whole number of seconds, 1 or more.').default(3600),
+  }),
+  verifyFailures: group({
+    perEmail: int(0, 'must be a whole number, 0 (no limit) or more.').default(10),
+    window: int(1, 'must be a whole number of seconds, 1 or more.').default(86400),
+  }),
+  resetComplete: group(rule(10, 0, 900)),
+  change: group(rule(10, 5, 900)),
+  passkey: group(rule(60, 10, 900)),
+})
+
+/** Every option of the core; the features' own (`providers`, `twoFactor`) are composed in at build time. */
+export const coreOptionsSchema = z.object({
+  token: group({
+    secret: secret.default('').describe('Required, 32 bytes or more.'),
+    previousSecrets: listOf(secret).default([]),
+    expiresIn: duration.default('1h'),
+    algorithm: z.enum(['HS256', 'RS256'], { error: got('must be \'HS256\' or \'RS256\'') }).default('HS256'),
+    issuer: text.default('svc'),
+    audience: text.default(''),
+    privateKey: text.default('').describe('RS256 only: PKCS#8 PEM.'),
+    keyId: text.default('svc-auth'),
+    previousKeys: is((keys): keys is RsaVerificationKey[] => Array.isArray(keys) && keys.every(k => isRecord(k) && typeof k.key === 'string' && ['string', 'undefined'].includes(typeof k.keyId)), 'must be an array of { keyId?: string, key: string (PEM) }.', '`{ keyId?, key }[]`').default([]),
+  }).superRefine(...crossChecks<TokenOptions>(token => [
+    token.algorithm === 'RS256' && !token.privateKey && ['privateKey', '(PKCS#8 PEM) is required with algorithm RS256.'],
+  ])),
+  tokenRefresh: group({
+    enabled: bool.default(true),
+    automaticRefresh: bool.default(true),
+    ssrTokenExpiry: duration.default('5m'),
+    reuseGracePeriod: z.number({ error: 'must be a number of seconds, 0 or more.' }).min(0, { error: 'must be a number of seconds, 0 or more.' }).default(10),
+    cookie: group({
+      cookieName: z.string().default('svc-refresh').describe('`\'__Host-svc-refresh\'` recommended in production ([checklist](deploying.md#production-checklist)).'),
+      maxAge: seconds(604800),
+      secure: bool.default(true),
+      httpOnly: bool.default(true),
+      sameSite: z.enum(['lax', 'strict', 'none'], { error: got('must be \'lax\', \'strict\' or \'none\'') }).default('lax'),
+      path: text.default('/'),
+    }).superRefine(...crossChecks<RefreshCookieOptions>(cookie => [
+      ...refreshCookieNameErrors(cookie).map(message => ['cookieName', message] as [string, string]),
+      cookie.sameSite === 'none' && !cookie.secure && ['sameSite', '\'none\' requires secure: true (browsers reject it otherwise).'],
+    ])),
+    storage: group({
+      driver: oneOf(['fs', 'redis', 'memory', 'upstash']).default('fs'),
+      prefix: text.default('refresh:'),
+      base: text.default('./.data/refresh-tokens'),
+      url: text.default('').describe('redis: connection URL; upstash: REST URL, else `UPSTASH_REDIS_REST_URL`.'),
+      token: envString('').describe('upstash: REST token, else `UPSTASH_REDIS_REST_TOKEN`.'),
+      host: text.default('127.0.0.1'),
+      port: z.number().default(6379),
+      password: envString(''),
+      db: z.number().default(0),
+      tls: bool.default(false),
+      tlsCa: text.default(''),
+      tlsServername: text.default(''),
+      sentinels: redisNodes,
+      sentinelName: text.default('mymaster'),
+      sentinelPassword: envString(''),
+      cluster: redisNodes,
+    }).superRefine(...crossChecks<RefreshStorageOptions>((storage) => {
+      const sentinels = Array.isArray(storage.sentinels) && storage.sentinels.length > 0
+      const cluster = Array.isArray(storage.cluster) && storage.cluster.length > 0
+      return [
+        sentinels && cluster && ['', ': set either sentinels (Redis Sentinel) or cluster (Redis Cluster), not both.'],
+        sentinels && !!storage.url && ['', ': url (one Redis server) and sentinels (Redis Sentinel) are both set: keep one of them.'],
+        cluster && !!storage.url && ['', ': url (one Redis server) and cluster (Redis Cluster) are both set: keep one of them.'],
+        sentinels && !storage.sentinelName && ['sentinelName', '(the master group name the sentinels watch) must not be empty with sentinels.'],
+        cluster && !!storage.db && ['db', `must be 0 with a Redis Cluster (got ${JSON.stringify(storage.db)}).`],
+      ]
+    })),
+    encryption: group({
+      enabled: bool.default(false),
+      key: text.default(''),
+      previousKeys: listOf(z.string().refine(key => key === '' || key.length >= 32, 'must be at least 32 characters long.')).default([]),
+      algorithm: z.literal('aes-256-gcm', { error: got('must be \'aes-256-gcm\'') }).default('aes-256-gcm'),
+    }).superRefine(...crossChecks<RefreshEncryptionOptions>(encryption => [
+      encryption.enabled && !(typeof encryption.key === 'string' && encryption.key.length >= 32) && ['key', 'must be at least 32 characters long when encryption is enabled.'],
+    ])),
+  }),
+  authCode: group({
+    expiresIn: seconds(60),
+    cookieName: cookieName('svc-code').describe('`__Host-` prefixed when secure.'),
+  }),
+  redirect: group({
+    logout: relativePath('/'),
+    success: relativePath('/'),
+    error: relativePath('/'),
+  }),
+  clientMiddleware: group({
+    enabled: bool.default(false),
+    global: bool.default(false),
+    redirectTo: text.default(''),
+    loggedOutRedirectTo: text.default(''),
+    publicRoutes: z.array(z.string(), { error: 'must be an array of route globs.' }).default([]),
+  }).superRefine(...crossChecks<ClientMiddlewareOptions>(mw => (['redirectTo', 'loggedOutRedirectTo'] as const).map(key =>
+    mw.enabled && !isRelativePath(mw[key]) && [key, 'is required and must be a relative path when the client middleware is enabled.'],
+  ))),
+  endpoints: group({
+    authPath: endpoint('/auth'),
+    loginPath: endpoint('/auth'),
+    callbackPath: endpoint('/auth/callback'),
+    logoutPath: endpoint('/auth/logout'),
+    refreshPath: endpoint('/auth/refresh'),
+    userInfoPath: endpoint('/api/user/me'),
+    tokenPath: endpoint('/auth/token'),
+    jwksPath: endpoint('/.well-known/jwks.json'),
+    impersonatePath: endpoint('/auth/impersonate'),
+    unimpersonatePath: endpoint('/auth/unimpersonate'),
+    sessionsPath: endpoint('/auth/sessions'),
+    secondFactorPath: endpoint('/auth/second-factor'),
+  }),
+  logging: group({
+    level: oneOf(['silent', 'error', 'warn', 'info', 'debug']).default('info'),
+    security: bool.default(false),
+  }),
+  impersonation: group({
+    enabled: bool.default(false),
+    tokenExpiration: seconds(900),
+    originalUserLookupClaim: text.default('sub'),
+  }),
+  rateLimit: rateLimitSchema,
+  security: group({
+    maxBodySize: int(1024, got('must be a whole number of bytes, 1024 or more')).default(16384),
+    allowedOrigins: z.array(z.string().refine(entry => originOf(entry) === entry.replace(/\/$/, ''), { error: got('is not an origin (scheme://host[:port], no path)') }), { error: 'must be an array of origins such as \'https://admin.example.com\'.' }).default([]),
+  }),
+  sessions: group({
+    revokeAccessTokens: bool.default(true).describe('Access tokens die with their session ([sessions](sessions.md)).'),
+    recentLogin: duration.default('15m').describe('How recent a login must be to change how the user logs in ([sessions](sessions.md#recent-login)).'),
+  }),
+  publicUrl: z.string().refine(url => url === '' || !!originOf(url), { error: got('must be an http(s) URL such as \'https://app.example.com\'') }).default(''),
+  enableSSR: bool.default(true).describe('`true` when SSR is on.'),
+})
+
+/** Every mistake in `svcAuth.rateLimit`, one message each. */
+export function validateRateLimitOptions(options: RateLimitOptions): string[] {
+  return schemaErrors(rateLimitSchema, options, 'svcAuth.rateLimit')
 }
 
-function checkDuration(value: unknown, name: string, errors: string[]) {
-  try {
-    parseDuration(value as string | number)
-  }
-  catch {
-    errors.push(`svcAuth.${name} must be a number of seconds or a duration such as '1h' (got ${JSON.stringify(value)}).`)
-  }
-}
+export type CoreOptionsChecked = Checked<SameType<z.output<typeof coreOptionsSchema>, Omit<ModuleOptions, 'providers' | 'twoFactor'>>>
+export type RateLimitChecked = Checked<SameType<z.output<typeof rateLimitSchema>, RateLimitOptions>>
 
 /**
  * Checks resolved options. `secretRequired` is false during a production build when the secret is
@@ -40,116 +201,20 @@ function checkDuration(value: unknown, name: string, errors: string[]) {
  * refused with the build's message.
  */
 export function validateOptions(options: ModuleOptions, { secretRequired = true, baseURL = '/', env, target }: { secretRequired?: boolean, baseURL?: string, env?: ServerEnv, target?: RuntimeTarget } = {}): ValidationResult {
-  const errors: string[] = []
-  const warnings: string[] = []
-  const { token, tokenRefresh: refresh } = options
-
-  if (!ALGORITHMS.includes(token.algorithm)) {
-    errors.push(`svcAuth.token.algorithm must be 'HS256' or 'RS256' (got ${JSON.stringify(token.algorithm)}).`)
-  }
-  if (!token.secret) {
-    if (secretRequired) errors.push('svcAuth.token.secret is required: set it in nuxt.config or with NUXT_SVC_AUTH_TOKEN_SECRET.')
-  }
-  else if (typeof token.secret !== 'string' || Buffer.byteLength(token.secret, 'utf8') < 32) {
-    errors.push('svcAuth.token.secret must be at least 32 bytes long.')
-  }
-  if (!isStringList(token.previousSecrets)) errors.push('svcAuth.token.previousSecrets must be an array of secrets.')
-  else if (stringList(token.previousSecrets).some(p => Buffer.byteLength(p, 'utf8') < 32)) errors.push('svcAuth.token.previousSecrets: every secret must be at least 32 bytes long.')
-  const rsaPreviousKeys: unknown = token.previousKeys ?? []
-  if (!Array.isArray(rsaPreviousKeys) || rsaPreviousKeys.some(k => !k || typeof k !== 'object' || typeof (k as { key?: unknown }).key !== 'string' || !['string', 'undefined'].includes(typeof (k as { keyId?: unknown }).keyId))) {
-    errors.push('svcAuth.token.previousKeys must be an array of { keyId?: string, key: string (PEM) }.')
-  }
-  if (token.algorithm === 'RS256' && !token.privateKey) {
-    errors.push('svcAuth.token.privateKey (PKCS#8 PEM) is required with algorithm RS256.')
-  }
-  checkDuration(token.expiresIn, 'token.expiresIn', errors)
-  checkDuration(refresh.ssrTokenExpiry, 'tokenRefresh.ssrTokenExpiry', errors)
-
-  if (!DRIVERS.includes(refresh.storage.driver)) {
-    errors.push(`svcAuth.tokenRefresh.storage.driver must be one of ${DRIVERS.join(', ')} (got ${JSON.stringify(refresh.storage.driver)}).`)
-  }
-  checkRedisTopology(refresh.storage, errors)
-  if (refresh.storage.driver === 'upstash') errors.push(...upstashOptionErrors(refresh.storage, env))
-  const targetError = target && storageDriverError(refresh.storage.driver, target, target)
-  if (targetError) errors.push(targetError)
-  if (refresh.encryption.enabled && (typeof refresh.encryption.key !== 'string' || refresh.encryption.key.length < 32)) {
-    errors.push('svcAuth.tokenRefresh.encryption.key must be at least 32 characters long when encryption is enabled.')
-  }
-  if (!isStringList(refresh.encryption.previousKeys)) errors.push('svcAuth.tokenRefresh.encryption.previousKeys must be an array of keys.')
-  else if (stringList(refresh.encryption.previousKeys).some(k => k.length < 32)) {
-    errors.push('svcAuth.tokenRefresh.encryption.previousKeys: every key must be at least 32 characters long.')
-  }
-  if (refresh.encryption.algorithm !== 'aes-256-gcm') {
-    errors.push(`svcAuth.tokenRefresh.encryption.algorithm must be 'aes-256-gcm' (got ${JSON.stringify(refresh.encryption.algorithm)}).`)
-  }
-  if (!SAME_SITE.includes(refresh.cookie.sameSite)) {
-    errors.push(`svcAuth.tokenRefresh.cookie.sameSite must be 'lax', 'strict' or 'none' (got ${JSON.stringify(refresh.cookie.sameSite)}).`)
-  }
-  if (refresh.cookie.sameSite === 'none' && !refresh.cookie.secure) {
-    errors.push('svcAuth.tokenRefresh.cookie.sameSite \'none\' requires secure: true (browsers reject it otherwise).')
-  }
-  if (!isPositiveNumber(refresh.cookie.maxAge)) errors.push('svcAuth.tokenRefresh.cookie.maxAge must be a positive number of seconds.')
-  errors.push(...refreshCookieNameErrors(refresh.cookie))
-  if (!(typeof refresh.reuseGracePeriod === 'number' && refresh.reuseGracePeriod >= 0)) {
-    errors.push('svcAuth.tokenRefresh.reuseGracePeriod must be a number of seconds, 0 or more.')
-  }
-  if (!isPositiveNumber(options.authCode.expiresIn)) errors.push('svcAuth.authCode.expiresIn must be a positive number of seconds.')
-  if (!isPositiveNumber(options.impersonation.tokenExpiration)) errors.push('svcAuth.impersonation.tokenExpiration must be a positive number of seconds.')
-
-  for (const key of ['logout', 'success', 'error'] as const) {
-    if (!isRelativePath(options.redirect[key])) {
-      errors.push(`svcAuth.redirect.${key} must be a relative path such as '/' (got ${JSON.stringify(options.redirect[key])}).`)
-    }
-  }
-  for (const [key, value] of Object.entries(options.endpoints)) {
-    if (!isRelativePath(value)) errors.push(`svcAuth.endpoints.${key} must be a path starting with '/' (got ${JSON.stringify(value)}).`)
-  }
-  const mw = options.clientMiddleware
-  if (mw.enabled) {
-    for (const key of ['redirectTo', 'loggedOutRedirectTo'] as const) {
-      if (!isRelativePath(mw[key])) errors.push(`svcAuth.clientMiddleware.${key} is required and must be a relative path when the client middleware is enabled.`)
-    }
-  }
-  if (!Array.isArray(mw.publicRoutes) || mw.publicRoutes.some(r => typeof r !== 'string')) {
-    errors.push('svcAuth.clientMiddleware.publicRoutes must be an array of route globs.')
-  }
-  const security = options.security
-  if (!security || typeof security !== 'object') errors.push('svcAuth.security must be an object { maxBodySize, allowedOrigins }.')
-  else {
-    if (!(Number.isInteger(security.maxBodySize) && security.maxBodySize >= 1024)) {
-      errors.push(`svcAuth.security.maxBodySize must be a whole number of bytes, 1024 or more (got ${JSON.stringify(security.maxBodySize)}).`)
-    }
-    if (!Array.isArray(security.allowedOrigins)) errors.push('svcAuth.security.allowedOrigins must be an array of origins such as \'https://admin.example.com\'.')
-    else {
-      for (const entry of security.allowedOrigins) {
-        if (typeof entry !== 'string' || originOf(entry) !== entry.replace(/\/$/, '')) {
-          errors.push(`svcAuth.security.allowedOrigins: ${JSON.stringify(entry)} is not an origin (scheme://host[:port], no path).`)
-        }
-      }
-    }
-  }
-  if (options.publicUrl !== '' && (typeof options.publicUrl !== 'string' || !originOf(options.publicUrl))) {
-    errors.push(`svcAuth.publicUrl must be an http(s) URL such as 'https://app.example.com' (got ${JSON.stringify(options.publicUrl)}).`)
-  }
-  if (typeof options.authCode.cookieName !== 'string' || !COOKIE_NAME.test(options.authCode.cookieName)) {
-    errors.push(`svcAuth.authCode.cookieName must be a cookie name (letters, digits, - and _) (got ${JSON.stringify(options.authCode.cookieName)}).`)
-  }
-  if (typeof options.sessions?.revokeAccessTokens !== 'boolean') {
-    errors.push(`svcAuth.sessions.revokeAccessTokens must be true or false (got ${JSON.stringify(options.sessions?.revokeAccessTokens)}).`)
-  }
-  checkDuration(options.sessions?.recentLogin, 'sessions.recentLogin', errors)
-  if (!LOG_LEVELS.includes(options.logging.level)) {
-    errors.push(`svcAuth.logging.level must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(options.logging.level)}).`)
-  }
-  errors.push(...refreshCookiePathErrors(options, baseURL))
-  errors.push(...clientAddressHeaderErrors(options.rateLimit?.clientAddressHeader))
-  if (!refresh.cookie.secure) warnings.push('svcAuth.tokenRefresh.cookie.secure is false: the refresh cookie is sent over plain HTTP.')
-  if (refresh.storage.driver === 'memory') warnings.push('svcAuth.tokenRefresh.storage.driver is \'memory\': sessions are lost on restart and not shared between instances.')
+  const { storage, cookie } = options.tokenRefresh
+  const errors = [
+    ...(secretRequired && !options.token.secret ? ['svcAuth.token.secret is required: set it in nuxt.config or with NUXT_SVC_AUTH_TOKEN_SECRET.'] : []),
+    ...schemaErrors(coreOptionsSchema, options),
+    ...(storage.driver === 'upstash' ? upstashOptionErrors(storage, env) : []),
+    ...[target && storageDriverError(storage.driver, target, target)].filter(error => typeof error === 'string'),
+    ...refreshCookiePathErrors(options, baseURL),
+  ]
+  const warnings = [
+    ...(cookie.secure ? [] : ['svcAuth.tokenRefresh.cookie.secure is false: the refresh cookie is sent over plain HTTP.']),
+    ...(storage.driver === 'memory' ? ['svcAuth.tokenRefresh.storage.driver is \'memory\': sessions are lost on restart and not shared between instances.'] : []),
+  ]
   return { errors, warnings }
 }
-
-/** A cookie name (an RFC 6265 token). */
-const COOKIE_NAME = /^[\w!#$%&'*+.^`|~-]+$/
 
 /**
  * Mistakes of the refresh cookie's name: not a cookie name, or a prefix whose rules the other
@@ -158,12 +223,11 @@ const COOKIE_NAME = /^[\w!#$%&'*+.^`|~-]+$/
  */
 export function refreshCookieNameErrors(cookie: Pick<ModuleOptions['tokenRefresh']['cookie'], 'cookieName' | 'secure' | 'path'>): string[] {
   const name = cookie.cookieName
-  const key = 'svcAuth.tokenRefresh.cookie.cookieName'
-  if (typeof name !== 'string' || !COOKIE_NAME.test(name)) return [`${key} must be a cookie name (letters, digits, - and _) (got ${JSON.stringify(name)}).`]
+  if (typeof name !== 'string' || !COOKIE_NAME.test(name)) return [`must be a cookie name (letters, digits, - and _) (got ${JSON.stringify(name)}).`]
   if (name.startsWith('__Host-') && (cookie.secure !== true || cookie.path !== '/')) {
-    return [`${key} '${name}': browsers accept a __Host- cookie only with secure: true and path '/' (got secure: ${JSON.stringify(cookie.secure)}, path: ${JSON.stringify(cookie.path)}).`]
+    return [`'${name}': browsers accept a __Host- cookie only with secure: true and path '/' (got secure: ${JSON.stringify(cookie.secure)}, path: ${JSON.stringify(cookie.path)}).`]
   }
-  if (name.startsWith('__Secure-') && cookie.secure !== true) return [`${key} '${name}': browsers accept a __Secure- cookie only with secure: true.`]
+  if (name.startsWith('__Secure-') && cookie.secure !== true) return [`'${name}': browsers accept a __Secure- cookie only with secure: true.`]
   return []
 }
 
@@ -179,45 +243,4 @@ export function hostPrefixAdvice(cookie: Pick<ModuleOptions['tokenRefresh']['coo
 /** Error thrown for invalid options, with every problem on its own line. */
 export function formatValidationErrors(errors: string[]): string {
   return `[svc-auth] Invalid configuration:\n${errors.map(e => `  - ${e}`).join('\n')}`
-}
-
-/** Absent, one string (an environment override) or an array of strings. */
-function isStringList(value: unknown): boolean {
-  return value === undefined || typeof value === 'string' || (Array.isArray(value) && value.every(item => typeof item === 'string'))
-}
-
-/** A list of `{ host, port }` Redis nodes. */
-function isNodeList(value: unknown): value is Array<{ host: string, port: number }> {
-  return Array.isArray(value) && value.every(n => n && typeof n === 'object' && typeof n.host === 'string' && n.host !== '' && Number.isInteger(n.port) && n.port > 0 && n.port < 65536)
-}
-
-/** One of single server, Sentinel or Cluster, with well-formed nodes. */
-function checkRedisTopology(storage: ModuleOptions['tokenRefresh']['storage'], errors: string[]): void {
-  const { sentinels = [], cluster = [] } = storage
-  for (const [name, nodes] of [['sentinels', sentinels], ['cluster', cluster]] as const) {
-    if (!isNodeList(nodes)) errors.push(`svcAuth.tokenRefresh.storage.${name} must be an array of { host, port } (got ${JSON.stringify(nodes)}).`)
-  }
-  if (Array.isArray(sentinels) && Array.isArray(cluster) && sentinels.length && cluster.length) {
-    errors.push('svcAuth.tokenRefresh.storage: set either sentinels (Redis Sentinel) or cluster (Redis Cluster), not both.')
-  }
-  for (const [name, nodes] of [['sentinels', sentinels], ['cluster', cluster]] as const) {
-    if (Array.isArray(nodes) && nodes.length && storage.url) {
-      errors.push(`svcAuth.tokenRefresh.storage: url (one Redis server) and ${name} (Redis ${name === 'cluster' ? 'Cluster' : 'Sentinel'}) are both set: keep one of them.`)
-    }
-  }
-  // Not the passwords: their values are never printed, and a numeric one read from the environment is a number.
-  for (const name of ['url', 'tlsCa', 'tlsServername'] as const) {
-    if (storage[name] !== undefined && typeof storage[name] !== 'string') {
-      errors.push(`svcAuth.tokenRefresh.storage.${name} must be a string (got ${JSON.stringify(storage[name])}).`)
-    }
-  }
-  if (Array.isArray(sentinels) && sentinels.length && !storage.sentinelName) {
-    errors.push('svcAuth.tokenRefresh.storage.sentinelName (the master group name the sentinels watch) must not be empty with sentinels.')
-  }
-  if (Array.isArray(cluster) && cluster.length && storage.db) {
-    errors.push(`svcAuth.tokenRefresh.storage.db must be 0 with a Redis Cluster (got ${JSON.stringify(storage.db)}).`)
-  }
-  if (storage.tls !== undefined && typeof storage.tls !== 'boolean') {
-    errors.push(`svcAuth.tokenRefresh.storage.tls must be true or false (got ${JSON.stringify(storage.tls)}).`)
-  }
 }

@@ -106,16 +106,6 @@ export function isClientAddressHeader(value: unknown): value is string | false {
  */
 export const MULTI_HOP_HEADERS: readonly string[] = ['x-forwarded-for', 'forwarded', 'x-forwarded', 'forwarded-for', 'x-original-forwarded-for']
 
-/** The mistakes of `rateLimit.clientAddressHeader`, one message each (none for a header name, '' or `false`). */
-export function clientAddressHeaderErrors(value: unknown): string[] {
-  if (value === undefined) return []
-  if (!isClientAddressHeader(value)) return [`svcAuth.rateLimit.clientAddressHeader must be a header name such as 'cf-connecting-ip', '' (the platform's default) or false (none) (got ${JSON.stringify(value)}).`]
-  if (typeof value === 'string' && MULTI_HOP_HEADERS.includes(value.toLowerCase())) {
-    return [`svcAuth.rateLimit.clientAddressHeader cannot be '${value}': proxies append to that header, so a client can put any address before theirs. Use a header the platform in front sets to one address (cf-connecting-ip, x-real-ip, …), or list your proxies in rateLimit.trustedProxies (then the right-most address of X-Forwarded-For that is not one of them is the client's).`]
-  }
-  return []
-}
-
 /**
  * The address in a platform's client address header (`rateLimit.clientAddressHeader`): one IP
  * address, IPv4-mapped IPv6 as IPv4; undefined for anything else (absent, repeated, a list, not

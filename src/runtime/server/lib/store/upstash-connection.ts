@@ -79,26 +79,16 @@ export function restTokenProblem(token: string): string | undefined {
  * given is checked. The token's value never appears in a message.
  */
 export function upstashOptionErrors(storage: Pick<RefreshStorageOptions, 'url'> & Partial<Pick<RefreshStorageOptions, 'token'>>, env?: ServerEnv): string[] {
-  const errors: string[] = []
-  if (storage.token !== undefined && typeof storage.token !== 'string' && typeof storage.token !== 'number') {
-    errors.push('svcAuth.tokenRefresh.storage.token must be a string (its value is not shown).')
-    return errors
-  }
+  if (storage.token !== undefined && typeof storage.token !== 'string' && typeof storage.token !== 'number') return ['svcAuth.tokenRefresh.storage.token must be a string (its value is not shown).']
   const { url, token } = upstashConnection(storage, env ?? {})
-  if (url) {
-    const problem = restUrlProblem(url)
-    if (problem) errors.push(`svcAuth.tokenRefresh.storage.url (the REST URL of the upstash driver${storage.url ? '' : `, from ${UPSTASH_ENV.url}`}) ${problem} (got ${JSON.stringify(redactUrl(url))}).`)
-  }
-  else if (env) {
-    errors.push(`svcAuth.tokenRefresh.storage.url (the REST URL, https://…) is required with the upstash driver: set it in nuxt.config, with NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_URL or with ${UPSTASH_ENV.url}.`)
-  }
-  if (token && restTokenProblem(token)) {
-    errors.push(`svcAuth.tokenRefresh.storage.token (the REST token of the upstash driver${storage.token ? '' : `, from ${UPSTASH_ENV.token}`}) ${restTokenProblem(token)}.`)
-  }
-  else if (!token && env) {
-    errors.push(`svcAuth.tokenRefresh.storage.token (the REST token) is required with the upstash driver: set it with NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_TOKEN or ${UPSTASH_ENV.token} (keep it out of nuxt.config and the repository).`)
-  }
-  return errors
+  const urlProblem = url ? restUrlProblem(url) : undefined
+  const tokenProblem = token ? restTokenProblem(token) : undefined
+  return [
+    urlProblem && `svcAuth.tokenRefresh.storage.url (the REST URL of the upstash driver${storage.url ? '' : `, from ${UPSTASH_ENV.url}`}) ${urlProblem} (got ${JSON.stringify(redactUrl(url))}).`,
+    !url && env && `svcAuth.tokenRefresh.storage.url (the REST URL, https://…) is required with the upstash driver: set it in nuxt.config, with NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_URL or with ${UPSTASH_ENV.url}.`,
+    tokenProblem && `svcAuth.tokenRefresh.storage.token (the REST token of the upstash driver${storage.token ? '' : `, from ${UPSTASH_ENV.token}`}) ${tokenProblem}.`,
+    !token && env && `svcAuth.tokenRefresh.storage.token (the REST token) is required with the upstash driver: set it with NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_TOKEN or ${UPSTASH_ENV.token} (keep it out of nuxt.config and the repository).`,
+  ].filter(error => typeof error === 'string')
 }
 
 /** A URL for an error message: its user info and query hidden (they may hold secrets). */

@@ -1,0 +1,14 @@
+import { coreOptionsSchema } from '../runtime/server/lib/config/validate-options'
+import { providersSchema } from '../runtime/oauth/server/provider-checks'
+import { passwordSchema } from '../runtime/password/server/password-options'
+import { passkeySchema } from '../runtime/passkey/server/passkey-options'
+import { twoFactorSchema } from '../runtime/two-factor/server/two-factor-options'
+
+/**
+ * Every option of the module: the core's schema with the features' pieces. The source of the
+ * defaults ({@link defaultOptions}) and of the table in docs/options.md (`npm run docs:options`).
+ */
+export const moduleOptionsSchema = coreOptionsSchema.extend({
+  providers: providersSchema.extend({ password: passwordSchema.optional(), passkey: passkeySchema.optional() }).prefault({}),
+  twoFactor: twoFactorSchema,
+})

@@ -1,0 +1,83 @@
+/**
+ * Building blocks of the options schema (zod): each option is declared once, with its type, its
+ * default and the message that names what is wrong with it. The core's schema is in
+ * validate-options.ts, each feature's beside its code; src/build/options-schema.ts composes them.
+ */
+import { z } from 'zod'
+import type { Duration } from '../../../types/options'
+import { parseDuration } from './duration'
+import { isRelativePath } from '../../../shared/paths'
+import { isRecord } from '../../../shared/values'
+
+/** A message that shows the refused value: `must be … (got "x").` */
+export const got = (text: string) => (issue: { input?: unknown }): string => `${text} (got ${JSON.stringify(issue.input)}).`
+
+/** A whole number from `min` to `max`. */
+export const int = (min: number, message: string | ReturnType<typeof got>, max = Number.MAX_SAFE_INTEGER) =>
+  z.number({ error: message }).refine(value => Number.isInteger(value) && value >= min && value <= max, { error: message })
+
+export const bool = z.boolean({ error: got('must be true or false') })
+
+export const text = z.string({ error: 'must be a string.' })
+
+/** One of `values`. */
+export const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
+  z.enum(values, { error: got(`must be one of ${values.join(', ')}`) })
+
+/**
+ * A value that `guard` accepts, of the type it guards; `type` names it in docs/options.md. (Not
+ * `z.custom`: its failure stops the group's cross-field rules, and one error should list every mistake.)
+ */
+export const is = <T>(guard: (value: unknown) => value is T, error: string | ReturnType<typeof got>, type = 'object') =>
+  z.unknown().refine(guard, { error }).meta({ type })
+
+/** A duration: seconds, or a string such as `'15m'` ({@link parseDuration}, the module's one parser). */
+export const duration = is((value): value is Duration => {
+  try {
+    return parseDuration(value as Duration) > 0
+  }
+  catch {
+    return false
+  }
+}, got('must be a number of seconds or a duration such as \'1h\''), 'duration (seconds or `\'15m\'`)')
+
+/** A same-origin relative path (`/dashboard`). */
+export const relativePath = (fallback: string, message = 'must be a relative path such as \'/\'') => z.string().refine(isRelativePath, { error: got(message) }).default(fallback)
+
+/** A list of strings; an environment override may give one string instead of a JSON array. */
+export const listOf = (item: z.ZodType<string> = text) =>
+  z.preprocess(value => (typeof value === 'string' ? [value] : value), z.array(item, { error: 'must be an array of strings.' }))
+
+/** A secret of at least 32 bytes, or '' (not set). */
+export const secret = z.string({ error: 'must be a string.' }).refine(value => value === '' || Buffer.byteLength(value, 'utf8') >= 32, 'must be at least 32 bytes long.')
+
+/** A group of options: missing keys take their defaults. */
+export const group = <T extends z.ZodRawShape>(shape: T) => z.object(shape, { error: 'must be an object.' }).prefault({} as z.input<z.ZodObject<T>>)
+
+/**
+ * Cross-field rules of a group: `rules` returns `[path, message]` for each problem (path '' for the
+ * group itself, a key, or a list of keys). They run even when a field of the group is wrong, so one
+ * error lists every mistake: `rules` must expect fields of any type.
+ */
+export const crossChecks = <T>(rules: (value: T) => Array<[string | PropertyKey[], string] | false | undefined>) =>
+  [(value: T, ctx: z.RefinementCtx<T>) => {
+    for (const problem of rules(value)) {
+      if (problem) ctx.addIssue({ code: 'custom', path: Array.isArray(problem[0]) ? problem[0] : problem[0] ? [problem[0]] : [], message: problem[1] })
+    }
+  }, { when: (payload: { value: unknown }) => isRecord(payload.value) }] as const
+
+/** Messages of every problem of `value`, each led by the option's path (`svcAuth.token.expiresIn must be …`). */
+export function schemaErrors(schema: z.ZodType, value: unknown, at = 'svcAuth'): string[] {
+  const result = schema.safeParse(value)
+  if (result.success) return []
+  return result.error.issues.map((issue) => {
+    const path = [at, ...issue.path].map((key, i) => (typeof key === 'number' ? `[${key}]` : i ? `.${String(key)}` : String(key))).join('')
+    // A message that starts with ':' or '.' goes on from the path (`….storage: set either …`, `….tenant must …`).
+    return /^[:.]/.test(issue.message) ? `${path}${issue.message}` : `${path} ${issue.message}`
+  })
+}
+
+/** `true` when `A` and `B` are assignable both ways: `Checked<SameType<schema output, interface>>`. */
+export type SameType<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
+/** A compile-time assertion: a type error unless `T` is `true`. */
+export type Checked<T extends true> = T
