@@ -49,10 +49,7 @@ export function keySegments(key: string): string[] {
   return segments
 }
 
-/**
- * Map a key to its file below `base`: `a:b:c` becomes `base/a/b/c`. Throws for empty keys and
- * `.`/`..` segments.
- */
+/** Map a key to its file below `base` (`a:b:c` → `base/a/b/c`). Throws for empty keys and `.`/`..` segments. */
 export function keyToPath(base: string, key: string): string {
   const segments = keySegments(key)
   if (segments.length === 0) throw driverError(`Invalid key: ${JSON.stringify(key)}. It should not be empty`)
@@ -89,11 +86,7 @@ export async function readText(path: string): Promise<string | null> {
   }
 }
 
-/**
- * Runs `fn` (an operation that creates an entry in the directory of `path`), creating the
- * directory first when `fn` fails because it does not exist yet: a write costs no mkdir() once
- * the directory is there.
- */
+/** Runs `fn` (which creates an entry in the directory of `path`), creating the directory on ENOENT: no mkdir() per write. */
 export async function inDirectoryOf<T>(path: string, fn: () => T | Promise<T>): Promise<T> {
   try {
     return await fn()
@@ -116,9 +109,8 @@ function writeBytes(fd: number, bytes: Uint8Array, offset: number): Promise<numb
 }
 
 /**
- * Create `path` (O_EXCL), write `data` durably (O_DSYNC where the system has it, fsync where it
- * does not: on the thread pool), close it, then run `publish` (rename or link the file into
- * place): the content is on disk before any name of it can be seen.
+ * Create `path` (O_EXCL), write `data` durably (O_DSYNC, else fsync), close it, then `publish`: the
+ * content is on disk before any name of it can be seen.
  */
 export async function writeSynced<T>(path: string, data: string | Uint8Array, publish: () => T): Promise<T> {
   const fd = await inDirectoryOf(path, () => fs.openSync(path, SYNCED_CREATE, 0o600))
