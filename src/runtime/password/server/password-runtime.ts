@@ -14,10 +14,8 @@ export interface PasswordRuntime {
 const runtimes = new WeakMap<AuthContext, PasswordRuntime>()
 
 /**
- * The password provider's options and hasher for an auth context, created (and checked) once.
- * Starts computing the dummy hash at once, so the first unknown-user login is not faster; not on
- * Workers, where a computation left running when its request ends never finishes (the first
- * unknown-user login computes it there, and waits for it).
+ * The password provider's options and hasher, created once; the dummy hash starts at once (not on Workers,
+ * where work left running when a request ends never finishes).
  */
 export function usePasswordRuntime(ctx: AuthContext): PasswordRuntime {
   let runtime = runtimes.get(ctx)
