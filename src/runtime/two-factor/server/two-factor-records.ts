@@ -26,11 +26,9 @@ export const TWO_FACTOR_RECORDS = recordTypes({
   twoFactorRecovery: 'two-factor-recovery',
 })
 
-/*
- * The store's part of the second factor. The durable state (the encrypted TOTP secret, the
- * recovery-code HMACs) lives with the host; here are only short-lived records: a login waiting
- * for its second factor, an enrolment waiting for its first code, the counters, and the markers
- * that make a code and a recovery code work once.
+/**
+ * Short-lived records of the second factor (the durable state lives with the host): pending logins and
+ * enrolments, counters, and the markers that make a code and a recovery code work once.
  */
 
 const pendingLoginRecord = z.object({
@@ -43,11 +41,7 @@ const pendingLoginRecord = z.object({
   provider: z.string().min(1),
   /** Same-origin path chosen at login, returned to the callback page. */
   redirect: z.string().optional(),
-  /**
-   * Tokens of the login provider, for the `svc:success` payload when the login completes: sealed
-   * with a key of their own (derived from the server secret), whether or not records are
-   * encrypted at rest. Read them with {@link pendingLoginTokens}.
-   */
+  /** Provider tokens for `svc:success`, sealed with a key of their own whether or not records are encrypted. */
   tokens: z.string(),
   /** HMAC of the browser binding (the code cookie) of the browser that passed the first factor. */
   binding: z.string().min(1),
@@ -85,10 +79,7 @@ function tokensSealer(ctx: AuthContext): Sealer {
   return sealer
 }
 
-/**
- * The provider tokens of a pending login. Tokens that no longer open (the server secret that
- * sealed them was removed meanwhile) or are not an object read as `{ access_token: '' }`.
- */
+/** The provider tokens of a pending login; ones that no longer open read as `{ access_token: '' }`. */
 export function pendingLoginTokens(ctx: AuthContext, record: PendingLoginRecord): ProviderTokens {
   const plain = tokensSealer(ctx).open(record.tokens)
   if (plain !== null) {
@@ -103,10 +94,7 @@ export function pendingLoginTokens(ctx: AuthContext, record: PendingLoginRecord)
   return { access_token: '' }
 }
 
-/**
- * Stores a pending login bound to the browser of `event` (the answer sets the code cookie, as for
- * an authorization code) and returns its random flow id.
- */
+/** Stores a pending login bound to the browser of `event` and returns its random flow id. */
 export async function createPendingLogin(ctx: AuthContext, event: H3Event, input: PendingLoginInput, ttlSeconds: number): Promise<string> {
   const id = randomToken(24)
   const record: PendingLoginRecord = {
@@ -136,28 +124,20 @@ export function countLoginAttempt(ctx: AuthContext, id: string, ttlSeconds: numb
   return ctx.store.incr(ctx.store.key(TWO_FACTOR_RECORDS.twoFactorAttempts, id), ttlSeconds)
 }
 
-/**
- * Reserves one failure of a user's budget (see `reserveUnits`): refused when `max` failures are
- * counted in the window; the caller gives the unit back when the code was right.
- */
+/** Reserves one failure of a user's budget (see `reserveUnits`); given back when the code was right. */
 export function reserveTwoFactorFailure(ctx: AuthContext, userId: string, max: number, windowSeconds: number): Promise<Reservation> {
   return reserveUnits(ctx, [{ key: ctx.store.key(TWO_FACTOR_RECORDS.twoFactorFailures, userId), max }], windowSeconds)
 }
 
 /**
- * Marks a TOTP time step of a user's secret as used. True for the first use only (atomic, also
- * across processes sharing the store): a code works once, even for two logins racing with it. The
- * secret is part of the (HMACed) key, so a new enrolment's first code is never refused for a step
- * the previous secret used.
+ * Marks a TOTP time step of a user's secret as used: true for the first use only (atomic across
+ * processes), so a code works once. The secret is in the key: a new enrolment starts afresh.
  */
 export function claimTimeStep(ctx: AuthContext, userId: string, secret: string, step: number, ttlSeconds: number): Promise<boolean> {
   return ctx.store.writeIfAbsent(ctx.store.key(TWO_FACTOR_RECORDS.twoFactorStep, `${userId}\0${secret}\0${step}`), Date.now(), ttlSeconds)
 }
 
-/**
- * How long a used recovery code stays claimed: long after the host's state no longer lists it, so
- * that a state saved by a concurrent request that still held it cannot make it usable again.
- */
+/** How long a used recovery code stays claimed: long enough that a concurrent stale save cannot revive it. */
 export const RECOVERY_CLAIM_TTL = 400 * 24 * 3600
 
 /** Claims a recovery code (by its HMAC) of a user: true for the first use only (atomic). */
