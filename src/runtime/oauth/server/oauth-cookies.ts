@@ -21,11 +21,7 @@ export interface LoginCookies {
   nonce?: string
 }
 
-/**
- * Name of a login cookie: with the `__Host-` prefix when cookies are `Secure` (the browser then
- * accepts it only from this host, for path `/`, so a sibling subdomain cannot plant the state of
- * a login it started), as the code cookie is named.
- */
+/** Name of a login cookie, `__Host-` prefixed when cookies are `Secure` (a sibling subdomain cannot plant a state). */
 export function loginCookieName(ctx: AuthContext, key: LoginCookie): string {
   return hostCookieName(ctx.options, LOGIN_COOKIES[key])
 }
