@@ -1,8 +1,4 @@
-/**
- * The last `svc:*` hook calls of this server process, for the DevTools tab (development only):
- * a bounded ring buffer whose entries are redacted when they are recorded, so that no secret or
- * token is ever held by it.
- */
+/** The last `svc:*` hook calls of this process for the DevTools tab: a ring buffer redacted on record. */
 import { redact } from './redact'
 
 /** One recorded hook call. */
@@ -46,10 +42,7 @@ export class EventLog {
   }
 }
 
-/**
- * The arguments of a hook call as `beforeEach` sees them: hookable 5 (Nitro 2) lists the hook's
- * name first, hookable 6 does not.
- */
+/** The arguments of a hook call in `beforeEach`: hookable 5 (Nitro 2) lists the name first, 6 does not. */
 export function hookArgs(name: string, args: readonly unknown[]): readonly unknown[] {
   return args[0] === name ? args.slice(1) : args
 }
