@@ -1,5 +1,6 @@
 /** The last `svc:*` hook calls of this process for the DevTools tab: a ring buffer redacted on record. */
 import { redact } from './redact'
+import { oncePer } from '../../shared/values'
 
 /** One recorded hook call. */
 export interface DevtoolsEvent {
@@ -52,14 +53,5 @@ export function isModuleHook(name: string): boolean {
   return name.startsWith('svc:')
 }
 
-const logs = new WeakMap<object, EventLog>()
-
 /** The event log of a Nitro app (one per app, created on first use). */
-export function eventLogOf(nitroApp: object): EventLog {
-  let log = logs.get(nitroApp)
-  if (!log) {
-    log = new EventLog()
-    logs.set(nitroApp, log)
-  }
-  return log
-}
+export const eventLogOf = oncePer((_nitroApp: object) => new EventLog())

@@ -6,6 +6,7 @@ import type { TwoFactorAlgorithm } from '../two-factor-types'
 import type { AuthContext } from '../../server/lib/core/context'
 import { createKeyHasher, createSealer, deriveKey, randomBelow, safeEqual, type KeyHasher, type Sealer } from '../../server/lib/store/crypto'
 import { stringList } from '../../server/lib/config/string-list'
+import { oncePer } from '../../shared/values'
 
 /**
  * HKDF info of the key that seals TOTP secrets: the same under `twoFactor.secret` and `token.secret`, so a
@@ -38,20 +39,14 @@ interface TwoFactorKeyring {
   legacyHashers: KeyHasher[]
 }
 
-const keyrings = new WeakMap<AuthContext, TwoFactorKeyring>()
-
-function keyringOf(ctx: AuthContext): TwoFactorKeyring {
-  let keyring = keyrings.get(ctx)
-  if (keyring) return keyring
+const keyringOf = oncePer((ctx: AuthContext): TwoFactorKeyring => {
   const keys = twoFactorKeys(ctx.options)
-  keyring = {
+  return {
     sealers: keys.map(key => createSealer(key, [], SECRET_PURPOSE)),
     recoveryKeys: keys.map(key => deriveKey(key, RECOVERY_KEY_PURPOSE)),
     legacyHashers: keys.map(createKeyHasher),
   }
-  keyrings.set(ctx, keyring)
-  return keyring
-}
+})
 
 /** The code parameters an authenticator app is given. */
 export interface TotpParameters {
@@ -93,17 +88,13 @@ export interface SecretBox {
   open(userId: string, sealed: string): { secret: string, stale: boolean } | null
 }
 
-const boxes = new WeakMap<AuthContext, SecretBox>()
-
 /**
  * The sealer of TOTP secrets: aes-256-gcm under the current {@link twoFactorKeys} key (previous ones
  * still open, as `stale`); the user's id is sealed in, so a secret copied to another user never opens.
  */
-export function secretBox(ctx: AuthContext): SecretBox {
-  let box = boxes.get(ctx)
-  if (box) return box
+export const secretBox = oncePer((ctx: AuthContext): SecretBox => {
   const { sealers } = keyringOf(ctx)
-  box = {
+  return {
     seal: (userId, secret) => sealers[0]!.seal(JSON.stringify({ u: userId, s: secret })),
     open(userId, sealed) {
       for (const [index, sealer] of sealers.entries()) {
@@ -121,9 +112,7 @@ export function secretBox(ctx: AuthContext): SecretBox {
       return null
     },
   }
-  boxes.set(ctx, box)
-  return box
-}
+})
 
 /** Letters and digits of recovery codes: no 0/o, 1/i/l, so a code read aloud or typed is unambiguous. */
 const RECOVERY_ALPHABET = '23456789abcdefghjkmnpqrstuvwxyz'

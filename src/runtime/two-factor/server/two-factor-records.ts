@@ -9,6 +9,7 @@ import { reserveUnits, type Reservation } from '../../server/lib/edge/rate-count
 import { recordTypes } from '../../server/lib/store/record-types'
 import { claimsSchema, timestamp, userSchema } from '../../server/lib/core/records/record-schema'
 import { storableUser } from '../../server/lib/core/records/stored-user'
+import { oncePer } from '../../shared/values'
 
 /** The second factor's record kinds (see store/record-types.ts). */
 export const TWO_FACTOR_RECORDS = recordTypes({
@@ -67,17 +68,9 @@ const pendingKey = (ctx: AuthContext, id: string) => ctx.store.key(TWO_FACTOR_RE
 
 /** HKDF info of the key that seals the provider tokens of pending logins. */
 const TOKENS_PURPOSE = 'nuxt-svc-auth:two-factor-pending-tokens'
-const tokenSealers = new WeakMap<AuthContext, Sealer>()
 
 /** The sealer of pending logins' provider tokens (`token.previousSecrets` still open them). */
-function tokensSealer(ctx: AuthContext): Sealer {
-  let sealer = tokenSealers.get(ctx)
-  if (!sealer) {
-    sealer = createSealer(ctx.options.token.secret, stringList(ctx.options.token.previousSecrets), TOKENS_PURPOSE)
-    tokenSealers.set(ctx, sealer)
-  }
-  return sealer
-}
+const tokensSealer = oncePer((ctx: AuthContext): Sealer => createSealer(ctx.options.token.secret, stringList(ctx.options.token.previousSecrets), TOKENS_PURPOSE))
 
 /** The provider tokens of a pending login; ones that no longer open read as `{ access_token: '' }`. */
 export function pendingLoginTokens(ctx: AuthContext, record: PendingLoginRecord): ProviderTokens {

@@ -3,15 +3,10 @@ import fs, { constants as fsConstants, promises as fsp } from 'node:fs'
 import type { Dirent } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 
-/*
- * File I/O of the fs store driver: keys to paths, crash-safe writes, temp files and listings.
- *
- * The steps of a record's read and write that never wait for the disk on a local file system
- * (open, a read of a small file the page cache holds, close, rename, link, unlink) are plain
- * synchronous system calls: each takes a few microseconds, while a trip through libuv's thread
- * pool costs tens of microseconds of CPU. The step that waits for the disk, the durable write of a
- * record's data, runs on the thread pool. On a network file system every call is a round trip:
- * share records between machines through Redis, not through a network mount.
+/**
+ * File I/O of the fs store driver. Steps that never wait for a local disk (open, a cached read, close,
+ * rename, link, unlink) are synchronous calls (µs, against tens of µs of CPU through the thread pool);
+ * the durable write runs on the pool. Share records between machines through Redis, not a network mount.
  */
 
 export const DRIVER_NAME = 'fs-atomic'
