@@ -138,11 +138,6 @@ export function claimRecoveryCode(ctx: AuthContext, userId: string, codeHash: st
   return ctx.store.writeIfAbsent(ctx.store.key(TWO_FACTOR_RECORDS.twoFactorRecovery, `${userId}\0${codeHash}`), Date.now(), RECOVERY_CLAIM_TTL)
 }
 
-/** True when a recovery code (by its HMAC) of a user was claimed already. */
-export async function isRecoveryCodeClaimed(ctx: AuthContext, userId: string, codeHash: string): Promise<boolean> {
-  return (await ctx.store.ttl(ctx.store.key(TWO_FACTOR_RECORDS.twoFactorRecovery, `${userId}\0${codeHash}`))) !== null
-}
-
 const enrolmentRecord = z.object({
   userId: z.string().min(1),
   /** The new TOTP secret, sealed by the second factor's own key (never stored in the clear). */

@@ -5,8 +5,6 @@ import { nonEmptyString } from '../../../shared/values'
 /** Claims that custom claims may never set: the token service and the session own them. */
 export const RESERVED_CLAIMS = ['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti', 'typ', 'sid', 'impersonation'] as const
 
-export type ReservedClaim = typeof RESERVED_CLAIMS[number]
-
 /** Claims taken from the user record (or the login provider), never from custom claims. */
 const IDENTITY_CLAIMS = ['sub', 'email', 'name', 'picture', 'provider'] as const
 

@@ -1,7 +1,7 @@
 import type { H3Event } from 'h3'
 import { getCookie, setCookie } from 'h3'
 import type { AuthContext } from './context'
-import { hostCookieName } from '../edge/cookie-path'
+import { hostCookieAttributes, hostCookieName } from '../edge/cookie-path'
 import { randomToken, safeEqual } from '../store/crypto'
 import { RESET_SESSION_TTL } from './records/reset-session'
 
@@ -30,10 +30,7 @@ export function readCodeBinding(event: H3Event, ctx: AuthContext): string | unde
 export function bindCodeToBrowser(event: H3Event, ctx: AuthContext, lifetime = 0): string {
   const value = readCodeBinding(event, ctx) ?? randomToken(32)
   setCookie(event, codeCookieName(ctx), value, {
-    httpOnly: true,
-    secure: ctx.options.tokenRefresh.cookie.secure,
-    sameSite: 'lax',
-    path: '/',
+    ...hostCookieAttributes(ctx.options),
     maxAge: Math.ceil(Math.max(lifetime, ctx.lifetimes.authCode, RESET_SESSION_TTL, ctx.options.twoFactor?.enabled ? ctx.options.twoFactor.pendingLoginTTL : 0)),
   })
   return value

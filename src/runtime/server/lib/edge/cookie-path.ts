@@ -9,6 +9,11 @@ export function hostCookieName(options: Pick<ModuleOptions, 'tokenRefresh'>, nam
   return options.tokenRefresh.cookie.secure ? `__Host-${name}` : name
 }
 
+/** Attributes of a {@link hostCookieName} cookie: HttpOnly, SameSite=Lax (top-level GETs back from a provider), path `/`. */
+export function hostCookieAttributes(options: Pick<ModuleOptions, 'tokenRefresh'>) {
+  return { httpOnly: true, secure: options.tokenRefresh.cookie.secure, sameSite: 'lax' as const, path: '/' }
+}
+
 /** RFC 6265 §5.1.4 path-match: `/auth` matches `/auth` and `/auth/refresh`, not `/authors`. */
 export function cookiePathMatches(cookiePath: string, requestPath: string): boolean {
   if (cookiePath === requestPath) return true

@@ -1,7 +1,7 @@
 import type { H3Event } from 'h3'
 import { getCookie, setCookie } from 'h3'
 import type { EdgeContext } from './edge-context'
-import { hostCookieName } from './cookie-path'
+import { hostCookieAttributes, hostCookieName } from './cookie-path'
 import { randomToken, safeEqual } from '../store/crypto'
 import { normalizeEmail } from './email'
 
@@ -40,13 +40,7 @@ export function issueDeviceCookie(event: H3Event, ctx: EdgeContext, email: strin
   const nonce = randomToken(16)
   const expires = String(Math.floor(Date.now() / 1000) + maxAge)
   const signature = ctx.store.hash(DEVICE_PURPOSE, signedPart(nonce, expires, canonical))
-  setCookie(event, deviceCookieName(ctx), `${nonce}.${expires}.${signature}`, {
-    httpOnly: true,
-    secure: ctx.options.tokenRefresh.cookie.secure,
-    sameSite: 'lax',
-    path: '/',
-    maxAge,
-  })
+  setCookie(event, deviceCookieName(ctx), `${nonce}.${expires}.${signature}`, { ...hostCookieAttributes(ctx.options), maxAge })
 }
 
 /**
