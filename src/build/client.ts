@@ -16,10 +16,7 @@ export function hasPageAt(pages: NuxtPage[], path: string, parent = ''): boolean
   })
 }
 
-/**
- * `#build/svc-auth/client-options.mjs`: the options that the browser code reads at build time,
- * so that the bundler leaves out what they turn off.
- */
+/** `#build/svc-auth/client-options.mjs`: build-time options of the browser code, so the bundler drops what they turn off. */
 export function clientOptionsModule(clientMiddleware: boolean): string {
   return `export const clientMiddleware = ${clientMiddleware}\n`
 }
@@ -30,12 +27,9 @@ function pagesEnabled(pages: unknown): boolean {
 }
 
 /**
- * Client side: `useAuth` (with `useAuthFetch` and `$authFetch`), the startup and SSR plugin, the
- * callback page at `endpoints.callbackPath` (unless the app has a page there), the client
- * middleware (`auth`, `guest` and the global one, when `clientMiddleware.enabled`) and the
- * `auth` page meta type. `clientMiddleware.enabled` is also known to the browser code at build
- * time (`#build/svc-auth/client-options.mjs`); the client code of the optional features is
- * registered by their own steps (`#build/svc-auth/client-features.mjs`, src/build/features.ts).
+ * Client side: `useAuth`, the startup plugin, the callback page (unless the app has one), the client
+ * middleware when `clientMiddleware.enabled`, and the `auth` page meta type. Optional features register
+ * their client code themselves (src/build/features.ts).
  */
 export function setupClient({ nuxt, options, resolver, logger }: SetupContext): void {
   addTemplate({ filename: 'svc-auth/client-options.mjs', getContents: () => clientOptionsModule(options.clientMiddleware.enabled) })

@@ -29,11 +29,8 @@ export function devtoolsRoutes(): Array<{ route: string, method: 'get' | 'delete
 }
 
 /**
- * The DevTools tab, in development only and only when Nuxt DevTools runs: its routes (the page
- * and the JSON routes of `runtime/devtools/server/`), the dev server's gate in front of them
- * (loopback clients only), the Nitro plugin that records the `svc:*` hook calls, the client
- * plugin the page calls into, the page as a server asset, and the tab itself
- * (`@nuxt/devtools-kit`, imported only here). A production build contains none of it.
+ * The DevTools tab, in development with Nuxt DevTools only: its routes, the loopback gate, the hook
+ * recorder, the client bridge, the page asset and the tab (`@nuxt/devtools-kit`). Production has none of it.
  */
 export async function setupDevtools({ nuxt, resolver }: SetupContext): Promise<void> {
   if (!devtoolsEnabled(nuxt)) return

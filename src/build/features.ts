@@ -19,11 +19,7 @@ export function featuresModule(entries: readonly string[], routePaths: readonly 
   ].join('\n')
 }
 
-/**
- * The client modules the core client may call into, by name, each as its feature's build step
- * registers it (src/runtime/…, for the type of the loader; the step registers it only when the
- * feature is on).
- */
+/** The client modules the core client may call into, by name (registered only when the feature is on). */
 const CLIENT_FEATURE_MODULES: Record<ClientFeatureName, string> = {
   passkey: PASSKEY_CLIENT,
 }
@@ -32,9 +28,8 @@ const CLIENT_FEATURE_MODULES: Record<ClientFeatureName, string> = {
 export const CLIENT_FEATURES_TEMPLATE = 'svc-auth/client-features.mjs'
 
 /**
- * The module `#build/svc-auth/client-features.mjs`: for each client feature, a loader of its
- * module (`() => import(…)`, a chunk of its own) when a setup step registered it, else `undefined`,
- * so that the bundler drops every call of it and the app ships none of its code.
+ * `#build/svc-auth/client-features.mjs`: per client feature, an `import()` loader when registered, else
+ * `undefined`, so the bundler drops every call and the app ships none of its code.
  */
 export function clientFeaturesModule(registered: Partial<Record<ClientFeatureName, string>>): string {
   return (Object.keys(CLIENT_FEATURE_MODULES) as ClientFeatureName[])
@@ -49,11 +44,7 @@ export function clientFeaturesTypes(resolve: (path: string) => string): string {
     .join('')
 }
 
-/**
- * Writes `#svc-auth/features` (server) from the features the setup steps registered
- * ({@link SetupContext.features}), and `#build/svc-auth/client-features.mjs` (browser) from the
- * client code they registered ({@link SetupContext.clientFeatures}).
- */
+/** Writes `#svc-auth/features` (server) and `#build/svc-auth/client-features.mjs` (browser) from what the setup steps registered. */
 export function setupFeatures(ctx: SetupContext): void {
   addServerTemplate({ filename: FEATURES_TEMPLATE, getContents: () => featuresModule(ctx.features, moduleRoutePaths(ctx.options)) })
   addTemplate({ filename: CLIENT_FEATURES_TEMPLATE, getContents: () => clientFeaturesModule(ctx.clientFeatures) })

@@ -19,10 +19,7 @@ export function oauthRoutes(options: Pick<ModuleOptions, 'providers' | 'endpoint
 
 const ROUTE_EXTENSIONS = ['ts', 'js', 'mjs', 'mts', 'cjs', 'cts']
 
-/**
- * True when one of the server directories has a route file for GET `route`
- * (`routes/auth/google.get.ts`, `routes/auth/google.ts`, `…/google/index.get.ts`, or under `api/`).
- */
+/** True when a server directory has a route file for GET `route` (`routes/auth/google.get.ts`, `…/index.get.ts`, or under `api/`). */
 export function hostRouteExists(serverDirs: string[], route: string): boolean {
   const relative = route.replace(/^\/+/, '')
   const bases = [join('routes', relative)]
@@ -58,9 +55,8 @@ export function oauthHandlerExports(): OAuthHandlerExport[] {
 }
 
 /**
- * The generated `defineOAuth<Label>EventHandler` helpers (auto-imported in Nitro), as plain
- * JavaScript so that no transform is needed wherever the build directory is: each is
- * `defineOAuthProviderEventHandler` of `utilsPath` with its provider's name.
+ * The generated `defineOAuth<Label>EventHandler` helpers, plain JavaScript (no transform needed): each is
+ * `defineOAuthProviderEventHandler` with its provider's name.
  */
 export function oauthHandlersModule(utilsPath: string): string {
   const lines = [
@@ -100,10 +96,7 @@ function serverDirsOf(ctx: SetupContext): string[] {
   return [...dirs].filter(Boolean)
 }
 
-/**
- * Registers the OAuth login routes of the configured providers and the mock provider, the runtime
- * check of the provider options, and the auto-imported handler helpers (generated from the presets).
- */
+/** Registers the OAuth login routes, the runtime check of the provider options and the generated handler helpers. */
 export function setupOAuth(ctx: SetupContext): void {
   const { nuxt, options, resolver, logger } = ctx
   const { errors, warnings } = validateProviders(options.providers, options.endpoints)

@@ -8,10 +8,8 @@ import type { SetupContext } from './setup-context'
 export const PASSKEY_CLIENT = './runtime/passkey/app/passkey-client'
 
 /**
- * Registers the passkey provider's routes, start-up check and client code (the ceremonies that
- * `useAuth()` loads on first use) when `providers.passkey` is set,
- * after checking its options (the runtime config holds them with their defaults, so each can be
- * overridden with `NUXT_SVC_AUTH_PROVIDERS_PASSKEY_*` variables; the server checks them again).
+ * Registers the passkey provider's routes, start-up check and client code when `providers.passkey` is set,
+ * after checking its options.
  */
 export function setupPasskey(ctx: SetupContext): void {
   const input = ctx.options.providers.passkey

@@ -5,11 +5,8 @@ import { passwordRoutes } from './module-routes'
 import type { SetupContext } from './setup-context'
 
 /**
- * Registers the password provider when `providers.password` is set, after checking its options
- * (the runtime config, written by `buildRuntimeConfig`, holds them with their defaults, so each
- * can be overridden with `NUXT_SVC_AUTH_PROVIDERS_PASSWORD_*` variables): its routes, the
- * auto-imported server utils `hashPassword` and `verifyPassword`, and the auto-imported
- * `usePassword()` of the browser. Off, nothing of it is added: no route, no util, no client code.
+ * Registers the password provider when `providers.password` is set, after checking its options: its routes,
+ * the server utils `hashPassword`/`verifyPassword` and `usePassword()`. Off, nothing of it is added.
  */
 export function setupPassword(ctx: SetupContext): void {
   const input = ctx.options.providers.password

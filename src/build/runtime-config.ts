@@ -20,14 +20,9 @@ export interface AuthRuntimeConfig {
 const COMMON_KEYS = { clientId: '', clientSecret: '', issuer: '' }
 
 /**
- * Provider options as they go into the private runtime config. Nitro overrides only keys that
- * exist, so every key a deployment may set from the environment is written:
- * - built-in providers: `clientId`, `clientSecret`, `issuer` and the preset's own keys with their
- *   defaults (`NUXT_SVC_AUTH_PROVIDERS_KEYCLOAK_REALM`, …);
- * - custom providers keyed by name, whichever form they were given in, with the same common keys
- *   (`NUXT_SVC_AUTH_PROVIDERS_CUSTOM_ACME_CLIENT_SECRET`);
- * - the mock provider with its defaults; the password and passkey providers with every default
- *   (`NUXT_SVC_AUTH_PROVIDERS_PASSKEY_RP_ID`, …).
+ * Provider options for the private runtime config: Nitro overrides only existing keys, so every key a
+ * deployment may set from the environment is written (common keys, preset keys, custom providers by
+ * name, and the mock, password and passkey defaults).
  */
 export function runtimeProviders(providers: ProvidersOptions | undefined): ProvidersOptions {
   const out: ProvidersOptions = { ...providers }
@@ -59,10 +54,7 @@ function runtimeMock(mock: MockProviderOptions): MockProviderOptions {
   }
 }
 
-/**
- * Provider names for the browser: without the mock provider in a production build that does not
- * enable it (its routes answer 404 there, so a login button for it would only fail).
- */
+/** Provider names for the browser, without the mock in a production build that does not enable it (404 there). */
 export function publicProviderNames(names: string[], options: Pick<ModuleOptions, 'providers'>, dev: boolean): string[] {
   return isMockEnabled(options, dev) ? names : names.filter(name => name !== 'mock')
 }

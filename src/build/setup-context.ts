@@ -13,10 +13,6 @@ export interface SetupContext {
   logger: { warn(message: string): void, info(message: string): void }
   /** The server entries of the features a setup step turned on (see src/build/features.ts). */
   features: string[]
-  /**
-   * The client modules of the features a setup step turned on, by name (absolute paths; see
-   * src/build/features.ts): the core client loads them with `import()`, and ships nothing of a
-   * feature that is not here.
-   */
+  /** The client modules of the features turned on, by name (absolute paths): the core client `import()`s them. */
   clientFeatures: Partial<Record<ClientFeatureName, string>>
 }

@@ -30,12 +30,9 @@ export interface TestLoginBuild {
 }
 
 /**
- * Why a build gets the test-only login, or null when it does not:
- * - `'test runner'`: a build made for tests (`nuxt.options.test`) inside the test runner (`VITEST`
- *   set: `@nuxt/test-utils`' `setup()` builds in the vitest process). `NODE_ENV=test` or `TEST=1`
- *   alone make `nuxt.options.test` true for an ordinary `nuxi build` too, so they do not suffice.
- * - `'opt-in'`: {@link TEST_LOGIN_ENV}`=true` (or `1`), for a test app built before the tests run.
- * {@link TEST_LOGIN_ENV}`=false` (or `0`) switches it off even under the test runner.
+ * Why a build gets the test-only login, or null: `'test runner'` (`nuxt.options.test` under vitest;
+ * `NODE_ENV=test` alone also marks an ordinary build, so it does not suffice), or `'opt-in'`
+ * ({@link TEST_LOGIN_ENV}`=true`). {@link TEST_LOGIN_ENV}`=false` switches it off.
  */
 export function testLoginReason({ test, env }: TestLoginBuild): 'test runner' | 'opt-in' | null {
   const flag = env[TEST_LOGIN_ENV]?.trim().toLowerCase()
@@ -44,11 +41,7 @@ export function testLoginReason({ test, env }: TestLoginBuild): 'test runner' | 
   return test && !!env.VITEST ? 'test runner' : null
 }
 
-/**
- * The test-only login endpoint for a build that gets it (see {@link testLoginReason}), or null for
- * every other build, which then has neither the endpoint nor the secret. `random` is the source
- * of the secret (tests pass their own).
- */
+/** The test-only login for a build that gets it, else null (no endpoint, no secret). `random`: the secret's source. */
 export function testLoginPlan(build: TestLoginBuild, random: (bytes: number) => Buffer = randomBytes): TestLoginPlan | null {
   const reason = testLoginReason(build)
   if (!reason) return null
@@ -63,10 +56,8 @@ export function testLoginPlan(build: TestLoginBuild, random: (bytes: number) => 
 }
 
 /**
- * In a build that gets the test-only login (see {@link testLoginReason}; `env` is the build's
- * environment): serves POST {@link TEST_LOGIN_PATH}, writes the secret to the build directory
- * for the test helpers, gives the server bundle only its hash, and warns. Other builds get
- * nothing of it.
+ * In a build that gets the test-only login: serves POST {@link TEST_LOGIN_PATH}, writes the secret to the
+ * build directory, gives the server bundle only its hash, and warns. Other builds get nothing.
  */
 export function setupTesting(ctx: SetupContext, env: Record<string, string | undefined>): void {
   const plan = testLoginPlan({ test: ctx.nuxt.options.test === true, env })
@@ -74,7 +65,6 @@ export function setupTesting(ctx: SetupContext, env: Record<string, string | und
   ctx.logger.warn(plan.warning)
   addTemplate({ filename: TEST_LOGIN_FILE, write: true, getContents: () => plan.file })
   addServerTemplate({ filename: TEST_LOGIN_TEMPLATE, getContents: () => plan.serverModule })
-  // A server middleware, not a route: a request without the secret goes on to the app, which
-  // answers it exactly as a path it does not know (a route would have to imitate that answer).
+  // A middleware, not a route: a request without the secret is answered by the app as any unknown path.
   addServerHandler({ middleware: true, handler: ctx.resolver.resolve('./runtime/server/middleware/test-login-endpoint') })
 }

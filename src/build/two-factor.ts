@@ -5,10 +5,8 @@ import { hasPageAt } from './client'
 import type { SetupContext } from './setup-context'
 
 /**
- * The second factor, when `twoFactor.enabled`: its feature of the core (option checks, the login's
- * detour; two-factor/server/two-factor-feature.ts), the routes under `<authPath>/two-factor/`, the second-factor page at
- * `endpoints.secondFactorPath` (unless the app has a page there) and the auto-imported
- * `useTwoFactor()`. Off, nothing of it is added: no route, no page, no client code.
+ * The second factor when `twoFactor.enabled`: its core feature, routes under `<authPath>/two-factor/`, the
+ * second-factor page (unless the app has one) and `useTwoFactor()`. Off, nothing of it is added.
  */
 export function setupTwoFactor({ nuxt, options, resolver, features }: SetupContext): void {
   if (!isTwoFactorEnabled(options)) return

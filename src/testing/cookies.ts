@@ -85,11 +85,9 @@ export interface BrowserCookie {
 }
 
 /**
- * The cookies of a session as the browser would have kept them from the app at `appUrl`: each one
- * host-only for the app's host (the bare hostname, no leading dot, is what Chromium stores as a
- * host-only cookie, so a `__Host-` cookie stays valid), with its own path, Secure, HttpOnly and
- * SameSite. Not Playwright's `url` form: it takes Secure from the URL's scheme, so over the
- * test server's plain http it would drop Secure, and Chromium refuses a `__Host-` cookie without it.
+ * The cookies of a session as a browser keeps them from `appUrl`: host-only (bare hostname, so `__Host-`
+ * stays valid), with path, Secure, HttpOnly and SameSite (not Playwright's `url` form, which drops
+ * Secure over plain http, and Chromium refuses a `__Host-` cookie without it).
  */
 export function browserCookies(cookies: TestCookie[], appUrl: string): BrowserCookie[] {
   const { hostname } = new URL(appUrl)

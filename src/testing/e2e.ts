@@ -1,12 +1,6 @@
 /**
- * `nuxt-svc-auth/testing/e2e`: log in to the app `@nuxt/test-utils` runs (`setup()`), over HTTP
- * and through the real flow, and open Playwright pages that start logged in.
- *
- * - `loginAs('ada@example.com')` logs in through the mock provider (`/auth/mock` → `/mock/authorize`
- *   → callback code → POST /auth/token with the code cookie), as a browser would.
- * - `loginAs({ sub: 'u1', role: 'admin' })` uses the test-only login endpoint, which exists only in
- *   a build made for tests and answers only with the secret of that build (read from its build
- *   directory): any user, for apps without the mock provider.
+ * `nuxt-svc-auth/testing/e2e`: log in to the app `@nuxt/test-utils` runs, over HTTP through the real flow
+ * (the mock provider, or the test-only login endpoint of a test build), and open logged-in Playwright pages.
  */
 import { readFileSync } from 'node:fs'
 import { createPage, fetch as testFetch, url, useTestContext } from '@nuxt/test-utils/e2e'
@@ -64,10 +58,7 @@ export interface TestSession {
   readonly cookieHeader: string
   /** `{ authorization: 'Bearer …', cookie: '…' }`: the headers of a logged-in browser. */
   readonly headers: { authorization: string, cookie: string }
-  /**
-   * A request to a path of the app (test-utils `fetch`) with the bearer token and the cookies
-   * (headers given in `init` win); cookies the answer sets are kept. Redirects are not followed.
-   */
+  /** A request to a path of the app with the bearer token and cookies (`init` headers win); cookies set are kept, redirects not followed. */
   fetch(path: string, init?: RequestInit): Promise<Response>
   /** Like `$fetch` of test-utils (ofetch), with the bearer token and the cookies. */
   $fetch<T = unknown>(path: string, options?: SessionFetchOptions): Promise<T>
@@ -233,14 +224,9 @@ function createSession(app: AppView, jar: CookieJar, token: { accessToken: strin
 }
 
 /**
- * Logs `user` in to the app of the test context over HTTP, through the real flow, and returns
- * the session: access token, cookies (the refresh cookie among them) and requests carrying them.
- *
- * - A string or number: a user of the mock provider (index, `sub` or email), through
- *   `/auth/mock`. A production build serves the mock provider only with
- *   `providers.mock.enableInProduction` (or `NUXT_SVC_AUTH_PROVIDERS_MOCK_ENABLE_IN_PRODUCTION=true`).
- * - An object: any user (`sub` or `id`, and claims), through the test-only login endpoint of a
- *   build made for tests.
+ * Logs `user` in to the app of the test context through the real flow and returns the session. A string or
+ * number: a mock provider user (index, `sub` or email; production builds need
+ * `providers.mock.enableInProduction`). An object: any user, through the test-only login endpoint.
  */
 export async function loginAs(user: LoginUser, options: LoginAsOptions = {}): Promise<TestSession> {
   const app = await appView()
@@ -269,9 +255,8 @@ export async function loginAs(user: LoginUser, options: LoginAsOptions = {}): Pr
 /** Options of {@link createLoggedInPage}. */
 export interface LoggedInPageOptions extends LoginAsOptions {
   /**
-   * A session of {@link loginAs} to hand to the browser instead of logging in anew. The browser
-   * then rotates its refresh cookie: do not `refresh()` that session from the test afterwards
-   * (presenting the old cookie again counts as reuse and ends the session).
+   * A session of {@link loginAs} to hand to the browser instead of a new login. The browser rotates its
+   * cookie: do not `refresh()` that session afterwards (the old cookie again counts as reuse).
    * @default a new login
    */
   session?: TestSession
@@ -280,9 +265,8 @@ export interface LoggedInPageOptions extends LoginAsOptions {
 }
 
 /**
- * `createPage` of `@nuxt/test-utils`, logged in as `user` (see {@link loginAs}): the session's
- * cookies go into the browser context before it opens `path`, so the app's start-up refresh
- * finds the session and the page renders for the logged-in user. Waits for hydration.
+ * `createPage` of `@nuxt/test-utils`, logged in as `user`: the session's cookies go into the browser
+ * context before it opens `path`, so the start-up refresh finds the session. Waits for hydration.
  */
 export async function createLoggedInPage(path: string, user: LoginUser, options: LoggedInPageOptions = {}): Promise<NuxtPage> {
   const session = options.session ?? await loginAs(user, options)

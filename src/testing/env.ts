@@ -1,9 +1,7 @@
 /**
- * The environment overrides of the runtime config, as the built server applies them: a key
- * `svcAuth.token.secret` is read from `NITRO_SVC_AUTH_TOKEN_SECRET`, else
- * `NUXT_SVC_AUTH_TOKEN_SECRET`; values are parsed like Nitro parses them (`true`, numbers, JSON,
- * else the text); an object value is merged into the object it replaces. Only keys that exist are
- * overridden. `test/unit/testing-options.test.ts` checks this against Nitro's own `applyEnv`.
+ * The environment overrides of the runtime config as the built server applies them (`NITRO_`, else `NUXT_`
+ * prefix; values parsed like Nitro; objects merged; existing keys only). Checked against Nitro's `applyEnv`
+ * in test/unit/testing-options.test.ts.
  */
 import { snakeCase } from 'scule'
 

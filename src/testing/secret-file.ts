@@ -12,11 +12,7 @@ export interface TestLoginFileSources {
   rootDir?: string
 }
 
-/**
- * The build directories to look in, in order: the one named, else the one of the in-process
- * build, else the two a build of `rootDir` uses (`node_modules/.cache/nuxt/.nuxt` for a production
- * build, `.nuxt` for development and `nuxi prepare`).
- */
+/** The build directories to look in: the one named, else the in-process build's, else the two of `rootDir`. */
 export function testLoginFileCandidates(sources: TestLoginFileSources): string[] {
   const dirs = sources.buildDir
     ? [sources.buildDir]
@@ -27,9 +23,8 @@ export function testLoginFileCandidates(sources: TestLoginFileSources): string[]
 }
 
 /**
- * The test login file of the last build among {@link testLoginFileCandidates} (the newest one: a
- * `.nuxt` left by an earlier `nuxi prepare` or dev server holds an older build's secret), and the
- * paths looked at.
+ * The test login file of the newest build among {@link testLoginFileCandidates} (an old `.nuxt` holds an
+ * older secret), and the paths looked at.
  */
 export function findTestLoginFile(sources: TestLoginFileSources): { found: string | undefined, looked: string[] } {
   const looked = testLoginFileCandidates(sources)

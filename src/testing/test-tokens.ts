@@ -1,7 +1,4 @@
-/**
- * Access tokens for tests, signed without HTTP with the app's own key and by the module's own code
- * (token service, claim builder, impersonation claim), so that they are the tokens the app issues.
- */
+/** Access tokens for tests, signed without HTTP with the app's key by the module's own code: the tokens the app issues. */
 import type { H3Event } from 'h3'
 import type { AuthClaims, CustomClaims } from '../runtime/types/auth'
 import type { Duration, ModuleOptions } from '../runtime/types/options'
@@ -13,10 +10,7 @@ import { customClaimsOf, impersonationContext } from '../runtime/impersonation/s
 import { createTokenService, type TokenService } from '../runtime/server/lib/core/tokens'
 import { loadAuthOptions, type AuthOptionsSource } from './test-options'
 
-/**
- * A user to sign a token for: `sub`, the identity claims, and any other key as a custom claim
- * (`{ sub: 'u1', role: 'admin' }`), as a user row of the app would carry them.
- */
+/** A user to sign a token for: `sub`, identity claims, and any other key as a custom claim (`{ sub: 'u1', role: 'admin' }`). */
 export interface TestUser {
   /** The user's id: the token's `sub`. */
   sub: string
@@ -34,11 +28,7 @@ export interface MintOptions {
   claims?: Record<string, unknown>
   /** The `provider` claim (over `user.provider`). @default user.provider */
   provider?: string
-  /**
-   * Session id (`sid` claim). Real tokens always name their session; a random one is made when
-   * none is given.
-   * @default a random id
-   */
+  /** Session id (`sid` claim); real tokens always name their session. @default a random id */
   sid?: string
   /** Lifetime. @default the configured `token.expiresIn` */
   expiresIn?: Duration
@@ -72,18 +62,11 @@ export interface TestAuth {
   readonly options: ModuleOptions
   /** Signs an access token for `user`, as POST /auth/token would issue it. */
   mint(user: TestUser, options?: MintOptions): Promise<MintedToken>
-  /**
-   * Signs the access token POST /auth/impersonate would issue when `requester` impersonates
-   * `target`: the target's claims, the `impersonation` claim naming the requester, the
-   * impersonation lifetime.
-   */
+  /** Signs the token POST /auth/impersonate would issue when `requester` impersonates `target`. */
   mintImpersonated(target: TestUser, requester: TestUser, options?: MintImpersonatedOptions): Promise<MintedToken>
   /** The claims of a valid token, or null: the module's own verification. */
   verify(token: string): Promise<AuthClaims | null>
-  /**
-   * `getAuthUser(event)` of the module for these options: the claims of the event's bearer token
-   * (also sets `event.context.user`), or undefined.
-   */
+  /** `getAuthUser(event)` of the module for these options (also sets `event.context.user`). */
   getAuthUser(event: H3Event): Promise<AuthClaims | undefined>
   /** `requireAuthUser(event)` of the module for these options: the claims, or a 401 error. */
   requireAuthUser(event: H3Event): Promise<AuthClaims>
@@ -99,10 +82,9 @@ function userClaims(user: TestUser, provider: string | undefined, extra: Record<
 }
 
 /**
- * Token helpers for the configuration of `source`: by default the app in the current directory
- * (its nuxt.config's `svcAuth`, `runtimeConfig.svcAuth`, and the `NUXT_SVC_AUTH_*` variables of
- * the environment), or options given as `config`. Signing uses the configured key (HS256 secret
- * or RS256 private key), so the app accepts the tokens; no server, no HTTP.
+ * Token helpers for the configuration of `source`: by default the app in the current directory (its
+ * nuxt.config, runtime config and `NUXT_SVC_AUTH_*` variables), or `config`. Signed with the configured
+ * key, so the app accepts the tokens; no server, no HTTP.
  */
 export async function createTestAuth(source: AuthOptionsSource = {}): Promise<TestAuth> {
   const options = await loadAuthOptions(source)

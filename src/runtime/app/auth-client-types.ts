@@ -1,7 +1,4 @@
-/**
- * The public types of the app's client API (`useAuth()`), apart from its implementation
- * (auth-client.ts) and the composable's file that re-exports both (composables/useAuth.ts).
- */
+/** The public types of `useAuth()` (implementation: auth-client.ts). */
 import type { ComputedRef } from 'vue'
 import type { AuthClaims, AuthSession, OriginalUser } from '../types/auth'
 import type { PasskeyInfo, PasskeyLoginOptions, RegisterPasskeyOptions } from '../passkey/passkey-types'
@@ -27,11 +24,9 @@ export interface UseAuthReturn {
   /** While impersonating, the requester `{ sub, email?, name? }`; else null. */
   originalUser: ComputedRef<OriginalUser | null>
   /**
-   * Goes to `<loginPath>/<provider>` (a full page load), optionally with `?redirect=<path>`.
-   * `login('passkey', { email?, redirect? })` (passkey provider on) runs the WebAuthn ceremony in
-   * the page instead and then goes where the server answers (the callback page); it rejects with
-   * an `Error` named after the browser's refusal (`NotAllowedError`: the user cancelled or the
-   * prompt timed out) or with the server's error (`data.error`, e.g. `invalid_passkey`).
+   * Goes to `<loginPath>/<provider>` (a full page load), optionally with `?redirect=<path>`. With
+   * `'passkey'` it runs the WebAuthn ceremony in the page, then goes where the server answers; it rejects
+   * with an `Error` named after the browser's refusal (`NotAllowedError`) or the server's error (`data.error`).
    */
   login(provider: string, options?: LoginOptions): Promise<void>
   /** POST /auth/logout, forgets the token, then goes to `redirect.logout`. */
@@ -43,34 +38,24 @@ export interface UseAuthReturn {
   /** POST /auth/unimpersonate; on success the app continues as the original user. */
   unimpersonate(): Promise<void>
   /**
-   * What the callback page does: exchanges `query.code` at POST /auth/token, keeps the token and
-   * goes to the path chosen at login or `redirect.success`; errors go to `redirect.error` with
-   * `error` and `error_description`. For a host page replacing the module's callback page.
+   * What the callback page does: exchanges `query.code` at POST /auth/token and goes to the path chosen at
+   * login or `redirect.success` (errors: `redirect.error`). For a host page replacing the callback page.
    */
   handleCallback(query: Record<string, unknown>): Promise<void>
   /**
-   * The in-memory access token (browser), after any refresh in flight; null on the server and
-   * when logged out. For other clients (websockets, GraphQL); never store it anywhere.
+   * The in-memory access token (browser), after any refresh in flight; null on the server and when logged
+   * out. For other clients (websockets, GraphQL); never store it.
    */
   getAccessToken(): Promise<string | null>
-  /**
-   * GET /auth/sessions: the user's sessions (logins), most recently used first, with
-   * `current: true` on this one. Refreshes and retries once on a 401, like `useAuthFetch`.
-   */
+  /** GET /auth/sessions: the user's sessions, most recently used first, `current: true` on this one. Retries once on a 401. */
   listSessions(): Promise<AuthSession[]>
-  /**
-   * DELETE /auth/sessions/:id: ends one of the user's sessions; the browser holding it is logged
-   * out at its next request. Ending the current session logs this app out (as `logout()` does,
-   * without the redirect).
-   */
+  /** DELETE /auth/sessions/:id: ends one of the user's sessions; ending the current one logs this app out (no redirect). */
   revokeSession(id: string): Promise<void>
   /** POST /auth/sessions/revoke-others: ends every other session of the user; resolves how many. */
   revokeOtherSessions(): Promise<number>
   /**
-   * Creates a passkey for the logged-in user (`<authPath>/passkey/register/options`, the
-   * browser's prompt, `register/verify`) and resolves it. Rejects like `login('passkey')`
-   * (`InvalidStateError`: this authenticator holds a passkey of the account already), and in an
-   * app built without the passkey provider.
+   * Creates a passkey for the logged-in user and resolves it. Rejects like `login('passkey')` (`InvalidStateError`:
+   * this authenticator has one already), and in an app built without the passkey provider.
    */
   registerPasskey(options?: RegisterPasskeyOptions): Promise<PasskeyInfo>
   /** GET `<authPath>/passkey/credentials`: the user's passkeys, newest first. */

@@ -1,8 +1,6 @@
 /**
- * The client API of one Nuxt app: the fetch helper (`useAuthFetch`, `$authFetch`) and `useAuth`.
- * The composables' files hold their public types and re-export these functions. Living in a module
- * that the start-up plugin imports, they are bundled into the app's entry chunk with the plugin
- * and the state they use, instead of a separate chunk that imports both back.
+ * The client API of one Nuxt app: the fetch helper (`useAuthFetch`, `$authFetch`) and `useAuth`, in the
+ * start-up plugin's module so they share its entry chunk instead of a chunk that imports it back.
  */
 import type { NuxtApp } from '#app'
 import type { $Fetch, NitroFetchRequest } from 'nitropack'
@@ -79,15 +77,10 @@ export function getAuthFetch(nuxtApp: NuxtApp): AuthFetch {
 }
 
 /**
- * `$fetch` that follows the client request helper rules:
- * - sends `Authorization: Bearer <token>` when an access token is in memory (browser) or, during
- *   SSR, the per-request SSR token; only to same-origin relative URLs, never to another host;
- * - on a 401, refreshes once (shared by concurrent requests) and retries once, unless
- *   `tokenRefresh.automaticRefresh` is false or the URL is an authentication endpoint;
- * - when that refresh fails, forgets the token and goes to
- *   `<redirect.error>?error=token_refresh_failed&error_description=...`;
- * - network errors are not retried; every other failure reaches the caller.
- * With `enableSSR: false` it refuses to run on the server.
+ * `$fetch` with the client request helper rules: `Authorization: Bearer` (the in-memory token, or the SSR
+ * token) to same-origin relative URLs only; on a 401 one shared refresh and one retry (unless
+ * `tokenRefresh.automaticRefresh` is false or it is an auth endpoint); a failed refresh forgets the token
+ * and goes to `<redirect.error>?error=token_refresh_failed`. Refuses the server with `enableSSR: false`.
  */
 export function useAuthFetch(): AuthFetch {
   return getAuthFetch(useNuxtApp())
@@ -143,19 +136,15 @@ async function exchangeCode(nuxtApp: NuxtApp, query: Record<string, unknown>): P
   await go(safeRedirect(chosen, redirect.success, [endpoints.callbackPath]))
 }
 
-/**
- * The session of the app: who is logged in (the access token's claims), login and logout, manual
- * refresh and impersonation. State lives in `useState`; the access token is kept in memory only.
- */
+/** The session of the app: claims, login, logout, refresh and impersonation (state in `useState`, the token in memory only). */
 export function useAuth(): UseAuthReturn {
   const nuxtApp = useNuxtApp()
   const config = publicAuthConfig(nuxtApp)
   const session = sessionState(nuxtApp)
   const user = computed(() => session.value.user)
 
-  // The passkey ceremonies, as the passkey provider's build step registered them
-  // (`#build/svc-auth/client-features.mjs`). Built with the provider off, the loader is undefined:
-  // the bundler drops these branches, and the app has no reference to any passkey code.
+  // The passkey ceremonies as the provider's build step registered them; without the provider the loader is
+  // undefined and the bundler drops these branches.
   const loadPasskeyClient = passkeyClient
   const passkeys = async (load: NonNullable<typeof passkeyClient>) => ({ lib: await load(), deps: { nuxtApp, token: () => currentToken(nuxtApp) } })
 

@@ -1,7 +1,6 @@
 /**
- * Session state of the app and the operations on it, shared by the plugin, the composables, the
- * middleware and the callback page. The state lives in `useState` of the Nuxt app; the in-flight
- * refresh and the fetch helper hang off the Nuxt app instance, never off module variables.
+ * Session state of the app and its operations, in `useState` of the Nuxt app; the refresh in flight and
+ * the fetch helper hang off the app instance, never off module variables.
  */
 import type { NuxtApp } from '#app'
 import type { Ref } from 'vue'
@@ -37,11 +36,7 @@ export interface AuthRuntime {
   refresh: RefreshHolder
   /** Authorization code being exchanged by the callback page (guards against a double exchange). */
   exchanging?: string
-  /**
-   * Same-origin path chosen for the login in progress in this page, for logins whose server flow
-   * keeps none (the password provider's): the next code exchange goes there when its answer names
-   * no `redirect`, and forgets it.
-   */
+  /** Same-origin path chosen for a login whose server flow keeps none (password): used by the next code exchange. */
   afterLogin?: string
   /** The fetch helper of this app (built on first use). */
   fetcher?: unknown
@@ -49,11 +44,7 @@ export interface AuthRuntime {
 
 type NuxtAppWithAuth = NuxtApp & { _svcAuth?: AuthRuntime }
 
-/**
- * Runs a composable in the app's context. In the browser `runWithContext` runs a synchronous
- * function at once (so it also works from event handlers); on the server it always answers a
- * promise, and every server caller (plugin, middleware, setup) already runs in the context.
- */
+/** Runs a composable in the app's context (in the browser synchronously, also from event handlers). */
 export function inApp<T>(nuxtApp: NuxtApp, fn: () => T): T {
   return import.meta.client ? nuxtApp.runWithContext(fn) as T : fn()
 }
@@ -75,10 +66,7 @@ export function sessionState(nuxtApp: NuxtApp): Ref<AuthSessionState> {
   return inApp(nuxtApp, () => useState<AuthSessionState>(SESSION_STATE, () => ({ user: null, checked: false, pending: false })))
 }
 
-/**
- * The in-memory access token (`useState`, browser only). On the server a throwaway ref is
- * returned, so that no token can ever be written into the SSR payload.
- */
+/** The in-memory access token (browser only); on the server a throwaway ref, so no token reaches the SSR payload. */
 export function tokenState(nuxtApp: NuxtApp): Ref<string | null> {
   if (import.meta.server) return ref(null)
   return inApp(nuxtApp, () => useState<string | null>(ACCESS_TOKEN_STATE, () => null))
@@ -90,10 +78,7 @@ export function afterHydration(nuxtApp: NuxtApp, fn: () => void | Promise<void>)
   else void fn()
 }
 
-/**
- * Runs `update` now, or, with `defer`, once hydration is done: the first render must match the
- * server's HTML (no flash, no mismatch).
- */
+/** Runs `update` now or, with `defer`, after hydration: the first render must match the server's HTML. */
 function applyState(nuxtApp: NuxtApp, update: () => void, defer: boolean): void {
   if (defer) afterHydration(nuxtApp, update)
   else update()
@@ -137,10 +122,7 @@ export function errorField(error: unknown, key: 'message' | 'error'): string | u
   return typeof value === 'string' ? value : undefined
 }
 
-/**
- * `{ error, message }` of a refused call to one of the module's endpoints (its error body), for
- * showing it: `network_error` and a generic message when no answer came.
- */
+/** `{ error, message }` of a refused call (the module's error body); `network_error` when no answer came. */
 export function authErrorOf(error: unknown): { error: string, message: string } {
   return {
     error: errorField(error, 'error') ?? 'network_error',
@@ -178,9 +160,8 @@ async function requestRefresh(nuxtApp: NuxtApp, defer: boolean): Promise<Refresh
 }
 
 /**
- * POST /auth/refresh with the cookie, shared by every concurrent caller (rule 4). Success keeps
- * the new token; a refusal clears the session. Never throws. On the server it does nothing.
- * `defer`: apply the state once hydration is done (startup refresh behind an SSR-rendered page).
+ * POST /auth/refresh with the cookie, shared by concurrent callers (rule 4): success keeps the token, a
+ * refusal clears the session. Never throws; nothing on the server. `defer`: apply after hydration.
  */
 export function refreshSession(nuxtApp: NuxtApp, { defer = false }: { defer?: boolean } = {}): Promise<RefreshOutcome> {
   if (import.meta.server) return Promise.resolve({ token: null, message: 'No refresh on the server' })
@@ -196,11 +177,7 @@ export function pendingRefresh(nuxtApp: NuxtApp): Promise<RefreshOutcome> | null
   return authRuntime(nuxtApp).refresh.pending
 }
 
-/**
- * False in the browser when it certainly holds no session: no presence flag cookie beside the
- * refresh cookie, and no user rendered by the server (see `mayHaveSession`). A refresh would
- * only be refused then.
- */
+/** False in the browser when it certainly holds no session (no presence flag, no rendered user). */
 export function sessionMayExist(nuxtApp: NuxtApp): boolean {
   const known = !!sessionState(nuxtApp).value.user || !!tokenState(nuxtApp).value
   return mayHaveSession(document.cookie, publicAuthConfig(nuxtApp).tokenRefresh.presenceCookie, known)
@@ -212,18 +189,14 @@ function presenceFlagSet(nuxtApp: NuxtApp): boolean {
   return !!name && hasCookie(document.cookie, name)
 }
 
-/**
- * Records that there is no session, without a request: the state a refused refresh leaves
- * (applied after hydration while hydrating, so the first render matches the server's HTML).
- */
+/** Records that there is no session without a request (after hydration while hydrating). */
 export function settleWithoutSession(nuxtApp: NuxtApp): void {
   if (!sessionState(nuxtApp).value.checked) clearSession(nuxtApp, nuxtApp.isHydrating)
 }
 
 /**
- * Makes sure the session state reflects a check: waits for a refresh in flight, or, in the
- * browser, tries one refresh when nothing has been checked yet (for example after landing on a
- * public route, where rule 8 skips the startup refresh) and a session may exist.
+ * Makes sure the state reflects a check: waits for a refresh in flight, or tries one in the browser when
+ * nothing was checked yet (a public landing page skips the startup refresh, rule 8) and a session may exist.
  */
 export async function ensureSession(nuxtApp: NuxtApp): Promise<void> {
   const inFlight = pendingRefresh(nuxtApp)
@@ -237,9 +210,8 @@ export async function ensureSession(nuxtApp: NuxtApp): Promise<void> {
 }
 
 /**
- * Rule 6: after a failed refresh of a request that belonged to a session, forget the token and go
- * to `<redirect.error>?error=token_refresh_failed&error_description=...`. Concurrent requests that
- * shared the refresh act once. Requests of visitors without a session just get their 401.
+ * Rule 6: after a failed refresh of a request that belonged to a session, forget the token and go to the
+ * error page (once for concurrent requests). Visitors without a session just get their 401.
  */
 export async function handleRefreshFailure(nuxtApp: NuxtApp, outcome: RefreshOutcome, hadSession: boolean): Promise<void> {
   if (!hadSession || outcome.handled) return
@@ -266,9 +238,8 @@ export function loginRedirect(config: PublicAuthConfig, fullPath: string): strin
 }
 
 /**
- * The client middleware: protected routes send visitors without a session to `redirectTo` (with
- * `?redirect=`), logged-out-only routes send users with a session to `loggedOutRedirectTo`.
- * On the server it decides only when the SSR token told who is logged in (`enableSSR`).
+ * The client middleware: protected routes send visitors to `redirectTo` (with `?redirect=`), guest routes
+ * send users to `loggedOutRedirectTo`. On the server only when the SSR token told who is logged in.
  */
 export async function guardRoute(nuxtApp: NuxtApp, to: { path: string, fullPath: string, meta?: unknown }, named?: 'auth' | 'guest') {
   const config = publicAuthConfig(nuxtApp)
@@ -281,12 +252,10 @@ export async function guardRoute(nuxtApp: NuxtApp, to: { path: string, fullPath:
     await ensureSession(nuxtApp)
   }
   else if (import.meta.client && access === 'protected' && !session.value.user && !tokenState(nuxtApp).value && presenceFlagSet(nuxtApp)) {
-    // Checked and found no session, but the presence flag is back: another tab logged in since
-    // (a refused refresh deletes the flag, so a stale one costs at most one more request).
+    // The presence flag is back after a check found no session: another tab logged in since.
     await refreshSession(nuxtApp)
   }
-  // The token counts too: while hydrating, a startup refresh keeps it at once but shows the user
-  // only after hydration.
+  // The token counts too: while hydrating, a startup refresh keeps it at once but shows the user after.
   const loggedIn = !!session.value.user || !!tokenState(nuxtApp).value
   if (access === 'protected') {
     return loggedIn ? undefined : navigateTo(loginRedirect(config, to.fullPath))

@@ -20,9 +20,7 @@ export function passwordRoutePath(authPath: string, path: string): string {
 
 /**
  * The verify link of a code: `<base><authPath>/password/<action>-verify?code=…&flow=…`. The flow id
- * identifies the pending code, so the link is checked against that code's own attempt count (never
- * the global code-only budget) and carries no email. `base` is the app's public URL ('' gives a
- * relative link).
+ * checks it against its own code's attempt count, and the link carries no email.
  */
 export function verifyLink(base: string, authPath: string, action: MagicCodeAction, code: string, flow: string): string {
   const query = new URLSearchParams({ code, flow })

@@ -1,9 +1,6 @@
 import type { AuthClaims, OriginalUser } from '../types/auth'
 
-/**
- * While impersonating, the requester as the `impersonation` claim of the access token names them
- * (`sub`, and `email` and `name` when the claim has them); null otherwise.
- */
+/** While impersonating, the requester as the `impersonation` claim names them (`sub`, `email`, `name`); else null. */
 export function originalUserOf(claims: AuthClaims | null | undefined): OriginalUser | null {
   const context = claims?.impersonation
   if (!context || typeof context.originalUserSub !== 'string') return null

@@ -1,15 +1,9 @@
-/**
- * Path helpers used by the browser code and the server alike. Everything here is pure: no Nuxt,
- * no h3, no Node API.
- */
+/** Pure path helpers shared by browser and server code (no Nuxt, h3 or Node API). */
 
 /** Query parameters appended by `withQuery` (undefined values are left out). */
 export type QueryParams = Record<string, string | undefined>
 
-/**
- * True for a same-origin relative path such as `/dashboard?tab=1`: one leading slash, no scheme,
- * no protocol-relative `//host` or `/\host`, no control characters (also after one decoding).
- */
+/** True for a same-origin relative path: one leading slash, no `//host` or `/\host`, no control characters (also decoded). */
 export function isRelativePath(value: unknown): value is string {
   if (typeof value !== 'string' || !value.startsWith('/')) return false
   try {
@@ -26,10 +20,7 @@ export function normalizePath(path: string): string {
   return (path.split(/[?#]/, 1)[0] || '/').replace(/(.)\/+$/s, '$1')
 }
 
-/**
- * True when `path` starts at `prefix` as whole segments: `/auth` covers `/auth` and `/auth/x`,
- * not `/authors`; `/` covers every path. Query, hash and trailing slashes are ignored.
- */
+/** True when `path` starts at `prefix` as whole segments (`/auth` covers `/auth/x`, not `/authors`). */
 export function isPathUnder(path: string, prefix: string): boolean {
   const base = normalizePath(prefix)
   const target = normalizePath(path)
@@ -46,9 +37,8 @@ function segmentsOf(path: string): string[] {
 }
 
 /**
- * True when `path` (query and hash ignored) matches the route glob `pattern`: `*` matches within
- * one segment, a `**` segment any number of segments, also none
- * (`/docs/**` matches `/docs`, `/docs/a` and `/docs/a/b`). Trailing slashes are ignored.
+ * True when `path` matches the route glob `pattern`: `*` within a segment, a `**` segment any number of
+ * segments, also none. Query, hash and trailing slashes are ignored.
  */
 export function matchesRouteGlob(pattern: string, path: string): boolean {
   // One regular expression over `/segment` pieces: empty segments (`//`) never take part.
@@ -58,11 +48,7 @@ export function matchesRouteGlob(pattern: string, path: string): boolean {
   return new RegExp(`^${source}$`).test(segmentsOf(path).map(segment => `/${segment}`).join(''))
 }
 
-/**
- * A path below `prefix` (an endpoint path option such as `authPath`), without a doubled slash when
- * the option ends in one: `underPath('/auth/', 'passkey', 'login/options')` is
- * `/auth/passkey/login/options`.
- */
+/** A path below `prefix` without a doubled slash: `underPath('/auth/', 'passkey', 'login/options')` → `/auth/passkey/login/options`. */
 export function underPath(prefix: string, ...segments: string[]): string {
   return [prefix.replace(/\/+$/, ''), ...segments].join('/')
 }

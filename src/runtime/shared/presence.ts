@@ -1,9 +1,6 @@
 /**
- * The session presence flag: a cookie beside the HttpOnly refresh cookie that the page can read
- * (`document.cookie`). It holds no secret (its value is `1`) and the server never trusts it; it
- * only tells the browser that a refresh cookie may exist, so that a visitor without one makes no
- * refresh request at start-up. The server sets it wherever it sets the refresh cookie (same
- * lifetime) and deletes it wherever it deletes that cookie.
+ * The session presence flag: a readable cookie (`1`, no secret, never trusted by the server) set and
+ * deleted with the refresh cookie, so a visitor without one makes no refresh request at start-up.
  */
 
 /** Value of the presence flag. */
@@ -14,11 +11,7 @@ export function presenceCookieName(refreshCookieName: string): string {
   return `${refreshCookieName}-present`
 }
 
-/**
- * Every value of the cookies called `name` in a `Cookie` header or `document.cookie`, in the order
- * sent. A browser sends several of one name when they were set for different domains or paths (a
- * sibling subdomain can set one for the parent domain: cookie tossing).
- */
+/** Every value of the cookies called `name`, in the order sent (several: cookie tossing from a sibling domain). */
 export function cookieValues(cookies: string | null | undefined, name: string): string[] {
   if (!cookies || !name) return []
   const values: string[] = []

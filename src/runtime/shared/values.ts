@@ -14,3 +14,12 @@ export function nonEmptyString(value: unknown): string | undefined {
 export function trimmedString(value: unknown): string | undefined {
   return typeof value === 'string' && value.trim() ? value.trim() : undefined
 }
+
+/** `make` run once per key object, its result kept as long as the key lives (a throw is not kept). */
+export function oncePer<K extends object, V>(make: (key: K) => V): (key: K) => V {
+  const made = new WeakMap<K, V>()
+  return (key) => {
+    if (!made.has(key)) made.set(key, make(key))
+    return made.get(key) as V
+  }
+}

@@ -1,7 +1,4 @@
-/**
- * `useAuth()`: the implementation is in ../auth-client (bundled with the start-up plugin), its
- * types in ../auth-client-types.
- */
+/** `useAuth()`: implemented in ../auth-client, typed in ../auth-client-types. */
 export type { LoginOptions, UseAuthReturn } from '../auth-client-types'
 export type { PasskeyInfo, PasskeyLoginOptions, RegisterPasskeyOptions } from '../../passkey/passkey-types'
 export { useAuth } from '../auth-client'

@@ -35,11 +35,8 @@ export function namedMiddlewareOf(meta: unknown): 'auth' | 'guest' | undefined {
 }
 
 /**
- * Decides what a route needs, in this order: the callback and error pages are open; `auth: false`
- * (or 'public', 'skip') opts out; `guest` (named middleware or meta) means logged-out only; a
- * `publicRoutes` match is open; `auth` (the named middleware, or meta `true`, 'required',
- * 'protected') or the `global` option protects, except the login page (`redirectTo`) itself, so
- * that it can never redirect to itself.
+ * What a route needs: callback and error pages are open; `auth: false` opts out; `guest` means logged-out
+ * only; `publicRoutes` are open; `auth` or `global` protects, except the login page itself.
  */
 export function routeAccess(input: RouteAccessInput): RouteAccess {
   const path = normalizePath(input.path)

@@ -22,10 +22,7 @@ export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
 
-/**
- * Runs `refresh` unless one is already in flight; concurrent callers share that one request and
- * its outcome (rule 4). The holder is free again as soon as the refresh settles.
- */
+/** Runs `refresh` unless one is in flight; concurrent callers share it and its outcome (rule 4). */
 export function shareRefresh(holder: RefreshHolder, refresh: () => Promise<RefreshOutcome>): Promise<RefreshOutcome> {
   if (!holder.pending) {
     const run = async (): Promise<RefreshOutcome> => {
@@ -64,10 +61,7 @@ export interface AuthFetchDeps {
   refresh(): Promise<RefreshOutcome>
   /** True when the app shows a logged-in user (even before a token is in memory). */
   hasSession?(): boolean
-  /**
-   * Called by every request whose refresh failed. `hadSession`: the request carried a token, or
-   * the app showed a logged-in user when the 401 came.
-   */
+  /** Called by every request whose refresh failed; `hadSession`: it carried a token or a user was shown. */
   onRefreshFailed(outcome: RefreshOutcome, context: { hadSession: boolean }): void | Promise<void>
   /** True for the module's own authentication endpoints (never refreshed or retried, rule 5). */
   isAuthEndpoint(request: string, baseURL?: string): boolean
@@ -89,12 +83,9 @@ export function withBearer<O extends AuthFetchOptions>(options: O, token: string
 }
 
 /**
- * Wraps a fetch function with the client request helper rules:
- * 1. a bearer token when one exists, and only for same-origin relative URLs;
- * 3. on a 401, one shared refresh and one retry with the new token (when `automaticRefresh`);
- * 5. never a refresh or retry for the auth endpoints; 6. `onRefreshFailed` when the refresh fails;
- * 7. no refresh and no retry when `automaticRefresh` is false; 9. network errors and other
- * failures surface to the caller unchanged (ofetch's own retry is off unless the caller asks).
+ * Wraps a fetch function with the client request helper rules: bearer for same-origin URLs only (1),
+ * one shared refresh and retry on a 401 (3), never for auth endpoints (5), `onRefreshFailed` (6), none
+ * without `automaticRefresh` (7); other failures reach the caller unchanged (9).
  */
 export function createAuthFetchCore<R, O extends AuthFetchOptions = AuthFetchOptions>(
   send: (request: string | Request, options: O) => Promise<R>,

@@ -6,20 +6,15 @@ export function isPublicRoute(path: string, patterns: readonly string[] | undefi
   return !!patterns?.some(pattern => typeof pattern === 'string' && matchesRouteGlob(pattern, path))
 }
 
-/**
- * True when a request goes to this application: a relative path (`/api/...`) without a scheme or
- * host, and a `baseURL`, if given, that is relative too. Only such requests get the access token.
- */
+/** True for a relative path (and relative `baseURL`): only such requests get the access token. */
 export function isSameOriginRequest(request: unknown, baseURL?: string): request is string {
   if (!isRelativePath(request)) return false
   return baseURL === undefined || baseURL === '' || isRelativePath(baseURL)
 }
 
 /**
- * True for the module's own authentication endpoints (everything under `authPath` and
- * `loginPath`, and the token, refresh, logout, callback and impersonation paths). The fetch helper
- * never refreshes or retries for them (rule 5). The user info path and the session endpoints
- * (bearer-authenticated APIs) are ordinary APIs.
+ * True for the module's own auth endpoints (under `authPath` and `loginPath`, token, refresh, logout,
+ * callback, impersonation): never refreshed or retried (rule 5). User info and sessions are ordinary APIs.
  */
 export function isAuthEndpoint(request: string, endpoints: Partial<EndpointOptions>, baseURL?: string): boolean {
   const path = normalizePath(baseURL ? joinBase(baseURL, request) : request)
@@ -29,10 +24,7 @@ export function isAuthEndpoint(request: string, endpoints: Partial<EndpointOptio
   return [endpoints.authPath, endpoints.loginPath].some(p => typeof p === 'string' && p !== '/' && isPathUnder(path, p))
 }
 
-/**
- * A redirect target that is safe to navigate to: `target` when it is a same-origin relative path
- * (and not one of `avoid`, such as the callback page), else `fallback`.
- */
+/** `target` when a same-origin relative path not in `avoid`, else `fallback`. */
 export function safeRedirect(target: unknown, fallback: string, avoid: readonly string[] = []): string {
   if (!isRelativePath(target)) return fallback
   const path = normalizePath(target)

@@ -1,11 +1,8 @@
 import type { AuthClaims } from '../../types/auth'
 
 /**
- * The payload of a JWT, without verifying it (the server verifies every token it receives; the
- * client only reads the claims of tokens the server just gave it). Null when it is not a compact
- * JWS (three segments) whose payload is base64url-encoded UTF-8 JSON: an object with a subject.
- * The payload is read as UTF-8, so non-ASCII names survive; no JWT library is shipped to the
- * browser for this.
+ * The payload of a JWT, unverified (the client only reads tokens the server just gave it): null unless a
+ * compact JWS with a base64url UTF-8 JSON object with a subject. No JWT library ships to the browser.
  */
 export function decodeTokenClaims(token: unknown): AuthClaims | null {
   const payload = typeof token === 'string' ? token.split('.') : []

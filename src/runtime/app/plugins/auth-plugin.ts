@@ -1,16 +1,8 @@
 /**
- * Session start of the app.
- * - Server (with `enableSSR`): the user of the per-request SSR token goes into the session state,
- *   so the first paint already shows who is logged in. Only the decoded claims travel in the
- *   payload, never the token; such pages are sent with `Cache-Control: private, no-store`.
- * - Browser (rule 8): unless on the callback page, on a public route, with a token in memory or
- *   without a session (no presence flag cookie and no user from the server), one refresh with
- *   the cookie. When the server already knew the session (SSR token) it runs in
- *   the background: the page already shows the user (with the client middleware, a protected
- *   page is left for the login page when that refresh is refused). Otherwise (no SSR, or
- *   `enableSSR: false`) the app waits for it before the route middleware runs, so protected
- *   pages are not left for the login page by mistake.
- * - Provides `$authFetch` (the same helper as `useAuthFetch()`).
+ * Session start of the app. Server (`enableSSR`): the SSR token's claims (never the token) go into the
+ * state, so the first paint shows the user. Browser (rule 8): one refresh with the cookie unless on the
+ * callback page, a public route, with a token, or certainly without a session; in the background when the
+ * server knew the session, else awaited before the route middleware. Provides `$authFetch`.
  */
 import type { NuxtApp } from '#app'
 import { defineNuxtPlugin, useNuxtApp, useRouter } from '#imports'
@@ -51,19 +43,16 @@ async function leaveProtectedPage(nuxtApp: NuxtApp, config: PublicAuthConfig): P
 async function startSession(nuxtApp: NuxtApp, config: PublicAuthConfig): Promise<void> {
   const path = stripBase(window.location.pathname, nuxtApp.$config.app.baseURL)
   if (!refreshesOnStart(nuxtApp, config, path)) return
-  // No presence flag and no user from the server: certainly no refresh cookie, so no request
-  // (a refused one would only log a 401 in the console). The state is what that refusal leaves.
+  // Certainly no refresh cookie: no request (a refused one would only log a 401); the state a refusal leaves.
   if (!sessionMayExist(nuxtApp)) return settleWithoutSession(nuxtApp)
   const knownFromServer = sessionState(nuxtApp).value.checked
-  // While hydrating, the state changes wait until hydration is done, so that the first render
-  // matches the server's HTML; the token is kept at once (the middleware reads it).
+  // While hydrating, state changes wait for hydration (first render matches the HTML); the token is kept at once.
   const started = refreshSession(nuxtApp, { defer: nuxtApp.isHydrating })
   if (!knownFromServer) {
     await started
     return
   }
-  // Built without the client middleware (`clientMiddleware.enabled` is read at build time) no page
-  // is protected, and the code that decides what a route needs stays out of the browser bundle.
+  // Built without the client middleware: no page is protected, and the route logic stays out of the bundle.
   if (!clientMiddleware) return
   void started.then((outcome) => {
     if (!outcome.token && outcome.status) afterHydration(nuxtApp, () => leaveProtectedPage(nuxtApp, config))

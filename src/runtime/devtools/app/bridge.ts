@@ -1,8 +1,6 @@
 /**
- * Client plugin of the DevTools tab, registered in development only (with DevTools on): gives the
- * tab's page, which runs in a DevTools iframe of the same origin and reaches this app through
- * the DevTools client (`host.nuxt`), the session operations of the app as `$svcAuthDevtools`.
- * Everything goes through the module's client API, so the app's state follows what the tab does.
+ * Client plugin of the DevTools tab (development only): gives the tab's same-origin iframe the app's
+ * session operations as `$svcAuthDevtools`, through the module's client API so the app's state follows.
  */
 import { defineNuxtPlugin, useNuxtApp, useRouter } from '#imports'
 import type { AuthSession } from '../../types/auth'
@@ -21,10 +19,7 @@ export interface DevtoolsBridge {
   listSessions(): Promise<AuthSession[]>
   /** DELETE one session (the current one logs the app out). */
   revokeSession(id: string): Promise<void>
-  /**
-   * Logs the app in as a mock user (`hint`: index, `sub` or email): ends the current session,
-   * then the normal login route `<loginPath>/mock?user=<hint>`, back to the current page.
-   */
+  /** Logs the app in as a mock user (`hint`: index, `sub` or email) through `<loginPath>/mock?user=<hint>`, back to this page. */
   switchUser(hint: string): Promise<void>
 }
 

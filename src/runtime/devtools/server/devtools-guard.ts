@@ -1,10 +1,7 @@
 /**
- * Who may use the DevTools routes (development only): requests from this machine, addressed to
- * it by a loopback name. The dev server may listen on every interface (`nuxi dev --host`), and a
- * page of another site open in the developer's browser may point its own host name at 127.0.0.1
- * (DNS rebinding): the peer address stops the first, the Host header the second. The JSON routes
- * also require a header that a cross-site page cannot send without a CORS preflight, which they
- * never answer.
+ * Who may use the DevTools routes (development only): requests from this machine to a loopback name.
+ * The peer address stops a dev server listening on every interface, the Host header DNS rebinding, and
+ * the JSON routes' header a cross-site page (it needs a CORS preflight, never answered).
  */
 
 /** Header the tab sends with every JSON request. */
@@ -38,9 +35,8 @@ export interface DevtoolsRequest {
 }
 
 /**
- * Why a request may not use a DevTools route, or undefined when it may. `checkPeer`: the peer
- * address is the client's (the dev server's listener); `json`: a JSON route (the marker header is
- * required and a browser must say the request is same-origin).
+ * Why a request may not use a DevTools route, or undefined. `checkPeer`: the peer address is the client's;
+ * `json`: the marker header and a same-origin request are required.
  */
 export function devtoolsRefusal(request: DevtoolsRequest, { checkPeer, json }: { checkPeer: boolean, json: boolean }): string | undefined {
   if (checkPeer && !isLoopbackAddress(request.remoteAddress)) return 'The DevTools routes answer requests from this machine only'

@@ -1,7 +1,4 @@
-/**
- * h3 side of the DevTools routes (development only): the request check of `guard.ts` applied to
- * an event, the wrapper every DevTools route uses, and the dev server's gate.
- */
+/** h3 side of the DevTools routes: the request check on an event, the route wrapper, and the dev server's gate. */
 import { defineEventHandler, getRequestHeader, setResponseHeader, type H3Event } from 'h3'
 import { authError, sendAuthError } from '../../server/lib/edge/errors'
 import { DEVTOOLS_HEADER, devtoolsRefusal } from './devtools-guard'
@@ -16,11 +13,8 @@ function refusal(event: H3Event, { checkPeer, json }: { checkPeer: boolean, json
 }
 
 /**
- * A DevTools route: refused (403 `forbidden`) unless the request names a loopback host and, for
- * JSON routes, carries the DevTools header from the same origin; answers are never cached and
- * every failure is a `{ statusCode, message, error }` body. The peer address is checked by the
- * dev server's gate ({@link devtoolsGate}): here, inside the dev worker, every request comes from
- * the dev server's proxy.
+ * A DevTools route: 403 `forbidden` unless the Host is loopback (and, for JSON routes, the header comes
+ * same-origin); never cached; failures as JSON errors. The peer is checked by {@link devtoolsGate}.
  */
 export function defineDevtoolsRoute<T>(handler: (event: H3Event) => T | Promise<T>, { json }: { json: boolean }) {
   return defineEventHandler(async (event) => {
@@ -36,11 +30,7 @@ export function defineDevtoolsRoute<T>(handler: (event: H3Event) => T | Promise<
   })
 }
 
-/**
- * The dev server's gate for the DevTools routes, run by the dev server itself (where the peer
- * address is the client's) before the request reaches the app: anything not from a loopback
- * address to a loopback host is answered 403 `forbidden` there; the rest goes on.
- */
+/** The dev server's gate, run where the peer address is the client's: 403 unless from and to loopback. */
 export const devtoolsGate = defineEventHandler((event) => {
   const reason = refusal(event, { checkPeer: true, json: false })
   if (reason) return sendAuthError(event, authError('forbidden', reason))

@@ -1,8 +1,6 @@
 /**
- * Nitro plugin of the DevTools tab, registered in development only: records every `svc:*` hook
- * call of this server process, redacted, in a ring buffer of the last 50 (read by
- * `GET /__svc_auth__/devtools/events`). It observes the calls before the app's own hooks
- * run and changes nothing about them.
+ * Nitro plugin of the DevTools tab (development only): records every `svc:*` hook call, redacted, in a
+ * ring buffer of 50 (`GET /__svc_auth__/devtools/events`), before the app's hooks and without changing them.
  */
 import { defineNitroPlugin } from 'nitropack/runtime'
 import { eventLogOf, hookArgs, isModuleHook } from './event-log'

@@ -1,9 +1,6 @@
-/**
- * The last `svc:*` hook calls of this server process, for the DevTools tab (development only):
- * a bounded ring buffer whose entries are redacted when they are recorded, so that no secret or
- * token is ever held by it.
- */
+/** The last `svc:*` hook calls of this process for the DevTools tab: a ring buffer redacted on record. */
 import { redact } from './redact'
+import { oncePer } from '../../shared/values'
 
 /** One recorded hook call. */
 export interface DevtoolsEvent {
@@ -46,10 +43,7 @@ export class EventLog {
   }
 }
 
-/**
- * The arguments of a hook call as `beforeEach` sees them: hookable 5 (Nitro 2) lists the hook's
- * name first, hookable 6 does not.
- */
+/** The arguments of a hook call in `beforeEach`: hookable 5 (Nitro 2) lists the name first, 6 does not. */
 export function hookArgs(name: string, args: readonly unknown[]): readonly unknown[] {
   return args[0] === name ? args.slice(1) : args
 }
@@ -59,14 +53,5 @@ export function isModuleHook(name: string): boolean {
   return name.startsWith('svc:')
 }
 
-const logs = new WeakMap<object, EventLog>()
-
 /** The event log of a Nitro app (one per app, created on first use). */
-export function eventLogOf(nitroApp: object): EventLog {
-  let log = logs.get(nitroApp)
-  if (!log) {
-    log = new EventLog()
-    logs.set(nitroApp, log)
-  }
-  return log
-}
+export const eventLogOf = oncePer((_nitroApp: object) => new EventLog())

@@ -1,19 +1,12 @@
-/**
- * Redaction for the DevTools tab (development only): hook payloads and the resolved options are
- * turned into plain JSON in which secrets, tokens and whole request objects never appear.
- * Pure functions, no Nitro or h3 import.
- */
+/** Redaction for the DevTools tab: hook payloads and options as plain JSON without secrets, tokens or requests. */
 
 /** What a redacted value is shown as. */
 export const REDACTED = '•••'
 
 /**
- * Last words of key names whose values are secrets: `secret`, `clientSecret`, `previousSecrets`,
- * `access_token`, `refreshToken`, `password`, `hashedPassword`, `privateKey`, `apiKey`, `code`,
- * `code_verifier`, `cookie`, `authorization`, `pass` (`smtp.auth.pass`), `auth` (`auth:
- * 'user:password'` of Redis and HTTP clients), `dsn`, … A key is split into words at `_`, `-`,
- * `.` and camelCase humps; its last word decides (so `cookieName`, `tokenPath`, `authPath` and
- * `keyId` are shown).
+ * Last words of key names whose values are secret (`secret`, `access_token`, `password`, `privateKey`,
+ * `code`, `cookie`, `authorization`, `auth`, `dsn`, …). Keys split at `_`, `-`, `.` and camelCase; the
+ * last word decides (so `cookieName`, `tokenPath`, `authPath`, `keyId` are shown).
  */
 const SECRET_WORDS = new Set([
   'token', 'tokens', 'secret', 'secrets', 'password', 'passwords', 'passwd', 'pwd', 'pass', 'passphrase',
@@ -21,17 +14,10 @@ const SECRET_WORDS = new Set([
   'credential', 'credentials', 'dsn', 'pepper', 'salt', 'otp', 'hash', 'signature',
 ])
 
-/**
- * Endings of a last word written in one piece (`sslpassword`, `authtoken`, `clientsecret`) that
- * make it secret too. Only unmistakable ones: `key` or `code` would also end `monkey`, `barcode`.
- */
+/** One-piece last words ending so are secret too (`sslpassword`); only unmistakable endings (not `key`: `monkey`). */
 const SECRET_ENDINGS = ['password', 'passwd', 'passphrase', 'secret', 'secrets', 'token', 'tokens', 'apikey']
 
-/**
- * Values of the module's `auth` route rule (`true`, `false`, `'required'`, `'protected'`,
- * `'public'`, `'skip'`): shown under a key whose last word is `auth`, every other string or number
- * there is masked.
- */
+/** Values of the `auth` route rule: shown under a key whose last word is `auth`; anything else there is masked. */
 const AUTH_RULE_VALUES = new Set(['required', 'protected', 'public', 'skip'])
 
 /** Query and fragment parameters whose values are secret besides the secret key names: the OAuth `state`, signed URLs' `sig`. */
@@ -64,27 +50,21 @@ function shownUnderSecretKey(key: string, value: string): boolean {
 
 const JWT = /eyJ[\w-]{4,}\.[\w-]{4,}\.[\w-]*/g
 const PEM = /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/g
-/**
- * Opaque random tokens (refresh tokens, codes: 32 random bytes are 43 base64url characters): runs
- * of 32 or more base64url characters with a letter and a digit in them.
- */
+/** Opaque random tokens: runs of 32+ base64url characters with a letter and a digit. */
 const OPAQUE = /(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[a-z])[\w-]{32,}(?![\w-])/gi
 const UUID = /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i
 /** A URL with an authority (`scheme://…`) up to the next white space. */
 const URL_WITH_AUTHORITY = /(?<![\w+.-])([a-z][\w+.-]*:\/\/)(\S+)/gi
 /**
- * A query or fragment parameter (`?name=value`, `&…`, `#…`, and `;…` as in JDBC URLs). Its value
- * ends at white space or where the next `name=` begins, so that a value holding an unencoded
- * `&`, `;`, `#` or `?` is masked whole.
+ * A query or fragment parameter (also `;` as in JDBC URLs); its value ends where the next `name=` begins,
+ * so a value with an unencoded `&`, `;`, `#` or `?` is masked whole.
  */
 const URL_PARAM = /([?&#;])([^=&#?;\s]+)=(\S*?)(?=[?&#;][^=&#?;\s]+=|\s|$)/g
 
 /**
- * The part of a URL after `scheme://` with the password of its userinfo masked. URL parsers end
- * the authority at the first `/`, `?` or `#` and the userinfo at the LAST `@` before it, so a
- * password may hold `@` (`redis://default:p@ss@host` → `redis://default:•••@host`). A password
- * with an unencoded `/`, `?` or `#` makes no valid URL but is a password still: when what follows
- * the first `:` is no port, it is masked up to the last `@` of the URL.
+ * The part after `scheme://` with the userinfo password masked, up to the LAST `@` of the authority as URL
+ * parsers read it (`redis://default:p@ss@host`); a password with a raw `/`, `?` or `#` is masked up to
+ * the last `@` of the URL when what follows the first `:` is no port.
  */
 function maskUserinfo(rest: string): string {
   const colon = rest.search(/[:/?#@[]/)
@@ -116,10 +96,8 @@ function isSecretParam(name: string): boolean {
 }
 
 /**
- * A string with what looks like a credential replaced: JWTs and PEM private keys, the password
- * of a URL (`redis://user:pw@host`), the values of secret query and fragment parameters
- * (`?password=…`, `&access_token=…`, `#code=…`; see {@link isSecretKey}), and opaque tokens
- * (unless `key` names an identifier such as `sid` or `sessionId`, or the token is a UUID).
+ * A string with what looks like a credential masked: JWTs, PEM private keys, URL passwords, secret URL
+ * parameters and opaque tokens (unless `key` names an identifier, or it is a UUID).
  */
 export function redactString(value: string, key = ''): string {
   let out = value.replace(JWT, REDACTED).replace(PEM, REDACTED)
@@ -175,17 +153,10 @@ function typeName(value: object): string {
 }
 
 /**
- * A JSON-safe copy of `value` with secrets removed:
- * - under a secret key name ({@link isSecretKey}), strings, numbers and bigints become `•••`
- *   (empty strings stay empty: an unset secret; under `auth`, the values of the `auth` route rule
- *   stay); the items of arrays and sets under it too, while objects are walked by their own key
- *   names;
- * - every other string goes through {@link redactString} (JWTs, opaque tokens, PEM keys, URL
- *   passwords, secret URL parameters) and is cut at `limits.stringLength`;
- * - h3 events and requests become `[H3Event GET /path?query=•••]`; errors `{ name, message }`;
- *   dates their ISO string; maps and sets plain objects and arrays; functions, symbols and other
- *   class instances a `[Name]` label; cycles `[Circular]`; deeper than `limits.depth`, `[Object]`.
- * Never throws on getters that throw (they show as `[Unreadable]`).
+ * A JSON-safe copy of `value` without secrets: under a secret key ({@link isSecretKey}) strings, numbers
+ * and list items become `•••` (empty strings and `auth` rule values stay; objects are walked by their
+ * own keys); other strings go through {@link redactString} and are cut; requests, errors, dates, maps,
+ * sets, functions, cycles and deep objects are summarized. Getters that throw show as `[Unreadable]`.
  */
 export function redact(value: unknown, limits: Partial<RedactLimits> = {}): unknown {
   const bounds = { ...DEFAULT_LIMITS, ...limits }
@@ -229,8 +200,7 @@ export function redact(value: unknown, limits: Partial<RedactLimits> = {}): unkn
     return out
   }
 
-  // An object is walked by its own key names; a list has none, so under a secret key all its
-  // items are secret (and objects among them are walked by their key names again).
+  // Under a secret key every list item is secret (objects among them are walked by their own keys).
   function walkEntries(entries: Array<[string, unknown]>, depth: number): Record<string, unknown> {
     const out: Record<string, unknown> = {}
     for (const [k, v] of entries.slice(0, bounds.entries)) out[k] = walk(v, k, isSecretKey(k), depth + 1)
@@ -251,12 +221,8 @@ function readProperty(object: object, key: string): unknown {
 }
 
 /**
- * The resolved options (the private runtime config `svcAuth`) for the tab: every secret as `•••`.
- * The module keeps its secrets in the private runtime config only (token secret and keys, client
- * secrets, storage passwords, the encryption key, …); their key names are secret names
- * ({@link isSecretKey}), and secret-looking values under other names ({@link redactString}: a
- * password or a `?password=` parameter in a Redis URL, a PEM private key, a JWT) are masked as
- * well.
+ * The resolved options for the tab, every secret as `•••` (secret key names, and secret-looking values
+ * under other names: a URL password, a PEM key, a JWT).
  */
 export function maskOptions(options: unknown): unknown {
   return redact(options, { depth: 12, entries: 500, stringLength: 4000 })

@@ -1,7 +1,4 @@
-/**
- * The DevTools tab's page (development only): the HTML template (`src/runtime/devtools/app/tab.html`,
- * a Nitro server asset in development) filled in per request. Pure functions.
- */
+/** The DevTools tab's page: the HTML template (devtools/app/tab.html, a dev server asset) filled in per request. */
 import { DEVTOOLS_API, DEVTOOLS_ROUTE } from '../devtools-paths'
 
 /** Where the template is: server assets `assets:<base>`, file `<file>`. */

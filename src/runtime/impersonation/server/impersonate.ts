@@ -35,10 +35,7 @@ export function customClaimsOf(claims: Record<string, unknown>): CustomClaims {
   return sanitizeCustomClaims(custom)
 }
 
-/**
- * Identity of a host's user row (`fetchTarget`): the subject {@link hostSubjectOf} names, and `email`, `name`,
- * `picture` and `provider` when they are non-empty strings.
- */
+/** Identity of a host user row: the subject {@link hostSubjectOf} names, and non-empty `email`, `name`, `picture`, `provider`. */
 export function identityOf(claims: Record<string, unknown>): { sub?: string, email?: string, name?: string, picture?: string, provider?: string } {
   const pick = (key: string) => (typeof claims[key] === 'string' && claims[key] ? claims[key] as string : undefined)
   return { sub: hostSubjectOf(claims), email: pick('email'), name: pick('name'), picture: pick('picture'), provider: pick('provider') }
@@ -57,10 +54,7 @@ export function impersonationContext(requester: AuthClaims, lookupClaim: string,
   }
 }
 
-/**
- * Client address (the same one rate limits use: X-Forwarded-For only from trusted proxies) and
- * user agent, for the audit hooks.
- */
+/** Client address (X-Forwarded-For only from trusted proxies) and user agent, for the audit hooks. */
 export function requestOrigin(event: H3Event, ctx: AuthContext): { ip: string, userAgent: string } {
   return {
     ip: clientAddressOf(ctx, event),
@@ -83,10 +77,8 @@ async function fetchUser(event: H3Event, id: string, notFound: string) {
 }
 
 /**
- * The caller of POST /auth/impersonate: 404 `not_found` when impersonation is disabled, 401 without
- * a valid bearer token, 403 `impersonation_chain` while it is impersonating already, 401
- * `session_revoked` when the token's session has ended (or it names none): the way back continues
- * that session, so there must be one.
+ * The caller of POST /auth/impersonate: 404 when disabled, 401 without a valid bearer, 403
+ * `impersonation_chain` while impersonating, 401 `session_revoked` without a live session to return to.
  */
 export async function impersonationRequester(ctx: AuthContext, event: H3Event): Promise<AuthClaims & { sid: string }> {
   requireEnabled(ctx)
@@ -99,13 +91,9 @@ export async function impersonationRequester(ctx: AuthContext, event: H3Event): 
 }
 
 /**
- * Starts impersonating: `svc:impersonate:check` hook → `canImpersonate` (403 `forbidden` when
- * false) → `svc:impersonate:fetchTarget` hook → `fetchTarget` (404 without a user) → the
- * impersonated session and its record (which names the requester's session) →
- * `svc:impersonate:start` hook → the impersonated session's cookie replaces the requester's in this
- * browser. The requester's session itself stays: the way back continues it. The start hook runs
- * before the token leaves the server: if it fails, the impersonation is rolled back and nothing is
- * handed out, so no impersonation escapes the audit trail.
+ * Starts impersonating: `svc:impersonate:check` → `canImpersonate` (403) → `svc:impersonate:fetchTarget`
+ * → `fetchTarget` (404) → the impersonated session and its record → `svc:impersonate:start` → its cookie
+ * replaces the requester's. The start hook runs before any token leaves: if it fails, all is rolled back.
  */
 export async function startImpersonation(ctx: AuthContext, event: H3Event, requester: AuthClaims & { sid: string }, request: ImpersonationRequest): Promise<{ accessToken: string }> {
   const { targetUserId } = request
@@ -120,11 +108,8 @@ export async function startImpersonation(ctx: AuthContext, event: H3Event, reque
   await ctx.callHook('svc:impersonate:fetchTarget', { requester, targetUserId, event })
   const { user: target, identity } = await fetchUser(event, targetUserId, 'Target user not found')
 
-  // The refresh cookie of the requester's session, when this browser holds it: its token is
-  // retired below, and the way back hands the session a token again, with that token's own end
-  // if it had one. A start with the bearer alone (as a stolen access token comes) leaves the
-  // owner's token where it is: what the way back hands out then lives no longer than that access
-  // token (`notAfter`), whose own lifetime never passed the end of what it came from.
+  // The requester's refresh cookie, when this browser holds it, is retired below. A start with a bearer
+  // alone (as a stolen token comes) leaves it: the way back then lives no longer than that access token.
   const previous = readRefreshCookie(event, ctx)
   const found = previous ? await readRefreshToken(ctx, previous) : null
   const fromSessionBrowser = found?.record.family === requester.sid
@@ -149,9 +134,7 @@ export async function startImpersonation(ctx: AuthContext, event: H3Event, reque
     throw error
   }
 
-  // The impersonated session's cookie replaces the requester's in this browser. The token that
-  // cookie held is retired (nobody holds it any more); its session waits for the way back,
-  // POST /auth/unimpersonate, which continues it with a new token.
+  // The impersonated session's cookie replaces the requester's; POST /auth/unimpersonate continues that session.
   if (fromSessionBrowser) await discardRefreshToken(ctx, previous!)
   setRefreshCookie(event, ctx, session.token, ttl)
   ctx.logger.security('impersonation_started', { requester: requester.sub, target: identity.sub, ip })
@@ -159,18 +142,12 @@ export async function startImpersonation(ctx: AuthContext, event: H3Event, reque
 }
 
 /**
- * Ends the impersonation of the request's bearer token (POST /auth/unimpersonate). The refresh
- * cookie of the impersonated session must come with it (403 `impersonation_session_mismatch`
- * otherwise); the impersonation record is taken atomically (401 `impersonation_ended` when it is
- * gone), the requester is looked up again (`fetchTarget(originalUserLookupId)`, 404 when gone) and
- * restored with the custom claims the impersonation began with, in the session the requester's
- * token belonged to: its family, login time and client go on with a new refresh token (401
- * `session_revoked` when that session has ended; no session is ever created here). When the start
- * came without the session's refresh cookie (a bearer alone), that token, and every token rotated
- * from it, ends when the requester's access token expired: nothing derived from an access token
- * outlives it. Then
- * `svc:impersonate:end` runs before anything is handed out. If anything fails, the impersonation
- * stays as it was.
+ * Ends the impersonation of the bearer token (POST /auth/unimpersonate). Needs the impersonated session's
+ * refresh cookie (403 `impersonation_session_mismatch`); the record is taken atomically (401
+ * `impersonation_ended`), the requester fetched again (404) and continued in their own session with
+ * their original custom claims (401 `session_revoked` when it ended; never a new session), capped by
+ * `notAfter` when the start came with a bearer alone. `svc:impersonate:end` runs before anything is
+ * handed out; on failure the impersonation stays.
  */
 export async function endImpersonation(ctx: AuthContext, event: H3Event): Promise<{ accessToken: string }> {
   requireEnabled(ctx)

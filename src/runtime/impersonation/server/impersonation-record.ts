@@ -14,11 +14,7 @@ const impersonationRecord = z.object({
   requester: jsonObject<AuthClaims>(),
   /** The requester's session (its `sid`): the way back continues it. */
   requesterSession: z.string().min(1),
-  /**
-   * Set when the start came without the refresh cookie of that session (a bearer alone): when the
-   * requester's access token expired (epoch ms). The token the way back hands out then sits beside
-   * the owner's and ends at this time, so a stolen access token never yields a lasting session.
-   */
+  /** When the start came with a bearer alone: the requester's access token's expiry, past which the way back's token ends. */
   notAfter: timestamp.optional(),
   targetSub: z.string(),
   startedAt: timestamp,
@@ -26,11 +22,9 @@ const impersonationRecord = z.object({
 })
 
 /**
- * Server-side record of a running impersonation, keyed by the session (refresh token family) of
- * the impersonated session. It is the only way back: POST /auth/unimpersonate takes it atomically
- * (single use), and only with the impersonation's own refresh cookie, so a leaked impersonated
- * access token alone can never be turned back into the requester's session. The way back never
- * creates a session: it continues the requester's own, which must still be live.
+ * A running impersonation, keyed by the impersonated session: the only way back, taken atomically and
+ * only with that session's refresh cookie, so a leaked impersonated access token never yields the
+ * requester's session.
  */
 export type ImpersonationRecord = z.output<typeof impersonationRecord>
 

@@ -6,10 +6,7 @@ import { handleOAuthRequest } from './oauth-flow'
 import type { ProviderFetch } from './preset'
 import { defineAuthRoute } from '../../server/utils/auth-context'
 
-/**
- * Requests to the endpoints of a provider served by this app (the mock provider) go to this very
- * server in-process (no network, and no dependence on how the app is reached from outside).
- */
+/** Requests to the mock provider's endpoints go to this server in process (no network). */
 const localFetch: ProviderFetch = (url, init) => {
   const target = new URL(url)
   return useNitroApp().localFetch(`${target.pathname}${target.search}`, init)
@@ -21,10 +18,8 @@ export function runOAuthLogin(event: H3Event, ctx: AuthContext, name: string, ha
 }
 
 /**
- * Login route of the provider `name` with host handlers. The auto-imported
- * `defineOAuth<Label>EventHandler` of every built-in provider (`defineOAuthGoogleEventHandler`, …,
- * `defineOAuthMockEventHandler`) is this function with the name filled in; they are generated from
- * the preset table.
+ * Login route of the provider `name` with host handlers: every generated `defineOAuth<Label>EventHandler`
+ * (`defineOAuthGoogleEventHandler`, …) is this function with the name filled in.
  */
 export function defineOAuthProviderEventHandler<TConfig extends object>(name: string, options: OAuthEventHandlerOptions<TConfig> = {}) {
   return defineAuthRoute((event, ctx) => runOAuthLogin(event, ctx, name, options as OAuthEventHandlerOptions<object>))

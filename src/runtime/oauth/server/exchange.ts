@@ -31,9 +31,8 @@ export interface ExchangeInput {
 }
 
 /**
- * Exchanges the code (PKCE verifier, client authentication) and, for OpenID Connect, requires and
- * validates the id_token: claims and nonce by oauth4webapi, signature by the provider's JWKS (or
- * the client secret for HS* tokens).
+ * Exchanges the code (PKCE, client authentication); for OpenID Connect requires and validates the
+ * id_token (claims and nonce by oauth4webapi, signature by the JWKS or the client secret for HS*).
  */
 export async function exchangeCode({ provider, as, client, params, redirectUri, verifier, nonce, fetchFn }: ExchangeInput): Promise<{ tokens: ProviderTokens, idClaims?: oauth.IDToken }> {
   const auth = provider.tokenEndpointAuthMethod === 'client_secret_post' ? oauth.ClientSecretPost(provider.clientSecret) : oauth.ClientSecretBasic(provider.clientSecret)
@@ -77,9 +76,8 @@ function isIdTokenFailure(error: unknown): boolean {
 const TENANT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /**
- * Entra ID multi-tenant endpoints (`common`, `organizations`, `consumers`) issue id_tokens whose
- * issuer names the user's own tenant. The expected issuer is the template with the token's `tid`
- * (a tenant GUID); the id_token is then checked against it as usual, signature included.
+ * Entra ID multi-tenant endpoints issue id_tokens whose issuer names the user's tenant: the expected
+ * issuer is the template with the token's `tid`, then checked as usual, signature included.
  */
 async function withTenantIssuer(as: oauth.AuthorizationServer, response: Response): Promise<oauth.AuthorizationServer> {
   try {
@@ -93,10 +91,7 @@ async function withTenantIssuer(as: oauth.AuthorizationServer, response: Respons
   return as
 }
 
-/**
- * Signature of the id_token: public keys from the provider's JWKS (cached per process), or the
- * client secret for HS256 tokens (Auth0 applications may be set up that way).
- */
+/** Signature of the id_token: the provider's JWKS (cached), or the client secret for HS256 (Auth0 allows it). */
 async function verifyIdTokenSignature(as: oauth.AuthorizationServer, response: Response, idToken: string, provider: ResolvedProvider, fetchFn: ProviderFetch): Promise<void> {
   const { alg } = decodeProtectedHeader(idToken)
   if (alg === 'HS256' || alg === 'HS384' || alg === 'HS512') {

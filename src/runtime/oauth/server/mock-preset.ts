@@ -15,10 +15,7 @@ export const MOCK_ENDPOINTS = {
 
 export const MOCK_DEFAULTS = { clientId: 'mock-client', clientSecret: 'mock-secret', defaultUser: 0, enableInProduction: false }
 
-/**
- * The mock provider serves requests in development, and in production only with
- * `enableInProduction: true`.
- */
+/** The mock provider serves requests in development, and in production only with `enableInProduction: true`. */
 export function isMockEnabled(options: Pick<ModuleOptions, 'providers'>, dev: boolean): boolean {
   const mock = options.providers?.mock
   return !!mock && (dev || mock.enableInProduction === true)
@@ -46,10 +43,7 @@ async function fetchMockProfile({ as, tokens, fetchFn }: ProfileRequest): Promis
   return { user: mapMockProfile(info), providerClaims: mockUserClaims(info) }
 }
 
-/**
- * The mock provider for the login flow: endpoints on this app, the `user` and `mock_error` query of
- * the login route passed on as `login_hint` and `mock_error`, the user from its userinfo answer.
- */
+/** The mock provider for the login flow: endpoints on this app, `user` and `mock_error` passed on, the user from userinfo. */
 export function resolveMockProvider(o: Partial<MockProviderOptions>): ResolvedProvider {
   return {
     name: 'mock',

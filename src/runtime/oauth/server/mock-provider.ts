@@ -26,20 +26,14 @@ function mockOptions(ctx: AuthContext): Required<MockProviderOptions> {
   }
 }
 
-/**
- * The mock user chosen by `hint`: none → `defaultUser`; digits → that index; else the user with
- * that `sub`, else with that email (case-insensitive).
- */
+/** The mock user chosen by `hint`: none → `defaultUser`, digits → that index, else by `sub`, else by email. */
 export function findMockUser(users: MockUser[], hint: string | undefined, defaultUser = 0): MockUser | undefined {
   if (hint === undefined || hint === '') return users[defaultUser]
   if (/^\d{1,6}$/.test(hint) && Number(hint) < users.length) return users[Number(hint)]
   return users.find(u => u.sub === hint) ?? users.find(u => typeof u.email === 'string' && u.email.toLowerCase() === hint.toLowerCase())
 }
 
-/**
- * A redirect URI the mock provider may send the browser to: a path of this app, or a URL on the
- * configured public URL. Never derived from the request's Host header.
- */
+/** A redirect URI the mock may send the browser to: a path of this app or a URL on the public URL (never from the Host header). */
 function isOwnRedirectUri(ctx: AuthContext, value: string): boolean {
   if (value.startsWith('/')) return isSafeRedirect(value)
   const publicOrigin = ctx.options.publicUrl ? originOf(ctx.options.publicUrl) : undefined
@@ -47,9 +41,8 @@ function isOwnRedirectUri(ctx: AuthContext, value: string): boolean {
 }
 
 /**
- * GET /mock/authorize: checks the client and redirect URI (a path of this app), requires
- * PKCE S256, picks the user by `login_hint` and redirects back with a 60-second code, or with
- * `error` (e.g. `mock_error=access_denied`, an unknown user).
+ * GET /mock/authorize: checks the client and redirect URI, requires PKCE S256, picks the user by
+ * `login_hint` and redirects back with a 60-second code, or with `error`.
  */
 export async function mockAuthorize(event: H3Event, ctx: AuthContext): Promise<void> {
   const mock = mockOptions(ctx)
@@ -105,9 +98,8 @@ export function s256(verifier: string): string {
 }
 
 /**
- * POST /mock/token (form-encoded `grant_type=authorization_code`, `code`, `redirect_uri`,
- * `code_verifier`; client by HTTP Basic or in the body): takes the code once, checks client,
- * redirect URI and PKCE, answers `{ access_token, token_type: 'Bearer', expires_in, scope }`.
+ * POST /mock/token: takes the code once, checks client (Basic or body), redirect URI and PKCE, answers
+ * `{ access_token, token_type: 'Bearer', expires_in, scope }`.
  */
 export async function mockToken(event: H3Event, ctx: AuthContext): Promise<Record<string, unknown>> {
   const mock = mockOptions(ctx)

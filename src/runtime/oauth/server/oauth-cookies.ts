@@ -1,7 +1,7 @@
 import type { H3Event } from 'h3'
 import { deleteCookie, getCookie, setCookie } from 'h3'
 import type { AuthContext } from '../../server/lib/core/context'
-import { hostCookieName } from '../../server/lib/edge/cookie-path'
+import { hostCookieAttributes, hostCookieName } from '../../server/lib/edge/cookie-path'
 
 /** Cookies that keep a started provider login in the browser that started it. */
 export const LOGIN_COOKIES = {
@@ -21,18 +21,9 @@ export interface LoginCookies {
   nonce?: string
 }
 
-/**
- * Name of a login cookie: with the `__Host-` prefix when cookies are `Secure` (the browser then
- * accepts it only from this host, for path `/`, so a sibling subdomain cannot plant the state of
- * a login it started), as the code cookie is named.
- */
+/** Name of a login cookie, `__Host-` prefixed when cookies are `Secure` (a sibling subdomain cannot plant a state). */
 export function loginCookieName(ctx: AuthContext, key: LoginCookie): string {
   return hostCookieName(ctx.options, LOGIN_COOKIES[key])
-}
-
-/** HttpOnly, SameSite=Lax (the provider sends the browser back with a top-level GET), path `/`, `Secure` as the refresh cookie. */
-function attributes(ctx: AuthContext) {
-  return { httpOnly: true, sameSite: 'lax' as const, secure: ctx.options.tokenRefresh.cookie.secure, path: '/' }
 }
 
 const KEYS: readonly LoginCookie[] = ['state', 'verifier', 'nonce']
@@ -40,7 +31,7 @@ const KEYS: readonly LoginCookie[] = ['state', 'verifier', 'nonce']
 export function setLoginCookies(event: H3Event, ctx: AuthContext, values: LoginCookies): void {
   for (const key of KEYS) {
     const value = values[key]
-    if (value) setCookie(event, loginCookieName(ctx, key), value, { ...attributes(ctx), maxAge: LOGIN_TTL })
+    if (value) setCookie(event, loginCookieName(ctx, key), value, { ...hostCookieAttributes(ctx.options), maxAge: LOGIN_TTL })
   }
 }
 
@@ -57,6 +48,6 @@ export function readLoginCookies(event: H3Event, ctx: AuthContext): LoginCookies
 export function clearLoginCookies(event: H3Event, ctx: AuthContext): void {
   for (const key of KEYS) {
     const name = loginCookieName(ctx, key)
-    if (getCookie(event, name) !== undefined) deleteCookie(event, name, attributes(ctx))
+    if (getCookie(event, name) !== undefined) deleteCookie(event, name, hostCookieAttributes(ctx.options))
   }
 }

@@ -17,11 +17,7 @@ import type { ProviderFetch, ResolvedProvider } from './preset'
 import { providerOf } from './provider-registry'
 import { isErrorCode, isSafeRedirect, sanitizeErrorText, withQueryParams } from '../../server/lib/edge/redirect'
 
-/**
- * Origin of a provider served by this app (the mock provider) when no public URL is configured:
- * the server reaches its endpoints in process (only the path is used), and the browser is sent to
- * relative URLs.
- */
+/** Origin of the mock provider without a public URL: endpoints are reached in process (path only), the browser gets relative URLs. */
 const IN_PROCESS_ORIGIN = 'http://in-process.invalid'
 
 export interface OAuthRequestOptions {
@@ -53,9 +49,8 @@ const MAX_FORWARDED = 320
 type LoginQuery = z.output<typeof querySchema>
 
 /**
- * GET <loginPath>/<provider>: without `code`, `state` or `error` it starts a login (302 to the
- * provider); otherwise it finishes one (302 to `<callbackPath>?code=…`, or to `redirect.error`
- * with `error` and `error_description` when anything fails).
+ * GET <loginPath>/<provider>: without `code`, `state` or `error` it starts a login (302 to the provider);
+ * otherwise it finishes one (302 to `<callbackPath>?code=…`, or to `redirect.error` on failure).
  */
 export async function handleOAuthRequest(event: H3Event, ctx: AuthContext, options: OAuthRequestOptions): Promise<void> {
   const { name, handlers = {} } = options
@@ -66,8 +61,7 @@ export async function handleOAuthRequest(event: H3Event, ctx: AuthContext, optio
   const isCallback = ['code', 'state', 'error'].some(key => Object.hasOwn(rawQuery, key))
   try {
     const publicOrigin = ctx.options.publicUrl ? originOf(ctx.options.publicUrl) : undefined
-    // A provider served by this app never builds a URL from the request's Host header: without a
-    // public URL its browser-facing URLs are relative paths and its endpoints are called in process.
+    // The mock never builds a URL from the Host header: without a public URL it uses relative paths and in-process calls.
     const relative = provider.local && !publicOrigin
     const origin = publicOrigin ?? (relative ? IN_PROCESS_ORIGIN : requestUrl.origin)
     const redirectUri = provider.redirectUrl ?? (relative ? requestUrl.pathname : `${origin}${requestUrl.pathname}`)
@@ -129,8 +123,7 @@ async function startLogin(event: H3Event, ctx: AuthContext, provider: ResolvedPr
   const state = oauth.generateRandomState()
   const verifier = oauth.generateRandomCodeVerifier()
   const nonce = provider.openid ? oauth.generateRandomNonce() : undefined
-  // The state is bound to this browser (the code cookie every login uses), so a state planted in
-  // another browser (cookie tossing: the attacker's own login, stopped before the callback) is refused.
+  // The state is bound to this browser, so a state planted in another (cookie tossing) is refused.
   await saveOAuthState(ctx, state, { provider: provider.name, redirectUri: start.redirectUri, redirect, binding: browserBindingOf(event, ctx, LOGIN_TTL) }, LOGIN_TTL)
   setLoginCookies(event, ctx, { state, verifier, nonce })
 
@@ -226,11 +219,8 @@ async function finishLogin(event: H3Event, ctx: AuthContext, provider: ResolvedP
 }
 
 /**
- * Ends the login this browser started when `state` is its state (the one its state cookie holds):
- * its login cookies are deleted, whatever the outcome of the callback. A callback with another
- * state (a login started earlier in this browser, whose cookies a later start replaced; a link
- * someone else made) leaves them, so it cannot end a login still under way in another tab.
- * True when the state was this browser's.
+ * Ends the login this browser started when `state` is its own: its login cookies are deleted whatever the
+ * outcome. Another state (an older login, someone else's link) leaves them, not to end another tab's login.
  */
 function endStartedLogin(event: H3Event, ctx: AuthContext, state: unknown, cookies = readLoginCookies(event, ctx)): boolean {
   if (typeof state !== 'string' || !state || !cookies.state || !safeEqual(state, cookies.state)) return false
@@ -247,10 +237,7 @@ function composeClaims(base: Record<string, unknown> | undefined, host: OAuthEve
   }
 }
 
-/**
- * Ends a failed login: onError of the host route (a failing onError is logged), then 302 to
- * `redirect.error` with `error` and `error_description`, unless onError answered itself.
- */
+/** Ends a failed login: the host's onError (a failure is logged), then 302 to `redirect.error` unless onError answered. */
 async function sendLoginError(event: H3Event, ctx: AuthContext, provider: string, handlers: OAuthEventHandlerOptions<unknown>, failure: OAuthLoginError): Promise<void> {
   ctx.logger.security('oauth_login_failed', { provider, error: failure.code, stage: failure.stage, ip: clientAddressOf(ctx, event) })
   if (failure.code === 'server_error') ctx.logger.error(`Login with ${provider} failed unexpectedly`, failure.reason)

@@ -1,7 +1,4 @@
-/**
- * Checks the provider options of the running server once it starts (client secrets may come from
- * the environment only now) and warns loudly when the mock provider is served in production.
- */
+/** Checks the provider options once the server starts (secrets may come from the environment) and warns when the mock runs in production. */
 import { defineNitroPlugin, useRuntimeConfig } from 'nitropack/runtime'
 import type { ModuleOptions } from '../../types/options'
 import { isMockEnabled, mockProductionWarning } from './mock-preset'

@@ -1,10 +1,7 @@
 /**
- * The built-in OAuth providers, as data: one entry per key of `BuiltInOAuthProviders`
- * (src/runtime/types/providers.ts, where each provider's option type is declared; the compiler
- * checks that the keys agree). Each key is a provider: its option `svcAuth.providers.<key>`, its
- * login route `<loginPath>/<key>`, its runtime-config keys (`NUXT_SVC_AUTH_PROVIDERS_<KEY>_CLIENT_SECRET`,
- * …) and its `defineOAuth<label>EventHandler` derive from the entry. Adding a provider is adding
- * its option type there and its entry here (see docs/oauth.md).
+ * The built-in OAuth providers, one entry per key of `BuiltInOAuthProviders` (types/providers.ts; the
+ * compiler checks they agree). Option, login route, env keys and `defineOAuth<label>EventHandler` derive
+ * from the entry (see docs/oauth.md).
  */
 import type { Auth0ProviderOptions, BuiltInOAuthProviders, DiscordProviderOptions, GitHubProviderOptions, GitLabProviderOptions, GoogleProviderOptions, KeycloakProviderOptions, MicrosoftProviderOptions } from '../../types/providers'
 import { definePreset, type OAuthPreset } from './preset'
@@ -23,10 +20,8 @@ const baseOf = (value: string | undefined, fallback = ''): string => (value?.tri
 const GITHUB_API = 'https://api.github.com'
 
 /**
- * GitHub's REST API for a GitHub provider: `apiUrl` when it is set to something else than the
- * public API; otherwise the public API, unless the provider points at another server (`issuer` or
- * `tokenUrl` of GitHub Enterprise Server), whose API is `<origin>/api/v3`: a token that server
- * issued is never sent to api.github.com.
+ * GitHub's REST API: `apiUrl` when set, else `<origin>/api/v3` for GitHub Enterprise Server (`issuer` or
+ * `tokenUrl` elsewhere), else the public API: a token another server issued never goes to api.github.com.
  */
 export function gitHubApiUrl(o: GitHubProviderOptions): string {
   const api = baseOf(o.apiUrl, GITHUB_API)

@@ -37,10 +37,7 @@ export interface FetchedUser {
 /** Option keys a preset adds to the common ones (`domain`, `tenant`, `baseUrl`, …). */
 export type OwnOptionKeys<O> = Exclude<keyof O, keyof OAuthProviderOptions>
 
-/**
- * A built-in provider, as data. Its key in the preset table is its name (login route
- * `<loginPath>/<key>`, option `svcAuth.providers.<key>`, environment `NUXT_SVC_AUTH_PROVIDERS_<KEY>_*`).
- */
+/** A built-in provider, as data; its key in the preset table names its login route, option and env variables. */
 export interface OAuthPreset<O extends OAuthProviderOptions> {
   /** Name in `defineOAuth<label>EventHandler` and in messages, e.g. `GitHub`. */
   label: string
@@ -49,10 +46,7 @@ export interface OAuthPreset<O extends OAuthProviderOptions> {
   tokenEndpointAuthMethod: TokenEndpointAuthMethod
   /** Speaks OpenID Connect (nonce, required id_token) when `openid` is among the scopes. */
   oidc: boolean
-  /**
-   * Every option key of this provider beyond the common ones, with its default. They are written
-   * into the runtime config, so that each can be set from the environment.
-   */
+  /** Every own option key with its default, written into the runtime config so each can come from the environment. */
   defaults: { [K in OwnOptionKeys<O>]-?: NonNullable<O[K]> }
   /** Own keys that must be set unless `issuer` is (they locate the provider's server). */
   requires?: Array<OwnOptionKeys<O>>
@@ -62,10 +56,7 @@ export interface OAuthPreset<O extends OAuthProviderOptions> {
   endpoints(options: O): ProviderEndpoints
   /** Authorization parameters derived from the options (the host's `authorizationParams` go over them). */
   authorizationParams?(options: O): Record<string, string>
-  /**
-   * The id_token issuer is a template with `{tenantid}`, filled with the token's own `tid`
-   * (Entra ID multi-tenant endpoints).
-   */
+  /** The id_token issuer is a template with `{tenantid}`, filled with the token's `tid` (Entra ID multi-tenant). */
   tenantIssuer?(options: O): boolean
   /** Reads the user; default: userinfo (with the id_token claims over it), mapped by `mapProfile`. */
   fetchProfile?(request: ProfileRequest, options: O): Promise<FetchedUser>
@@ -98,10 +89,7 @@ export interface ResolvedProvider {
   multiTenantIssuer: boolean
   /** Absolute redirect URI override. */
   redirectUrl?: string
-  /**
-   * Served by this app itself (the mock provider): without a public URL the browser gets relative
-   * URLs, the server calls the endpoints in process, and the issuer is the app's origin.
-   */
+  /** Served by this app (the mock): without a public URL, relative browser URLs and in-process endpoint calls. */
   local: boolean
   /** Login-route query parameters passed on to the authorization request (route name → provider name). */
   forwardedQuery: Record<string, string>

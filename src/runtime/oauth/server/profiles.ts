@@ -11,10 +11,7 @@ const PROTOCOL_CLAIMS = new Set(['iss', 'aud', 'exp', 'iat', 'nbf', 'nonce', 'at
 
 const isTrue = (value: unknown): boolean => value === true || value === 'true'
 
-/**
- * The login user from an OpenID Connect profile (id_token claims over userinfo): the profile's own
- * claims plus `sub`, `email`, `emailVerified`, `name` and `picture`.
- */
+/** The login user from an OpenID Connect profile: its own claims plus `sub`, `email`, `emailVerified`, `name`, `picture`. */
 export function mapOidcProfile(profile: Record<string, unknown>): AuthUser {
   const user: AuthUser = {}
   for (const [key, value] of Object.entries(profile)) {
@@ -49,18 +46,15 @@ function pick<T>(profile: Record<string, unknown>, fields: ProfileField, read: (
 }
 
 /**
- * The login user of a custom provider: OpenID Connect claims by default, `id` as the user id when
- * the profile has no `sub` (plain OAuth 2.0 profiles such as `{ id, username, email }`), and every
- * field `mapping` names read from where it says. `emailVerified` is true only when the provider
- * says so of the email in use (see below).
+ * The login user of a custom provider: OpenID Connect claims, `id` as `sub` for plain OAuth 2.0
+ * profiles, and every field `mapping` names; `emailVerified` only as said of the email in use.
  */
 export function mapCustomProfile(profile: Record<string, unknown>, mapping: ProfileMapping = {}): AuthUser {
   const user = mapOidcProfile(profile)
   user.sub = pick(profile, mapping.sub ?? ['sub', 'id'], asSubject)
   if (mapping.email) user.email = pick(profile, mapping.email, nonEmptyString)
-  // Verified only as the provider says it of this very email: the standard `email_verified` claim
-  // (not Entra's `xms_edov`), or the field `mapping.emailVerified` names. A remapped email without
-  // its own verified field is never verified by a flag about another one.
+  // Verified only as said of this very email (`email_verified`, or `mapping.emailVerified`): a remapped email
+  // is never verified by a flag about another.
   user.emailVerified = mapping.emailVerified
     ? pick(profile, mapping.emailVerified, v => (isTrue(v) ? true : undefined)) ?? false
     : !mapping.email && isTrue(profile.email_verified)
@@ -76,10 +70,7 @@ export interface GitHubEmail {
   verified: boolean
 }
 
-/**
- * The login user from GitHub's `GET /user` and `GET /user/emails`. The email is the profile's public
- * one when GitHub lists it as verified, else the primary verified one; `emailVerified` says which.
- */
+/** The login user from GitHub's `/user` and `/user/emails`: the public email when verified, else the primary verified one. */
 export function mapGitHubProfile(profile: Record<string, unknown>, emails: GitHubEmail[] | undefined): AuthUser {
   const verified = (emails ?? []).filter(e => e && e.verified && typeof e.email === 'string')
   const publicEmail = nonEmptyString(profile.email)
@@ -98,18 +89,13 @@ export function mapGitHubProfile(profile: Record<string, unknown>, emails: GitHu
 
 const DISCORD_CDN = 'https://cdn.discordapp.com'
 
-/**
- * The login user from Discord's `GET /users/@me`: `sub` is the user id, `name` the display name
- * (else the username), the email only when Discord marks it verified, the picture the avatar on
- * Discord's CDN (the default avatar when there is none).
- */
+/** The login user from Discord's `/users/@me`: id, display name (else username), email only when verified, avatar. */
 export function mapDiscordProfile(profile: Record<string, unknown>): AuthUser {
   const id = asSubject(profile.id)
   const email = profile.verified === true ? nonEmptyString(profile.email) : undefined
   const avatar = nonEmptyString(profile.avatar)
   let picture: string | undefined
-  // Without an avatar, the default one of the id (BigInt(…) calls, not literals: the dev server's
-  // esbuild targets ES2019, which has no BigInt literals).
+  // Without an avatar, the id's default one (BigInt() calls: the dev server's ES2019 target has no BigInt literals).
   if (id && avatar && /^\w+$/.test(avatar)) picture = `${DISCORD_CDN}/avatars/${id}/${avatar}.${avatar.startsWith('a_') ? 'gif' : 'png'}`
   else if (id && /^\d{1,20}$/.test(id)) picture = `${DISCORD_CDN}/embed/avatars/${Number((BigInt(id) >> BigInt(22)) % BigInt(6))}.png`
   return {
@@ -122,10 +108,7 @@ export function mapDiscordProfile(profile: Record<string, unknown>): AuthUser {
   }
 }
 
-/**
- * GET `url` with the access token as a bearer token; the answer must be 200 with a JSON object.
- * Only for the provider's own configured endpoints.
- */
+/** GET `url` (a configured provider endpoint) with the bearer token; the answer must be 200 with a JSON object. */
 export async function getJson(url: string, accessToken: string, fetchFn: ProviderFetch, headers: Record<string, string> = {}): Promise<Record<string, unknown>> {
   const response = await oauth.protectedResourceRequest(accessToken, 'GET', new URL(url), new Headers({ accept: 'application/json', ...headers }), null, httpOptions(fetchFn))
   if (response.status !== 200) throw new Error(`${new URL(url).pathname} answered ${response.status}`)
@@ -135,9 +118,8 @@ export async function getJson(url: string, accessToken: string, fetchFn: Provide
 }
 
 /**
- * The profile of a standard provider. OpenID Connect: the userinfo answer (whose `sub` must equal
- * the id_token's) with the validated id_token claims over it, or the id_token claims alone without
- * a userinfo endpoint. Plain OAuth 2.0: the JSON of the userinfo endpoint.
+ * The profile of a standard provider: OpenID Connect userinfo (its `sub` must equal the id_token's) with the
+ * id_token claims over it, or those claims alone; plain OAuth 2.0: the userinfo JSON.
  */
 export async function standardProfile({ provider, as, client, tokens, idClaims, fetchFn }: ProfileRequest): Promise<Record<string, unknown>> {
   if (provider.openid) {

@@ -8,9 +8,8 @@ export const PROVIDER_TIMEOUT_MS = 10_000
 const DISCOVERY_TTL_MS = 60 * 60 * 1000
 
 /**
- * A fetch that only talks to https URLs (or http on loopback), without following redirects, with
- * a timeout. oauth4webapi's own https check is relaxed through `allowInsecureRequests` because this
- * guard applies the same rule with the loopback exception.
+ * A fetch that only talks to https (or http on loopback), never follows redirects, and times out
+ * (oauth4webapi's own https check is relaxed because this applies it with the loopback exception).
  */
 export function guardedFetch(base: ProviderFetch = (url, init) => fetch(url, init)): ProviderFetch {
   return (url, init) => {
@@ -69,10 +68,8 @@ function discover(issuer: string, fetchFn: ProviderFetch): Promise<ProviderEndpo
 }
 
 /**
- * An endpoint as an absolute URL. Only a provider served by this app (the mock) may name relative
- * ones, made absolute on the app's origin; any other provider's endpoint must be absolute, or a
- * scheme-less setting (`baseUrl: 'sso.example.com'`) would send the client secret and the user's
- * code to whatever host the request named.
+ * An endpoint as an absolute URL; only the mock may name relative ones (on the app's origin): a
+ * scheme-less setting must never send the client secret to whatever host the request named.
  */
 function endpointUrl(provider: ResolvedProvider, value: string | undefined, origin: string): string | undefined {
   if (!value) return undefined
@@ -82,10 +79,8 @@ function endpointUrl(provider: ResolvedProvider, value: string | undefined, orig
 }
 
 /**
- * The authorization server of a provider for oauth4webapi: discovered (when an issuer is to be
- * discovered), then the built-in or explicit endpoints over it; relative endpoints (a provider
- * served by this app) are made absolute on the app's origin, and refused for any other. The same object is returned for the same
- * metadata, so oauth4webapi's key set cache is reused across logins.
+ * The authorization server of a provider: discovered, then the built-in or explicit endpoints over it
+ * (see {@link endpointUrl}). The same object for the same metadata, so key set caches are reused.
  */
 export async function authorizationServerOf(provider: ResolvedProvider, origin: string, fetchFn: ProviderFetch): Promise<oauth.AuthorizationServer> {
   const discovered = provider.discoveryIssuer ? await discover(provider.discoveryIssuer, fetchFn) : {}

@@ -80,10 +80,7 @@ export function providerOptionsOf(providers: ProvidersOptions | undefined, name:
   return custom ? { type: 'custom', options: { ...custom, name } } : undefined
 }
 
-/**
- * The resolved provider of a name, with a host route's `config` over the module options; 404 for
- * an unknown provider, and for the mock provider where it is off.
- */
+/** The resolved provider of a name, a host route's `config` over the options; 404 when unknown or the mock is off. */
 export function providerOf(ctx: Pick<AuthContext, 'options' | 'dev'>, name: string, override: object | undefined): ResolvedProvider {
   const found = providerOptionsOf(ctx.options.providers, name)
   if (!found && !override) throw authError('not_found', `Unknown login provider "${name}"`)
@@ -116,9 +113,8 @@ function withExplicitEndpoints(base: ProviderEndpoints, o: OAuthProviderOptions)
 }
 
 /**
- * Turns the options of one provider (with an optional override from a host route's `config`) into
- * what the login flow needs: `type` is a preset key, `custom` or `mock`. With `issuer` set, the
- * endpoints not given explicitly are discovered.
+ * Turns one provider's options (and a route's override) into what the login flow needs; with `issuer`, the
+ * endpoints not given are discovered.
  */
 export function resolveProvider(name: string, type: string, input: object): ResolvedProvider {
   if (type === 'mock') return resolveMockProvider(input)

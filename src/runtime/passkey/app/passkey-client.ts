@@ -1,8 +1,6 @@
 /**
- * The browser side of passkeys: the WebAuthn ceremonies (`@simplewebauthn/browser`) and the calls
- * to the passkey routes. The passkey provider's build step (src/build/passkey.ts) registers this
- * module in `#build/svc-auth/client-features.mjs`, from where `useAuth()` loads it with `import()`
- * on first use; an app built without the provider has no reference to it and ships none of it.
+ * The browser side of passkeys (WebAuthn ceremonies and routes), loaded by `useAuth()` with `import()`
+ * from `#build/svc-auth/client-features.mjs` only when the provider is built in.
  */
 import type { NuxtApp } from '#app'
 import { startAuthentication, startRegistration, type PublicKeyCredentialCreationOptionsJSON, type PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/browser'
@@ -26,10 +24,8 @@ const MESSAGES: Record<string, string> = {
 }
 
 /**
- * An error of the browser's ceremony as a rejection with a clear message: its `name` is the
- * DOMException's (`NotAllowedError` when the user cancelled or the prompt timed out,
- * `InvalidStateError` when the authenticator holds a passkey of the account already) and
- * `cause` the original error.
+ * A ceremony error as a rejection with a clear message, `name` the DOMException's (`NotAllowedError`,
+ * `InvalidStateError`) and `cause` the original error.
  */
 function ceremonyError(error: unknown): Error {
   const cause = error instanceof Error ? (error.cause instanceof Error ? error.cause : error) : undefined
@@ -56,11 +52,7 @@ async function withToken(deps: PasskeyDeps): Promise<Record<string, string>> {
   return { authorization: `Bearer ${token}` }
 }
 
-/**
- * The login ceremony: options for this browser (with the email hint), the authenticator's
- * assertion, its verification, then the page the server answered (the callback page, which
- * exchanges the code as after any login).
- */
+/** The login ceremony: options (with the email hint), assertion, verification, then the callback page. */
 export async function loginWithPasskey(deps: PasskeyDeps, options: PasskeyLoginOptions = {}): Promise<void> {
   const redirect = isRelativePath(options.redirect) ? options.redirect : undefined
   const optionsJSON = await postAuth(passkeyPath(deps, 'login/options'), { email: options.email || undefined, redirect }) as PublicKeyCredentialRequestOptionsJSON

@@ -21,10 +21,8 @@ export async function listPasskeys(ctx: AuthContext, event: H3Event): Promise<{ 
 }
 
 /**
- * DELETE credentials/:id: one of the caller's passkeys, through the host's `deleteCredential`,
- * then `svc:passkey:deleted`. Another user's id, an unknown one, and a host without
- * `deleteCredential` answer 404 alike; a session that did not log in recently gets 403
- * `reauthentication_required` (a stolen token cannot strip the user of their passkeys).
+ * DELETE credentials/:id: through the host's `deleteCredential`, then `svc:passkey:deleted`. Another user's
+ * id, an unknown one and no handler answer 404 alike; 403 `reauthentication_required` without a recent login.
  */
 export async function deletePasskey(ctx: AuthContext, event: H3Event, rawId: string | undefined): Promise<{ success: true }> {
   refuseCrossOrigin(event, ctx)

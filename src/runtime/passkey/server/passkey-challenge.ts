@@ -30,11 +30,7 @@ const passkeyChallengeRecord = z.object({
   createdAt: timestamp,
 })
 
-/**
- * What a passkey challenge stands for until its answer comes back. Keyed by an HMAC of the
- * ceremony and the challenge (the challenge itself is never stored), consumed atomically: of
- * concurrent answers to one challenge exactly one finds it.
- */
+/** What a passkey challenge stands for until answered: keyed by an HMAC, consumed atomically. */
 export type PasskeyChallengeRecord = z.output<typeof passkeyChallengeRecord>
 
 const challengeKey = (ctx: AuthContext, ceremony: PasskeyCeremony, challenge: string) => ctx.store.key(PASSKEY_RECORDS.passkeyChallenge, `${ceremony}:${challenge}`)

@@ -34,20 +34,14 @@ function isoDate(value: string | Date): string {
 }
 
 /**
- * The WebAuthn user handle of a user (`user.id` of the creation options, returned by a
- * discoverable passkey at login): 32 bytes of SHA-256 over the relying party and the subject. It
- * carries no personal data (a subject may hold an email), stays the same for every passkey of
- * the user (an authenticator then replaces its older passkey of the user instead of adding one),
- * and does not depend on the server secret, so rotating that never orphans passkeys.
+ * The WebAuthn user handle of a user: SHA-256 of the relying party and subject. No personal data, one
+ * per user (an authenticator replaces its older passkey), independent of the server secret.
  */
 export function userHandleOf(rpID: string, userId: string): Uint8Array<ArrayBuffer> {
   return new Uint8Array(createHash('sha256').update('nuxt-svc-auth:passkey-user\0').update(rpID).update('\0').update(userId).digest())
 }
 
-/**
- * The challenge a browser answered (from its clientDataJSON), or undefined when that is not
- * readable. Only to find the stored challenge: the signature check decodes it again itself.
- */
+/** The challenge a browser answered, to find the stored one (the signature check decodes it again). */
 export function answeredChallenge(clientDataJSON: string): string | undefined {
   try {
     const data: unknown = JSON.parse(Buffer.from(clientDataJSON, 'base64url').toString('utf8'))
@@ -59,10 +53,7 @@ export function answeredChallenge(clientDataJSON: string): string | undefined {
   }
 }
 
-/**
- * True when the browser says the ceremony ran in a frame of another origin (`crossOrigin` of
- * clientDataJSON): the module's pages never ask for passkeys from inside someone else's page.
- */
+/** True when the ceremony ran in a frame of another origin: the module's pages never do that. */
 export function isCrossOriginAnswer(clientDataJSON: string): boolean {
   try {
     const data: unknown = JSON.parse(Buffer.from(clientDataJSON, 'base64url').toString('utf8'))
@@ -73,10 +64,7 @@ export function isCrossOriginAnswer(clientDataJSON: string): boolean {
   }
 }
 
-/**
- * The caller of a bearer-authenticated passkey route: a valid, not impersonated access token.
- * Someone impersonating a user must not add, see or remove the user's passkeys.
- */
+/** The caller of a bearer passkey route: a valid access token, not impersonated (an impersonator must not touch passkeys). */
 export async function requirePasskeyOwner(event: H3Event, ctx: AuthContext): Promise<AuthClaims> {
   const claims = await authenticate(event, ctx)
   if (!claims) throw authenticationError(event, 'Missing or invalid access token')

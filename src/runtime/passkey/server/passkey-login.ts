@@ -1,7 +1,6 @@
 /**
- * Logging in with a passkey: options with a single-use challenge bound to the browser, then the
- * verification of the assertion, the counter check, the host's `saveCredential` and the shared
- * login pipeline.
+ * Logging in with a passkey: browser-bound single-use challenge, assertion check, counter check,
+ * `saveCredential`, then the shared login pipeline.
  */
 import type { H3Event } from 'h3'
 import { generateAuthenticationOptions, verifyAuthenticationResponse, type AuthenticationResponseJSON, type PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server'
@@ -30,20 +29,13 @@ type Descriptor = { id: string, transports?: PasskeyTransport[] }
 /** Credential id lengths (bytes) of common authenticators: what a decoy's id is drawn from. */
 const DECOY_ID_BYTES = [16, 20, 32, 32, 48, 64] as const
 
-/**
- * How many decoys an email gets, by a byte of its seed: one for half of the emails, two for a
- * third, three for a sixth; closer than an even spread to real accounts, most of which hold one
- * passkey or two.
- */
+/** Decoys an email gets, by a byte of its seed: mostly one or two, as real accounts have. */
 const DECOY_COUNTS = [1, 1, 1, 2, 2, 3] as const
 
 /**
- * Credentials that look like a user's for an email that has none: one to three ids of lengths
- * real authenticators use. The count and the ids are derived from the email alone with the
- * server's keyed hash (`token.secret`), so every request for the email, on every process and
- * after every restart, answers the same list (a list that changed from one request to the next
- * would give it away). Hinted lists carry no transports, the real ones neither, so that their
- * order or absence tells nothing.
+ * Credentials that look like a user's for an email that has none: derived from the email alone with the
+ * keyed hash, so every request, process and restart answers the same list (a change would give it
+ * away). No transports, as in real lists.
  */
 export function decoyCredentials(ctx: AuthContext, email: string): Descriptor[] {
   const seed = Buffer.from(ctx.store.hash('passkey-decoy', email), 'hex')
@@ -56,9 +48,8 @@ export function decoyCredentials(ctx: AuthContext, email: string): Descriptor[] 
 }
 
 /**
- * allowCredentials of a login: none without an email (the browser offers the discoverable
- * passkeys of the site); with one, the user's passkeys, or decoys when the email has no account
- * or no passkey, so the answer never tells which emails have accounts.
+ * allowCredentials of a login: none without an email; else the user's passkeys, or decoys, so the answer
+ * never tells which emails have accounts.
  */
 async function allowedCredentials(ctx: AuthContext, handlers: ResolvedPasskeyHandlers, email: string | undefined): Promise<Descriptor[]> {
   if (!email || !handlers.findUserIdByEmail) return []
@@ -96,11 +87,8 @@ export async function authenticationOptions(ctx: AuthContext, event: H3Event): P
 }
 
 /**
- * The public key (COSE, ES256 on P-256, what most passkeys use) that an answer naming no known
- * credential is verified against: refusing it then costs the signature check that a wrong
- * signature of a real passkey costs, so the time of the refusal does not tell a decoy id of an
- * email hint from a real one. Its private key was never kept, and the answer is refused whatever
- * the check says.
+ * The COSE public key (ES256) an answer naming no known credential is checked against, so refusing it
+ * costs the same time as a wrong signature of a real passkey. Its private key was never kept.
  */
 const STAND_IN_PUBLIC_KEY = new Uint8Array(Buffer.from('pQECAyYgASFYIH5K3yyJvTWmVYg-prTQ6Q4i4-8mYP76G0GB33U42MfUIlggWVy139AdRguLtVtE6ZDynvEXlmwlY5FbChcfX7AxAkg', 'base64url'))
 
@@ -111,12 +99,10 @@ function handleMatches(rpID: string, credential: PasskeyCredential, userHandle: 
 }
 
 /**
- * POST login/verify: `{ response }` → `{ redirect }`. The challenge is consumed first (of
- * concurrent answers, a replay included, exactly one goes on) and must belong to this browser;
- * the credential must be known (an unknown one is refused after the same signature check, see
- * {@link STAND_IN_PUBLIC_KEY}), the assertion signed for this relying party and origin, and the
- * signature counter must have moved forward (else 401 `passkey_counter_regressed`: a cloned
- * authenticator). The credential's new counter is saved before the login completes.
+ * POST login/verify: `{ response }` → `{ redirect }`. The challenge is consumed first (one answer goes
+ * on) and must be this browser's; the credential must be known (checked against
+ * {@link STAND_IN_PUBLIC_KEY} otherwise), the assertion signed for this relying party and origin, and
+ * the counter must move forward (401 `passkey_counter_regressed`: a cloned authenticator).
  */
 export async function authenticationVerify(ctx: AuthContext, event: H3Event): Promise<{ redirect: string }> {
   refuseCrossOrigin(event, ctx)
@@ -138,8 +124,7 @@ export async function authenticationVerify(ctx: AuthContext, event: H3Event): Pr
   const handlers = passkeyHandlers(event)
   const stored = await handlers.findCredential(response.id)
   const credential = stored && handleMatches(record.rpID, stored, response.response.userHandle) ? stored : null
-  // An unknown credential (or another user's handle) goes through the same verification, against
-  // the stand-in key, before it is refused: see STAND_IN_PUBLIC_KEY.
+  // An unknown credential is verified against the stand-in key before it is refused.
   const verification = await verifyAuthenticationResponse({
     // The schema checked every field the library reads; the extension results pass as given.
     response: response as AuthenticationResponseJSON,
@@ -165,8 +150,7 @@ export async function authenticationVerify(ctx: AuthContext, event: H3Event): Pr
     ctx.logger.security('passkey_counter_regressed', { user: credential.userId, stored: credential.counter, presented: info.newCounter })
     throw authError('passkey_counter_regressed')
   }
-  // Backup eligibility is fixed for the life of a credential (WebAuthn §6.1.3): another value
-  // means another authenticator answers with this credential's key.
+  // Backup eligibility is fixed for a credential's life (WebAuthn §6.1.3): another value is another authenticator.
   if (credential.deviceType !== undefined && credential.deviceType !== info.credentialDeviceType) {
     ctx.logger.security('passkey_backup_eligibility_changed', { user: credential.userId, stored: credential.deviceType, presented: info.credentialDeviceType })
     throw authError('invalid_passkey')

@@ -1,9 +1,6 @@
 /**
- * Checks the passkey provider when the server starts (on Workers: at the start of the first
- * request): its options (a mistake is logged at once), and, outside development, that a relying
- * party is configured. Without `publicUrl` or `providers.passkey.origins` every passkey ceremony
- * of a production server answers 500 `passkey_not_configured` (the request's Host header is never
- * used), so it is logged loudly.
+ * Checks the passkey options when the server starts (Workers: first request) and, outside development,
+ * logs loudly when no relying party is configured (every ceremony would answer 500).
  */
 import { defineNitroPlugin } from 'nitropack/runtime'
 import { configuredRelyingParty } from './passkey-options'

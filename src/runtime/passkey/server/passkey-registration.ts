@@ -1,7 +1,4 @@
-/**
- * Registering a passkey for a logged-in user: options with a single-use challenge bound to the
- * user, then the verification of the authenticator's answer and the host's `saveCredential`.
- */
+/** Registering a passkey for a logged-in user: a user-bound single-use challenge, then the attestation check and `saveCredential`. */
 import type { H3Event } from 'h3'
 import { generateRegistrationOptions, verifyRegistrationResponse, type PublicKeyCredentialCreationOptionsJSON, type RegistrationResponseJSON, type VerifiedRegistrationResponse } from '@simplewebauthn/server'
 import type { PasskeyCredential, PasskeyInfo } from '../passkey-types'
@@ -21,11 +18,7 @@ import { usePasskeyRuntime } from './passkey-runtime'
 /** Longest credential id WebAuthn allows (§5.8.3), in bytes. */
 const MAX_CREDENTIAL_ID_BYTES = 1023
 
-/**
- * POST register/options (bearer): creation options; excludeCredentials lists the user's passkeys.
- * Only for a session that logged in recently (`sessions.recentLogin`): else 403
- * `reauthentication_required`.
- */
+/** POST register/options (bearer): creation options excluding the user's passkeys; 403 `reauthentication_required` without a recent login. */
 export async function registrationOptions(ctx: AuthContext, event: H3Event): Promise<PublicKeyCredentialCreationOptionsJSON> {
   refuseCrossOrigin(event, ctx)
   const owner = await requirePasskeyOwner(event, ctx)
@@ -63,11 +56,9 @@ export async function registrationOptions(ctx: AuthContext, event: H3Event): Pro
 }
 
 /**
- * POST register/verify (bearer): `{ response, name? }`. The login must still be recent (options
- * fetched by a fresh session do not register once it is stale: 403 `reauthentication_required`).
- * The challenge is consumed first (of concurrent answers exactly one goes on), must have been
- * issued to this user, and the attestation must be signed for this relying party and one of its
- * origins. Then the host stores the credential and `svc:passkey:registered` runs.
+ * POST register/verify (bearer): `{ response, name? }`. The login must still be recent; the challenge is
+ * consumed first and must be this user's; the attestation signed for this relying party and an origin.
+ * Then the host stores the credential and `svc:passkey:registered` runs.
  */
 export async function registrationVerify(ctx: AuthContext, event: H3Event): Promise<{ credential: PasskeyInfo }> {
   refuseCrossOrigin(event, ctx)
@@ -104,8 +95,7 @@ export async function registrationVerify(ctx: AuthContext, event: H3Event): Prom
   }
   if (!verification.verified) throw authError('invalid_passkey')
   const info = verification.registrationInfo
-  // The id the authenticator data holds is the one stored: as long as WebAuthn allows (1023
-  // bytes), and the one the answer names.
+  // The id the authenticator data holds is stored: at most 1023 bytes, and the one the answer names.
   const idBytes = Buffer.from(info.credential.id, 'base64url').length
   if (idBytes < 1 || idBytes > MAX_CREDENTIAL_ID_BYTES || info.credential.id !== body.response.id) {
     ctx.logger.security('passkey_registration_refused', { user: owner.sub, reason: 'credential id' })
@@ -134,10 +124,7 @@ export async function registrationVerify(ctx: AuthContext, event: H3Event): Prom
   return { credential: public_ }
 }
 
-/**
- * A short, non-secret reason for the security log: the library's message up to the first quote
- * (its messages quote the values they compared, which need not go into logs).
- */
+/** A short reason for the security log: the library's message up to the first quote (no compared values). */
 export function reasonOf(error: unknown): string {
   const message = error instanceof Error ? error.message : 'verification failed'
   return message.split(/["`]/)[0]!.trim().slice(0, 80)

@@ -1,6 +1,7 @@
 import type { ResolvedPasskeyOptions } from '../passkey-types'
 import type { AuthContext } from '../../server/lib/core/context'
 import { formatValidationErrors } from '../../server/lib/config/validate-options'
+import { oncePer } from '../../shared/values'
 import { isPasskeyEnabled, resolvePasskeyOptions, validatePasskeyOptions } from './passkey-options'
 
 /** Per-process state of the passkey provider. */
@@ -8,18 +9,12 @@ export interface PasskeyRuntime {
   options: ResolvedPasskeyOptions
 }
 
-const runtimes = new WeakMap<AuthContext, PasskeyRuntime>()
-
 /** The passkey provider's options for an auth context, resolved and checked once. */
-export function usePasskeyRuntime(ctx: AuthContext): PasskeyRuntime {
-  let runtime = runtimes.get(ctx)
-  if (runtime) return runtime
+export const usePasskeyRuntime = oncePer((ctx: AuthContext): PasskeyRuntime => {
   const input = ctx.options.providers.passkey
   if (!isPasskeyEnabled(input)) throw new Error('[svc-auth] The passkey provider is not configured (svcAuth.providers.passkey).')
   const options = resolvePasskeyOptions(input)
   const errors = validatePasskeyOptions(options, ctx.options.publicUrl)
   if (errors.length) throw new Error(formatValidationErrors(errors))
-  runtime = { options }
-  runtimes.set(ctx, runtime)
-  return runtime
-}
+  return { options }
+})

@@ -9,13 +9,9 @@ import type { PasskeyRuntime } from './passkey-runtime'
 const LOOPBACK_HOST = /^(?:localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\])$/
 
 /**
- * The relying party of a ceremony: the configured one (`origins`/`rpID`, else `publicUrl`).
- * Without either, and only in development, a request to a loopback host (`localhost`,
- * `127.0.0.1`, `[::1]`) uses its own origin: such a host only names the developer's machine, so
- * the request's Host header cannot point passkeys at a site of someone else's. Anything else
- * (a production server without configuration, a development server reached by another name)
- * answers 500 `passkey_not_configured`: the module never takes a host from the request to
- * decide where passkeys belong.
+ * The relying party of a ceremony: the configured one (`origins`/`rpID`, else `publicUrl`); in
+ * development only, a loopback request's own origin. Otherwise 500 `passkey_not_configured`: the
+ * Host header never decides where passkeys belong.
  */
 export function relyingPartyOf(ctx: AuthContext, runtime: PasskeyRuntime, event: H3Event): RelyingParty {
   const configured = configuredRelyingParty(runtime.options, ctx.options.publicUrl)

@@ -1,8 +1,6 @@
 /**
- * `usePassword()`: the email and password flows from the browser (auto-imported when
- * `providers.password` is set; an app without the provider ships none of it). It lives in its own
- * module, imported only by the pages that use it, so it never reaches the entry chunk with
- * `useAuth`.
+ * `usePassword()`: the email and password flows from the browser, in a module of its own so it never
+ * reaches the entry chunk with `useAuth`.
  */
 import type { NuxtApp } from '#app'
 import type { ComputedRef, Ref } from 'vue'
@@ -24,41 +22,21 @@ export const PASSWORD_STATE = 'svc-auth:password'
 export interface UsePasswordReturn {
   /** The step waiting for its emailed code (after `register`, `login` or `requestReset`), or null. */
   pending: ComputedRef<PendingPasswordCode | null>
-  /**
-   * POST `<authPath>/password/register`: checks the policy and sends a code to `email`
-   * (action `register`). The account exists once `verify(code)` succeeds.
-   */
+  /** POST `<authPath>/password/register`: checks the policy and emails a code; the account exists once `verify(code)` succeeds. */
   register(email: string, password: string, options?: PasswordLoginOptions): Promise<void>
-  /**
-   * POST `<authPath>/password/login`: checks the password and sends a code to `email` (action
-   * `login`). Rejects with `invalid_credentials` for an unknown email and a wrong password alike.
-   */
+  /** POST `<authPath>/password/login`: checks the password and emails a code (`invalid_credentials` for an unknown email alike). */
   login(email: string, password: string, options?: PasswordLoginOptions): Promise<void>
   /**
-   * POST `<authPath>/password/<action>-verify` with the emailed code (the pending step's action
-   * and email unless given), then goes where the server answers, replacing the page in the
-   * history: after `register` and `login` the callback page, which finishes the login like any
-   * other and lands on the `redirect` chosen (else `redirect.success`), or the second-factor page
-   * when the account has one; after `requestReset` the reset page (`resetPasswordPath?session=`).
-   * A verified code ends its pending step; a refused one keeps it, so the user can type it again.
+   * POST `<authPath>/password/<action>-verify` with the emailed code, then goes where the server answers:
+   * the callback page (or second-factor page) after `register` and `login`, the reset page after
+   * `requestReset`. A refused code keeps the pending step, so the user can type it again.
    */
   verify(code: string, options?: PasswordVerifyOptions): Promise<void>
-  /**
-   * POST `<authPath>/password/reset-request`: sends a reset code to `email` if it has an account.
-   * Resolves the server's message, which is the same whether or not the account exists.
-   */
+  /** POST `<authPath>/password/reset-request`: resolves the server's message, the same whether or not the account exists. */
   requestReset(email: string): Promise<string>
-  /**
-   * POST `<authPath>/password/reset-complete`: sets the new password with the reset page's
-   * `?session=` (valid 5 minutes, in the browser that verified the code). Every session of the
-   * account ends; the user logs in again with the new password.
-   */
+  /** POST `<authPath>/password/reset-complete` with the reset page's `?session=`; every session of the account ends. */
   completeReset(sessionId: string, newPassword: string): Promise<void>
-  /**
-   * POST `<authPath>/password/change` (logged in, with the access token): checks the current
-   * password and sets the new one; the user's other sessions end, this one stays. A 401 refreshes
-   * the session once and retries once.
-   */
+  /** POST `<authPath>/password/change` (logged in): the other sessions end, this one stays; a 401 refreshes and retries once. */
   change(currentPassword: string, newPassword: string): Promise<void>
   /** Forgets the pending step (a "Back" button of the code form). */
   cancel(): void
@@ -76,11 +54,7 @@ function relativeOrNone(path: unknown): string | undefined {
   return isRelativePath(path) ? path : undefined
 }
 
-/**
- * The password provider's calls: register, login, the emailed code, reset and change. The step
- * waiting for a code lives in `useState` of the Nuxt app, so a code form anywhere in the page can
- * call `verify(code)` alone.
- */
+/** The password provider's calls; the step waiting for a code lives in `useState`, so any code form can call `verify(code)`. */
 export function usePassword(): UsePasswordReturn {
   const nuxtApp = useNuxtApp()
   const { endpoints } = publicAuthConfig(nuxtApp)
@@ -131,8 +105,7 @@ export function usePassword(): UsePasswordReturn {
       await postAuth(path('reset-complete'), { sessionId, newPassword })
     },
     change: async (currentPassword, newPassword) => {
-      // An authentication endpoint: the fetch helper sends the token but never refreshes for it,
-      // so a 401 (the token expired) refreshes once and retries once here.
+      // The fetch helper never refreshes for an auth endpoint: a 401 refreshes once and retries once here.
       const send = () => getAuthFetch(nuxtApp)(path('change'), { method: 'POST', body: { currentPassword, newPassword } })
       try {
         await send()

@@ -6,12 +6,9 @@ import { Worker } from 'node:worker_threads'
 import type { BcryptEngine } from './bcrypt-engine'
 
 /**
- * The code of each worker thread, passed as text (`eval`; only `import()`, which works whether Node
- * reads it as CommonJS or, with `--input-type=module`, as a module): a built Nitro server bundles the
- * module's runtime files, and a worker file referenced by its own URL would not be copied into
- * `.output`. It loads bcryptjs from the URL the main thread resolved (Nitro traces the package
- * into `.output/server/node_modules` from the main thread's own import of it, see `bcrypt.ts`) and
- * answers one message at a time with the synchronous functions: the thread is there to block.
+ * The worker thread's code, as text (`eval`, only `import()`): a worker file of its own would not be
+ * copied into `.output`. It loads bcryptjs from the URL the main thread resolved (Nitro traces it
+ * from `bcrypt.ts`) and answers one message at a time, synchronously: the thread is there to block.
  */
 const WORKER_SOURCE = `
 import('node:worker_threads').then(({ parentPort, workerData }) => {
@@ -47,8 +44,7 @@ function moduleEntry(manifest: unknown): string {
 }
 
 /**
- * URL of bcryptjs's ES module for the worker threads: `import.meta.resolve`, or where Nitro's
- * bundle has none, the package found from this file's `node_modules` path and its manifest
+ * URL of bcryptjs's ES module: `import.meta.resolve`, else found from this file's `node_modules` path
  * (`require.resolve` would pick the CommonJS build, which the output does not hold).
  */
 export function bcryptjsUrl(): string {
@@ -96,10 +92,8 @@ export type StartThread = (source: string, workerData: { module: string }) => Wo
 const startThread: StartThread = (source, workerData) => new Worker(source, { eval: true, workerData })
 
 /**
- * How long a new thread may take to run its first line. Threads start in tens of milliseconds,
- * a second or so on a busy machine; one that says nothing for this long never will (a
- * `node:worker_threads` stand-in whose Worker does nothing): its job fails instead of waiting
- * forever. It bounds the start only: a hash itself may take as long as its cost asks.
+ * How long a new thread may take to run its first line (a stand-in Worker that never starts fails its
+ * job instead of hanging). It bounds the start only, never a hash.
  */
 export const START_TIMEOUT_MS = 30_000
 
@@ -127,9 +121,8 @@ export interface WorkerEngineOptions {
 const stopped = (reason: string) => new Error(`[svc-auth] The bcrypt worker thread stopped (${reason}); the password was not processed`)
 
 /**
- * bcryptjs in up to `size` worker threads, started on first use and kept (unreferenced while idle,
- * so they never keep the process alive). A job waits for a free thread; a thread that crashes or
- * exits rejects its job with a clear error and is replaced by the next job.
+ * bcryptjs in up to `size` worker threads, started on first use and unreferenced while idle. A job
+ * waits for a free thread; a crashed thread rejects its job and is replaced by the next.
  */
 export function createWorkerEngine({ size, module = bcryptjsUrl(), start = startThread, startTimeout = START_TIMEOUT_MS }: WorkerEngineOptions): BcryptEngine {
   const slots = new Set<Slot>()
@@ -148,8 +141,7 @@ export function createWorkerEngine({ size, module = bcryptjsUrl(), start = start
     slot.job?.reject(stopped(reason))
     slot.job = undefined
     void slot.worker.terminate()
-    // A waiting job gets a new thread in place of this one (or the reason there is none: this
-    // runs in a thread's event listener, where a throw would end the process).
+    // A waiting job gets a new thread (or the reason there is none: a throw here would end the process).
     const next = closed ? undefined : waiting.shift()
     if (!next) return
     try {

@@ -10,9 +10,8 @@ export interface NativeBcrypt {
 }
 
 /**
- * Environment variable that chooses the implementation: `js` uses bcryptjs in worker threads even
- * where `@node-rs/bcrypt` loads (to reproduce a platform without native addons). Read when the
- * password provider first hashes.
+ * Environment variable that chooses the implementation: `js` forces bcryptjs in worker threads (to
+ * reproduce a platform without native addons).
  */
 export const BCRYPT_ENV = 'NUXT_SVC_AUTH_BCRYPT'
 
@@ -21,10 +20,7 @@ export function bcryptPreference(env: Record<string, string | undefined> = proce
   return env[BCRYPT_ENV]?.trim().toLowerCase() === 'js' ? 'js' : 'native'
 }
 
-/**
- * Loads `@node-rs/bcrypt` (a native addon: it fails where addons cannot load, such as
- * WebContainers, or on a platform without a prebuilt binary).
- */
+/** Loads `@node-rs/bcrypt` (fails where native addons cannot load). */
 export async function loadNativeBcrypt(): Promise<NativeBcrypt> {
   const loaded = await import('@node-rs/bcrypt') as Partial<NativeBcrypt> & { default?: Partial<NativeBcrypt>, unavailable?: unknown }
   // The stand-in of edge builds (bcrypt-unavailable.ts) says why there is no addon.
@@ -44,10 +40,7 @@ export interface BcryptEngineOptions {
   prefer?: 'native' | 'js'
   /** @default loadNativeBcrypt */
   loadNative?: () => Promise<NativeBcrypt>
-  /**
-   * Whether worker threads can be started; without them bcryptjs runs in the current thread.
-   * @default workerThreadsAvailable() (false on Cloudflare Workers)
-   */
+  /** Whether worker threads can be started (else bcryptjs in this thread). @default workerThreadsAvailable() */
   threads?: boolean
 }
 
@@ -57,11 +50,7 @@ interface Bcryptjs {
   compare(password: string, hash: string): Promise<boolean>
 }
 
-/**
- * Loads bcryptjs in this thread: it must be installed, and this import is what makes Nitro trace
- * it into the built output, where the worker threads load it from (and what bundles it into a
- * Workers build, where it computes in the thread).
- */
+/** Loads bcryptjs in this thread: this import makes Nitro trace it into the output for the workers. */
 async function loadBcryptjs(): Promise<Bcryptjs> {
   const loaded = await import('bcryptjs') as Partial<Bcryptjs> & { default?: Partial<Bcryptjs> }
   const bcryptjs = typeof loaded.hash === 'function' ? loaded : loaded.default
@@ -70,10 +59,8 @@ async function loadBcryptjs(): Promise<Bcryptjs> {
 }
 
 /**
- * bcryptjs in the current thread, through its asynchronous API (which yields between slices of
- * about 100 ms where the clock advances while code runs; on Workers it does not, so one hash is
- * one slice). For runtimes without threads: each request of a Workers isolate is billed its own
- * CPU time, and hashes of concurrent requests simply take turns.
+ * bcryptjs in this thread through its async API, for runtimes without threads (Workers: each request
+ * is billed its own CPU time, and concurrent hashes take turns).
  */
 export async function createInlineEngine(load: () => Promise<Bcryptjs> = loadBcryptjs): Promise<BcryptEngine> {
   const bcryptjs = await load()
@@ -104,10 +91,8 @@ function nativeEngine(native: NativeBcrypt): BcryptEngine {
 }
 
 /**
- * The bcrypt implementation of the process: `@node-rs/bcrypt`, or, when it cannot load (or
- * {@link BCRYPT_ENV} is `js`), bcryptjs in worker threads, so that the event loop keeps
- * answering either way. Where no threads can be started (Cloudflare Workers, where the native
- * addon cannot load either) bcryptjs in the current thread.
+ * The process's bcrypt: `@node-rs/bcrypt`, else (or with {@link BCRYPT_ENV} `js`) bcryptjs in worker
+ * threads, else (no threads: Cloudflare Workers) bcryptjs in this thread.
  */
 export async function createBcryptEngine(options: BcryptEngineOptions): Promise<BcryptEngine> {
   if (!(options.threads ?? workerThreadsAvailable())) return createInlineEngine()

@@ -16,10 +16,7 @@ import type { PasswordRuntime } from './password-runtime'
 
 const CODE_PATTERN = /^\d{6}$/
 
-/**
- * Stores a new code (replacing a pending one of the same email and action) and delivers it. A
- * failed delivery leaves no usable code and answers 500 `send_failed`.
- */
+/** Stores a new code (replacing a pending one) and delivers it; a failed delivery leaves no usable code (500 `send_failed`). */
 export async function issueCode(ctx: AuthContext, runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, input: { email: string, action: MagicCodeAction, data?: Record<string, unknown> }): Promise<void> {
   const ttlSeconds = runtime.options.magicCodeTTL
   const { code, flow } = await createMagicCode(ctx, { email: input.email, action: input.action, data: input.data ?? {}, ttlSeconds })
@@ -79,10 +76,7 @@ function wantsJson(event: H3Event): boolean {
   return accept.includes('application/json') && !accept.includes('text/html')
 }
 
-/**
- * The answer of a verify endpoint: 302 to `location`; a POST that accepts JSON gets
- * `{ success: true, redirect, ...extra }` instead.
- */
+/** The answer of a verify endpoint: 302 to `location`, or `{ success: true, redirect, ...extra }` for a JSON POST. */
 export async function answerRedirect(event: H3Event, location: string, extra: Record<string, unknown> = {}): Promise<Record<string, unknown> | undefined> {
   if (wantsJson(event)) return { success: true, redirect: location, ...extra }
   await sendRedirect(event, location, 302)

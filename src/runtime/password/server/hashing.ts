@@ -12,10 +12,8 @@ export interface Semaphore {
 }
 
 /**
- * A semaphore of `limit` slots. A task that ends hands its slot straight to the next waiting
- * task, so a task that arrives at that moment cannot take it: never more than `limit` run at
- * once, waiting tasks start in order, and the next one starts without waiting for another turn
- * of the event loop.
+ * A semaphore of `limit` slots. A finished task hands its slot straight to the next waiting one, so
+ * an arriving task cannot jump the queue and waiting tasks start in order without another tick.
  */
 export function createSemaphore(limit: number): Semaphore {
   let active = 0
@@ -45,18 +43,12 @@ export function createSemaphore(limit: number): Semaphore {
   }
 }
 
-/**
- * Concurrency of bcrypt when `hashConcurrency` is 0: CPU cores minus one, at least 1, and at most
- * the libuv pool size minus one (so file storage and DNS still get a pool thread).
- */
+/** bcrypt concurrency when `hashConcurrency` is 0: cores − 1, at least 1, below the libuv pool size. */
 export function automaticHashConcurrency(cores: number, poolSize = Number(globalThis.process?.env?.UV_THREADPOOL_SIZE) || 4): number {
   return Math.max(1, Math.min(cores - 1, poolSize - 1))
 }
 
-/**
- * CPU cores of the machine: `navigator.hardwareConcurrency` where there is one (Node 21 and
- * later, Workers), else `os.availableParallelism()` (node:os, loaded only then).
- */
+/** CPU cores: `navigator.hardwareConcurrency`, else `os.availableParallelism()` (node:os loaded only then). */
 export async function cpuCores(): Promise<number> {
   const cores = globalThis.navigator?.hardwareConcurrency
   if (typeof cores === 'number' && cores > 0) return cores
@@ -64,38 +56,24 @@ export async function cpuCores(): Promise<number> {
 }
 
 /**
- * Password hashing of the provider. bcrypt runs on the libuv thread pool (`@node-rs/bcrypt`), or
- * where that native addon cannot load in worker threads (bcryptjs), so the event loop keeps
- * answering while hashes are computed; the host may replace both functions (`hashPassword`,
- * `verifyPassword`).
+ * Password hashing of the provider: bcrypt off the event loop (`@node-rs/bcrypt` on the libuv pool, else
+ * bcryptjs in worker threads), or the host's `hashPassword`/`verifyPassword`.
  */
 export interface PasswordHasher {
   hash(password: string): Promise<string>
-  /**
-   * False for a wrong password and for a hash that is not a hash. Rejects when the built-in bcrypt
-   * could not compute (never a silent false: the request fails as a 500 and is logged).
-   */
+  /** False for a wrong password or an unreadable hash; rejects when bcrypt could not compute (a 500, never a silent false). */
   verify(password: string, hash: string): Promise<boolean>
-  /**
-   * The same work as {@link verify} against a hash of a random password (always false): used when
-   * the user is unknown, so that answer takes as long as a wrong password.
-   */
+  /** The work of {@link verify} against a random hash (always false), so an unknown user takes as long as a wrong password. */
   verifyDummy(password: string): Promise<false>
   /**
-   * Checks the forms of one typed password against `hash` (null: unknown user) and stops at the
-   * first match. Every answer that is not a match costs `work` hash computations (default: one
-   * per candidate, at least one), whether the user is unknown, the password is wrong or there is
-   * no candidate to check (a password too long to be checked whole), so its timing tells none of
-   * these apart.
+   * Checks the forms of a typed password against `hash` (null: unknown user), stopping at the first match.
+   * Every non-match costs `work` hashes (default: one per candidate, at least one), so timing tells
+   * an unknown user, a wrong password and an unchecked one apart in no way.
    */
   verifyFirst(candidates: readonly string[], hash: string | null, work?: number): Promise<boolean>
   /** Computes the dummy hash ahead of the first unknown-user login. */
   warmUp(): Promise<void>
-  /**
-   * The same operations on the built-in bcrypt alone, whatever the host registered (its
-   * `hashPassword` and `verifyPassword` handlers are never called): the engine, the cost and the
-   * concurrency slots of the provider. Used by the `hashPassword`/`verifyPassword` server utils.
-   */
+  /** The same on the built-in bcrypt alone (never the host's handlers), in the same slots: for the server utils. */
   readonly bcrypt: BcryptHasher
 }
 
@@ -111,26 +89,19 @@ export interface HasherOptions {
   handlers: () => PasswordHandlers | undefined
   /** Reports a fallback to bcryptjs (one line, once). @default console.warn */
   warn?: (message: string) => void
-  /**
-   * Whether worker threads can be started (false: bcryptjs computes in the current thread). The
-   * module passes what the deploy target says. @default workerThreadsAvailable()
-   */
+  /** Whether worker threads can be started (false: bcryptjs in the current thread). @default workerThreadsAvailable() */
   threads?: boolean
   /** The bcrypt implementation, made on first use. @default createBcryptEngine (native, else bcryptjs in workers) */
   engine?: (options: { workers: number, warn: (message: string) => void, threads?: boolean }) => Promise<BcryptEngine>
 }
 
 /**
- * The password hasher of the provider: bcrypt at `rounds`, at most `concurrency` computations at
- * once (hash, verify and the dummy share the slots, each held only while bcrypt computes), or
- * the host's functions when it registered them; its `bcrypt` member does the same on bcrypt only,
- * in the same slots. An engine that computes in the current thread (`inline`, on Workers) takes no
- * slot: its hashes take turns anyway, and a slot handed from one request to another would tie each
- * to the other's life.
+ * The provider's hasher: bcrypt at `rounds`, at most `concurrency` at once (slots held only while bcrypt
+ * computes), or the host's functions. An `inline` engine (Workers) takes no slot: a slot handed between
+ * requests would tie each to the other's life.
  */
 export function createPasswordHasher(options: HasherOptions): PasswordHasher {
-  // Made on first use: a native addon that cannot load is caught there, not at import, and the
-  // automatic concurrency asks for the machine's cores only where threads compute.
+  // Made on first use: an addon that cannot load fails there, not at import.
   let engine: Promise<{ bcrypt: BcryptEngine, limit: Semaphore | undefined }> | undefined
   const started = () => {
     const current = engine ??= (async () => {
@@ -138,9 +109,8 @@ export function createPasswordHasher(options: HasherOptions): PasswordHasher {
       const bcrypt = await (options.engine ?? createBcryptEngine)({ workers: slots, warn: options.warn ?? (message => console.warn(`[svc-auth] ${message}`)), threads: options.threads })
       return { bcrypt, limit: bcrypt.kind === 'inline' ? undefined : createSemaphore(slots) }
     })()
-    // A failed engine is made again on the next call instead of failing every later one, and is
-    // forgotten by whoever sees it fail (as the dummy hash below and the auth context): on Workers
-    // the request that started it may never see it settle.
+    // A failed engine is made again by the next call, and forgotten by whoever sees it fail (on Workers
+    // the request that started it may never see it settle).
     return current.catch((error: unknown) => {
       if (engine === current) engine = undefined
       throw error
@@ -153,8 +123,7 @@ export function createPasswordHasher(options: HasherOptions): PasswordHasher {
   const builtInHash = (password: string) => compute(bcrypt => bcrypt.hash(password, options.rounds))
   const builtInVerify = (password: string, hash: string) => compute(bcrypt => bcrypt.verify(password, hash))
 
-  // One dummy hash per hashing function in use, so its cost matches the real hashes (shared by
-  // both views below: without host handlers they use the same one).
+  // One dummy hash per hashing function in use, so its cost matches the real hashes.
   const dummies = new WeakMap<object, Promise<string>>()
 
   /** The operations, with the host's handlers of `handlers()` where it registered them. */
@@ -169,8 +138,7 @@ export function createPasswordHasher(options: HasherOptions): PasswordHasher {
       if (typeof hashed !== 'string' || !hashed) return false
       const custom = handlers()?.verifyPassword
       if (!custom) {
-        // False for a wrong password or an unreadable hash; an engine that could not compute
-        // rejects (a 500 for the request, logged), so it never reads as a wrong password.
+        // False for a wrong password or unreadable hash; an engine failure rejects (a 500), never a wrong password.
         return (await builtInVerify(password, hashed)) === true
       }
       try {
@@ -189,9 +157,7 @@ export function createPasswordHasher(options: HasherOptions): PasswordHasher {
         dummies.set(source, pending)
       }
       const made = pending
-      // A failed dummy is made again by the next caller. Forgotten by whoever awaits it, not only
-      // by the request that started it: on Workers a computation whose request was cancelled
-      // never settles for that request, while the others awaiting it see it rejected.
+      // A failed dummy is made again by the next caller, forgotten by whoever awaits it (see the engine above).
       return made.catch((error: unknown) => {
         if (dummies.get(source) === made) dummies.delete(source)
         throw error

@@ -32,10 +32,7 @@ const magicCodeRecord = z.object({
   id: z.string().min(1),
   email: z.string().min(1),
   action: z.enum(ACTIONS),
-  /**
-   * Key of the by-code index entry: an HMAC of action and code (the code itself is never
-   * stored), compared with the key of a presented code, and removed when the code is replaced.
-   */
+  /** Key of the by-code index entry: an HMAC of action and code (the code is never stored). */
   indexKey: z.string().min(1),
   /** Key of the by-flow index entry. */
   flowKey: z.string().min(1),
@@ -62,10 +59,7 @@ export interface IssuedMagicCode {
   flow: string
 }
 
-/**
- * The number of outstanding codes the code-only budget is sized for: with more codes alive, a
- * code-only guess is more likely to hit one, so fewer misses are allowed (see {@link emailOfCode}).
- */
+/** Outstanding codes the code-only budget is sized for: more codes alive, fewer misses allowed ({@link emailOfCode}). */
 const REFERENCE_OUTSTANDING = 10
 
 const pendingKey = (ctx: AuthContext, action: MagicCodeAction, email: string) => ctx.store.key(MAGIC_CODE_RECORDS.magicPending, `${action}:${email}`)
@@ -73,9 +67,8 @@ const codeKey = (ctx: AuthContext, action: MagicCodeAction, code: string) => ctx
 const flowKey = (ctx: AuthContext, action: MagicCodeAction, flow: string) => ctx.store.key(MAGIC_CODE_RECORDS.magicByFlow, `${action}:${flow}`)
 
 /**
- * Creates (or replaces) the pending code of an email and action and returns the code and its
- * flow id. A code is unique among the pending codes of its action, so a link carrying only the
- * code finds its email.
+ * Creates (or replaces) the pending code of an email and action; unique among its action's pending codes,
+ * so a link carrying only the code finds its email.
  */
 export async function createMagicCode<TData extends Record<string, unknown>>(ctx: AuthContext, input: { email: string, action: MagicCodeAction, data: TData, ttlSeconds: number }): Promise<IssuedMagicCode> {
   const key = pendingKey(ctx, input.action, input.email)
@@ -98,10 +91,7 @@ export async function createMagicCode<TData extends Record<string, unknown>>(ctx
   throw new Error('Could not allocate a unique verification code')
 }
 
-/**
- * Removes the pending code of an email and action (e.g. after a failed delivery). With `code`,
- * only that code is made unusable: a newer code that replaced it in the meantime stays.
- */
+/** Removes the pending code of an email and action; with `code`, only that code (a newer one stays). */
 export async function discardMagicCode(ctx: AuthContext, action: MagicCodeAction, email: string, options: { code?: string } = {}): Promise<void> {
   const key = pendingKey(ctx, action, email)
   if (options.code === undefined) {
@@ -125,15 +115,11 @@ export interface VerifyMagicCodeInput {
   maxAttempts: number
   ttlSeconds: number
   /**
-   * Global budget of code-only lookups that find nothing, per action: `max` misses per
-   * `windowSeconds` while at most 10 codes of the action are outstanding, proportionally fewer
-   * beyond. `max` 0: code-only verification is refused. Absent: unlimited.
+   * Code-only lookups that find nothing, per action: `max` per `windowSeconds` with at most 10 codes
+   * outstanding, proportionally fewer beyond; 0 refuses code-only verification. Absent: unlimited.
    */
   codeOnlyBudget?: { max: number, windowSeconds: number }
-  /**
-   * Failed verifications of one email's codes of the action, whatever code or link they came
-   * through (`max` per `windowSeconds`). Absent: unlimited.
-   */
+  /** Failed verifications of one email's codes of the action (`max` per `windowSeconds`). Absent: unlimited. */
   emailFailureBudget?: { max: number, windowSeconds: number }
 }
 
@@ -147,10 +133,7 @@ async function noteIssued(ctx: AuthContext, action: MagicCodeAction, ttlSeconds:
   await ctx.store.incr(issuedKey(ctx, action, windowIndex(ttlSeconds)), ttlSeconds * 2)
 }
 
-/**
- * An upper bound of the codes of `action` alive now: those issued in the current and the previous
- * window (a code lives one window length).
- */
+/** An upper bound of the codes of `action` alive now: those issued in this and the previous window. */
 async function outstandingCodes(ctx: AuthContext, action: MagicCodeAction, ttlSeconds: number): Promise<number> {
   const index = windowIndex(ttlSeconds)
   const [current, previous] = await Promise.all([ctx.store.count(issuedKey(ctx, action, index)), ctx.store.count(issuedKey(ctx, action, index - 1))])
@@ -158,11 +141,9 @@ async function outstandingCodes(ctx: AuthContext, action: MagicCodeAction, ttlSe
 }
 
 /**
- * Finds the email of a code-only lookup, drawing on the action's miss budget. A unit is reserved
- * first, so that concurrent guesses can never overdraw the budget; a hit gives it back. The
- * budget shrinks as codes pile up: a guess hits one of N outstanding codes with probability
- * N/10⁶, so misses × max(N, 10) is kept at or below max × 10, and the expected hits stay those of
- * `max` misses against 10 codes however many codes an attacker makes others request.
+ * Finds the email of a code-only lookup on the action's miss budget, reserved first (concurrent guesses
+ * never overdraw it) and given back on a hit. A guess hits one of N codes with probability N/10⁶, so
+ * misses × max(N, 10) ≤ max × 10 keeps the expected hits fixed however many codes an attacker causes.
  */
 async function emailOfCode(ctx: AuthContext, input: VerifyMagicCodeInput): Promise<string | 'budget_exhausted' | null> {
   const budget = input.codeOnlyBudget
@@ -182,10 +163,8 @@ async function emailOfCode(ctx: AuthContext, input: VerifyMagicCodeInput): Promi
 }
 
 /**
- * Verifies a code. The pending code is found by email, by flow id, or (code only) through the
- * by-code index, which draws on a global miss budget. Every attempt on a pending code is counted
- * atomically; past `maxAttempts` even the right code is refused. A match consumes the code
- * atomically (single use).
+ * Verifies a code, found by email, flow id or (code only, on the miss budget) the by-code index. Every
+ * attempt is counted atomically (past `maxAttempts` even the right code fails); a match consumes it.
  */
 export async function verifyMagicCode<TData = Record<string, unknown>>(ctx: AuthContext, input: VerifyMagicCodeInput): Promise<MagicCodeResult<TData>> {
   let email = input.email

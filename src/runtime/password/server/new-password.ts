@@ -1,7 +1,4 @@
-/**
- * Flows that set a new password: reset (request, verify, complete) and change. Both end every
- * other session of the account before the new hash is stored.
- */
+/** Flows that set a new password: reset and change; both end the other sessions before storing the hash. */
 import type { H3Event } from 'h3'
 import type { AuthClaims } from '../../types/auth'
 import type { AuthContext } from '../../server/lib/core/context'
@@ -26,17 +23,13 @@ const afterAnswer = () => new Promise<void>(resolve => setImmediate(resolve))
 
 export const RESET_REQUEST_MESSAGE = 'If an account exists for this email, a code has been sent to it.'
 
-/**
- * POST reset-request: always the same answer. Whether the account exists is only looked up; the
- * code is stored and delivered after the answer, so known and unknown emails take the same time.
- */
+/** POST reset-request: always the same answer; the lookup, the code and its delivery happen after it. */
 export async function resetRequest(ctx: AuthContext, event: H3Event) {
   const { email } = await readEmailBody(ctx, event, 'resetRequest', resetRequestBody)
   const runtime = usePasswordRuntime(ctx)
   const handlers = passwordHandlers()
-  // Everything that depends on whether the account exists (the lookup, storing the code, its
-  // delivery) starts only after the answer has been sent, so neither the answer nor its timing
-  // tells. Failures are logged; the answer stays the same.
+  // Everything that depends on the account existing starts after the answer is sent, so neither the
+  // answer nor its timing tells; failures are logged.
   const delivery = afterAnswer().then(async () => {
     if (await handlers.findUser(email)) await issueCode(ctx, runtime, handlers, { email, action: 'reset' })
   }).catch((error: unknown) => {
@@ -53,8 +46,7 @@ export async function resetVerify(ctx: AuthContext, event: H3Event) {
   if (event.method === 'POST') refuseCrossOrigin(event, ctx)
   const runtime = usePasswordRuntime(ctx)
   const record = await verifyCode(ctx, event, runtime, 'reset')
-  // The reset session is bound to this browser like an authorization code: a link to the reset
-  // page that leaks (history, Referer, a shared screen) cannot set the password elsewhere.
+  // Bound to this browser like a code: a leaked reset link cannot set the password elsewhere.
   const sessionId = await createResetSession(ctx, { email: record.email, binding: browserBindingOf(event, ctx) })
   const location = `${runtime.options.resetPasswordPath}?session=${encodeURIComponent(sessionId)}`
   return answerRedirect(event, location, { sessionId })
@@ -69,10 +61,7 @@ async function revokeSubjectSessions(ctx: AuthContext, subjects: Iterable<string
   return revoked
 }
 
-/**
- * Subjects a password account's sessions may be indexed under: the user's own, and the one that
- * what `onUserPersist` returned names (its `id`, else its `sub`).
- */
+/** Subjects a password account's sessions may be indexed under: its own, and what `onUserPersist` named. */
 function subjectsOf(user: SubjectSource, email: string, persisted?: SubjectSource): string[] {
   const subjects = [passwordSubject(user, email)]
   const assigned = hostSubjectOf(persisted)
@@ -94,8 +83,7 @@ export async function resetComplete(ctx: AuthContext, event: H3Event) {
   await enforceRateLimit(ctx, event, 'resetComplete')
   const body = await readBodyWith(event, resetCompleteBody)
   const invalid = () => authError('invalid_reset_session')
-  // Checked without consuming, so that a password refused by the policy can be corrected; in
-  // another browser it is burnt.
+  // Read without consuming, so a password the policy refuses can be corrected.
   const pending = await readResetSession(ctx, body.sessionId)
   if (!pending) throw invalid()
   if (pending.binding !== undefined && !matchesCodeBinding(event, ctx, pending.binding)) {
@@ -109,8 +97,7 @@ export async function resetComplete(ctx: AuthContext, event: H3Event) {
   if (!session) throw invalid()
   const user = await handlers.findUser(session.email)
   if (!user) throw invalid()
-  // Sessions are revoked before the new password is stored: if anything fails in between, every
-  // session has ended (safe), never a new password with a thief's session still alive.
+  // Sessions are revoked before the new password is stored: a failure in between leaves no thief's session alive.
   let revoked = await revokeSubjectSessions(ctx, subjectsOf(user, session.email), 'password_reset')
   const persisted = await persistPasswordUser(event, { ...user, email: session.email, hashedPassword })
   revoked += await revokeSubjectSessions(ctx, newSubjects(user, session.email, persisted), 'password_reset')

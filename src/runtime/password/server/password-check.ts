@@ -14,9 +14,8 @@ import type { PasswordRuntime } from './password-runtime'
 export { emailField, passwordField } from '../../server/lib/edge/request-schemas'
 
 /**
- * The body of a POST that names an account by its email (register, reset-request): refused from
- * another origin, then the per-address limit of `rule`, the body, the email in canonical form
- * (400 `invalid_email`), and the per-email limit of `rule`.
+ * The body of a POST naming an account by email (register, reset-request): origin check, per-address
+ * limit, body, canonical email (400 `invalid_email`), per-email limit.
  */
 export async function readEmailBody<S extends z.ZodType<{ email: string }>>(ctx: AuthContext, event: H3Event, rule: RateLimitRuleName, schema: S): Promise<{ body: z.output<S>, email: string }> {
   refuseCrossOrigin(event, ctx)
@@ -32,10 +31,7 @@ function byteLimit(handlers: ResolvedPasswordHandlers): number {
   return handlers.customHash ? Number.POSITIVE_INFINITY : MAX_PASSWORD_BYTES
 }
 
-/**
- * The built-in policy, or the host's `validatePassword` instead of it; either way a password that
- * bcrypt would cut is refused.
- */
+/** The built-in policy, or the host's `validatePassword`; either way a password bcrypt would cut is refused. */
 async function passwordViolations(runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, password: string): Promise<string[]> {
   let violations: string[]
   if (!handlers.validatePassword) violations = checkPasswordPolicy(password, runtime.options.passwordPolicy)
@@ -47,10 +43,7 @@ async function passwordViolations(runtime: PasswordRuntime, handlers: ResolvedPa
   return violations
 }
 
-/**
- * Checks a new password (register, reset, change) and returns it in normal form; 400
- * `password_policy` listing every violation.
- */
+/** Checks a new password and returns it in normal form; 400 `password_policy` listing every violation. */
 export async function requirePolicy(runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, typed: string): Promise<string> {
   const password = normalizePassword(typed)
   const violations = await passwordViolations(runtime, handlers, password)
@@ -59,9 +52,8 @@ export async function requirePolicy(runtime: PasswordRuntime, handlers: Resolved
 }
 
 /**
- * Checks a typed password against a stored hash (null: unknown account). Tried in normal form,
- * then as typed (older hashes); a password longer than register accepts is never checked but
- * costs the same work, so every refusal looks and takes the same.
+ * Checks a typed password against a hash (null: unknown account), normalised then as typed; one too
+ * long is never checked but costs the same work, so every refusal looks and takes the same.
  */
 export function checkPassword(runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, typed: string, hash: string | null): Promise<boolean> {
   const forms = passwordForms(typed)

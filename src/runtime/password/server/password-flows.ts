@@ -1,7 +1,4 @@
-/**
- * Register and login with a password: each sends an emailed code, and its verification ends in
- * the shared login pipeline. Resetting and changing a password live in `new-password.ts`.
- */
+/** Register and login with a password, each confirmed by an emailed code (reset and change: new-password.ts). */
 import type { H3Event } from 'h3'
 import type { AuthUser, ProviderTokens } from '../../types/auth'
 import type { AuthContext } from '../../server/lib/core/context'
@@ -80,8 +77,7 @@ export async function login(ctx: AuthContext, event: H3Event) {
   let valid: boolean
   try {
     const user = await handlers.findUser(email)
-    // An unknown email, a wrong password and one too long to check all cost the same bcrypt work
-    // and get the same answer.
+    // An unknown email, a wrong password and one too long cost the same work and get the same answer.
     valid = await checkPassword(runtime, handlers, body.password, user?.hashedPassword ?? null)
   }
   catch (error) {

@@ -49,9 +49,8 @@ export function passwordSubject(user: SubjectSource, email: string): string {
 }
 
 /**
- * Persists a new password hash (reset, change): the global `onUserPersist(user, { provider:
- * 'password', event })`, else the password provider's `onUserPersist(email, hashedPassword)`.
- * Returns what the handler returned when it is an object.
+ * Persists a new password hash: the global `onUserPersist(user, { provider: 'password', event })`, else the
+ * provider's `onUserPersist(email, hashedPassword)`. Returns what it returned when an object.
  */
 export async function persistPasswordUser(event: H3Event, user: AuthUser & { email: string, hashedPassword: string }): Promise<Record<string, unknown> | undefined> {
   const handlers = getAuthHandlers()
@@ -62,11 +61,7 @@ export async function persistPasswordUser(event: H3Event, user: AuthUser & { ema
   return result && typeof result === 'object' ? result as Record<string, unknown> : undefined
 }
 
-/**
- * Before a login ends in the shared pipeline: when the host has no global onUserPersist but the
- * provider's `onUserPersist(email, hashedPassword)`, it is called here (the pipeline calls the
- * global one itself). Returns the user with what the handler returned merged in.
- */
+/** Before a login's pipeline: without a global onUserPersist, the provider's is called here; its answer is merged into the user. */
 export async function persistWithProviderHandler(user: AuthUser & { email: string, hashedPassword: string }): Promise<AuthUser> {
   const handlers = getAuthHandlers()
   if (handlers.onUserPersist) return user

@@ -1,7 +1,6 @@
 /**
- * Prepares the password provider when the server starts (on Workers: at the start of the first
- * request): its options are checked (a mistake is logged at once) and, where work may outlive a
- * request, the dummy hash for unknown-user logins is computed ahead of the first one.
+ * Checks the password provider's options when the server starts (Workers: first request) and, where work
+ * may outlive a request, computes the dummy hash ahead of the first unknown-user login.
  */
 import { defineNitroPlugin } from 'nitropack/runtime'
 import { usePasswordRuntime } from './password-runtime'

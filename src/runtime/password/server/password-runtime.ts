@@ -4,6 +4,7 @@ import { getAuthHandlers } from '../../server/lib/core/handlers'
 import { createPasswordHasher, type PasswordHasher } from './hashing'
 import { isPasswordEnabled, resolvePasswordOptions, validatePasswordOptions } from './password-options'
 import { formatValidationErrors } from '../../server/lib/config/validate-options'
+import { oncePer } from '../../shared/values'
 import { backgroundWorkOutlivesRequests, workerThreadsAvailable } from '../../server/lib/config/platform'
 
 /** Per-process state of the password provider. */
@@ -12,17 +13,11 @@ export interface PasswordRuntime {
   hasher: PasswordHasher
 }
 
-const runtimes = new WeakMap<AuthContext, PasswordRuntime>()
-
 /**
- * The password provider's options and hasher for an auth context, created (and checked) once.
- * Starts computing the dummy hash at once, so the first unknown-user login is not faster; not on
- * Workers, where a computation left running when its request ends never finishes (the first
- * unknown-user login computes it there, and waits for it).
+ * The password provider's options and hasher, created once; the dummy hash starts at once (not on Workers,
+ * where work left running when a request ends never finishes).
  */
-export function usePasswordRuntime(ctx: AuthContext): PasswordRuntime {
-  let runtime = runtimes.get(ctx)
-  if (runtime) return runtime
+export const usePasswordRuntime = oncePer((ctx: AuthContext): PasswordRuntime => {
   const input = ctx.options.providers.password
   if (!isPasswordEnabled(input)) throw new Error('[svc-auth] The password provider is not configured (svcAuth.providers.password).')
   const options = resolvePasswordOptions(input)
@@ -37,7 +32,5 @@ export function usePasswordRuntime(ctx: AuthContext): PasswordRuntime {
     threads: workerThreadsAvailable(ctx.deployTarget),
   })
   if (backgroundWorkOutlivesRequests()) hasher.warmUp().catch(error => ctx.logger.warn('Could not compute the dummy password hash', error))
-  runtime = { options, hasher }
-  runtimes.set(ctx, runtime)
-  return runtime
-}
+  return { options, hasher }
+})

@@ -5,20 +5,14 @@ import { COMMON_PASSWORDS } from './common-passwords'
 export const MAX_PASSWORD_BYTES = 72
 
 /**
- * Passwords are compared in Unicode Normalization Form C (RFC 8265, OpaqueString): `é` typed as
- * one code point or as `e` + combining accent (as some keyboards and systems produce it) is the
- * same password. NFC keeps every character the user chose (unlike NFKC, it does not fold
- * full-width or ligature forms into others).
+ * Passwords are compared in NFC (RFC 8265): `é` as one code point or `e` + accent is one password;
+ * unlike NFKC, no character the user chose is folded into another.
  */
 export function normalizePassword(password: string): string {
   return password.normalize('NFC')
 }
 
-/**
- * The forms in which a typed password is checked against a stored hash: the normal form, then
- * the password exactly as typed when that differs (hashes stored before passwords were
- * normalised stay valid).
- */
+/** The forms a typed password is checked in: normalised, then as typed (hashes stored before normalisation). */
 export function passwordForms(typed: string): string[] {
   const normal = normalizePassword(typed)
   return normal === typed ? [normal] : [normal, typed]
@@ -37,20 +31,14 @@ export function commonPasswords(): ReadonlySet<string> {
   return common
 }
 
-/**
- * True for a password of the common list, compared case-insensitively, also with trailing
- * symbols removed (`Password1!` matches `password1`).
- */
+/** True for a common password, case-insensitively, also without trailing symbols (`Password1!`). */
 export function isCommonPassword(password: string): boolean {
   const lower = password.toLowerCase()
   const list = commonPasswords()
   return list.has(lower) || list.has(lower.replace(/[^\p{L}\p{N}]+$/u, ''))
 }
 
-/**
- * Every rule of the policy that `password` breaks, as readable phrases (empty when it passes).
- * Letters and digits are Unicode-aware; "special" is anything that is neither.
- */
+/** Every rule of the policy `password` breaks, as phrases (Unicode-aware letters and digits). */
 export function checkPasswordPolicy(password: string, policy: Required<PasswordPolicyOptions>): string[] {
   const violations: string[] = []
   const length = [...password].length

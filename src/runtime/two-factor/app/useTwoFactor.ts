@@ -1,7 +1,6 @@
 /**
- * `useTwoFactor()`: the second factor from the browser (auto-imported when `twoFactor.enabled`).
- * It lives in its own module, imported only by the pages that use it (the second-factor page and
- * the app's settings page), so it never reaches the entry chunk with `useAuth`.
+ * `useTwoFactor()`: the second factor from the browser, in a module of its own so it never reaches the
+ * entry chunk with `useAuth`.
  */
 import { useNuxtApp } from '#imports'
 import { underPath } from '../../shared/paths'
@@ -35,10 +34,7 @@ export interface LoginEnrolment {
 }
 
 export interface UseTwoFactorReturn {
-  /**
-   * GET `<authPath>/two-factor/status` (logged in). Like every call of the settings, a 401
-   * refreshes the session once and retries once.
-   */
+  /** GET `<authPath>/two-factor/status` (logged in). Every settings call refreshes and retries once on a 401. */
   status(): Promise<TwoFactorStatus>
   /** POST enrol (logged in): a new secret, pending until `confirm`. */
   enrol(): Promise<TwoFactorEnrolment>
@@ -48,10 +44,7 @@ export interface UseTwoFactorReturn {
   regenerateRecoveryCodes(code: string): Promise<string[]>
   /** POST disable with the account's password, a code or a recovery code. */
   disable(proof: { password: string } | TwoFactorProof): Promise<void>
-  /**
-   * POST verify for the pending login `flow` (the second-factor page's `?flow=`), then goes to
-   * the callback page, which finishes the login. Rejects with the error answer when refused.
-   */
+  /** POST verify for the pending login `flow` (`?flow=`), then the callback page; rejects with the error answer. */
   verify(flow: string, proof: TwoFactorProof): Promise<void>
   /** POST login-enrol: the secret of the enrolment a login requires (`?enrol=1`). */
   startLoginEnrolment(flow: string): Promise<TwoFactorEnrolment>
@@ -71,8 +64,7 @@ export function useTwoFactor(): UseTwoFactorReturn {
   const { endpoints } = publicAuthConfig(nuxtApp)
   const path = (name: string) => underPath(endpoints.authPath, 'two-factor', name)
   const authFetch = getAuthFetch(nuxtApp)
-  // The fetch helper never refreshes for paths under `authPath`; these are ordinary bearer APIs,
-  // so a 401 refreshes once and retries once, as for the session endpoints.
+  // Bearer APIs under `authPath`: the fetch helper never refreshes for them, so a 401 refreshes and retries once here.
   const withToken = async <T>(name: string, options: { method?: 'POST', body?: Record<string, unknown> } = {}): Promise<T> => {
     try {
       return await authFetch<T>(path(name), options) as T

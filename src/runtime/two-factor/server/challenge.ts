@@ -1,7 +1,4 @@
-/**
- * The second factor's step of the login pipeline: a login that passed its first factor and needs
- * a second one is kept as a pending login, and the browser goes to the second-factor page.
- */
+/** The second factor's step of the login pipeline: a pending login and a detour to the second-factor page. */
 import type { H3Event } from 'h3'
 import type { AuthUser, CustomClaims, ProviderTokens } from '../../types/auth'
 import type { AuthContext } from '../../server/lib/core/context'
@@ -27,10 +24,7 @@ export function secondFactorLocation(ctx: AuthContext, flow: string, enrol: bool
   return withQueryParams(ctx.options.endpoints.secondFactorPath, enrol ? { flow, enrol: '1' } : { flow })
 }
 
-/**
- * Stores the pending login (single use, `twoFactor.pendingLoginTTL`, bound to the browser of
- * `event`) and returns its flow id.
- */
+/** Stores the pending login (single use, `twoFactor.pendingLoginTTL`, browser-bound) and returns its flow id. */
 export async function challengeSecondFactor(ctx: AuthContext, input: ChallengeInput): Promise<string> {
   const { event, user, claims, provider, tokens, redirect, enrol } = input
   const flow = await createPendingLogin(ctx, event, { userId: user.sub, user, claims, provider, tokens, redirect, enrol }, ctx.options.twoFactor.pendingLoginTTL)

@@ -1,7 +1,6 @@
 /**
- * Checking a second factor of an enrolled user (login, regenerating recovery codes, disabling):
- * the user's failure budget, then a TOTP code (a time step works once) or a recovery code
- * (claimed atomically, then saved away).
+ * Checking an enrolled user's second factor: the failure budget, then a TOTP code (a step works once)
+ * or a recovery code (claimed atomically, then saved away).
  */
 import type { H3Event } from 'h3'
 import type { TwoFactorFailureReason, TwoFactorMethod, TwoFactorState } from '../../types/auth'
@@ -24,10 +23,7 @@ export function stepMarkerTtl(period: number, window: number): number {
   return (2 * window + 2) * period
 }
 
-/**
- * Claims a TOTP code of a secret for a user: true when it matches a time step in the window and
- * that step was not used before (by any request, on any process sharing the store).
- */
+/** Claims a TOTP code: true when it matches a step in the window not used before (by any process). */
 export async function claimTotpCode(ctx: AuthContext, userId: string, secret: string, params: ReturnType<typeof parametersOf>, code: string): Promise<'ok' | 'invalid_code' | 'replayed_code'> {
   const window = ctx.options.twoFactor.window
   // Apps show codes as `123 456`: spaces typed with them are not part of the code.
@@ -37,18 +33,15 @@ export async function claimTotpCode(ctx: AuthContext, userId: string, secret: st
 }
 
 /**
- * Checks a second factor of an enrolled user; a TOTP code against their failure budget (429
- * `rate_limited` once it is spent). A wrong code keeps its unit of the budget; a right one gives
- * it back. Recovery codes do not draw on it. A
- * recovery code is claimed atomically and the host's state saved without it; a TOTP secret
+ * Checks a second factor of an enrolled user: a TOTP code draws on the failure budget (429 `rate_limited`
+ * when spent; a right code gives its unit back). A recovery code is claimed and saved away; a secret
  * sealed under a previous key is saved again under the current one.
  */
 export async function checkSecondFactor(ctx: AuthContext, event: H3Event, userId: string, state: TwoFactorState, input: SecondFactorInput, stage: 'login' | 'regenerate' | 'disable'): Promise<CheckResult> {
   const { maxFailures, failureWindow } = ctx.options.twoFactor
   let reservation: { release: () => Promise<void> } | undefined
-  // Only TOTP codes (3 right ones in a million) draw on the budget: a recovery code (about 50
-  // bits) cannot be guessed in any number of tries, and stays the way out of a spent budget that
-  // someone else's guesses used up.
+  // Only TOTP codes draw on the budget: a recovery code (~50 bits) cannot be guessed, and stays the way
+  // out of a budget someone else's guesses spent.
   if (maxFailures > 0 && input.code !== undefined) {
     const reserved = await reserveTwoFactorFailure(ctx, userId, maxFailures, failureWindow)
     if (!reserved.granted) {
@@ -90,8 +83,7 @@ async function checkRecovery(ctx: AuthContext, event: H3Event, userId: string, s
   const hash = findRecoveryCode(ctx, userId, typed, state.recoveryCodes)
   if (!hash) return { ok: false, reason: 'invalid_code' }
   if (!(await claimRecoveryCode(ctx, userId, hash))) return { ok: false, reason: 'replayed_code' }
-  // The freshest state, without the code (a request that used another code may have saved since).
-  // Codes regenerated or a second factor turned off meanwhile: the code is no longer one.
+  // The freshest state, without the code; codes regenerated or the factor turned off meanwhile: no longer one.
   const fresh = await findTwoFactorState(ctx, userId, event)
   if (!fresh || !fresh.recoveryCodes.includes(hash)) return { ok: false, reason: 'invalid_code' }
   const recoveryCodes = fresh.recoveryCodes.filter(stored => stored !== hash)

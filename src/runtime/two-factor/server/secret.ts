@@ -1,7 +1,4 @@
-/**
- * The second factor's cryptography: TOTP secrets (made, sealed for the host's storage, checked
- * with otpauth) and recovery codes (made, normalised, HMACed). Nothing here touches the store.
- */
+/** The second factor's cryptography: TOTP secrets (made, sealed, checked) and recovery codes. No store access. */
 import { createHmac } from 'node:crypto'
 import { HOTP, Secret, TOTP } from 'otpauth'
 import type { ModuleOptions } from '../../types/options'
@@ -9,26 +6,21 @@ import type { TwoFactorAlgorithm } from '../two-factor-types'
 import type { AuthContext } from '../../server/lib/core/context'
 import { createKeyHasher, createSealer, deriveKey, randomBelow, safeEqual, type KeyHasher, type Sealer } from '../../server/lib/store/crypto'
 import { stringList } from '../../server/lib/config/string-list'
+import { oncePer } from '../../shared/values'
 
 /**
- * HKDF info of the key that seals TOTP secrets: its own key, never the record store's. The same
- * under `twoFactor.secret` as under `token.secret`, so a `token.secret` moved to
- * `twoFactor.previousSecrets` still opens what it sealed.
+ * HKDF info of the key that seals TOTP secrets: the same under `twoFactor.secret` and `token.secret`, so a
+ * `token.secret` moved to `twoFactor.previousSecrets` still opens what it sealed.
  */
 const SECRET_PURPOSE = 'nuxt-svc-auth:two-factor-secret'
 /** HKDF info of the HMAC key of recovery codes. */
 const RECOVERY_KEY_PURPOSE = 'nuxt-svc-auth:two-factor-recovery-code'
-/**
- * HMAC purpose of recovery codes hashed by the store's key hasher (storage-key HMAC key of
- * `token.secret`), as they were before they had a key of their own: still matched, never made.
- */
+/** HMAC purpose of recovery codes from before they had a key of their own: still matched, never made. */
 const LEGACY_RECOVERY_PURPOSE = 'two-factor-recovery-code'
 
 /**
- * The keys of the second factor's data, current first: `twoFactor.secret` and
- * `twoFactor.previousSecrets` when `twoFactor.secret` is set; else `token.secret` and
- * `token.previousSecrets` (what keyed this data before `twoFactor.secret` existed), then any
- * `twoFactor.previousSecrets`.
+ * Keys of the second factor's data, current first: `twoFactor.secret` and its previous secrets, else
+ * `token.secret` and its previous secrets, then any `twoFactor.previousSecrets`.
  */
 export function twoFactorKeys(options: Pick<ModuleOptions, 'token' | 'twoFactor'>): string[] {
   const previous = stringList(options.twoFactor.previousSecrets)
@@ -47,20 +39,14 @@ interface TwoFactorKeyring {
   legacyHashers: KeyHasher[]
 }
 
-const keyrings = new WeakMap<AuthContext, TwoFactorKeyring>()
-
-function keyringOf(ctx: AuthContext): TwoFactorKeyring {
-  let keyring = keyrings.get(ctx)
-  if (keyring) return keyring
+const keyringOf = oncePer((ctx: AuthContext): TwoFactorKeyring => {
   const keys = twoFactorKeys(ctx.options)
-  keyring = {
+  return {
     sealers: keys.map(key => createSealer(key, [], SECRET_PURPOSE)),
     recoveryKeys: keys.map(key => deriveKey(key, RECOVERY_KEY_PURPOSE)),
     legacyHashers: keys.map(createKeyHasher),
   }
-  keyrings.set(ctx, keyring)
-  return keyring
-}
+})
 
 /** The code parameters an authenticator app is given. */
 export interface TotpParameters {
@@ -82,10 +68,7 @@ export function totpUri(secret: string, params: TotpParameters, issuer: string, 
   return new TOTP({ issuer, label: account || 'account', secret: Secret.fromBase32(secret), ...params }).toString()
 }
 
-/**
- * The time step a code belongs to, or null: the current step (at `now`) and `window` steps either
- * side are tried. A string that is not `digits` digits is never a match.
- */
+/** The time step a code matches (the current one and `window` steps either side), or null. */
 export function matchTimeStep(secret: string, params: TotpParameters, code: string, window: number, now = Date.now()): number | null {
   if (!new RegExp(`^\\d{${params.digits}}$`).test(code)) return null
   const counter = Math.floor(now / 1000 / params.period)
@@ -105,19 +88,13 @@ export interface SecretBox {
   open(userId: string, sealed: string): { secret: string, stale: boolean } | null
 }
 
-const boxes = new WeakMap<AuthContext, SecretBox>()
-
 /**
- * The sealer of TOTP secrets: aes-256-gcm with a key derived (HKDF) from the current key of
- * {@link twoFactorKeys} (`twoFactor.secret`, else `token.secret`); the previous keys still open
- * what they sealed (then `stale`). The sealed value holds the user's id, so a secret copied into
- * another user's state does not open there.
+ * The sealer of TOTP secrets: aes-256-gcm under the current {@link twoFactorKeys} key (previous ones
+ * still open, as `stale`); the user's id is sealed in, so a secret copied to another user never opens.
  */
-export function secretBox(ctx: AuthContext): SecretBox {
-  let box = boxes.get(ctx)
-  if (box) return box
+export const secretBox = oncePer((ctx: AuthContext): SecretBox => {
   const { sealers } = keyringOf(ctx)
-  box = {
+  return {
     seal: (userId, secret) => sealers[0]!.seal(JSON.stringify({ u: userId, s: secret })),
     open(userId, sealed) {
       for (const [index, sealer] of sealers.entries()) {
@@ -135,9 +112,7 @@ export function secretBox(ctx: AuthContext): SecretBox {
       return null
     },
   }
-  boxes.set(ctx, box)
-  return box
-}
+})
 
 /** Letters and digits of recovery codes: no 0/o, 1/i/l, so a code read aloud or typed is unambiguous. */
 const RECOVERY_ALPHABET = '23456789abcdefghjkmnpqrstuvwxyz'
@@ -169,11 +144,8 @@ export function hashRecoveryCode(ctx: AuthContext, userId: string, code: string)
 }
 
 /**
- * The stored HMAC that a typed code matches, or undefined: under every key of
- * {@link twoFactorKeys}, each as the recovery-code HMAC and as the store-hasher HMAC that recovery
- * codes had before their own key (so codes made before still match, also once their
- * `token.secret` moved to `twoFactor.previousSecrets`). Every stored HMAC is compared with every
- * candidate (constant time each).
+ * The stored HMAC a typed code matches, under every key, also as the legacy store-hasher HMAC; every
+ * stored HMAC is compared with every candidate in constant time.
  */
 export function findRecoveryCode(ctx: AuthContext, userId: string, typed: string, stored: readonly string[]): string | undefined {
   const code = normalizeRecoveryCode(typed)

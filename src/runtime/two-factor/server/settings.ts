@@ -1,7 +1,4 @@
-/**
- * The logged-in user's second-factor settings (bearer-authenticated): status, enrolment (start and
- * confirm), new recovery codes, and turning it off.
- */
+/** The logged-in user's second-factor settings (bearer): status, enrolment, new recovery codes, turning it off. */
 import type { H3Event } from 'h3'
 import type { z } from 'zod'
 import type { AuthClaims, TwoFactorState } from '../../types/auth'
@@ -36,9 +33,8 @@ async function owner(ctx: AuthContext, event: H3Event): Promise<AuthClaims> {
 }
 
 /**
- * A change of the way a user logs in ends the user's other sessions (their own, not
- * impersonations of them): a session opened before the second factor was turned on (perhaps the
- * reason to turn it on) or by whoever turned it off must not live on. The caller's session stays.
+ * A change of how a user logs in ends their other own sessions (one opened before the second factor,
+ * or by whoever turned it off, must not live on); the caller's stays.
  */
 async function endOtherSessions(ctx: AuthContext, claims: AuthClaims): Promise<void> {
   const except = typeof claims.sid === 'string' ? claims.sid : undefined
@@ -54,9 +50,8 @@ export async function twoFactorStatus(ctx: AuthContext, event: H3Event) {
 }
 
 /**
- * POST enrol → `{ uri, secret }`: a new secret, kept as a pending enrolment (`enrolmentTTL`) until
- * a code confirms it; a second start replaces the first. 409 while an enrolment is confirmed; 403
- * `reauthentication_required` for a session that did not log in recently (`sessions.recentLogin`).
+ * POST enrol → `{ uri, secret }`: a new secret kept as a pending enrolment (`enrolmentTTL`) until a code
+ * confirms it. 409 while enrolled; 403 `reauthentication_required` without a recent login.
  */
 export async function startEnrolment(ctx: AuthContext, event: H3Event) {
   refuseCrossOrigin(event, ctx)
@@ -70,10 +65,7 @@ export async function startEnrolment(ctx: AuthContext, event: H3Event) {
   return { uri: totpUri(secret, { algorithm, digits, period }, issuerOf(ctx.options), account), secret }
 }
 
-/**
- * POST confirm `{ code }` → `{ recoveryCodes }` (shown once). The login must still be recent: an
- * enrolment started by a fresh session is not confirmed once that session is stale.
- */
+/** POST confirm `{ code }` → `{ recoveryCodes }` (shown once); the login must still be recent. */
 export async function confirmEnrolment(ctx: AuthContext, event: H3Event) {
   refuseCrossOrigin(event, ctx)
   const claims = await owner(ctx, event)
@@ -88,10 +80,8 @@ export async function confirmEnrolment(ctx: AuthContext, event: H3Event) {
 }
 
 /**
- * A change of an enrolled caller's second factor: a same-origin POST with the bearer token of a
- * recent login (403 `reauthentication_required`, checked before any proof, so a stale session
- * spends no failure budget), its body, and the caller's state (400 `two_factor_not_enabled`
- * without one). `action` names the change in the security log.
+ * A change of an enrolled caller's second factor: same-origin POST, recent login (checked before any
+ * proof, so a stale session spends no failure budget), its body and state (400 `two_factor_not_enabled`).
  */
 async function enrolledChange<S extends z.ZodType>(ctx: AuthContext, event: H3Event, schema: S, action: string): Promise<{ claims: AuthClaims, body: z.output<S>, state: TwoFactorState }> {
   refuseCrossOrigin(event, ctx)
@@ -103,10 +93,7 @@ async function enrolledChange<S extends z.ZodType>(ctx: AuthContext, event: H3Ev
   return { claims, body, state }
 }
 
-/**
- * POST recovery-codes `{ code }` (a TOTP code) → `{ recoveryCodes }`: the old ones stop working.
- * Needs a recent login.
- */
+/** POST recovery-codes `{ code }` → `{ recoveryCodes }`: the old ones stop working. Needs a recent login. */
 export async function regenerateRecoveryCodes(ctx: AuthContext, event: H3Event) {
   const { claims, body, state } = await enrolledChange(ctx, event, twoFactorCodeRequest, 'two_factor_recovery_codes')
   const result = await checkSecondFactor(ctx, event, claims.sub, state, { code: body.code }, 'regenerate')
@@ -119,10 +106,7 @@ export async function regenerateRecoveryCodes(ctx: AuthContext, event: H3Event) 
   return { recoveryCodes }
 }
 
-/**
- * The account's password, checked like a login (password accounts only: 400 `no_password_account`
- * otherwise). A wrong one draws on the user's second-factor failure budget.
- */
+/** The account's password, checked like a login (400 `no_password_account` otherwise); a wrong one draws on the failure budget. */
 async function checkAccountPassword(ctx: AuthContext, event: H3Event, claims: AuthClaims, password: string): Promise<boolean> {
   const email = typeof claims.email === 'string' && isPasswordEnabled(ctx.options.providers?.password) ? requireEmail(claims.email) : undefined
   if (!email) throw authError('no_password_account')
@@ -139,9 +123,8 @@ async function checkAccountPassword(ctx: AuthContext, event: H3Event, claims: Au
 }
 
 /**
- * POST disable `{ password }`, `{ code }` or `{ recoveryCode }` → `{ success: true }`: the host
- * state is deleted (`save(userId, null)`). Needs a recent login: a proof alone (the password
- * above all) from an older session's token does not remove the second factor.
+ * POST disable `{ password }`, `{ code }` or `{ recoveryCode }` → `{ success: true }`: `save(userId, null)`.
+ * Needs a recent login: a proof from an older session's token does not remove the second factor.
  */
 export async function disableTwoFactor(ctx: AuthContext, event: H3Event) {
   const { claims, body, state } = await enrolledChange(ctx, event, twoFactorDisableRequest, 'two_factor_disable')

@@ -1,7 +1,4 @@
-/**
- * The second factor as a feature of the core: its option checks, and the detour of a login that
- * passed its first factor to the second-factor page.
- */
+/** The second factor as a core feature: option checks and the login detour to the second-factor page. */
 import type { AuthFeature } from '../../server/lib/core/context'
 import { challengeSecondFactor, secondFactorLocation, secondFactorNeeded } from './challenge'
 import { twoFactorKeyWarning, validateTwoFactorOptions } from './two-factor-options'

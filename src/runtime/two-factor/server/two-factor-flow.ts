@@ -1,8 +1,6 @@
 /**
- * The second-factor page's endpoints: verify a code of a pending login, or (a user who must enrol
- * first) enrol during it. Each is bound to the browser that passed the first factor and counts
- * its attempts; the one that completes the login takes the pending login atomically, runs
- * `svc:success` and issues the authorization code.
+ * The second-factor page's endpoints: verify a code of a pending login, or enrol during it. Each is bound
+ * to the first factor's browser and counts attempts; completion takes the pending login atomically.
  */
 import type { H3Event } from 'h3'
 import type { TwoFactorMethod, TwoFactorState } from '../../types/auth'
@@ -21,9 +19,8 @@ import { hashRecoveryCode, newRecoveryCodes, newTotpSecret, secretBox, totpUri }
 import { auditHook, findTwoFactorState, newState, saveTwoFactorState } from './two-factor-state'
 
 /**
- * The pending login of `flow`, from the browser it was started in. Unknown, expired or completed:
- * 400 `two_factor_login_expired`. Another browser: the pending login is burnt (as an
- * authorization code is) and 401 `code_binding_mismatch`.
+ * The pending login of `flow`, from its own browser: else 400 `two_factor_login_expired`, or (another
+ * browser) burnt and 401 `code_binding_mismatch`.
  */
 async function pendingLoginOf(ctx: AuthContext, event: H3Event, flow: string): Promise<PendingLoginRecord> {
   const pending = await readPendingLogin(ctx, flow)
@@ -38,10 +35,8 @@ async function pendingLoginOf(ctx: AuthContext, event: H3Event, flow: string): P
 }
 
 /**
- * Counts an attempt at a pending login: past `maxAttempts` the answer is 400 `too_many_attempts`
- * (log in again). Such an attempt never removes the pending login itself: of many concurrent
- * attempts with the right code, one within the limit must still be able to complete it. A wrong
- * code that uses up the last attempt removes it.
+ * Counts an attempt: past `maxAttempts` 400 `too_many_attempts`, without removing the pending login
+ * (a concurrent right code within the limit must still complete); a wrong last attempt removes it.
  */
 async function countAttempt(ctx: AuthContext, event: H3Event, pending: PendingLoginRecord): Promise<number> {
   const attempts = await countLoginAttempt(ctx, pending.id, ctx.options.twoFactor.pendingLoginTTL)
@@ -106,8 +101,8 @@ export async function startLoginEnrolment(ctx: AuthContext, event: H3Event) {
 }
 
 /**
- * Confirms an enrolment with its first code. Returns the new state and the recovery codes; the
- * pending enrolment is taken atomically (one winner), and an existing enrolment is never replaced.
+ * Confirms an enrolment with its first code: the pending enrolment is taken atomically, and an existing
+ * enrolment is never replaced.
  */
 export async function confirmEnrolmentCode(ctx: AuthContext, event: H3Event, owner: { userId: string } | { flow: string }, userId: string, code: string): Promise<{ state: TwoFactorState, recoveryCodes: string[] } | 'invalid_code' | 'expired'> {
   const enrolment = await readPendingEnrolment(ctx, owner)
@@ -125,10 +120,7 @@ export async function confirmEnrolmentCode(ctx: AuthContext, event: H3Event, own
   return { state, recoveryCodes }
 }
 
-/**
- * POST login-confirm `{ flow, code }` → `{ success: true, redirect, recoveryCodes }`: saves the
- * enrolment and completes the login.
- */
+/** POST login-confirm `{ flow, code }` → `{ success: true, redirect, recoveryCodes }`. */
 export async function confirmLoginEnrolment(ctx: AuthContext, event: H3Event) {
   refuseCrossOrigin(event, ctx)
   const body = await readBodyWith(event, twoFactorConfirmLoginRequest)

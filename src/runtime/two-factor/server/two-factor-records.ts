@@ -9,6 +9,7 @@ import { reserveUnits, type Reservation } from '../../server/lib/edge/rate-count
 import { recordTypes } from '../../server/lib/store/record-types'
 import { claimsSchema, timestamp, userSchema } from '../../server/lib/core/records/record-schema'
 import { storableUser } from '../../server/lib/core/records/stored-user'
+import { oncePer } from '../../shared/values'
 
 /** The second factor's record kinds (see store/record-types.ts). */
 export const TWO_FACTOR_RECORDS = recordTypes({
@@ -26,11 +27,9 @@ export const TWO_FACTOR_RECORDS = recordTypes({
   twoFactorRecovery: 'two-factor-recovery',
 })
 
-/*
- * The store's part of the second factor. The durable state (the encrypted TOTP secret, the
- * recovery-code HMACs) lives with the host; here are only short-lived records: a login waiting
- * for its second factor, an enrolment waiting for its first code, the counters, and the markers
- * that make a code and a recovery code work once.
+/**
+ * Short-lived records of the second factor (the durable state lives with the host): pending logins and
+ * enrolments, counters, and the markers that make a code and a recovery code work once.
  */
 
 const pendingLoginRecord = z.object({
@@ -43,11 +42,7 @@ const pendingLoginRecord = z.object({
   provider: z.string().min(1),
   /** Same-origin path chosen at login, returned to the callback page. */
   redirect: z.string().optional(),
-  /**
-   * Tokens of the login provider, for the `svc:success` payload when the login completes: sealed
-   * with a key of their own (derived from the server secret), whether or not records are
-   * encrypted at rest. Read them with {@link pendingLoginTokens}.
-   */
+  /** Provider tokens for `svc:success`, sealed with a key of their own whether or not records are encrypted. */
   tokens: z.string(),
   /** HMAC of the browser binding (the code cookie) of the browser that passed the first factor. */
   binding: z.string().min(1),
@@ -73,22 +68,11 @@ const pendingKey = (ctx: AuthContext, id: string) => ctx.store.key(TWO_FACTOR_RE
 
 /** HKDF info of the key that seals the provider tokens of pending logins. */
 const TOKENS_PURPOSE = 'nuxt-svc-auth:two-factor-pending-tokens'
-const tokenSealers = new WeakMap<AuthContext, Sealer>()
 
 /** The sealer of pending logins' provider tokens (`token.previousSecrets` still open them). */
-function tokensSealer(ctx: AuthContext): Sealer {
-  let sealer = tokenSealers.get(ctx)
-  if (!sealer) {
-    sealer = createSealer(ctx.options.token.secret, stringList(ctx.options.token.previousSecrets), TOKENS_PURPOSE)
-    tokenSealers.set(ctx, sealer)
-  }
-  return sealer
-}
+const tokensSealer = oncePer((ctx: AuthContext): Sealer => createSealer(ctx.options.token.secret, stringList(ctx.options.token.previousSecrets), TOKENS_PURPOSE))
 
-/**
- * The provider tokens of a pending login. Tokens that no longer open (the server secret that
- * sealed them was removed meanwhile) or are not an object read as `{ access_token: '' }`.
- */
+/** The provider tokens of a pending login; ones that no longer open read as `{ access_token: '' }`. */
 export function pendingLoginTokens(ctx: AuthContext, record: PendingLoginRecord): ProviderTokens {
   const plain = tokensSealer(ctx).open(record.tokens)
   if (plain !== null) {
@@ -103,10 +87,7 @@ export function pendingLoginTokens(ctx: AuthContext, record: PendingLoginRecord)
   return { access_token: '' }
 }
 
-/**
- * Stores a pending login bound to the browser of `event` (the answer sets the code cookie, as for
- * an authorization code) and returns its random flow id.
- */
+/** Stores a pending login bound to the browser of `event` and returns its random flow id. */
 export async function createPendingLogin(ctx: AuthContext, event: H3Event, input: PendingLoginInput, ttlSeconds: number): Promise<string> {
   const id = randomToken(24)
   const record: PendingLoginRecord = {
@@ -136,38 +117,25 @@ export function countLoginAttempt(ctx: AuthContext, id: string, ttlSeconds: numb
   return ctx.store.incr(ctx.store.key(TWO_FACTOR_RECORDS.twoFactorAttempts, id), ttlSeconds)
 }
 
-/**
- * Reserves one failure of a user's budget (see `reserveUnits`): refused when `max` failures are
- * counted in the window; the caller gives the unit back when the code was right.
- */
+/** Reserves one failure of a user's budget (see `reserveUnits`); given back when the code was right. */
 export function reserveTwoFactorFailure(ctx: AuthContext, userId: string, max: number, windowSeconds: number): Promise<Reservation> {
   return reserveUnits(ctx, [{ key: ctx.store.key(TWO_FACTOR_RECORDS.twoFactorFailures, userId), max }], windowSeconds)
 }
 
 /**
- * Marks a TOTP time step of a user's secret as used. True for the first use only (atomic, also
- * across processes sharing the store): a code works once, even for two logins racing with it. The
- * secret is part of the (HMACed) key, so a new enrolment's first code is never refused for a step
- * the previous secret used.
+ * Marks a TOTP time step of a user's secret as used: true for the first use only (atomic across
+ * processes), so a code works once. The secret is in the key: a new enrolment starts afresh.
  */
 export function claimTimeStep(ctx: AuthContext, userId: string, secret: string, step: number, ttlSeconds: number): Promise<boolean> {
   return ctx.store.writeIfAbsent(ctx.store.key(TWO_FACTOR_RECORDS.twoFactorStep, `${userId}\0${secret}\0${step}`), Date.now(), ttlSeconds)
 }
 
-/**
- * How long a used recovery code stays claimed: long after the host's state no longer lists it, so
- * that a state saved by a concurrent request that still held it cannot make it usable again.
- */
+/** How long a used recovery code stays claimed: long enough that a concurrent stale save cannot revive it. */
 export const RECOVERY_CLAIM_TTL = 400 * 24 * 3600
 
 /** Claims a recovery code (by its HMAC) of a user: true for the first use only (atomic). */
 export function claimRecoveryCode(ctx: AuthContext, userId: string, codeHash: string): Promise<boolean> {
   return ctx.store.writeIfAbsent(ctx.store.key(TWO_FACTOR_RECORDS.twoFactorRecovery, `${userId}\0${codeHash}`), Date.now(), RECOVERY_CLAIM_TTL)
-}
-
-/** True when a recovery code (by its HMAC) of a user was claimed already. */
-export async function isRecoveryCodeClaimed(ctx: AuthContext, userId: string, codeHash: string): Promise<boolean> {
-  return (await ctx.store.ttl(ctx.store.key(TWO_FACTOR_RECORDS.twoFactorRecovery, `${userId}\0${codeHash}`))) !== null
 }
 
 const enrolmentRecord = z.object({

@@ -1,7 +1,4 @@
-/**
- * The host's side of the second factor: its handlers, the shape of the state it keeps, and the
- * audit hooks (which never change an answer).
- */
+/** The host's side of the second factor: its handlers, its state's shape, and the audit hooks. */
 import type { H3Event } from 'h3'
 import { z } from 'zod'
 import type { AuthUser, SvcAuthHooks, TwoFactorHandlers, TwoFactorSaveReason, TwoFactorState } from '../../types/auth'
@@ -24,11 +21,7 @@ const stateSchema = z.object({
 /** The handlers `find` and `save` (required) and `isRequired`. */
 type ResolvedHandlers = Required<Pick<TwoFactorHandlers, 'find' | 'save'>> & Pick<TwoFactorHandlers, 'isRequired'>
 
-/**
- * The host's second-factor handlers. Missing `find` or `save` is a set-up mistake: the request
- * fails (500) with the reason in the server log, so a login is never let through without the
- * second factor it may need.
- */
+/** The host's handlers; missing `find` or `save` fails the request (500, logged): a login never skips a second factor it may need. */
 export function twoFactorHandlers(): ResolvedHandlers {
   const handlers = getAuthHandlers().twoFactor
   if (!handlers?.find || !handlers.save) {
@@ -37,10 +30,7 @@ export function twoFactorHandlers(): ResolvedHandlers {
   return { find: handlers.find, save: handlers.save, isRequired: handlers.isRequired }
 }
 
-/**
- * A user's state from the host, checked: null when they have none. A value of any other shape
- * fails the request (a broken row must not turn the second factor off).
- */
+/** A user's state from the host, checked: null when none; any other shape fails the request (never turns the factor off). */
 export async function findTwoFactorState(ctx: AuthContext, userId: string, event: H3Event): Promise<TwoFactorState | null> {
   const found: unknown = await twoFactorHandlers().find(userId, { event })
   if (found === null || found === undefined) return null
@@ -66,8 +56,8 @@ export function newState(sealedSecret: string, recoveryHashes: string[], params:
 }
 
 /**
- * Whether this login asks for a second factor, and whether the user must enrol first: a user with
- * a confirmed enrolment always; one without when `isRequired` says so (else `requireForAll`).
+ * Whether this login asks for a second factor (enrolled users always; others when `isRequired`, else
+ * `requireForAll`, says so), and whether the user must enrol first.
  */
 export async function secondFactorNeeded(ctx: AuthContext, user: AuthUser & { sub: string }, context: { provider: string, event: H3Event }): Promise<{ enrol: boolean } | null> {
   const state = await findTwoFactorState(ctx, user.sub, context.event)

@@ -1,7 +1,6 @@
 /**
- * `hashPassword` and `verifyPassword`: the password provider's bcrypt for the host's own code (a
- * registration handler of its own, an import of accounts, an admin setting a password).
- * Auto-imported in server code when `providers.password` is set.
+ * `hashPassword` and `verifyPassword`: the password provider's bcrypt for the host's own code (imports,
+ * admin tools). Auto-imported in server code when `providers.password` is set.
  */
 import { authError } from '../../../server/lib/edge/errors'
 import { useAuthContext } from '../../../server/utils/auth-context'
@@ -23,19 +22,12 @@ async function bcrypt(): Promise<BcryptHasher> {
 }
 
 /**
- * Hashes a password as the provider does at registration: in Unicode normal form (NFC), with
- * bcrypt at `providers.password.passwordHashRounds` (12 by default), on the provider's engine
- * (`@node-rs/bcrypt` on the thread pool, else bcryptjs in worker threads) and within its
- * `hashConcurrency`. The hash verifies at the provider's login and with `verifyPassword`.
- *
- * Of the provider's policy it applies the length limit only (bcrypt reads 72 bytes, so a longer
- * password is refused rather than cut); the other rules (`passwordPolicy`, `validatePassword`)
- * are the routes' and yours to apply. The host's `hashPassword`/`verifyPassword` handlers, if
- * any, are not used: this is always bcrypt.
+ * Hashes a password as the provider does at registration: NFC, bcrypt at `passwordHashRounds`, on the
+ * provider's engine and within its `hashConcurrency` (never the host's `hashPassword` handler). Of the
+ * policy only the length limit applies (bcrypt reads 72 bytes): the other rules are yours to apply.
  * @param password The password as typed.
  * @returns A standard `$2b$` bcrypt hash.
- * @throws 400 `password_policy` ("at most 72 bytes", an h3 error that answers as such from a
- * route) for a password longer than 72 bytes in UTF-8; a `TypeError` for anything but a string.
+ * @throws 400 `password_policy` for a password over 72 bytes in UTF-8; a `TypeError` for a non-string.
  * @example
  * const hashedPassword = await hashPassword(body.password)
  * await db.users.insert({ email, hashedPassword })
@@ -48,17 +40,10 @@ export async function hashPassword(password: string): Promise<string> {
 }
 
 /**
- * Checks a password against a stored bcrypt hash as the provider's login does: in normal form
- * (NFC), then as typed if that differs (hashes made before normalisation), never a password over
- * 72 bytes, which cannot match; the comparison of bcrypt itself is constant-time. Accepts every
- * standard bcrypt hash (`$2a$`, `$2b$`, `$2y$`, any cost): the provider's, and those of other
- * bcrypt libraries.
- *
- * Every `false` costs the same bcrypt work, whether the password is wrong, too long, or `hash` is
- * missing or not a bcrypt hash: pass `null` for an unknown account, so the answer's timing does not
- * tell which accounts exist. Note the order of the arguments: the hash comes first (unlike the
- * provider's `verifyPassword(password, hash)` handler).
- * @param hash The stored hash; null, undefined or anything that is not a bcrypt hash never matches.
+ * Checks a password against any standard bcrypt hash as the provider's login does (NFC, then as typed;
+ * never over 72 bytes). Every `false` costs the same work: pass `null` for an unknown account so the
+ * timing does not tell which accounts exist. The hash comes first (unlike the `verifyPassword` handler).
+ * @param hash The stored hash; anything that is not a bcrypt hash never matches.
  * @param password The password as typed.
  * @returns True only when the password matches the hash.
  * @example
@@ -68,8 +53,7 @@ export async function hashPassword(password: string): Promise<string> {
 export async function verifyPassword(hash: string | null | undefined, password: string): Promise<boolean> {
   const typed = typeof password === 'string' ? password : ''
   const forms = passwordForms(typed)
-  // As the provider's checkPassword: a password too long to check whole is never compared, but
-  // costs the same work.
+  // As the provider's checkPassword: a password too long is never compared, but costs the same work.
   const candidates = passwordBytes(forms[0]!) > MAX_PASSWORD_BYTES ? [] : forms.filter(form => passwordBytes(form) <= MAX_PASSWORD_BYTES)
   const stored = isBcryptHash(hash) ? hash : null
   return (await bcrypt()).verifyFirst(typeof password === 'string' ? candidates : [], stored, forms.length)

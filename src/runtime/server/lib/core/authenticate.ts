@@ -30,10 +30,7 @@ async function verifyToken(event: H3Event, ctx: AuthContext, token: string | und
   return claims ? accept(event, ctx, claims) : undefined
 }
 
-/**
- * {@link acceptNow}, once the revoked set may be used: where it is reloaded on demand (the upstash
- * driver) and is older than its poll interval, after the reload.
- */
+/** {@link acceptNow}, after a reload of the revoked set where it is loaded on demand and stale. */
 function accept(event: H3Event, ctx: AuthContext, claims: AuthClaims): Promise<AuthClaims | undefined> {
   const reload = typeof claims.sid === 'string' ? ctx.revocations?.whenFresh() : undefined
   return reload ? reload.then(() => acceptNow(event, ctx, claims)) : Promise.resolve(acceptNow(event, ctx, claims))
@@ -51,10 +48,7 @@ function acceptNow(event: H3Event, ctx: AuthContext, claims: AuthClaims): AuthCl
   return claims
 }
 
-/**
- * The 401 for a request that {@link authenticate} did not accept: `session_revoked` when its
- * token was valid but its session has ended, else `unauthorized` with `message`.
- */
+/** The 401 for a request {@link authenticate} refused: `session_revoked` for a valid token of an ended session. */
 export function authenticationError(event: H3Event, message = 'Authentication required'): H3Error {
   if ((event.context as AuthEventContext)[REVOKED]) return authError('session_revoked')
   return authError('unauthorized', message)

@@ -5,8 +5,6 @@ import { nonEmptyString } from '../../../shared/values'
 /** Claims that custom claims may never set: the token service and the session own them. */
 export const RESERVED_CLAIMS = ['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti', 'typ', 'sid', 'impersonation'] as const
 
-export type ReservedClaim = typeof RESERVED_CLAIMS[number]
-
 /** Claims taken from the user record (or the login provider), never from custom claims. */
 const IDENTITY_CLAIMS = ['sub', 'email', 'name', 'picture', 'provider'] as const
 
@@ -93,16 +91,9 @@ function checkClaimValue(value: unknown): Checked {
 }
 
 /**
- * Keep the custom claims that are safe to put into an access token.
- *
- * Allowed values: JSON primitives (string, finite number, boolean, null), arrays of primitives, and
- * plain objects one level deep whose values are primitives or arrays of primitives (`undefined`
- * members of such objects are left out). Reserved claims (`RESERVED_CLAIMS`) and every other value
- * (functions, `undefined`, dates, deeper objects, `NaN`, bigint, symbols) are dropped and reported
- * through `onDrop`. The values are copied, so later changes to `input` do not leak into the result.
- *
- * @param input Object returned by the host's `customClaims` handler. Anything else yields `{}`.
- * @param onDrop Called once per dropped key with a short reason.
+ * Keep the custom claims safe for an access token: JSON primitives, arrays of them, and plain objects
+ * one level deep of those (`undefined` members left out). Reserved claims and anything else are
+ * dropped and reported through `onDrop`; values are copied.
  */
 export function sanitizeCustomClaims(
   input: unknown,
@@ -140,14 +131,9 @@ function assignIfString(target: Record<string, unknown>, key: string, value: unk
 }
 
 /**
- * Claims of an access token for `user`, ready for `TokenService.sign`.
- *
- * Custom claims come first; reserved and identity keys among them (`sub`, `email`, `name`,
- * `picture`, `provider`, `sid`, `impersonation`, ...) are ignored. Then the identity claims are
- * written from the user: `sub` ({@link subjectOf}: `user.sub`, else `user.id`), `email`, `name`
- * and `picture` (only when they are strings), `provider`, and the session extras `sid` and
- * `impersonation`.
- *
+ * Claims of an access token for `user`, ready for `TokenService.sign`: custom claims (reserved and
+ * identity keys ignored), then `sub` ({@link subjectOf}), `email`, `name`, `picture` (strings only),
+ * `provider`, `sid` and `impersonation`.
  * @throws Error when the user names no subject.
  */
 export function buildAccessClaims(

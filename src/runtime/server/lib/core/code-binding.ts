@@ -1,7 +1,7 @@
 import type { H3Event } from 'h3'
 import { getCookie, setCookie } from 'h3'
 import type { AuthContext } from './context'
-import { hostCookieName } from '../edge/cookie-path'
+import { hostCookieAttributes, hostCookieName } from '../edge/cookie-path'
 import { randomToken, safeEqual } from '../store/crypto'
 import { RESET_SESSION_TTL } from './records/reset-session'
 
@@ -11,11 +11,7 @@ export const CODE_BINDING_PURPOSE = 'code-binding'
 /** 32 random bytes in base64url. */
 const BINDING_VALUE = /^[\w-]{43}$/
 
-/**
- * Name of the code cookie: `authCode.cookieName`, with the `__Host-` prefix when cookies are
- * `Secure` (the browser then accepts it only from this host, for path `/`, so a sibling subdomain
- * cannot plant a binding of its choosing).
- */
+/** Name of the code cookie, `__Host-` prefixed when cookies are `Secure` (a sibling subdomain cannot plant a binding). */
 export function codeCookieName(ctx: AuthContext): string {
   return hostCookieName(ctx.options, ctx.options.authCode.cookieName)
 }
@@ -27,20 +23,14 @@ export function readCodeBinding(event: H3Event, ctx: AuthContext): string | unde
 }
 
 /**
- * Binds a code (or a reset session, a started provider login) about to be handed to the browser of
- * `event`: returns the browser's binding value (the one its cookie holds already, so codes of
- * several tabs stay valid together, or a new one) and (re)sets the HttpOnly, SameSite=Lax cookie.
- * It lives as long as the longest of a code, a reset session and a login waiting for its second
- * factor (5 minutes by default), or `lifetime` seconds when that is longer, so any of them of this
- * browser finds it.
+ * Binds a code (or reset session, provider login) to the browser of `event`: returns its binding value
+ * (the cookie's, so several tabs work together, or a new one) and (re)sets the HttpOnly, SameSite=Lax
+ * cookie for the longest of those lifetimes, or `lifetime` seconds.
  */
 export function bindCodeToBrowser(event: H3Event, ctx: AuthContext, lifetime = 0): string {
   const value = readCodeBinding(event, ctx) ?? randomToken(32)
   setCookie(event, codeCookieName(ctx), value, {
-    httpOnly: true,
-    secure: ctx.options.tokenRefresh.cookie.secure,
-    sameSite: 'lax',
-    path: '/',
+    ...hostCookieAttributes(ctx.options),
     maxAge: Math.ceil(Math.max(lifetime, ctx.lifetimes.authCode, RESET_SESSION_TTL, ctx.options.twoFactor?.enabled ? ctx.options.twoFactor.pendingLoginTTL : 0)),
   })
   return value
@@ -51,10 +41,7 @@ export function browserBindingOf(event: H3Event, ctx: AuthContext, lifetime?: nu
   return ctx.store.hash(CODE_BINDING_PURPOSE, bindCodeToBrowser(event, ctx, lifetime))
 }
 
-/**
- * True when the browser of `event` presents the binding whose HMAC the code record holds (under
- * the current or a previous server secret: a code issued just before a rotation still works).
- */
+/** True when the browser presents the binding whose HMAC the record holds (current or previous secret). */
 export function matchesCodeBinding(event: H3Event, ctx: AuthContext, expected: string): boolean {
   const presented = readCodeBinding(event, ctx)
   return presented !== undefined && ctx.store.hashes(CODE_BINDING_PURPOSE, presented).some(hash => safeEqual(hash, expected))

@@ -29,18 +29,12 @@ export interface CompleteLoginInput {
   redirect?: string
   /** Keep `sub` as it is instead of qualifying it with the provider (password accounts). */
   keepSubject?: boolean
-  /**
-   * The first factor already proved two factors (a passkey verified with user verification): no
-   * second factor is asked of this login.
-   */
+  /** The first factor proved two factors already (a passkey with user verification): no second factor. */
   multiFactor?: boolean
 }
 
 export interface CompletedLogin {
-  /**
-   * Where the browser goes next: the callback page with the code, or the second-factor page when
-   * the login waits for a second factor.
-   */
+  /** Where the browser goes next: the callback page with the code, or the second-factor page. */
   location: string
   /** The authorization code; undefined while the login waits for a second factor. */
   code?: string
@@ -51,21 +45,10 @@ export interface CompletedLogin {
 }
 
 /**
- * The one login pipeline every provider ends in:
- * 1. onUserInfo of the provider, then the global one (each may return a replacement user);
- * 2. `svc:userInfo` hook;
- * 3. global onUserPersist(user, { provider, event }); what it returns is merged into the user, and
- *    the subject it names ({@link hostSubjectOf}: an `id` of the host's own, else `sub`) becomes
- *    the subject; otherwise `sub` is `<provider>:<provider sub>`;
- * 4. claims: the provider's static or callback customClaims, then the global customClaims;
- * 5. unless `multiFactor`, each feature may detour the login (`AuthFeature.detourLogin`); the
- *    second factor's (two-factor/server/two-factor-feature.ts): when the user needs one, the
- *    provider's onSuccess runs (it cannot run in the later request), the login is kept as a
- *    pending login bound to the browser, and `location` is the second-factor page; `svc:success`
- *    and the authorization code come when the second factor is proved (two-factor/flow.ts);
- * 6. otherwise `svc:success` hook and the provider's onSuccess (the account-linking point);
- * 7. a single-use authorization code for the callback page, bound to the browser of `event`
- *    (the answer sets the code cookie); `location` is where the browser goes next.
+ * The one login pipeline every provider ends in: the provider's then the global onUserInfo, `svc:userInfo`,
+ * onUserPersist (its subject wins: {@link hostSubjectOf}, else `<provider>:<sub>`), custom claims, then a
+ * feature's detour (`AuthFeature.detourLogin`: a second factor, unless `multiFactor`), else `svc:success`
+ * and the provider's onSuccess, and a single-use authorization code bound to the browser of `event`.
  */
 export async function completeLogin(ctx: AuthContext, input: CompleteLoginInput): Promise<CompletedLogin> {
   const global = getAuthHandlers()

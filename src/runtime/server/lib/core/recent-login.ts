@@ -1,12 +1,7 @@
 /**
- * Step-up for changes to how a user logs in (registering or deleting a passkey, every change of
- * the second factor): the caller's session must have logged in recently (`sessions.recentLogin`),
- * so that an access token stolen from an older session cannot plant or remove a login method.
- *
- * Only a real authentication moves this clock: a session's login time is when its family was
- * created by a login, and nothing derived from a token moves it (a refresh keeps the family, the
- * way back from an impersonation continues the requester's session, and an impersonated session
- * never counts as a login of its target).
+ * Step-up for changes to how a user logs in (passkeys, the second factor): the session must have logged
+ * in within `sessions.recentLogin`, so a token stolen from an older session cannot plant or remove a
+ * login method. Only a real login moves this clock (a refresh or an impersonation never does).
  */
 import type { AuthClaims } from '../../../types/auth'
 import type { AuthContext } from './context'
@@ -22,9 +17,8 @@ export async function liveSessionOf(ctx: AuthContext, claims: AuthClaims): Promi
 }
 
 /**
- * When the login behind `claims` happened (epoch ms): the start of its session (`sid`); for a token
- * without a session (one the host minted), its issue time. Null when the session has ended, and
- * for an impersonated token (nobody logged in as its subject).
+ * When the login behind `claims` happened (epoch ms): its session's start, else (a host-minted token) its
+ * issue time. Null when the session has ended or the token is impersonated.
  */
 export async function loginTimeOf(ctx: AuthContext, claims: AuthClaims): Promise<number | null> {
   if (claims.impersonation) return null
@@ -32,10 +26,7 @@ export async function loginTimeOf(ctx: AuthContext, claims: AuthClaims): Promise
   return typeof claims.iat === 'number' ? claims.iat * 1000 : null
 }
 
-/**
- * Refuses (403 `reauthentication_required`, logged as a security event) unless the login behind
- * `claims` is at most `sessions.recentLogin` old. `action` names the change in the log.
- */
+/** Refuses (403 `reauthentication_required`, a security event) unless the login behind `claims` is recent enough. */
 export async function requireRecentLogin(ctx: AuthContext, claims: AuthClaims, action: string): Promise<void> {
   const loggedInAt = await loginTimeOf(ctx, claims)
   const age = loggedInAt === null ? null : Date.now() - loggedInAt

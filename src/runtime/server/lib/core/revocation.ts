@@ -3,26 +3,16 @@ import { loadRevokedSessions, parseRevokedMessage, REVOKED_CHANNEL, storeRevoked
 import type { RecordStore } from '../store/record-store'
 
 /**
- * The in-process set of revoked session ids. Access tokens name their session (`sid`); a token
- * of a session in this set is refused, so a token dies with its session instead of living until
- * it expires. Checking costs one lookup in memory: no store round trip per request.
- *
- * - Revoking adds the id here at once, stores it (for processes that start later) and broadcasts
- *   it (Redis pub/sub) to the other processes, which add it on receipt (within milliseconds).
- * - On start and after every reconnection the set is loaded from the store, so a broadcast missed
- *   while disconnected is caught up. Drivers without broadcasts reload it every `pollMs`; on
- *   hosts whose timers do not run between requests (`onDemand`: the upstash driver) a check waits
- *   for a reload when the set is older than `pollMs` ({@link RevocationList.whenFresh}).
- * - Ids are kept as long as an access token lives, then forgotten (the token has expired anyway).
+ * In-process set of revoked session ids: an access token whose `sid` is here is refused, at the cost
+ * of one memory lookup. Revoking stores and broadcasts the id; the set reloads on start, after every
+ * reconnection and every `pollMs` (or, `onDemand`, when a check finds it stale). Ids are kept as long
+ * as an access token lives.
  */
 export interface RevocationList {
   isRevoked(sid: string): boolean
   /**
-   * What to await before {@link isRevoked}: undefined when the set is current (broadcasts or a
-   * timer keep it so, or with `onDemand` its last reload started less than `pollMs` ago), else a
-   * reload (one at a time: concurrent checks share it). A failed reload is logged and the set as
-   * last loaded is used, as when a timer's reload fails; before any reload succeeded, the promise
-   * rejects with the failure (the check fails closed).
+   * What to await before {@link isRevoked}: undefined when the set is current, else a shared reload.
+   * A failed reload is logged and the last set used; before any succeeded, it rejects (fail closed).
    */
   whenFresh(): Promise<void> | undefined
   /** How many revoked ids the process holds (expired ones are forgotten within a minute). */
@@ -38,10 +28,8 @@ export interface RevocationListOptions {
   /** Reload from the store this often (ms) in addition to broadcasts; 0: never (expired ids are still forgotten every minute). */
   pollMs: number
   /**
-   * Load when a check needs the set (the first check, then any that finds it older than `pollMs`:
-   * {@link RevocationList.whenFresh}) instead of at creation and on a timer, and start no timer:
-   * for hosts that freeze between requests (serverless functions, Workers), where a timer does not
-   * run, a subscription cannot be held and no I/O may happen outside a request.
+   * Load when a check needs the set instead of at creation and on a timer: for hosts that freeze
+   * between requests (serverless, Workers), where timers, subscriptions and I/O outside a request fail.
    * @default false
    */
   onDemand?: boolean
@@ -50,10 +38,7 @@ export interface RevocationListOptions {
 
 const noop = () => {}
 
-/**
- * On demand, how long checks use the list as last loaded after a reload failed, before the next
- * check tries again (a store that is down is not asked once per request).
- */
+/** On demand, how long the last list is used after a failed reload (a store that is down is not asked per request). */
 const RETRY_AFTER_FAILURE_MS = 250
 
 /** How often a process without reloads (memory driver) forgets expired ids. */
@@ -71,10 +56,7 @@ export async function createRevocationList(store: RecordStore, options: Revocati
   }
   /** Whether a reload has succeeded yet (before, a check cannot be answered). */
   let loaded = false
-  /**
-   * When the last successful reload started (its result holds what was stored by then): the age
-   * of the list. A failed reload leaves it as it was, so the list is not taken as fresh.
-   */
+  /** When the last successful reload started: the age of the list. */
   let loadedAt = Number.NEGATIVE_INFINITY
   /** When the last reload failed: checks wait {@link RETRY_AFTER_FAILURE_MS} before the next try. */
   let failedAt = Number.NEGATIVE_INFINITY
@@ -94,14 +76,9 @@ export async function createRevocationList(store: RecordStore, options: Revocati
 
   let first: Promise<void> | undefined
   /**
-   * One reload at a time: a resync asked for while one runs makes one more reload after it (shared
-   * by everyone who asks meanwhile), so reloads never pile up and none asked for is skipped.
-   *
-   * A shared promise is forgotten by whoever sees it settle, not only by the request that made it:
-   * on Workers the handlers of a request that has ended (a client that went away) never run, and
-   * its promises reject for every other request with "created by a request that has since ended".
-   * Left in place, such a promise would answer every later check (a 500 before the first load, a
-   * list never reloaded after it) or, queued behind, make a resync wait on itself forever.
+   * One reload at a time; a resync asked meanwhile makes one more after it. A shared promise is
+   * forgotten by whoever sees it settle: on Workers the handlers of an ended request never run, and a
+   * promise left in place would answer every later check or deadlock a resync.
    */
   let running: Promise<void> | undefined
   /** When the reload in flight started. */
@@ -145,31 +122,24 @@ export async function createRevocationList(store: RecordStore, options: Revocati
     const parsed = parseRevokedMessage(message)
     if (parsed) add(parsed.sid, parsed.expiresAt)
   }, options.onDemand ? markStale : resyncInBackground, error => options.logger.warn('Lost the connection that receives session revocations; reconnecting (the revoked sessions are loaded again then)', error))
-  // On demand, the first check loads the list: no I/O before a request (Workers refuse it at
-  // start-up, outside a request).
+  // On demand, the first check loads the list: Workers refuse I/O outside a request.
   if (!options.onDemand) {
     if (first) await first
     else await resync()
   }
 
-  // Drivers without broadcasts (and Redis, as a safety net) reload; every driver forgets ids
-  // whose access tokens have expired. On demand, checks reload (and prune) instead: no timer.
+  // Reload on a timer (Redis too, as a safety net) and forget expired ids; on demand, checks do it.
   let timer: ReturnType<typeof setInterval> | undefined
   if (!options.onDemand) {
     timer = setInterval(options.pollMs > 0 ? resyncInBackground : prune, options.pollMs > 0 ? options.pollMs : PRUNE_INTERVAL_MS)
     timer.unref?.()
   }
 
-  /**
-   * A reload that a check waits for. Until one has succeeded, every check needs one and fails with
-   * it (as a process that cannot load the list at start does not start); after that, a failed
-   * reload was logged and the set as last loaded is used.
-   */
+  /** A reload a check waits for; until one has succeeded every check needs one (fails closed). */
   const fresh = (): Promise<void> | undefined => {
     if (!loaded) return running ? shared(running) : resync()
     const now = Date.now()
-    // Fresh: loaded less than pollMs ago. Stale, and the last try failed a moment ago: the list as
-    // last loaded, without a try per check while the store is down. Otherwise: a reload.
+    // Fresh, or stale right after a failed try: the list as last loaded. Otherwise a reload.
     if (loadedAt > now - options.pollMs || failedAt > now - RETRY_AFTER_FAILURE_MS) return running ? shared(running).catch(noop) : undefined
     // A reload in flight that started within the interval will do: checks share it.
     if (running && runningSince > now - options.pollMs) return shared(running).catch(noop)

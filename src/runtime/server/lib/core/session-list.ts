@@ -27,10 +27,7 @@ const SYSTEMS: ReadonlyArray<[RegExp, string]> = [
   [/\bLinux\b/, 'Linux'],
 ]
 
-/**
- * Browser and system family of a user agent, e.g. `Firefox on Linux`; versions and everything
- * else are dropped. Undefined when neither is recognised.
- */
+/** Browser and system family of a user agent (`Firefox on Linux`), no versions; undefined when unknown. */
 export function userAgentFamily(userAgent: string): string | undefined {
   const text = userAgent.slice(0, 512)
   const browser = BROWSERS.find(([pattern]) => pattern.test(text))?.[1]
@@ -71,11 +68,7 @@ function toPublic(entry: SessionEntry, currentSid: string | undefined, withImper
 
 const byNewest = (a: SessionEntry, b: SessionEntry) => b.lastUsedAt - a.lastUsedAt
 
-/**
- * The entries of a user's map whose sessions are live. A refresh that was under way while its
- * session was revoked can write the entry back after the revocation removed it; such an entry is
- * dropped here (and removed) instead of being listed. Costs one read per session of the user.
- */
+/** Entries of a user's map whose sessions are live; one a refresh wrote back after its revocation is removed. */
 async function liveEntries(ctx: AuthContext, userId: string): Promise<SessionEntry[]> {
   const entries = await listSessionEntries(ctx, userId)
   const revoked = await Promise.all(entries.map(entry => isFamilyRevoked(ctx, entry.id)))
@@ -83,19 +76,13 @@ async function liveEntries(ctx: AuthContext, userId: string): Promise<SessionEnt
   return entries.filter((_, i) => !revoked[i])
 }
 
-/**
- * The live sessions of a user, most recently used first. `own`: the user's own view (sessions
- * someone else opened by impersonating the user are not theirs, so they are left out).
- */
+/** Live sessions of a user, most recently used first; `own` leaves out impersonations of the user. */
 export async function listSessions(ctx: AuthContext, userId: string, options: { currentSid?: string, own?: boolean } = {}): Promise<AuthSession[]> {
   const entries = (await liveEntries(ctx, userId)).filter(entry => !(options.own && entry.impersonatedBy))
   return entries.sort(byNewest).map(entry => toPublic(entry, options.currentSid, !options.own))
 }
 
-/**
- * Ends one session of a user. False when the user has no such live session (or, with `own`,
- * when it is an impersonation of the user).
- */
+/** Ends one session of a user. False when there is no such live session (or, with `own`, an impersonation). */
 export async function revokeSession(ctx: AuthContext, userId: string, sessionId: string, reason: SessionRevocationReason, options: { own?: boolean } = {}): Promise<boolean> {
   const entry = (await listSessionEntries(ctx, userId)).find(e => e.id === sessionId)
   if (!entry || (options.own && entry.impersonatedBy)) return false
@@ -109,9 +96,8 @@ export async function revokeSession(ctx: AuthContext, userId: string, sessionId:
 }
 
 /**
- * Ends every session of a user (a password reset), or every one but `except` (a password change
- * keeps the current session). `own` leaves impersonations of the user alone. Reads the user's
- * session map only: O(sessions of the user). Returns how many were ended.
+ * Ends every session of a user, but `except` (a password change keeps the current one); `own` leaves
+ * impersonations alone. Returns how many were ended.
  */
 export async function revokeSessions(ctx: AuthContext, userId: string, reason: SessionRevocationReason, options: { except?: string, own?: boolean } = {}): Promise<number> {
   const entries = (await liveEntries(ctx, userId))
@@ -121,9 +107,8 @@ export async function revokeSessions(ctx: AuthContext, userId: string, reason: S
 }
 
 /**
- * The caller of a session endpoint: a valid, not impersonated bearer token. Impersonated tokens
- * are refused (403 `impersonated_session`): whoever impersonates a user must not see or end the
- * user's sessions.
+ * The caller of a session endpoint: a valid bearer token, not impersonated (403 `impersonated_session`:
+ * an impersonator must not see or end the user's sessions).
  */
 export async function requireSessionOwner(event: H3Event, ctx: AuthContext): Promise<AuthClaims & { sid?: string }> {
   if (!ctx.options.tokenRefresh.enabled) throw authError('not_found', 'Sessions need token refresh')

@@ -9,10 +9,7 @@ import { getAuthHandlers } from './handlers'
 import { clearPresenceCookie, setPresenceCookie } from '../edge/presence-cookie'
 import { readSessionRecord, refreshLifetime, type RefreshTokenRecord } from './records/refresh-token'
 
-/**
- * Sets the HttpOnly refresh cookie with the configured attributes (`maxAge` overrides the
- * lifetime), and the session presence flag beside it with the same lifetime.
- */
+/** Sets the HttpOnly refresh cookie (`maxAge` overrides the lifetime) and the presence flag beside it. */
 export function setRefreshCookie(event: H3Event, ctx: AuthContext, token: string, maxAge?: number): void {
   const c = ctx.options.tokenRefresh.cookie
   setCookie(event, c.cookieName, token, { maxAge: maxAge ?? c.maxAge, secure: c.secure, httpOnly: c.httpOnly, sameSite: c.sameSite, path: c.path })
@@ -35,9 +32,8 @@ export function clearSessionPresence(event: H3Event, ctx: AuthContext): void {
 const MAX_COOKIE_VALUE = 512
 
 /**
- * Every refresh cookie the request carries, in the order sent. More than one means that another
- * host or path set a cookie of the same name (cookie tossing from a sibling subdomain): the
- * request must not be served from any of them.
+ * Every refresh cookie the request carries. More than one means cookie tossing from a sibling host or
+ * path: the request must not be served from any of them.
  */
 export function refreshCookieValues(event: H3Event, ctx: AuthContext): string[] {
   return cookieValues(getRequestHeader(event, 'cookie'), ctx.options.tokenRefresh.cookie.cookieName)
@@ -51,12 +47,9 @@ export function readRefreshCookie(event: H3Event, ctx: AuthContext): string | un
 }
 
 /**
- * Deletes the refresh cookie wherever a browser may hold one for this request: the configured one
- * and, unless the name is `__Host-` (which browsers accept only host-only, for `/`), one planted
- * for a parent domain or for a longer path, for every domain the server may set a cookie for (the
- * request's host and its parents) and every path above the request's, with and without a trailing
- * slash (`Path=/auth/` is a place of its own, sent to `/auth/refresh` as well). The server cannot
- * see where a planted cookie was set, so it deletes each place.
+ * Deletes the refresh cookie wherever a browser may hold one for this request: the configured one and,
+ * unless `__Host-`, every parent domain and every path above the request's, with and without a
+ * trailing slash (the server cannot see where a planted cookie was set).
  */
 export function clearTossedRefreshCookies(event: H3Event, ctx: AuthContext): void {
   clearRefreshCookie(event, ctx)
@@ -79,10 +72,7 @@ export async function cookieSessionId(event: H3Event, ctx: AuthContext): Promise
   return cookie ? (await readSessionRecord(ctx, cookie))?.family : undefined
 }
 
-/**
- * Custom claims of a user: `base` (resolved at login) with the global `customClaims` handler's
- * answer over it, limited to JSON values.
- */
+/** Custom claims of a user: `base` with the global `customClaims` handler's answer over it (JSON values only). */
 export async function resolveGlobalClaims(ctx: AuthContext, user: AuthUser, base: CustomClaims = {}): Promise<CustomClaims> {
   const handler = getAuthHandlers().customClaims
   const extra = handler ? await handler(user) : undefined
@@ -90,10 +80,7 @@ export async function resolveGlobalClaims(ctx: AuthContext, user: AuthUser, base
   return { ...sanitizeCustomClaims(base, onDrop), ...sanitizeCustomClaims(extra ?? {}, onDrop) }
 }
 
-/**
- * Seconds an access token of a stored session lives: `expiresIn`, but never past the record's own
- * end (`notAfter`: a token derived from an access token alone outlives neither).
- */
+/** Seconds an access token of a stored session lives: `expiresIn`, never past the record's `notAfter`. */
 export function accessLifetime(ctx: AuthContext, record: Pick<RefreshTokenRecord, 'notAfter'>, expiresIn: number = ctx.lifetimes.access): number {
   return Math.max(1, Math.floor(Math.min(expiresIn, refreshLifetime(ctx, record))))
 }

@@ -6,10 +6,8 @@ export interface SubjectSource {
 }
 
 /**
- * A value as a subject: a non-empty string as it is, a safe integer in decimal (`42` → `'42'`),
- * undefined for anything else (`''`, `NaN`, fractions, booleans, objects, null, and integers
- * beyond 2^53, which JSON parsing may already have rounded onto another user's id: map a string
- * field such as `id_str` instead).
+ * A value as a subject: a non-empty string, or a safe integer in decimal; else undefined (integers past
+ * 2^53 may already be rounded onto another user's id: map a string field such as `id_str`).
  */
 export function asSubject(value: unknown): string | undefined {
   if (typeof value === 'string') return value === '' ? undefined : value
@@ -17,24 +15,16 @@ export function asSubject(value: unknown): string | undefined {
   return undefined
 }
 
-/**
- * The subject a user as the module knows it names (a provider profile, the user stored with a code
- * or session, token claims): its `sub`, else its `id`. Undefined when it names none.
- */
+/** The subject a user names (a profile, a stored user, claims): its `sub`, else its `id`. */
 export function subjectOf(user: SubjectSource | null | undefined): string | undefined {
   if (!user || typeof user !== 'object') return undefined
   return asSubject(user.sub) ?? asSubject(user.id)
 }
 
 /**
- * The subject a row of the host's user table names (what `password.findUser`,
- * `impersonation.fetchTarget` and `onUserPersist` return): its `id`, the host's own key, else its
- * `sub`. One rule for all three, so a user logs in, is impersonated and has their sessions revoked
- * under one subject.
- *
- * `given` is the user the module handed to the host: an `id` the row only carries over from it (a
- * provider profile's own `id`, as in `{ ...user, role }`) is not the host's and does not count, so
- * users of two providers never meet on a raw provider id.
+ * The subject a row of the host's user table names (`password.findUser`, `impersonation.fetchTarget`,
+ * `onUserPersist`): its `id`, else its `sub`; one rule for all three. An `id` only carried over from
+ * `given` (a provider profile's) does not count, so two providers' users never meet on a raw id.
  */
 export function hostSubjectOf(row: SubjectSource | null | undefined, { given }: { given?: SubjectSource } = {}): string | undefined {
   if (!row || typeof row !== 'object') return undefined

@@ -1,9 +1,6 @@
 /**
- * The test-only login endpoint: present only in a build made for tests (`nuxt.options.test` under
- * vitest, or `NUXT_SVC_AUTH_TEST_LOGIN=true`: src/build/testing.ts), and even there it answers
- * only requests carrying the random secret of that build (others are answered by the app as any
- * path it does not know). The build keeps the secret in its build directory for the test helpers
- * (`nuxt-svc-auth/testing/e2e`); the server bundle holds only its SHA-256 hash.
+ * The test-only login endpoint: only in a build made for tests (src/build/testing.ts), and answering
+ * only requests with that build's random secret; the server bundle holds only its SHA-256 hash.
  */
 import { createHash } from 'node:crypto'
 import type { H3Event } from 'h3'
@@ -41,11 +38,7 @@ export function isTestLoginRequest(event: H3Event): boolean {
   return (query < 0 ? path : path.slice(0, query)) === TEST_LOGIN_PATH
 }
 
-/**
- * True when the request carries the build's secret (compared in constant time through its hash).
- * False for anything else, also in a build without a hash: the request is then answered as if
- * the endpoint did not exist.
- */
+/** True when the request carries the build's secret (constant-time through its hash); false without a hash. */
 export function hasTestLoginSecret(event: H3Event, expectedHash: string): boolean {
   const presented = getRequestHeader(event, TEST_LOGIN_SECRET_HEADER)
   return typeof expectedHash === 'string' && /^[0-9a-f]{64}$/.test(expectedHash)

@@ -1,7 +1,4 @@
-/**
- * Key material of the access token service: HS256 secrets, RS256 keys by `kid`, and the JWKS of
- * the public keys.
- */
+/** Key material of the access token service: HS256 secrets, RS256 keys by `kid`, and the JWKS. */
 import { createPublicKey } from 'node:crypto'
 import { calculateJwkThumbprint, importJWK, importPKCS8 } from 'jose'
 import type { CryptoKey, JWK } from 'jose'
@@ -123,10 +120,8 @@ async function importRs256Keys(privateKey: string, keyId: string, previous: read
 }
 
 /**
- * Imports the keys of `token` options: HS256 `secret` (at least 32 bytes) and `previousSecrets`;
- * RS256 `privateKey` (PKCS#8 PEM, RSA of at least 2048 bits) under `keyId` and `previousKeys`.
- * @throws Error naming the option for a short secret, a missing or unparsable key, a key id used
- *   twice, or an unsupported algorithm.
+ * Imports the keys of `token` options (HS256 secrets of 32+ bytes; RS256 PKCS#8 PEM of 2048+ bits).
+ * @throws Error naming the option for a short secret, a bad key, a key id used twice or an unknown algorithm.
  */
 export function importKeys(options: TokenKeyOptions): Promise<KeyMaterial> {
   switch (options.algorithm) {

@@ -12,10 +12,7 @@ export type { JsonWebKeySet } from './token-keys'
 /** `typ` header of access tokens (RFC 9068). Verification refuses every other `typ`. */
 export const ACCESS_TOKEN_TYP = 'at+jwt'
 
-/**
- * Leeway in seconds for the `exp` and `nbf` checks, to absorb small clock differences between the
- * server that signed a token and the one verifying it.
- */
+/** Leeway (s) for `exp` and `nbf`: clock differences between servers. */
 const CLOCK_TOLERANCE_SECONDS = 5
 
 /** In dev, payloads larger than this (bytes of JSON) trigger a warning: tokens travel in headers. */
@@ -55,10 +52,7 @@ export interface TokenService {
   sign(claims: Record<string, unknown>, options?: SignTokenOptions): Promise<SignedAccessToken>
   /** Claims of a valid access token, or null for anything else. Never throws. */
   verify(token: string): Promise<AuthClaims | null>
-  /**
-   * Claims of a token that already passed `verify` in this process and has not expired since,
-   * without waiting (undefined when it must go through `verify`).
-   */
+  /** Claims of a token that passed `verify` in this process and has not expired since (no wait). */
   verifyCached(token: string): AuthClaims | undefined
   /** Public keys for RS256 (`/.well-known/jwks.json`), null for HS256. */
   jwks(): JsonWebKeySet | null
@@ -85,11 +79,8 @@ function hasForbiddenHeader(token: string): boolean {
 }
 
 /**
- * HS256 compact JWS of a claims set, made with node:crypto in one synchronous step: the very bytes
- * jose's `SignJWT` makes (base64url of the JSON header, base64url of the JSON claims, base64url of
- * their HMAC-SHA256 under the UTF-8 secret), without Web Crypto's asynchronous job (tens of µs
- * each, a large share of a refresh). The header is encoded once. `secret` was checked by
- * `importKeys` (at least 32 bytes).
+ * HS256 compact JWS in one synchronous node:crypto step: the bytes jose's `SignJWT` makes, without Web
+ * Crypto's asynchronous job (a large share of a refresh). `secret` was checked by `importKeys`.
  */
 function hs256Signer(secret: string, header: JWTHeaderParameters): (payload: Record<string, unknown>) => string {
   const key = Buffer.from(secret, 'utf8')
@@ -106,24 +97,10 @@ function hs256Signer(secret: string, header: JWTHeaderParameters): (payload: Rec
 }
 
 /**
- * Create the access token service. Keys are imported once, here.
- *
- * - HS256 signs and verifies with `secret` (at least 32 bytes of UTF-8); each of
- *   `previousSecrets` still verifies (key rotation).
- * - RS256 signs with `privateKey` (PKCS#8 PEM, RSA ≥ 2048 bits) under `kid: keyId` (default: the
- *   key's thumbprint); a token is verified with the configured key its `kid` names (`privateKey`'s
- *   public half or one of `previousKeys`), a token without `kid` with the current key. `jwks()`
- *   publishes every configured public key.
- *
- * Verification only ever uses the locally configured keys: the algorithm is pinned, `kid` only
- * chooses among the configured keys, and `jku`, `x5u` and `jwk` headers never provide one (tokens
- * with `jku`, `x5u`, `jwk` or `crit` headers are refused outright).
- *
- * @param options Token options of the module.
- * @param logger Receives the dev warning about large payloads.
- * @param dev Enables development-only diagnostics.
- * @throws Error for a short HS256 secret, a missing or unparsable RS256 key, an unsupported algorithm
- *   or an invalid `expiresIn`.
+ * Create the access token service (keys imported once). HS256 verifies with `secret`, then
+ * `previousSecrets`; RS256 signs under `kid` and verifies with the configured key its `kid` names.
+ * Only configured keys ever verify: the algorithm is pinned and `jku`, `x5u`, `jwk`, `crit` headers are refused.
+ * @throws Error for a bad secret or key, an unsupported algorithm or an invalid `expiresIn`.
  */
 export async function createTokenService(
   options: TokenServiceOptions,
@@ -182,11 +159,7 @@ export async function createTokenService(
 
   const verified = createVerifiedCache(CLOCK_TOLERANCE_SECONDS)
 
-  /**
-   * The keys a token may be checked with. RS256: the configured key its `kid` names (none for an
-   * unknown `kid`), or the current key for a token without `kid`. HS256: the current secret,
-   * then the previous ones.
-   */
+  /** Keys a token may be checked with: RS256 the key its `kid` names (current without `kid`); HS256 all secrets. */
   function candidateKeys(token: string): CryptoKey[] {
     if (algorithm !== 'RS256') return [keys.verificationKey, ...keys.previousKeys]
     const { kid } = decodeProtectedHeader(token)
@@ -195,10 +168,7 @@ export async function createTokenService(
     return key ? [key] : []
   }
 
-  /**
-   * Payload of a token whose signature one of the configured keys checks (the current key first,
-   * then the previous ones, never a key named by the token), or null.
-   */
+  /** Payload of a token one of the configured keys verifies (never a key the token names), or null. */
   async function verifyWithKeys(token: string): Promise<JWTPayload | null> {
     for (const key of candidateKeys(token)) {
       try {

@@ -22,16 +22,9 @@ export interface VerifiedTokenCache {
 }
 
 /**
- * Tokens that passed verification, until they expire. A client sends the same access token with
- * every request for its whole lifetime, so each token's signature is checked once per process
- * instead of once per request. A hit re-checks `exp` and `nbf` against the clock (with
- * `clockToleranceSeconds`); only tokens that passed every check are stored, so a cache hit can
- * never accept a token that full verification would refuse. Returned claims are copies (nested
- * values frozen).
- *
- * Entries are found by the token's signature: looking up a header's fresh string by its whole
- * text would hash all of it on every request, its signature is a seventh of it. A hit must be the
- * very same token (compared in full); a forgery that reuses a signature is a miss and is verified.
+ * Tokens that passed verification, until they expire: a signature is checked once per process, not
+ * per request. A hit re-checks `exp`/`nbf`; only fully verified tokens are stored; claims are copies.
+ * Entries are found by signature (cheaper to hash) and compared in full, so a reused signature misses.
  */
 export function createVerifiedCache(clockToleranceSeconds: number): VerifiedTokenCache {
   const entries = new Map<string, { token: string, claims: AuthClaims }>()

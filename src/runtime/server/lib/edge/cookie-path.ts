@@ -2,20 +2,19 @@ import type { ModuleOptions } from '../../../types/options'
 import { joinBase } from '../../../shared/paths'
 
 /**
- * `name` with the `__Host-` prefix when cookies are `Secure` (`tokenRefresh.cookie.secure`): the
- * browser then accepts the cookie only from this host, without a Domain, for path `/`, so a
- * sibling subdomain cannot plant one (cookie tossing). The module's short-lived and binding
- * cookies are named this way; such a cookie must be set with path `/` and `secure`.
+ * `name` with the `__Host-` prefix when cookies are `Secure`: host-only, path `/`, so a sibling subdomain
+ * cannot plant one (cookie tossing). Such a cookie must be set with path `/` and `secure`.
  */
 export function hostCookieName(options: Pick<ModuleOptions, 'tokenRefresh'>, name: string): string {
   return options.tokenRefresh.cookie.secure ? `__Host-${name}` : name
 }
 
-/**
- * RFC 6265 §5.1.4 path-match: true when a browser sends a cookie of `Path=cookiePath` with a
- * request for `requestPath`. They are equal, or the cookie path is a prefix of the request path
- * that ends with `/` or is followed by `/` there (`/auth` matches `/auth/refresh`, not `/authors`).
- */
+/** Attributes of a {@link hostCookieName} cookie: HttpOnly, SameSite=Lax (top-level GETs back from a provider), path `/`. */
+export function hostCookieAttributes(options: Pick<ModuleOptions, 'tokenRefresh'>) {
+  return { httpOnly: true, secure: options.tokenRefresh.cookie.secure, sameSite: 'lax' as const, path: '/' }
+}
+
+/** RFC 6265 §5.1.4 path-match: `/auth` matches `/auth` and `/auth/refresh`, not `/authors`. */
 export function cookiePathMatches(cookiePath: string, requestPath: string): boolean {
   if (cookiePath === requestPath) return true
   if (!requestPath.startsWith(cookiePath)) return false
@@ -23,9 +22,8 @@ export function cookiePathMatches(cookiePath: string, requestPath: string): bool
 }
 
 /**
- * Where the browser must send the refresh cookie, under `baseURL`: the token, refresh and logout
- * endpoints; the impersonation endpoints when impersonation is on (ending one needs the cookie);
- * and with `enableSSR` every page (the SSR token is minted from the cookie), i.e. the base URL.
+ * Where the browser must send the refresh cookie under `baseURL`: token, refresh, logout, the
+ * impersonation endpoints when on, and every page with `enableSSR` (the SSR token needs it).
  */
 export function refreshCookieTargets(options: ModuleOptions, baseURL = '/'): string[] {
   const e = options.endpoints
@@ -37,11 +35,7 @@ export function refreshCookieTargets(options: ModuleOptions, baseURL = '/'): str
   return targets
 }
 
-/**
- * Errors of `tokenRefresh.cookie.path`: not an absolute path (browsers would use a default path),
- * or one that does not path-match every one of {@link refreshCookieTargets}; the message names
- * the paths it leaves out.
- */
+/** Errors of `tokenRefresh.cookie.path`: not absolute, or not path-matching every {@link refreshCookieTargets}. */
 export function refreshCookiePathErrors(options: ModuleOptions, baseURL = '/'): string[] {
   // Without token refresh there is no refresh cookie to send anywhere.
   if (!options.tokenRefresh.enabled) return []

@@ -8,14 +8,9 @@ const EMAIL = z.email()
 export { MAX_EMAIL_LENGTH }
 
 /**
- * The canonical form of an address, or undefined when it is not a valid email. Every address is
- * compared and handed to the host in this one form:
- * - trimmed, NFC-normalised, lowercase;
- * - the domain processed by UTS #46 (as browsers do) and written in its ASCII form:
- *   `user@BÜCHER.de`, `user@bücher.de` and `user@xn--bcher-kva.de` are all `user@xn--bcher-kva.de`.
- *   ASCII is what every address accepted before internationalised domains already was, so no
- *   stored address changes form; show the Unicode form with `node:url`'s `domainToUnicode`.
- * The local part must be ASCII (as `z.email()` checks it); the address fits in 254 characters.
+ * The canonical form of an address, or undefined when invalid: trimmed, NFC, lowercase, the domain by
+ * UTS #46 in ASCII (`user@BÜCHER.de` → `user@xn--bcher-kva.de`, so no stored address changes form;
+ * show it with `domainToUnicode`). The local part must be ASCII; at most 254 characters.
  */
 export function normalizeEmail(value: string): string | undefined {
   const email = value.trim().normalize('NFC').toLowerCase()
@@ -30,11 +25,7 @@ export function normalizeEmail(value: string): string | undefined {
   return `${local}@${ascii}`
 }
 
-/**
- * A DNS host name in ASCII: two or more labels of letters, digits and hyphens, 1–63 characters
- * each, no hyphen at either end, and a top-level label that is not all digits. (The Unicode
- * labels are checked for hyphens at their ends as well.)
- */
+/** A DNS host name in ASCII: 2+ labels of letters, digits, hyphens (1–63, no hyphen at the ends), a non-numeric TLD. */
 function isHostName(ascii: string): boolean {
   const labels = ascii.split('.')
   if (labels.length < 2 || /^\d+$/.test(labels.at(-1)!)) return false

@@ -80,10 +80,8 @@ export interface AuthErrorData {
 }
 
 /**
- * Raise an error with a stable code, its status taken from {@link ERRORS}:
- * `throw authError('invalid_code')`, or with a message of its own,
- * `throw authError('bad_request', 'email is required')`. It is an h3 error, so it also answers
- * correctly when thrown from a host's own handler.
+ * Raise an error with a stable code whose status comes from {@link ERRORS}, e.g. `throw authError('invalid_code')`
+ * or `authError('bad_request', 'email is required')`. An h3 error, so it answers right from a host handler too.
  * @param code The stable code; it sets the status.
  * @param message What the client reads. @default the code's message in {@link ERRORS}
  * @param headers Response headers to send with it (e.g. `retry-after`). @default {}
@@ -107,14 +105,12 @@ const GENERIC_CODES: Record<number, AuthErrorCode> = {
 }
 
 /**
- * Turns anything thrown into a client-safe body. h3 errors raised on purpose (`authError`, or a
- * host hook's `createError({ statusCode })`) keep their status and message; anything else becomes
- * a generic 500 and is logged with its stack on the server only.
+ * Anything thrown as a client-safe body: h3 errors raised on purpose keep status and message; anything
+ * else is a generic 500, logged with its stack on the server only.
  */
 export function toErrorBody(error: unknown, logger?: Pick<Logger, 'error'>): { body: AuthErrorBody, headers: Record<string, string> } {
   const raisedCode = authErrorCode(error)
-  // A plain 500 is what h3 makes of any wrapped failure: it keeps its message only when the module
-  // raised it on purpose (it then has a code). Other statuses were chosen deliberately.
+  // h3 makes a plain 500 of any wrapped failure: it keeps its message only when raised on purpose (with a code).
   if (isError(error) && !error.unhandled && error.statusCode >= 400 && (error.statusCode !== 500 || raisedCode !== undefined)) {
     const code = raisedCode ?? GENERIC_CODES[error.statusCode] ?? (error.statusCode >= 500 ? 'internal_error' : 'bad_request')
     const message = error.message || error.statusMessage || 'Request failed'

@@ -3,11 +3,7 @@ import { deleteCookie, getRequestHeader, setCookie } from 'h3'
 import type { RefreshCookieOptions } from '../../../types/options'
 import { hasCookie, presenceCookieName, PRESENCE_VALUE } from '../../../shared/presence'
 
-/**
- * Path of the presence flag: the app's base URL without its trailing slash (`/` at the root), so
- * that every page of the app reads it whatever path the refresh cookie has. A `__Host-` name
- * requires `/`.
- */
+/** Path of the presence flag: the base URL without trailing slash, so every page reads it (`/` for `__Host-`). */
 export function presenceCookiePath(cookie: Pick<RefreshCookieOptions, 'cookieName'>, baseURL = '/'): string {
   if (cookie.cookieName.startsWith('__Host-')) return '/'
   const trimmed = baseURL.replace(/\/+$/, '')
@@ -29,10 +25,8 @@ export function clearPresenceCookie(event: H3Event, cookie: RefreshCookieOptions
 }
 
 /**
- * For sessions that began before the flag existed: a request that carries the refresh cookie but
- * no flag gets the flag, for the refresh cookie's configured lifetime (its real remaining lifetime
- * is unknown here; a flag that outlives it costs one refused refresh, which deletes the flag).
- * Nothing is read from storage: the flag only says that a refresh is worth trying.
+ * Sessions from before the flag existed: a request with the refresh cookie and no flag gets the flag
+ * (no storage read; a flag outliving the cookie costs one refused refresh, which deletes it).
  */
 export function restorePresenceCookie(event: H3Event, cookie: RefreshCookieOptions, baseURL: string): void {
   const header = getRequestHeader(event, 'cookie')

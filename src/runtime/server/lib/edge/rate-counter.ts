@@ -5,11 +5,7 @@ import { recordTypes } from '../store/record-types'
 /** The rate limits' record kind: a counter (see store/record-types.ts). */
 export const RATE_RECORDS = recordTypes({ rateCounter: 'rate' })
 
-/**
- * Rate counters: one atomic counter per limited subject (`<rule>:ip:<address>`,
- * `login-failed:<email>`, …) and window. The subject is hashed into the key like every record
- * id, so storage never holds an address or an email.
- */
+/** Rate counter of a subject (`<rule>:ip:<address>`, `login-failed:<email>`, …), hashed like every record id. */
 export function rateCounterKey(ctx: EdgeContext, subject: string): RecordKey {
   return ctx.store.key(RATE_RECORDS.rateCounter, subject)
 }
@@ -23,9 +19,8 @@ export interface RateLimitHit {
 }
 
 /**
- * Counts one request of `subject` in a fixed window of `windowSeconds` that starts with the
- * window's first request (an atomic increment in the module's storage, so it holds across
- * instances on Redis). Past `max`, the request is refused until the window ends.
+ * Counts a request of `subject` in a fixed window starting with its first request (atomic across
+ * instances on Redis); past `max` it is refused until the window ends.
  */
 export async function hitRateLimit(ctx: EdgeContext, subject: string, max: number, windowSeconds: number): Promise<RateLimitHit> {
   const key = rateCounterKey(ctx, subject)
@@ -46,10 +41,8 @@ export type Reservation
     | { granted: false, key: RecordKey }
 
 /**
- * Takes one unit from each counter at once (atomic increments, so concurrent callers can never
- * overdraw a limit). If any counter would go past its `max`, every unit is given back and nothing
- * is granted; otherwise the caller gives them back with `release()` when the event they stand
- * for (a failure, a miss) did not happen.
+ * Takes one unit from each counter atomically; if any would pass its `max`, all are given back and nothing
+ * is granted. Otherwise `release()` gives them back when the event they stand for did not happen.
  */
 export async function reserveUnits(ctx: EdgeContext, counters: ReadonlyArray<{ key: RecordKey, max: number }>, windowSeconds: number): Promise<Reservation> {
   const counts = await Promise.all(counters.map(c => ctx.store.incr(c.key, windowSeconds)))

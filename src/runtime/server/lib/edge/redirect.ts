@@ -2,11 +2,7 @@ import { isRelativePath } from '../../../shared/paths'
 
 const MAX_REDIRECT_LENGTH = 1024
 
-/**
- * The `redirect` query of a login: accepted only as a same-origin path (`/x`). Refused: `//host`,
- * `/\host`, absolute URLs, backslashes, control characters, and any of those hidden behind one
- * or more layers of percent-encoding.
- */
+/** The `redirect` query of a login: only a same-origin path, also after undoing any layers of percent-encoding. */
 export function isSafeRedirect(value: unknown): value is string {
   if (typeof value !== 'string' || value.length > MAX_REDIRECT_LENGTH || !value.startsWith('/')) return false
   let layer = value
@@ -33,10 +29,7 @@ export function withQueryParams(path: string, params: Record<string, string>): s
   return `${url.pathname}${url.search}${url.hash}`
 }
 
-/**
- * Text allowed in `error` and `error_description` (the characters RFC 6749 permits), cut to
- * `max` characters; anything else becomes a space.
- */
+/** Text allowed in `error` and `error_description` (RFC 6749), cut to `max`; anything else becomes a space. */
 export function sanitizeErrorText(value: string, max = 200): string {
   return value.replace(/[^\u0020\u0021\u0023-\u005B\u005D-\u007E]/g, ' ').replace(/\s+/g, ' ').trim().slice(0, max)
 }

@@ -6,20 +6,13 @@ async function anyLive(backend: Pick<StoreBackend, 'get'>, keys: readonly string
   return values.some(value => value !== null)
 }
 
-/**
- * Steps 1 and 2 of a {@link Commit}, read side by side: its answer when a guard, the claim or one
- * of its other names exists (so the losers of a race stop before writing anything), else null.
- */
+/** The answer of a {@link Commit} blocked by a guard or an existing claim (losers write nothing), else null. */
 export async function commitBlocked(backend: Pick<StoreBackend, 'get'>, op: Commit): Promise<CommitResult | null> {
   const [guarded, taken] = await Promise.all([anyLive(backend, op.guards), anyLive(backend, [...op.taken, op.claim.key])])
   return guarded ? 'guarded' : taken ? 'taken' : null
 }
 
-/**
- * {@link Commit} from the backend's own atomic steps, for drivers that cannot run it as one
- * script: the guards and the claim's names are read, the claim is made with the atomic
- * set-if-absent, then the map entries are written, then the copies and the deletions.
- */
+/** {@link Commit} from the backend's own atomic steps, for drivers that cannot run it as one script. */
 export async function commitInSteps(backend: Pick<StoreBackend, 'get' | 'set' | 'setIfAbsent' | 'del' | 'mapSet'>, op: Commit): Promise<CommitResult> {
   const blocked = await commitBlocked(backend, op)
   if (blocked) return blocked

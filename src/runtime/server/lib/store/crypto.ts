@@ -10,10 +10,8 @@ let pool = new Uint8Array(0)
 let poolOffset = 0
 
 /**
- * `length` random bytes from the Web Crypto API (at most 65536 per call). Values of up to 256
- * bytes are cut from 4 KiB drawn at once (each draw is a system call, several of them per refresh
- * otherwise), as Node does for `randomUUID`: every byte is handed out once, and zeroed in the
- * pool as it is.
+ * `length` random bytes from the Web Crypto API. Small values are cut from a 4 KiB pool (one system
+ * call instead of several per refresh, as Node's `randomUUID`); each byte is handed out once and zeroed.
  */
 export function randomBytes(length: number): Uint8Array<ArrayBuffer> {
   if (!Number.isInteger(length) || length < 0 || length > POOL_MAX_VALUE) return globalThis.crypto.getRandomValues(new Uint8Array(length))
@@ -32,10 +30,7 @@ export function randomToken(bytes = 32): string {
   return Buffer.from(randomBytes(bytes)).toString('base64url')
 }
 
-/**
- * A uniformly random whole number from 0 to `max - 1` (`max` at most 2^32): 32-bit draws above the
- * largest multiple of `max` are drawn again, so no value is likelier than another.
- */
+/** A uniformly random whole number below `max` (≤ 2^32); draws past the last multiple of `max` are redrawn, against bias. */
 export function randomBelow(max: number): number {
   if (!Number.isInteger(max) || max < 1 || max > 2 ** 32) throw new RangeError(`randomBelow: max must be a whole number from 1 to 2^32 (got ${max})`)
   const limit = 2 ** 32 - (2 ** 32 % max)
@@ -54,10 +49,8 @@ export function randomDigits(length = 6): string {
 }
 
 /**
- * Keyed hashing of the identifiers used as storage keys (refresh tokens, codes). A dump of the
- * store yields neither the identifiers nor a way to recompute them: the key is derived from the
- * server secret and never stored. (A plain SHA-256 of a 6-digit code is reversed by trying all
- * million values; an HMAC is not without the key.)
+ * Keyed hashing (HMAC) of the identifiers used as storage keys: a dump of the store does not reveal
+ * them (a plain SHA-256 of a 6-digit code is reversed by trying all million values).
  */
 export interface KeyHasher {
   hash(purpose: string, value: string): string
@@ -69,9 +62,8 @@ const ZERO_SALT = Buffer.alloc(32)
 const FIRST_BLOCK = Buffer.from([1])
 
 /**
- * Derives a purpose-bound subkey from the server secret (HKDF-SHA256, empty salt). Up to one hash
- * of output (32 bytes) it is the two HMACs of RFC 5869 (extract, then the first block of expand):
- * the same bytes as `hkdfSync`, in a fraction of its time (a rotation derives a key per token).
+ * A purpose-bound subkey of the server secret (HKDF-SHA256, empty salt). Up to 32 bytes it is RFC
+ * 5869's two HMACs: the bytes of `hkdfSync` in a fraction of its time (a rotation derives one per token).
  */
 export function deriveKey(secret: string, info: string, length = 32): Buffer {
   if (length > 32 || length < 1) return Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.alloc(0), info, length))
@@ -97,10 +89,8 @@ export function safeEqual(a: string, b: string): boolean {
 }
 
 /**
- * aes-256-gcm sealing of stored records. The 32-byte key is derived from the configured key
- * (32+ characters) with HKDF; each value gets a fresh 12-byte IV. Output: `v1.<iv>.<tag>.<data>`
- * in base64url. `open` returns null for anything that does not authenticate (wrong key,
- * tampering, a truncated tag, plaintext records), so callers treat it as a missing record.
+ * aes-256-gcm sealing of stored records (HKDF-derived key, fresh 12-byte IV): `v1.<iv>.<tag>.<data>`
+ * in base64url. `open` returns null for anything that does not authenticate: a missing record.
  */
 export interface Sealer {
   seal(plaintext: string): string

@@ -25,10 +25,7 @@ function parseJson(text: string): unknown {
   }
 }
 
-/**
- * Parse a stored envelope. Accepts the JSON text (string or bytes) or an already parsed object;
- * returns null for anything malformed instead of throwing.
- */
+/** Parse a stored envelope (JSON text, bytes or a parsed object); null when malformed. */
 export function decodeEnvelope(raw: unknown): Envelope | null {
   let data = raw
   if (typeof data === 'string') data = parseJson(data)
@@ -56,13 +53,10 @@ export function toTtlMs(ttlMs: number): number {
 const PLAIN_KEY = /^[\w-]+(?::[\w-]+)*$/
 
 /**
- * Reject keys that unstorage would rewrite (`/` or `\` turned into `:`, text after `?` dropped,
- * repeated, leading or trailing `:`), keys ending in `$` (hidden from key listings as metadata)
- * and `.`/`..` segments, so that two different keys can never alias one entry.
+ * Reject keys that unstorage would rewrite, keys ending in `$` (hidden as metadata) and `.`/`..`
+ * segments, so that two different keys never alias one entry. Plain keys skip unstorage's rewrite.
  */
 export function assertStorageKey(key: string): void {
-  // Segments of letters, digits, `_` and `-` joined by single colons (every key of the record
-  // store under a plain prefix): unstorage keeps them as they are, checked without its rewrite.
   if (typeof key === 'string' && PLAIN_KEY.test(key)) return
   const valid = typeof key === 'string' && key !== '' && normalizeKey(key) === key
     && !key.endsWith('$') && !hasDotSegment(key)
@@ -100,16 +94,11 @@ export interface EnvelopeBackendOptions {
   driver: 'memory' | 'fs'
   /** unstorage instance holding the envelopes as raw strings. */
   storage: Storage
-  /**
-   * Remove an entry and return its raw content in one step. Defaults to read then remove, which
-   * is atomic only under the per-key lock of this process.
-   */
+  /** Remove an entry and return its raw content in one step (default: read then remove, under the lock). */
   takeRaw?: (key: string) => Promise<string | null>
   /**
-   * Create an entry unless one that is not `stale` exists, atomically between processes (fs:
-   * link() and a lock file); once created, store it under the keys `after.copies` too, in order
-   * (fs: a rename and hard links), and run `after.alongside`. Resolves true when this call created
-   * it. Without it, setIfAbsent is atomic within the process only.
+   * Create an entry unless a live one exists, atomically between processes, then store it under
+   * `after.copies` and run `after.alongside`. Resolves true when this call created it.
    */
   createRaw?: (key: string, raw: string, stale: (current: string) => boolean, after?: { copies: readonly string[], alongside?: () => Promise<unknown> }) => Promise<boolean>
   /** Extra clean-up run by `sweep()` (not counted in its result). */
@@ -117,10 +106,8 @@ export interface EnvelopeBackendOptions {
 }
 
 /**
- * Build a {@link StoreBackend} on an unstorage instance without native TTL: every value is stored
- * in an {@link Envelope}, expiry is checked on read, and writes are serialised per key by a
- * per-process lock (so take, setIfAbsent and incr are atomic within the process; with `takeRaw`
- * and `createRaw` of the fs driver, take and setIfAbsent also hold between processes).
+ * A {@link StoreBackend} on unstorage without native TTL: values in an {@link Envelope}, expiry checked
+ * on read, writes serialised per key by a per-process lock.
  */
 export function createEnvelopeBackend(options: EnvelopeBackendOptions): StoreBackend {
   const { storage } = options

@@ -18,11 +18,7 @@ export interface FsAtomicInstance {
   path(key: string): string
   /** Atomically claim, read and delete the file of a key (see `takeFile`). */
   take(key: string): Promise<string | null>
-  /**
-   * Create the file of a key unless a file that is not `stale` exists, atomically between
-   * processes (see `createUnlessLive`), then store the same file under the keys `after.copies`
-   * (replacing what they hold) and run `after.alongside`. Resolves true when this call created it.
-   */
+  /** Create the file of a key unless a live one exists (see `createUnlessLive`), then store it under `after.copies` and run `after.alongside`. */
   create(key: string, data: string, stale: (current: string) => boolean, after?: AfterCreate): Promise<boolean>
   /** Delete temp files older than `maxAgeMs` left behind by interrupted writes or takes. */
   removeStaleTempFiles(maxAgeMs: number): Promise<number>
@@ -33,11 +29,7 @@ function toWritable(value: unknown): string | Uint8Array {
   throw driverError('setItemRaw expects a string or a Uint8Array')
 }
 
-/**
- * unstorage driver storing each key in its own file below `base` (`a:b:c` is `base/a/b/c`).
- * Writes are crash-safe (temp file, fsync, rename), `getKeys` skips temp files, and the instance
- * (`getInstance()`) exposes the rename-based atomic take and the link-based exclusive create.
- */
+/** unstorage driver with one crash-safe file per key below `base`; its instance exposes the atomic take and create. */
 export const fsAtomicDriver = defineDriver<FsAtomicDriverOptions, FsAtomicInstance>((options) => {
   if (!options?.base) throw driverError('Missing required option `base`.')
   const root = resolve(options.base)

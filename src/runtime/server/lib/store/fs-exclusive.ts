@@ -10,11 +10,7 @@ import { hasCode, inDirectoryOf, keyToPath, readText, tempPathFor, writeAtomic, 
 /** Errors of link() on filesystems without hard links (SMB/CIFS, some network and FUSE mounts). */
 const NO_HARD_LINKS = ['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']
 
-/**
- * Gives the file just linked to `path` its other names `copies`, in order (replacing what they
- * hold): the first is the temp file itself (rename(), atomic), the others are hard links of
- * `path`, made once the first is in place.
- */
+/** Gives the file just linked to `path` its other names `copies`: the temp file renamed to the first, hard links for the rest. */
 async function linkCopies(temp: string, path: string, copies: readonly string[]): Promise<void> {
   const [first, ...rest] = copies
   if (first === undefined) return
@@ -43,14 +39,9 @@ export interface AfterCreate {
 }
 
 /**
- * Write `data` to a temp file durably, then link() it to `path`: link fails with EEXIST when the
- * target exists, so of concurrent creations (also in other processes on the same filesystem)
- * exactly one succeeds, and the winner's file is complete the moment it appears. The winner then
- * gives the same file its other names (`after`; one durable write for all of them).
- * On a filesystem without hard links, the target is created with O_EXCL instead, under the key's
- * lock file (`locked`: the caller holds it already): just as exclusive, and a replacer never takes
- * the half-written file for a stale one; a reader may see it before its content, which reads as an
- * invalid, hence absent, entry. Each copy is then written on its own.
+ * Write `data` to a temp file durably, then link() it to `path`: link fails with EEXIST, so exactly one
+ * concurrent creator (in any process) wins, and the file is complete when it appears. Without hard
+ * links, O_EXCL under the key's lock file (`locked`) instead; a reader seeing it early reads it as absent.
  */
 async function createExclusive(path: string, data: string | Uint8Array, after: AfterCreate, locked = false): Promise<boolean> {
   const { copies } = after
@@ -101,14 +92,8 @@ async function createExclusive(path: string, data: string | Uint8Array, after: A
 const STALE_LOCK_MS = 10_000
 
 /**
- * Moves the stale lock file `lock` (the file `stale` describes) out of the way with
- * rename(), so that of processes breaking it at once one succeeds, and deletes it. Resolves false
- * when another process broke it first. When the file moved is not the stale one (another
- * process broke it and took a fresh lock between this one's look and its rename), that lock is
- * put back and the call resolves false: the lock is busy. (A third process taking the lock in the
- * moment between the two renames would have its lock overwritten by the one put back, and two
- * processes would hold it at once: that needs a holder that died and three processes racing in
- * that moment.)
+ * Moves the stale lock file `lock` aside with rename() (one of racing breakers wins) and deletes it.
+ * Resolves false when another process broke it first; a fresh lock moved by mistake is put back.
  */
 async function breakStaleLock(lock: string, stale: Pick<fs.Stats, 'ino' | 'mtimeMs'>): Promise<boolean> {
   const aside = tempPathFor(lock)
@@ -130,9 +115,8 @@ async function breakStaleLock(lock: string, stale: Pick<fs.Stats, 'ino' | 'mtime
 }
 
 /**
- * Run `fn` holding the lock file of `path` (created with O_EXCL, so one process at a time), or
- * resolve `busy` when another process holds it. The lock is named like a temp file: hidden from
- * key listings and removed by the stale temp file sweep if its holder died.
+ * Run `fn` holding the O_EXCL lock file of `path`, or resolve `busy`. Named like a temp file: hidden
+ * from listings and swept if its holder died.
  */
 async function withFileLock<T>(path: string, busy: T, fn: () => Promise<T>): Promise<T> {
   const lock = join(dirname(path), `.${basename(path)}.${'0'.repeat(32)}.tmp`)
@@ -147,8 +131,7 @@ async function withFileLock<T>(path: string, busy: T, fn: () => Promise<T>): Pro
         if (hasCode(statError, 'ENOENT')) return null
         throw statError
       })
-      // Released since the open: try again. (Never break it: the lock file that exists by now,
-      // if any, was taken by another process after this one looked.)
+      // Released since the open: try again (never break it: a lock there now was taken after this look).
       if (!info) continue
       if (Date.now() - info.mtimeMs < STALE_LOCK_MS) return busy
       if (!(await breakStaleLock(lock, info))) return busy
@@ -165,10 +148,8 @@ async function withFileLock<T>(path: string, busy: T, fn: () => Promise<T>): Pro
 }
 
 /**
- * Create the file of `path` unless a live one exists, then do `after` (see {@link AfterCreate}): a
- * missing file is created with link() (exactly one of any number of concurrent creators wins); a
- * `stale` one (an expired entry) is replaced under the key's lock file, so that of concurrent
- * replacers, also in other processes, exactly one wins and a fresh entry is never removed.
+ * Create the file of `path` unless a live one exists, then do `after`: a missing file with link(), a
+ * `stale` one replaced under the key's lock file, so exactly one concurrent creator wins.
  */
 export async function createUnlessLive(path: string, data: string, stale: (current: string) => boolean, after: AfterCreate = { copies: [] }): Promise<boolean> {
   if (await createExclusive(path, data, after)) return true
@@ -211,10 +192,8 @@ export async function claimAndRead(path: string): Promise<string | null> {
 }
 
 /**
- * Atomically take the file of `key` below `base`: rename it to a unique temp name (only one of
- * any number of concurrent renames of the same file succeeds, across processes on the same
- * filesystem), then read and delete the claimed copy. Resolves the content, or null when the file
- * does not exist or another caller claimed it first.
+ * Atomically take the file of `key`: rename it to a unique temp name (one concurrent rename wins,
+ * across processes), then read and delete it. Null when absent or claimed by another.
  */
 export function takeFile(base: string, key: string): Promise<string | null> {
   return claimAndRead(keyToPath(base, key))

@@ -3,15 +3,10 @@ import fs, { constants as fsConstants, promises as fsp } from 'node:fs'
 import type { Dirent } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 
-/*
- * File I/O of the fs store driver: keys to paths, crash-safe writes, temp files and listings.
- *
- * The steps of a record's read and write that never wait for the disk on a local file system
- * (open, a read of a small file the page cache holds, close, rename, link, unlink) are plain
- * synchronous system calls: each takes a few microseconds, while a trip through libuv's thread
- * pool costs tens of microseconds of CPU. The step that waits for the disk, the durable write of a
- * record's data, runs on the thread pool. On a network file system every call is a round trip:
- * share records between machines through Redis, not through a network mount.
+/**
+ * File I/O of the fs store driver. Steps that never wait for a local disk (open, a cached read, close,
+ * rename, link, unlink) are synchronous calls (µs, against tens of µs of CPU through the thread pool);
+ * the durable write runs on the pool. Share records between machines through Redis, not a network mount.
  */
 
 export const DRIVER_NAME = 'fs-atomic'
@@ -49,10 +44,7 @@ export function keySegments(key: string): string[] {
   return segments
 }
 
-/**
- * Map a key to its file below `base`: `a:b:c` becomes `base/a/b/c`. Throws for empty keys and
- * `.`/`..` segments.
- */
+/** Map a key to its file below `base` (`a:b:c` → `base/a/b/c`). Throws for empty keys and `.`/`..` segments. */
 export function keyToPath(base: string, key: string): string {
   const segments = keySegments(key)
   if (segments.length === 0) throw driverError(`Invalid key: ${JSON.stringify(key)}. It should not be empty`)
@@ -89,11 +81,7 @@ export async function readText(path: string): Promise<string | null> {
   }
 }
 
-/**
- * Runs `fn` (an operation that creates an entry in the directory of `path`), creating the
- * directory first when `fn` fails because it does not exist yet: a write costs no mkdir() once
- * the directory is there.
- */
+/** Runs `fn` (which creates an entry in the directory of `path`), creating the directory on ENOENT: no mkdir() per write. */
 export async function inDirectoryOf<T>(path: string, fn: () => T | Promise<T>): Promise<T> {
   try {
     return await fn()
@@ -116,9 +104,8 @@ function writeBytes(fd: number, bytes: Uint8Array, offset: number): Promise<numb
 }
 
 /**
- * Create `path` (O_EXCL), write `data` durably (O_DSYNC where the system has it, fsync where it
- * does not: on the thread pool), close it, then run `publish` (rename or link the file into
- * place): the content is on disk before any name of it can be seen.
+ * Create `path` (O_EXCL), write `data` durably (O_DSYNC, else fsync), close it, then `publish`: the
+ * content is on disk before any name of it can be seen.
  */
 export async function writeSynced<T>(path: string, data: string | Uint8Array, publish: () => T): Promise<T> {
   const fd = await inDirectoryOf(path, () => fs.openSync(path, SYNCED_CREATE, 0o600))

@@ -14,10 +14,8 @@ export interface FsBackendOptions {
 }
 
 /**
- * File-system backend: one crash-safe file per key below `base`, holding an envelope with the
- * expiry time. `take` claims the file with rename() and `setIfAbsent` creates it with link(), so
- * both are atomic even between processes sharing the directory; incr is atomic within the process. `sweep()` deletes
- * expired entries and stale temp files.
+ * File-system backend: one crash-safe envelope file per key below `base`. `take` (rename()) and
+ * `setIfAbsent` (link()) are atomic between processes; incr within the process.
  */
 export function createFsBackend(options: FsBackendOptions): StoreBackend {
   const driver = fsAtomicDriver({ base: options.base })

@@ -22,20 +22,7 @@ export async function createStoreBackend(options: StoreBackendOptions): Promise<
     case 'memory':
       return createMemoryBackend()
     case 'redis':
-      return createRedisBackend({
-        url: options.url,
-        host: options.host,
-        port: options.port,
-        password: options.password,
-        db: options.db,
-        tls: options.tls,
-        tlsCa: options.tlsCa,
-        tlsServername: options.tlsServername,
-        sentinels: options.sentinels,
-        sentinelName: options.sentinelName,
-        sentinelPassword: options.sentinelPassword,
-        cluster: options.cluster,
-      })
+      return createRedisBackend(options)
     case 'upstash':
       // The URL and token, else UPSTASH_REDIS_REST_URL / UPSTASH_REDIS_REST_TOKEN of the server.
       return createUpstashBackend(upstashConnection(options))

@@ -8,10 +8,7 @@ export interface KeyedLock {
 
 const settle = (): void => {}
 
-/**
- * Create a keyed async mutex. Each key holds the tail of a promise chain; the map entry is removed
- * as soon as the chain drains, so idle keys cost nothing.
- */
+/** Create a keyed async mutex: a promise chain per key, dropped once it drains. */
 export function createKeyedLock(): KeyedLock {
   const tails = new Map<string, Promise<void>>()
 

@@ -2,11 +2,8 @@ import { assertStorageKey, parseCounter, toStep, toTtlMs, type Envelope } from '
 import { assertMapField, type MapEntry, type StoreBackend } from './types'
 
 /**
- * In-process backend: a Map of entries with their expiry time (epoch ms), the same keys and
- * answers as the envelope backend of the fs driver. Every operation reads and writes the Map in
- * one synchronous step, so take, setIfAbsent, incr and commit are atomic within the process (a
- * commit is one step here, not a sequence). Data is lost on restart and not shared between
- * processes.
+ * In-process backend: a Map of envelopes, the same answers as the fs backend. Every operation is one
+ * synchronous step (atomic within the process); lost on restart, not shared between processes.
  */
 export function createMemoryBackend(): StoreBackend {
   const data = new Map<string, Envelope>()

@@ -6,11 +6,7 @@ import type { CommitResult, StoreBackend } from './types'
 /** How often (at most) a process sweeps expired records of drivers without native TTL. */
 const SWEEP_INTERVAL_MS = 10 * 60 * 1000
 
-/**
- * A claim and what it decides, over records: see `Commit` in `types.ts` (one round trip on Redis,
- * one durable file on fs). A claim under a previous HMAC key counts as taken; guards and
- * deletions cover every key of theirs.
- */
+/** `Commit` (types.ts) over records: a claim under a previous HMAC key counts as taken. */
 export interface RecordCommit {
   /** Nothing is written when one of these records exists (e.g. the session's revocation mark). */
   guards: readonly RecordKey[]
@@ -27,27 +23,16 @@ export interface RecordCommit {
 /** Shape of a stored record, checked on every read: anything else counts as absent. */
 export type RecordSchema<T> = z.ZodType<T>
 
-/**
- * Where a record lives: `current` is its key under the current HMAC key; `previous` are its keys
- * under the previous ones (`token.previousSecrets`), where records written before a rotation
- * still are. Reads fall back to them, writes go to `current`, removals clear all.
- */
+/** A record's key under the current HMAC key and the previous ones: reads fall back, writes go to `current`, removals clear all. */
 export interface RecordKey {
   readonly current: string
   readonly previous: readonly string[]
 }
 
 /**
- * Typed JSON records over the backend. Keys are `<prefix><namespace>:<hmac(id)>`, so storage never
- * holds a raw token or code; values are sealed (aes-256-gcm) when `sealer` encrypts. A namespace
- * is a record type some module declared (`recordTypes` of store/record-types.ts): no record lives outside them.
- *
- * Every read is checked against the record's schema: a value that does not decrypt, is not JSON
- * or has the wrong shape (corruption, tampering, a record of another version) is reported through
- * `onInvalid` and treated as absent, so no endpoint fails on it.
- *
- * Rotation: with several HMAC keys (current first), a record is looked up under each in turn, so
- * records written before a rotation stay reachable until they expire.
+ * Typed JSON records over the backend, at `<prefix><namespace>:<hmac(id)>` (storage never holds a raw
+ * token or code), sealed when `sealer` encrypts. A value that does not decrypt, parse or match its
+ * schema is reported through `onInvalid` and treated as absent, so no endpoint fails on it.
  */
 export interface RecordStore {
   /** Key of the record `id` of a record type (`id` is hashed: it never appears in storage). */
@@ -76,12 +61,7 @@ export interface RecordStore {
   /** Seconds left before a live record expires, or null when there is none. */
   ttl(key: RecordKey): Promise<number | null>
   remove(key: RecordKey): Promise<void>
-  /**
-   * Storage keys of the live entries of a record type, sorted. A record or counter is one entry;
-   * a map is one entry on Redis and one per field (`<key>:<field>`) on fs and memory. Every key
-   * can be passed to {@link RecordStore.at}. Costs a scan of the store: for tests and tooling,
-   * never for a request.
-   */
+  /** Sorted storage keys of the live entries of a record type (a scan: for tests and tooling only). */
   list(namespace: RecordType): Promise<string[]>
   /** Writes one entry of a map (see {@link StoreBackend.mapSet}); the value is sealed like a record. */
   mapSet<T>(key: RecordKey, field: string, value: T, ttlSeconds: number): Promise<void>
@@ -104,14 +84,7 @@ export interface RecordStoreOptions {
   onInvalid?: (namespace: string, reason: InvalidRecordReason) => void
 }
 
-/**
- * The record store over a backend.
- * @param backend Where the records live.
- * @param prefix Start of every storage key and channel name.
- * @param hashers HMAC keys of the storage keys, current first, then previous ones (rotation).
- * @param sealer Seals values (aes-256-gcm), or leaves them as they are.
- * @param options Reports of failed sweeps and ignored values.
- */
+/** The record store over a backend; `hashers` are the HMAC keys, current first. */
 export function createRecordStore(backend: StoreBackend, prefix: string, hashers: readonly KeyHasher[], sealer: Sealer, options: RecordStoreOptions = {}): RecordStore {
   if (hashers.length === 0) throw new Error('createRecordStore needs at least one key hasher')
   const [hasher, ...previousHashers] = hashers as [KeyHasher, ...KeyHasher[]]

@@ -1,10 +1,7 @@
 /**
- * A kind of record the module stores, by the namespace that starts its storage keys
- * (`<prefix><namespace>:<hmac(id)>`). The module that owns a kind declares it with
- * {@link recordTypes} (the core's in core/records/core-records.ts, each feature's in its folder), so
- * the store knows none of them; `RecordStore.key` and `namedKey` take only declared names, and
- * test/unit/record-types.test.ts checks that every declared name is unique and that a whole flow
- * stores nothing else.
+ * A kind of record, by the namespace that starts its storage keys (`<prefix><namespace>:<hmac(id)>`),
+ * declared with {@link recordTypes} by the module that owns it (test/unit/record-types.test.ts
+ * checks the names are unique).
  */
 export type RecordType = string & { readonly __recordType: true }
 

@@ -6,10 +6,7 @@ import type { Commit, MapEntry } from './types'
  * format of the map values they keep: `<expiry ms>|<value>`.
  */
 
-/**
- * INCRBY, and set the expiry only when this call created the counter; a negative step never
- * creates one.
- */
+/** INCRBY, with the expiry set only when this call created the counter; a negative step never creates one. */
 export const INCR_SCRIPT = `local existed = redis.call('EXISTS', KEYS[1])
 local by = tonumber(ARGV[2])
 if existed == 0 and by <= 0 then return 0 end
@@ -17,19 +14,13 @@ local n = redis.call('INCRBY', KEYS[1], by)
 if existed == 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return n`
 
-/**
- * HSET of one map entry (`<expiry ms>|<value>`), and make the hash live at least as long as
- * this entry.
- */
+/** HSET of one map entry (`<expiry ms>|<value>`); the hash lives at least as long as the entry. */
 export const MAP_SET_SCRIPT = `redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 local ttl = tonumber(ARGV[3])
 if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
 return 1`
 
-/**
- * HDEL of the fields given with the values they were read with, each only if it still holds that
- * value: an expired entry is dropped, one written again meanwhile is kept.
- */
+/** HDEL of each field that still holds the value it was read with (one written again meanwhile is kept). */
 export const MAP_DROP_SCRIPT = `local n = 0
 for i = 1, #ARGV, 2 do
   if redis.call('HGET', KEYS[1], ARGV[i]) == ARGV[i + 1] then

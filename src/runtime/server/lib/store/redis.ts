@@ -55,10 +55,7 @@ function ioredisCommands(client: RedisClient): RedisCommands {
   }
 }
 
-/**
- * Keys under `prefix`: on a cluster every master is scanned (a SCAN covers one node only), once
- * the client knows them all (before its slot map is loaded it knows only the configured nodes).
- */
+/** Keys under `prefix`: on a cluster every master is scanned, once the client knows them all. */
 async function scanKeys(client: RedisClient, prefix: string): Promise<string[]> {
   const keys = new Set<string>()
   let nodes: Array<Pick<Redis, 'scan'>> = [client as Pick<Redis, 'scan'>]
@@ -102,12 +99,8 @@ async function closeConnection(connection: Pick<RedisSubscriber, 'status' | 'qui
 }
 
 /**
- * Redis backend on unstorage's redis driver (ioredis, loaded on demand). Keys are used verbatim;
- * every operation is a single command or script on the raw client, so take (GETDEL), setIfAbsent
- * (SET NX PX), incr (INCRBY + PEXPIRE script) and commit (one script: a refresh-token rotation in
- * one round trip) are atomic across processes, and Redis expires entries itself. Scripts run by
- * their SHA1 (EVALSHA). On a cluster, whose keys of one commit live on different slots, a commit
- * runs in steps (see `commitInSteps`).
+ * Redis backend (ioredis through unstorage, loaded on demand): every operation is one command or
+ * script, atomic across processes; on a cluster a commit runs in steps (keys on different slots).
  */
 export async function createRedisBackend(options: RedisBackendOptions = {}): Promise<StoreBackend> {
   const { default: redisDriver } = await import('unstorage/drivers/redis')
@@ -142,8 +135,7 @@ export async function createRedisBackend(options: RedisBackendOptions = {}): Pro
         if (from === channel) onMessage(message)
       })
       await subscriber.subscribe(channel)
-      // After a reconnection ioredis emits `ready` and subscribes again; the PING is answered
-      // after that SUBSCRIBE on the same connection, so the resync starts once messages flow.
+      // After a reconnection ioredis subscribes again on `ready`; the PING answers after that SUBSCRIBE.
       subscriber.on('ready', () => {
         down = false
         subscriber.ping().then(onResync, onResync)

@@ -29,10 +29,8 @@ const isScanPage = (value: unknown): value is [string | number, string[]] => Arr
 const isSetAnswer = (value: unknown): value is 'OK' | null => value === 'OK' || value === null
 
 /**
- * The text of a failure, without what must not be logged: `@upstash/redis` appends the whole
- * command (keys and values: records) to a server's error (`…, command was: [...]`), and quotes an
- * answer that is not JSON. The server's own error (`NOSCRIPT …`, `WRONGTYPE …`) comes first, as
- * the script runner expects it. The token is masked should a server echo it.
+ * The text of a failure without what must not be logged: `@upstash/redis` appends the whole command
+ * (keys and records) to errors. The server's own error comes first; the token is masked.
  */
 function failure(name: string, error: unknown, token: string, timeoutMs: number): Error {
   // By name, not class: a DOMException (an abort) is not an Error on every runtime.
@@ -53,17 +51,9 @@ function failure(name: string, error: unknown, token: string, timeoutMs: number)
 }
 
 /**
- * Redis over HTTP (the Upstash REST protocol), for hosts without TCP connections or a file system
- * (serverless functions, Cloudflare Workers): unstorage's upstash driver (`@upstash/redis`, loaded
- * on demand). Every command is one HTTPS request, and the operations are those of the TCP Redis
- * backend (redis-operations.ts): take is GETDEL, setIfAbsent SET NX PX, incr, the maps and a
- * commit (a refresh-token rotation) are the same scripts, run by their SHA1 (EVALSHA, EVAL after
- * NOSCRIPT), so a rotation is one round trip and every operation is atomic on the server.
- *
- * Pub/sub: `publish` sends a real PUBLISH (processes on TCP Redis sharing the database hear it);
- * a subscription would need a connection held open, which a serverless host does not keep, so
- * `subscribe` only runs `onResync` once (the revoked sessions are loaded when they are needed).
- * Redis expires entries itself: `sweep` has nothing to do; `dispose` has no connection to close.
+ * Redis over HTTP (Upstash REST) for hosts without TCP or a file system: the operations of the TCP
+ * Redis backend (redis-operations.ts), scripts by SHA1, so every operation is atomic on the server.
+ * `publish` sends a real PUBLISH; `subscribe` only runs `onResync` once (no connection is held).
  */
 export async function createUpstashBackend(options: UpstashBackendOptions): Promise<StoreBackend> {
   const { url, token } = options
@@ -79,24 +69,16 @@ export async function createUpstashBackend(options: UpstashBackendOptions): Prom
     token,
     // Values are opaque strings: "123" or '{"a":1}' must come back as the same string, not parsed.
     automaticDeserialization: false,
-    // Answers as plain JSON strings rather than base64: every value the module stores is UTF-8
-    // text, and plain strings leave nothing to guess (the client's base64 decoding passes a
-    // string it cannot decode through as it is).
+    // Plain JSON strings rather than base64: every stored value is UTF-8 text.
     responseEncoding: false,
-    // One command, one request: batching would tie unrelated requests to one slow answer, and its
-    // errors are reworded (`Command failed: …`), which would hide NOSCRIPT from the script runner.
-    // (Commands go through `exec`, which the auto-pipeline leaves alone anyway: off, to be sure.)
+    // One command, one request: batching ties unrelated requests to one slow answer and rewords NOSCRIPT.
     enableAutoPipelining: false,
     // Read-your-writes (the default): a read of this process sees its own earlier writes, also
     // where the database answers reads from replicas.
     readYourWrites: true,
-    // Every command is sent once. A retry after a lost answer would run it twice: a second GETDEL,
-    // SET NX or commit answers as if another request had won, a second INCR counts twice. A
-    // failure surfaces as an error (a 500 the client may retry) instead.
+    // Sent once: a retry after a lost answer would run GETDEL, SET NX, a commit or INCR twice.
     retry: { retries: 0 },
-    // A fresh timeout per request: without one, a server that never answers would hold requests
-    // (and Workers subrequests) forever. A signal given as a function makes the client throw on
-    // abort (given as a signal, an aborted request would resolve with the text "Aborted" as its result).
+    // A fresh timeout per request (else a silent server holds requests forever); as a function, so an abort throws.
     signal: () => AbortSignal.timeout(timeoutMs),
     // No runtime and platform headers sent along, no latency lines on the console.
     enableTelemetry: false,

@@ -14,10 +14,7 @@ const authCodeRecord = z.object({
   provider: z.string().optional(),
   /** Same-origin path chosen at login, returned to the callback page. */
   redirect: z.string().optional(),
-  /**
-   * HMAC of the browser binding (the value of the code cookie). Absent only for codes issued with
-   * `bindToBrowser: false`.
-   */
+  /** HMAC of the browser binding; absent only for codes issued with `bindToBrowser: false`. */
   binding: z.string().optional(),
   issuedAt: timestamp,
 })
@@ -34,17 +31,13 @@ export interface AuthCodeInput {
 
 export interface AuthCodeOptions {
   /**
-   * Bind the code to the browser of `event` (default): the answer sets the HttpOnly code cookie,
-   * and POST /auth/token refuses the code without that cookie. `false` issues a bearer code that
-   * any client holding it can exchange (for non-browser clients only).
+   * Bind the code to the browser of `event` (default: POST /auth/token needs the code cookie); `false`
+   * issues a bearer code any holder can exchange (non-browser clients only).
    */
   bindToBrowser?: boolean
 }
 
-/**
- * Issues a single-use code valid for `authCode.expiresIn` seconds, bound to the browser of
- * `event` unless `bindToBrowser` is false.
- */
+/** Issues a single-use code valid for `authCode.expiresIn` seconds, browser-bound unless `bindToBrowser` is false. */
 export async function createAuthCode(ctx: AuthContext, event: H3Event, input: AuthCodeInput, options: AuthCodeOptions = {}): Promise<string> {
   const code = randomToken(32)
   const binding = options.bindToBrowser === false ? undefined : browserBindingOf(event, ctx)

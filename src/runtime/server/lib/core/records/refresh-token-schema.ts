@@ -1,10 +1,7 @@
 import { z } from 'zod'
 import { claimsSchema, impersonationContextSchema, sessionClientSchema, timestamp, userSchema } from './record-schema'
 
-/*
- * The stored shapes of a session's refresh tokens, shared by the token records and the user's
- * session map (a rotation stores its marker under the successor's key and in the map).
- */
+/** Stored shapes of refresh tokens, shared by the token records and the user's session map. */
 
 export const refreshTokenRecord = z.object({
   family: z.string().min(1),
@@ -20,27 +17,17 @@ export const refreshTokenRecord = z.object({
   createdAt: timestamp,
   /** Coarse description of the client that started the session (see `describeClient`). */
   client: sessionClientSchema.optional(),
-  /**
-   * When this token and every token rotated from it end at the latest (epoch ms): set on a token
-   * derived from an access token alone (the way back from an impersonation started with a bearer
-   * alone), which must not outlive that access token.
-   */
+  /** Latest end (epoch ms) of this token and its successors: set when derived from an access token alone. */
   notAfter: timestamp.optional(),
 })
 
-/**
- * A stored refresh token. Every token belongs to a family (one login = one session id, `sid` in
- * access tokens); rotation keeps the family and replaces the token.
- */
+/** A stored refresh token; every token belongs to a family (one login, `sid`), kept by rotation. */
 export type RefreshTokenRecord = z.output<typeof refreshTokenRecord>
 
 /**
- * Left on a token when it is rotated. Created atomically, it is the rotation's single claim:
- * whoever creates it decides the one successor of the token. It carries that successor (sealed
- * with a key derived from the rotated token, so the store alone never yields it) and the
- * successor's record. The same value is stored under the successor's key and as the session's
- * entry in its user's map (one durable write on fs: hard links of one file), so a crash between
- * the claim and any other write loses nothing.
+ * Left on a token when it is rotated: created atomically, it is the single claim that names the one
+ * successor (sealed with a key derived from the rotated token) and carries its record, stored also
+ * under the successor's key and in the session map, so a crash between writes loses nothing.
  */
 export const rotationMarker = z.object({
   family: z.string().min(1),

@@ -38,10 +38,7 @@ export async function isFamilyRevoked(ctx: AuthContext, family: string): Promise
   return (await ctx.store.read(revokedKey(ctx, family), familyRevoked)) !== null
 }
 
-/**
- * Seals the successor of `token` with a key only `token` and the server secret give (an HMAC of
- * the rotated token, which the store never holds in clear).
- */
+/** Seals the successor of `token` with a key only `token` and the server secret give. */
 function sealSuccessor(ctx: AuthContext, token: string, successor: string): string {
   return createSealer(ctx.store.hash(SUCCESSOR_PURPOSE, token)).seal(successor)
 }
@@ -53,10 +50,8 @@ function openSuccessor(ctx: AuthContext, token: string, sealed: string): string 
 }
 
 /**
- * Writes a token's record and, first, the session's entry in its user's session map (so a live
- * token is never missing from the map). A token with an end of its own (`notAfter`) sits beside
- * the session's own token and leaves the entry as it is: its shorter lifetime must not shorten
- * the session's listing.
+ * Writes a token's record after the session's entry in its user's map (a live token is never unlisted).
+ * A token with its own end (`notAfter`) leaves the entry as it is: it must not shorten the listing.
  */
 async function storeToken(ctx: AuthContext, token: string, record: RefreshTokenRecord, ttl: number = ctx.lifetimes.refresh): Promise<void> {
   if (record.notAfter === undefined) await putSessionEntry(ctx, record.userId, record.family, sessionEntryOf(record), ttl)
@@ -99,10 +94,7 @@ export async function issueRefreshToken(ctx: AuthContext, input: RefreshTokenInp
   return { token, record }
 }
 
-/**
- * Seconds a token of `record` lives from now: the refresh lifetime, or less when the record has an
- * end of its own (`notAfter`); 0 or less once that has passed.
- */
+/** Seconds a token of `record` lives from now: the refresh lifetime, capped by its own end (`notAfter`). */
 export function refreshLifetime(ctx: AuthContext, record: Pick<RefreshTokenRecord, 'notAfter'>): number {
   return record.notAfter === undefined ? ctx.lifetimes.refresh : Math.min(ctx.lifetimes.refresh, (record.notAfter - Date.now()) / 1000)
 }
@@ -111,11 +103,8 @@ export function refreshLifetime(ctx: AuthContext, record: Pick<RefreshTokenRecor
 const pastItsEnd = (ctx: AuthContext, record: RefreshTokenRecord) => refreshLifetime(ctx, record) <= 0
 
 /**
- * A new refresh token for a session that exists already (the way back from an impersonation):
- * the same family, login time, provider and client as the session's entry in its user's map, the
- * given user and claims, and `notAfter` when given. Null, and nothing stored, when the session has
- * ended (revoked, expired, or never existed), also when it ends while the token is being stored,
- * and when `notAfter` has passed.
+ * A new refresh token for an existing session (the way back from an impersonation), with its
+ * family, login time, provider and client. Null, and nothing stored, when the session has ended.
  */
 export async function continueSession(ctx: AuthContext, family: string, input: Pick<RefreshTokenInput, 'user' | 'userId' | 'claims'> & { notAfter?: number }): Promise<{ token: string, record: RefreshTokenRecord } | null> {
   const entry = (await listSessionEntries(ctx, input.userId)).find(candidate => candidate.id === family)
@@ -163,14 +152,11 @@ function withinGrace(ctx: AuthContext, elapsedMs: number): boolean {
 }
 
 /**
- * The session a refresh cookie stands for, read only (server-side rendering): the token's record,
- * or, for a token rotated within the grace period (a page load sent while a refresh was being
- * answered still carries the old cookie), the record its rotation handed to the successor. Null
- * when unknown, revoked or rotated longer ago; never counts as reuse and never rotates.
+ * The session a refresh cookie stands for, read only (SSR): the token's record or, within the grace
+ * period of its rotation, its successor's. Never counts as reuse, never rotates.
  */
 export async function readSessionRecord(ctx: AuthContext, token: string): Promise<RefreshTokenRecord | null> {
-  // The marker is read too: a token whose record survived a crash in the middle of its rotation
-  // is rotated all the same, and counts only within the grace period.
+  // A token whose record survived a crash mid-rotation counts as rotated.
   const [found, marker] = await Promise.all([readRefreshToken(ctx, token), ctx.store.read(markerKey(ctx, token), rotationMarker)])
   if (!marker) return found?.record ?? null
   if (!withinGrace(ctx, Date.now() - marker.at) || pastItsEnd(ctx, marker.record)) return null
@@ -178,18 +164,11 @@ export async function readSessionRecord(ctx: AuthContext, token: string): Promis
 }
 
 /**
- * Redeems a refresh token for its successor: validates it, then rotates it (unless `rotate` says
- * no for its record; the answer then carries no new token).
- *
- * The first use claims the rotation by creating the rotation marker, which names the one
- * successor; of any number of concurrent uses (also across processes on Redis) exactly one
- * creates it. The marker carries the successor's record and is stored under the successor's key
- * and as the session's map entry too, and the rotated token is removed, in one commit of the
- * store (one script on Redis, one durable file with hard links on fs): see `RecordCommit`. The
- * session's revocation mark guards it. Every use of the same token within `reuseGracePeriod`
- * seconds of the claim (a second tab, a retry after a lost answer or a crash) is answered with
- * that same successor. Any later use is reuse of a stolen token: the whole family is revoked.
- * With a grace period of 0 only the first use succeeds.
+ * Redeems a refresh token for its successor (unless `rotate` declines). The first use creates the
+ * rotation marker in one store commit (exactly one of concurrent uses wins, across processes): it
+ * carries the successor's record, written under its key and in the session map; the revocation mark
+ * guards it. Uses within `reuseGracePeriod` get the same successor; later ones are reuse of a stolen
+ * token and revoke the family.
  */
 export async function rotateRefreshToken(ctx: AuthContext, token: string, options: { rotate: (record: RefreshTokenRecord) => boolean } = { rotate: () => true }): Promise<RefreshResult> {
   const key = tokenKey(ctx, token)
@@ -214,23 +193,17 @@ export async function rotateRefreshToken(ctx: AuthContext, token: string, option
     })
     if (result === 'claimed') return { status: 'ok', record, token: successor }
     if (result === 'guarded') return { status: 'invalid' }
-    // Rotated already: by a concurrent use (which removes this record too), or before a crash
-    // that kept the record. It is never read as a live token again.
+    // Rotated already (concurrently, or before a crash that kept the record): never live again.
     await ctx.store.remove(key)
   }
   return followRotation(ctx, token)
 }
 
-/**
- * A use of a token that is gone or already rotated: within the grace period of its rotation, the
- * session's current token (the successor, or the successor's successor after further rotations);
- * after it, reuse.
- */
+/** A use of a token gone or rotated: within the grace period, the session's current token; after, reuse. */
 async function followRotation(ctx: AuthContext, token: string): Promise<RefreshResult> {
   let marker = await ctx.store.read(markerKey(ctx, token), rotationMarker)
   if (!marker) return { status: 'invalid' }
-  // The clock is read after the marker: a use that lost the race to the claim is measured
-  // against the claim's own time, never ahead of it.
+  // The clock is read after the marker: a loser of the race is measured against the claim's time.
   const elapsed = Date.now() - marker.at
   if (await isFamilyRevoked(ctx, marker.family)) return { status: 'invalid' }
   if (!withinGrace(ctx, elapsed)) {
@@ -253,10 +226,8 @@ async function followRotation(ctx: AuthContext, token: string): Promise<RefreshR
 }
 
 /**
- * A successor that was claimed but never stored (the server stopped between the claim and the
- * write, or a logout took it): stored again from its marker, with what is left of its lifetime,
- * unless its session has been revoked. The revocation is checked after the write, so a logout
- * that runs meanwhile (it revokes before it deletes) is never undone.
+ * A successor claimed but never stored (a crash, or a logout took it): stored again from its marker,
+ * unless the session is revoked, checked after the write so a concurrent logout is never undone.
  */
 async function restoreSuccessor(ctx: AuthContext, successor: string, record: RefreshTokenRecord): Promise<RefreshResult> {
   const left = Math.min((record.issuedAt + ctx.lifetimes.refresh * 1000 - Date.now()) / 1000, refreshLifetime(ctx, record))
@@ -270,13 +241,9 @@ async function restoreSuccessor(ctx: AuthContext, successor: string, record: Ref
 }
 
 /**
- * Ends a session (token family): none of its refresh tokens refreshes any more and, unless
- * `sessions.revokeAccessTokens` is off, its access tokens are refused on every process within
- * moments. Then `svc:session:revoked` runs (its failure is logged, never undoes the revocation).
- *
- * Order: the access tokens first (stored and broadcast), then the session's mark, then the user's
- * map entry. A failure part-way leaves the session listed and live for a retry to end it
- * completely; once marked, the session counts as ended and a retry does not come back to it.
+ * Ends a session: its refresh tokens stop working, its access tokens are refused everywhere (unless
+ * `sessions.revokeAccessTokens` is off), then `svc:session:revoked` runs (a failure is only logged).
+ * Access tokens first, then the mark, then the map entry: a failure part-way leaves it for a retry.
  */
 export async function revokeFamily(ctx: AuthContext, family: string, userId: string, reason: SessionRevocationReason): Promise<void> {
   await ctx.revocations?.revoke(family)
@@ -288,17 +255,12 @@ export async function revokeFamily(ctx: AuthContext, family: string, userId: str
   })
 }
 
-/**
- * Logout: revokes the session (family) of a token, whether the token is the session's current one
- * (its record is deleted) or an older one that was rotated since (its rotation marker names the
- * family). Unknown tokens are ignored. Returns the family and user of the revoked session.
- */
+/** Logout: revokes the session of a token, current or rotated since. Unknown tokens are ignored. */
 export async function revokeRefreshToken(ctx: AuthContext, token: string): Promise<{ family: string, userId: string } | null> {
   const key = tokenKey(ctx, token)
   const owner = await ctx.store.read(key, storedRefreshToken) ?? await ctx.store.read(markerKey(ctx, token), rotationMarker)
   if (!owner) return null
-  // Revoked first, deleted after: a concurrent retry that restores a token of the session sees
-  // the revocation (see restoreSuccessor).
+  // Revoked first, deleted after: a concurrent restore sees the revocation.
   await revokeFamily(ctx, owner.family, owner.userId, 'logout')
   await ctx.store.remove(key)
   return { family: owner.family, userId: owner.userId }

@@ -2,11 +2,9 @@ import { z } from 'zod'
 import type { RecordStore } from '../../store/record-store'
 import { CORE_RECORDS } from './core-records'
 
-/*
- * The sessions revoked lately: one map (`sid` → when), each entry kept as long as an access
- * token of the session can live. Every process loads it when it starts or reconnects and then
- * follows the broadcasts on {@link REVOKED_CHANNEL}, so checking a token needs no store access.
- * Record type `revokedSessions`.
+/**
+ * Sessions revoked lately: one map (`sid` → when), loaded by every process on start and reconnection,
+ * then followed through the broadcasts on {@link REVOKED_CHANNEL}.
  */
 
 /** Channel of the revocation broadcasts (message: `<sid>|<expiry ms>`). */
@@ -15,10 +13,8 @@ export const REVOKED_CHANNEL = 'session-revoked'
 const revokedAt = z.number()
 
 /**
- * Records that `sid` is revoked until `expiresAt` (epoch ms) and tells every process. The record is
- * what counts (every process reloads it: at start, after a reconnection, on its poll); the
- * broadcast only makes it quicker, so a broadcast that fails is reported to `onBroadcastError` and
- * does not fail the revocation (which would stop a logout half-way, its refresh token still live).
+ * Records that `sid` is revoked until `expiresAt` and tells every process. The record is what counts;
+ * a failed broadcast is reported, never fails the revocation (a logout must not stop half-way).
  */
 export async function storeRevokedSession(store: RecordStore, sid: string, expiresAt: number, onBroadcastError: (error: unknown) => void): Promise<void> {
   const now = Date.now()

@@ -2,10 +2,7 @@ import type { AuthUser } from '../../../../types/auth'
 
 const SENSITIVE_KEY = /password|passwd|secret|^hash$|hashed|token/i
 
-/**
- * A copy of the user object that is safe to store next to a session or code: password hashes,
- * secrets and provider tokens are left out at every depth, as are values that are not JSON.
- */
+/** A copy of the user safe to store: password hashes, secrets, provider tokens and non-JSON values dropped at every depth. */
 export function storableUser(user: AuthUser): AuthUser {
   return JSON.parse(JSON.stringify(strip(user))) as AuthUser
 }

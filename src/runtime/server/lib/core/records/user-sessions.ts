@@ -10,17 +10,9 @@ export { sessionIdSchema } from '../../edge/request-schemas'
 export type SessionEntry = z.output<typeof sessionEntry> & { id: string, expiresAt: number }
 
 /**
- * The sessions of one user: one map per user (keyed by an HMAC of the user id), one entry per
- * session (token family), written with every token of the session and removed when it is
- * revoked. Finding a user's sessions reads this one map: O(sessions of the user), never a scan.
- *
- * At login the entry is written before the token; a rotation stores its marker as the entry in
- * the same commit that stores the successor token (see `rotateRefreshToken`), and an entry is
- * removed after the session is marked revoked, so a live session is never missing from its
- * user's map. What a failure or a race can leave is an entry without a live session: a login
- * whose token write failed removes its entry again (a crash can leave it until it expires), and
- * a refresh under way while its session was revoked can write the entry back, which listing
- * drops (it checks the revoked mark of each entry).
+ * The sessions of one user: one map per user, one entry per session, never a scan. The entry is
+ * written before a token and removed after the revoked mark, so a live session is always listed;
+ * an entry without a live session (a failed login write, a refresh racing a revocation) is dropped when listing.
  */
 export const sessionMapKey = (ctx: AuthContext, userId: string) => ctx.store.key(CORE_RECORDS.userSessions, userId)
 
