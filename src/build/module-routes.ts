@@ -1,3 +1,4 @@
+import { addServerHandler, type Resolver } from '@nuxt/kit'
 import type { EndpointOptions, ModuleOptions } from '../runtime/types/options'
 import type { RouteContract } from '../runtime/server/lib/edge/route-contract'
 import { CORE_ROUTES } from '../runtime/server/core-routes'
@@ -38,6 +39,27 @@ export function contractOf(route: Pick<ServerRoute, 'method' | 'handler'>): Rout
 export function coreRoutes(e: EndpointOptions): ServerRoute[] {
   const { listSessions, revokeOthers, revokeSession, ...tokens } = CORE_ROUTES
   return routesOf([...Object.values(tokens), ...contractsOf(IMPERSONATION_ROUTES), listSessions, revokeOthers, revokeSession], e)
+}
+
+/** {@link coreRoutes} at the configured paths; two routes of one method on one path are refused. */
+export function serverRoutes(options: ModuleOptions): ServerRoute[] {
+  const routes = coreRoutes(options.endpoints)
+  const seen = new Map<string, string>()
+  for (const r of routes) {
+    const key = `${r.method} ${r.route}`
+    const other = seen.get(key)
+    if (other) throw new Error(`[svc-auth] svcAuth.endpoints: ${routeName(r.handler)} and ${routeName(other)} share ${key.toUpperCase()}`)
+    seen.set(key, r.handler)
+  }
+  return routes
+}
+
+/** A handler's file name (`refresh.post`), as messages name a route. */
+const routeName = (handler: string) => handler.slice(handler.lastIndexOf('/') + 1)
+
+/** Registers routes with Nitro, each served by its handler file under `runtime/`. */
+export function addRoutes(resolver: Resolver, routes: ServerRoute[]): void {
+  for (const route of routes) addServerHandler({ route: route.route, method: route.method, handler: resolver.resolve(`./runtime/${route.handler}`) })
 }
 
 /** Handler of the automatic `GET <loginPath>/<name>` route of an OAuth provider. */
