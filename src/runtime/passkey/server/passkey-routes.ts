@@ -2,9 +2,9 @@ import type { EndpointOptions } from '../../types/options'
 import type { RouteContract } from '../../server/lib/edge/route-contract'
 import * as req from '../../server/lib/edge/request-schemas'
 import * as res from '../../server/lib/edge/response-schemas'
-import { passkeyRoutePath } from '../passkey-paths'
+import { underPath } from '../../shared/paths'
 
-const at = (path: string) => (e: EndpointOptions) => passkeyRoutePath(e.authPath, path)
+const at = (path: string) => (e: EndpointOptions) => underPath(e.authPath, 'passkey', path)
 const handler = (file: string) => `passkey/server/routes/${file}`
 const OWNER_ERRORS = ['unauthorized', 'session_revoked', 'impersonated_session'] as const
 

@@ -2,9 +2,9 @@ import type { EndpointOptions } from '../../types/options'
 import type { RouteContract } from '../../server/lib/edge/route-contract'
 import * as req from '../../server/lib/edge/request-schemas'
 import * as res from '../../server/lib/edge/response-schemas'
-import { twoFactorRoutePath } from '../two-factor-paths'
+import { underPath } from '../../shared/paths'
 
-const at = (path: string) => (e: EndpointOptions) => twoFactorRoutePath(e.authPath, path)
+const at = (path: string) => (e: EndpointOptions) => underPath(e.authPath, 'two-factor', path)
 const handler = (file: string) => `two-factor/server/routes/${file}`
 const SETTINGS_ERRORS = ['unauthorized', 'session_revoked', 'impersonated_session', 'reauthentication_required'] as const
 const FLOW_ERRORS = ['two_factor_login_expired', 'code_binding_mismatch'] as const
