@@ -3,7 +3,7 @@ import { checkOptions } from './build/checks'
 import { setupDeployTarget } from './build/deploy-target'
 import { setupFeatures } from './build/features'
 import { resolveOptions } from './build/resolve-options'
-import { serverRoutes } from './build/routes'
+import { addRoutes, serverRoutes } from './build/module-routes'
 import { setupOAuth } from './build/oauth'
 import { setupClient } from './build/client'
 import { setupDevtools } from './build/devtools'
@@ -40,9 +40,7 @@ export default defineNuxtModule<ModuleOptionsInput>({
     // Secrets stay in the private runtime config; the browser gets the public part only.
     writeRuntimeConfig(nuxt.options.runtimeConfig, buildRuntimeConfig(options, { dev: nuxt.options.dev }))
 
-    for (const route of serverRoutes(options)) {
-      addServerHandler({ route: route.route, method: route.method, handler: resolver.resolve(`./runtime/${route.handler}`) })
-    }
+    addRoutes(resolver, serverRoutes(options))
     addServerHandler({ middleware: true, handler: resolver.resolve('./runtime/server/middleware/route-protection') })
     addServerPlugin(resolver.resolve('./runtime/server/plugins/startup-plugin'))
     addServerImports([

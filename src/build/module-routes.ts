@@ -1,12 +1,16 @@
+import { addServerHandler, type Resolver } from '@nuxt/kit'
 import type { EndpointOptions, ModuleOptions } from '../runtime/types/options'
-import { MOCK_ENDPOINTS } from '../runtime/oauth/server/mock-preset'
+import type { RouteContract } from '../runtime/server/lib/edge/route-contract'
+import { CORE_ROUTES } from '../runtime/server/core-routes'
+import { IMPERSONATION_ROUTES } from '../runtime/impersonation/server/impersonation-routes'
+import { OAUTH_ROUTES } from '../runtime/oauth/server/oauth-routes'
 import { oauthProviderNames } from '../runtime/oauth/server/provider-registry'
 import { isPasswordEnabled } from '../runtime/password/server/password-options'
-import { PASSWORD_ROUTES, passwordRoutePath } from '../runtime/password/password-paths'
+import { PASSWORD_ROUTES } from '../runtime/password/server/password-routes'
 import { isTwoFactorEnabled } from '../runtime/two-factor/server/two-factor-options'
-import { TWO_FACTOR_ROUTES, twoFactorRoutePath } from '../runtime/two-factor/two-factor-paths'
+import { TWO_FACTOR_ROUTES } from '../runtime/two-factor/server/two-factor-routes'
 import { isPasskeyEnabled } from '../runtime/passkey/server/passkey-options'
-import { PASSKEY_ROUTES, passkeyRoutePath } from '../runtime/passkey/passkey-paths'
+import { PASSKEY_ROUTES } from '../runtime/passkey/server/passkey-routes'
 
 /** A server endpoint of the module. */
 export interface ServerRoute {
@@ -17,25 +21,49 @@ export interface ServerRoute {
   handler: string
 }
 
+type ContractGroup = Record<string, RouteContract | readonly RouteContract[]>
+const contractsOf = (group: ContractGroup): RouteContract[] => Object.values(group).flat()
+const routesOf = (contracts: RouteContract[], e: EndpointOptions): ServerRoute[] =>
+  contracts.map(c => ({ route: c.path(e), method: c.method, handler: c.handler }))
+
+/** Every route contract of the module, by method and handler file (`post server/routes/token.post`). */
+export const ROUTE_CONTRACTS = new Map([CORE_ROUTES, IMPERSONATION_ROUTES, OAUTH_ROUTES, PASSWORD_ROUTES, TWO_FACTOR_ROUTES, PASSKEY_ROUTES]
+  .flatMap(contractsOf).map(c => [`${c.method} ${c.handler}`, c]))
+
+/** The contract of a route, or undefined for a handler that is not one of the module's API. */
+export function contractOf(route: Pick<ServerRoute, 'method' | 'handler'>): RouteContract | undefined {
+  return ROUTE_CONTRACTS.get(`${route.method} ${route.handler}`)
+}
+
 /** The module's own endpoints (tokens, user, keys, impersonation, sessions) at their configured paths. */
 export function coreRoutes(e: EndpointOptions): ServerRoute[] {
-  const sessions = e.sessionsPath.replace(/\/$/, '')
-  return [
-    { route: e.tokenPath, method: 'post', handler: 'server/routes/token.post' },
-    { route: e.refreshPath, method: 'post', handler: 'server/routes/refresh.post' },
-    { route: e.logoutPath, method: 'post', handler: 'server/routes/logout.post' },
-    { route: e.userInfoPath, method: 'get', handler: 'server/routes/me.get' },
-    { route: e.jwksPath, method: 'get', handler: 'server/routes/jwks.get' },
-    { route: e.impersonatePath, method: 'post', handler: 'impersonation/server/routes/impersonate.post' },
-    { route: e.unimpersonatePath, method: 'post', handler: 'impersonation/server/routes/unimpersonate.post' },
-    { route: e.sessionsPath, method: 'get', handler: 'server/routes/sessions/list.get' },
-    { route: `${sessions}/revoke-others`, method: 'post', handler: 'server/routes/sessions/revoke-others.post' },
-    { route: `${sessions}/:id`, method: 'delete', handler: 'server/routes/sessions/revoke.delete' },
-  ]
+  const { listSessions, revokeOthers, revokeSession, ...tokens } = CORE_ROUTES
+  return routesOf([...Object.values(tokens), ...contractsOf(IMPERSONATION_ROUTES), listSessions, revokeOthers, revokeSession], e)
+}
+
+/** {@link coreRoutes} at the configured paths; two routes of one method on one path are refused. */
+export function serverRoutes(options: ModuleOptions): ServerRoute[] {
+  const routes = coreRoutes(options.endpoints)
+  const seen = new Map<string, string>()
+  for (const r of routes) {
+    const key = `${r.method} ${r.route}`
+    const other = seen.get(key)
+    if (other) throw new Error(`[svc-auth] svcAuth.endpoints: ${routeName(r.handler)} and ${routeName(other)} share ${key.toUpperCase()}`)
+    seen.set(key, r.handler)
+  }
+  return routes
+}
+
+/** A handler's file name (`refresh.post`), as messages name a route. */
+const routeName = (handler: string) => handler.slice(handler.lastIndexOf('/') + 1)
+
+/** Registers routes with Nitro, each served by its handler file under `runtime/`. */
+export function addRoutes(resolver: Resolver, routes: ServerRoute[]): void {
+  for (const route of routes) addServerHandler({ route: route.route, method: route.method, handler: resolver.resolve(`./runtime/${route.handler}`) })
 }
 
 /** Handler of the automatic `GET <loginPath>/<name>` route of an OAuth provider. */
-export const OAUTH_LOGIN_HANDLER = 'oauth/server/routes/login.get'
+export const OAUTH_LOGIN_HANDLER = OAUTH_ROUTES.login.handler
 
 /**
  * The OAuth part: `GET <loginPath>/<name>` for every configured provider (the mock one included)
@@ -43,26 +71,15 @@ export const OAUTH_LOGIN_HANDLER = 'oauth/server/routes/login.get'
  * `enableInProduction`).
  */
 export function oauthRoutes(options: Pick<ModuleOptions, 'endpoints' | 'providers'>): ServerRoute[] {
-  const base = options.endpoints.loginPath.replace(/\/+$/, '')
-  const routes: ServerRoute[] = oauthProviderNames(options.providers).map(name => ({ route: `${base}/${name}`, method: 'get', handler: OAUTH_LOGIN_HANDLER }))
-  if (options.providers?.mock) {
-    routes.push(
-      { route: MOCK_ENDPOINTS.authorize, method: 'get', handler: 'oauth/server/routes/mock-authorize.get' },
-      { route: MOCK_ENDPOINTS.token, method: 'post', handler: 'oauth/server/routes/mock-token.post' },
-      { route: MOCK_ENDPOINTS.userinfo, method: 'get', handler: 'oauth/server/routes/mock-userinfo.get' },
-    )
-  }
-  return routes
+  const { login, ...mock } = OAUTH_ROUTES
+  const base = login.path(options.endpoints)
+  const routes: ServerRoute[] = oauthProviderNames(options.providers).map(name => ({ route: `${base}/${name}`, method: login.method, handler: login.handler }))
+  return options.providers?.mock ? [...routes, ...routesOf(contractsOf(mock), options.endpoints)] : routes
 }
 
 /** The password provider's routes under `<authPath>/password/`, when the provider is on. */
 export function passwordRoutes(options: Pick<ModuleOptions, 'endpoints' | 'providers'>): ServerRoute[] {
-  if (!isPasswordEnabled(options.providers?.password)) return []
-  return PASSWORD_ROUTES.flatMap(route => route.methods.map(method => ({
-    route: passwordRoutePath(options.endpoints.authPath, route.path),
-    method,
-    handler: `password/server/routes/${route.handler}`,
-  })))
+  return isPasswordEnabled(options.providers?.password) ? routesOf(contractsOf(PASSWORD_ROUTES), options.endpoints) : []
 }
 
 /** Options that decide the module's routes (`twoFactor` may be absent: off). */
@@ -70,18 +87,12 @@ export type RouteOptions = Pick<ModuleOptions, 'endpoints' | 'providers'> & Part
 
 /** The second factor's routes under `<authPath>/two-factor/`, when `twoFactor.enabled`. */
 export function twoFactorRoutes(options: RouteOptions): ServerRoute[] {
-  if (!isTwoFactorEnabled(options)) return []
-  return TWO_FACTOR_ROUTES.map(route => ({ route: twoFactorRoutePath(options.endpoints.authPath, route.path), method: route.method, handler: `two-factor/server/routes/${route.handler}` }))
+  return isTwoFactorEnabled(options) ? routesOf(contractsOf(TWO_FACTOR_ROUTES), options.endpoints) : []
 }
 
 /** The passkey provider's routes under `<authPath>/passkey/`, when the provider is on. */
 export function passkeyRoutes(options: Pick<ModuleOptions, 'endpoints' | 'providers'>): ServerRoute[] {
-  if (!isPasskeyEnabled(options.providers?.passkey)) return []
-  return PASSKEY_ROUTES.map(route => ({
-    route: passkeyRoutePath(options.endpoints.authPath, route.path),
-    method: route.method,
-    handler: `passkey/server/routes/${route.handler}`,
-  }))
+  return isPasskeyEnabled(options.providers?.passkey) ? routesOf(contractsOf(PASSKEY_ROUTES), options.endpoints) : []
 }
 
 /**

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { addServerHandler, addServerImports, addServerPlugin, addTemplate } from '@nuxt/kit'
+import { addServerImports, addServerPlugin, addTemplate } from '@nuxt/kit'
 import type { ModuleOptions } from '../runtime/types/options'
-import { OAUTH_LOGIN_HANDLER, oauthRoutes as moduleOAuthRoutes, type ServerRoute } from './module-routes'
+import { addRoutes, OAUTH_LOGIN_HANDLER, oauthRoutes as moduleOAuthRoutes, type ServerRoute } from './module-routes'
 import { isMockEnabled, mockProductionWarning } from '../runtime/oauth/server/mock-preset'
 import { OAUTH_PRESETS } from '../runtime/oauth/server/preset-table'
 import { validateProviders } from '../runtime/oauth/server/provider-checks'
@@ -104,9 +104,7 @@ export function setupOAuth(ctx: SetupContext): void {
   for (const warning of warnings) logger.warn(warning)
 
   const serverDirs = serverDirsOf(ctx)
-  for (const route of oauthRoutes(options, r => hostRouteExists(serverDirs, r))) {
-    addServerHandler({ route: route.route, method: route.method, handler: resolver.resolve(`./runtime/${route.handler}`) })
-  }
+  addRoutes(resolver, oauthRoutes(options, r => hostRouteExists(serverDirs, r)))
   if (!nuxt.options.dev && isMockEnabled(options, false)) logger.warn(mockProductionWarning())
 
   addServerPlugin(resolver.resolve('./runtime/oauth/server/oauth-plugin'))

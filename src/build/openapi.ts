@@ -3,10 +3,10 @@ import { addTemplate } from '@nuxt/kit'
 import { pascalCase } from 'scule'
 import { z } from 'zod'
 import { ERRORS, type AuthErrorCode } from '../runtime/server/lib/edge/errors'
-import { OAUTH_LOGIN_HANDLER, type ServerRoute } from './module-routes'
+import { contractOf, OAUTH_LOGIN_HANDLER, type ServerRoute } from './module-routes'
 import { errorResponse } from '../runtime/server/lib/edge/response-schemas'
 import type { ModuleOptions } from '../runtime/types/options'
-import { ROUTE_DOCS, routeDocKey, type RouteDoc } from './openapi-routes'
+import { guardErrors, type RouteContract } from '../runtime/server/lib/edge/route-contract'
 import type { SetupContext } from './setup-context'
 
 /** A JSON value: what Nitro can read back from the literal of `defineRouteMeta`. */
@@ -39,15 +39,10 @@ export function isOpenAPIServed(nitro: NitroOpenAPIOptions): boolean {
   return nitro.experimental?.openAPI === true && (nitro.dev === true || Boolean(nitro.openAPI?.production))
 }
 
-/** The description of a route, or undefined for a handler the table does not know. */
-export function routeDocOf(route: ServerRoute): RouteDoc | undefined {
-  return ROUTE_DOCS[routeDocKey(route.method, route.handler)]
-}
-
-/** The error codes of a route: its own, then the ones every route may answer with. */
-export function errorCodesOf(route: ServerRoute, doc: RouteDoc): AuthErrorCode[] {
+/** The error codes of a route: its guards', its handler's, then the ones every route may answer with. */
+export function errorCodesOf(route: ServerRoute, doc: RouteContract): AuthErrorCode[] {
   const common: AuthErrorCode[] = [...(BODY_METHODS.has(route.method) ? ['payload_too_large' as const] : []), 'internal_error']
-  return [...new Set([...doc.errors, ...common])]
+  return [...new Set([...guardErrors(doc), ...doc.errors, ...common])]
 }
 
 /** One response per status: the codes of that status, their messages, and the body narrowed to them. */
@@ -67,10 +62,10 @@ function errorResponses(codes: AuthErrorCode[]): Record<string, JsonObject> {
 }
 
 /** Path, query and cookie parameters of a route. */
-function parametersOf(route: ServerRoute, doc: RouteDoc, options: ModuleOptions): JsonObject[] {
+function parametersOf(route: ServerRoute, doc: RouteContract, options: ModuleOptions): JsonObject[] {
   const parameters: JsonObject[] = []
   for (const [, name] of route.route.matchAll(/:(\w+)/g)) {
-    const schema = doc.path?.[name!]
+    const schema = doc.params?.[name!]
     parameters.push({ name: name!, in: 'path', required: true, schema: schema ? jsonSchemaOf(schema, 'input') : { type: 'string' } })
   }
   if (doc.query) {
@@ -98,7 +93,7 @@ function parametersOf(route: ServerRoute, doc: RouteDoc, options: ModuleOptions)
  * answers from `ERRORS`, and the bearer scheme through `$global`. Nothing of the options but
  * paths and the refresh cookie's name.
  */
-export function routeOperation(route: ServerRoute, doc: RouteDoc, options: ModuleOptions): JsonObject {
+export function routeOperation(route: ServerRoute, doc: RouteContract, options: ModuleOptions): JsonObject {
   const provider = route.handler === OAUTH_LOGIN_HANDLER ? route.route.split('/').pop() ?? '' : undefined
   const bodyTypes = doc.bodyTypes ?? ['json']
   const ok: Record<string, JsonObject> = {}
@@ -187,7 +182,7 @@ export function setupOpenAPI(ctx: SetupContext): void {
     if (!isOpenAPIServed(nitro.options)) return
     for (const entry of nitro.options.handlers) {
       const route = moduleRouteOf(entry, routesDir)
-      const doc = route && routeDocOf(route)
+      const doc = route && contractOf(route)
       if (!route || !doc) continue
       const handlerPath = entry.handler
       const name = routeMetaFileName(route)

@@ -1,6 +1,6 @@
-import { addServerHandler, addServerPlugin } from '@nuxt/kit'
+import { addServerPlugin } from '@nuxt/kit'
 import { isPasskeyEnabled, resolvePasskeyOptions, validatePasskeyOptions } from '../runtime/passkey/server/passkey-options'
-import { passkeyRoutes } from './module-routes'
+import { addRoutes, passkeyRoutes } from './module-routes'
 import { formatValidationErrors } from '../runtime/server/lib/config/validate-options'
 import type { SetupContext } from './setup-context'
 
@@ -17,8 +17,6 @@ export function setupPasskey(ctx: SetupContext): void {
   const errors = validatePasskeyOptions(resolvePasskeyOptions(input), ctx.options.publicUrl)
   if (errors.length) throw new Error(formatValidationErrors(errors))
   addServerPlugin(ctx.resolver.resolve('./runtime/passkey/server/passkey-plugin'))
-  for (const route of passkeyRoutes(ctx.options)) {
-    addServerHandler({ route: route.route, method: route.method, handler: ctx.resolver.resolve(`./runtime/${route.handler}`) })
-  }
+  addRoutes(ctx.resolver, passkeyRoutes(ctx.options))
   ctx.clientFeatures.passkey = ctx.resolver.resolve(PASSKEY_CLIENT)
 }

@@ -1,7 +1,7 @@
-import { addImports, addServerHandler, addServerImports, addServerPlugin } from '@nuxt/kit'
+import { addImports, addServerImports, addServerPlugin } from '@nuxt/kit'
 import { isPasswordEnabled, resolvePasswordOptions, validatePasswordOptions } from '../runtime/password/server/password-options'
 import { formatValidationErrors } from '../runtime/server/lib/config/validate-options'
-import { passwordRoutes } from './module-routes'
+import { addRoutes, passwordRoutes } from './module-routes'
 import type { SetupContext } from './setup-context'
 
 /**
@@ -15,9 +15,7 @@ export function setupPassword(ctx: SetupContext): void {
   if (errors.length) throw new Error(formatValidationErrors(errors))
 
   addServerPlugin(ctx.resolver.resolve('./runtime/password/server/password-plugin'))
-  for (const route of passwordRoutes(ctx.options)) {
-    addServerHandler({ route: route.route, method: route.method, handler: ctx.resolver.resolve(`./runtime/${route.handler}`) })
-  }
+  addRoutes(ctx.resolver, passwordRoutes(ctx.options))
   const hashUtils = ctx.resolver.resolve('./runtime/password/server/utils/password-hash')
   addServerImports([
     { name: 'hashPassword', from: hashUtils },

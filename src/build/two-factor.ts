@@ -1,5 +1,5 @@
-import { addImports, addServerHandler, extendPages } from '@nuxt/kit'
-import { twoFactorRoutes } from './module-routes'
+import { addImports, extendPages } from '@nuxt/kit'
+import { addRoutes, twoFactorRoutes } from './module-routes'
 import { isTwoFactorEnabled } from '../runtime/two-factor/server/two-factor-options'
 import { hasPageAt } from './client'
 import type { SetupContext } from './setup-context'
@@ -11,9 +11,7 @@ import type { SetupContext } from './setup-context'
 export function setupTwoFactor({ nuxt, options, resolver, features }: SetupContext): void {
   if (!isTwoFactorEnabled(options)) return
   features.push(resolver.resolve('./runtime/two-factor/server/two-factor-feature'))
-  for (const route of twoFactorRoutes(options)) {
-    addServerHandler({ route: route.route, method: route.method, handler: resolver.resolve(`./runtime/${route.handler}`) })
-  }
+  addRoutes(resolver, twoFactorRoutes(options))
   addImports([{ name: 'useTwoFactor', from: resolver.resolve('./runtime/two-factor/app/useTwoFactor') }])
   if (nuxt.options.pages === false) return
   const path = options.endpoints.secondFactorPath

@@ -2,12 +2,12 @@ import { readFileSync } from 'node:fs'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { z } from 'zod'
-import { errorCodesOf, jsonSchemaOf, routeDocOf } from '../../src/build/openapi'
+import { errorCodesOf, jsonSchemaOf } from '../../src/build/openapi'
 import { resolveOptions } from '../../src/build/resolve-options'
-import { serverRoutes } from '../../src/build/routes'
+import { serverRoutes } from '../../src/build/module-routes'
 import { DEVTOOLS_ROUTE } from '../../src/runtime/devtools/devtools-paths'
 import { ERRORS } from '../../src/runtime/server/lib/edge/errors'
-import { oauthRoutes, passwordRoutes, type ServerRoute } from '../../src/build/module-routes'
+import { contractOf, oauthRoutes, passwordRoutes, type ServerRoute } from '../../src/build/module-routes'
 import * as res from '../../src/runtime/server/lib/edge/response-schemas'
 import { TEST_LOGIN_PATH, TEST_LOGIN_SECRET_HEADER } from '../../src/runtime/server/lib/core/test-login'
 import { findTestLoginFile } from '../../src/testing/secret-file'
@@ -88,7 +88,7 @@ describe('/_openapi.json', () => {
       expect(op, label).toBeDefined()
       expect(op!.tags, label).toEqual(['Auth'])
       expect(op!.operationId, label).toMatch(/^svcAuth[A-Z]/)
-      const doc = routeDocOf(route)!
+      const doc = contractOf(route)!
       if (doc.body) {
         const type = (doc.bodyTypes ?? ['json'])[0] === 'form' ? 'application/x-www-form-urlencoded' : 'application/json'
         expect(op!.requestBody?.content[type]?.schema, label).toEqual(jsonSchemaOf(doc.body, 'input'))

@@ -1,19 +1,28 @@
-import { readFileSync } from 'node:fs'
-import { resolve } from 'node:path'
+import { existsSync, readFileSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
 import { Parser, type Node } from 'acorn'
 import type { H3Event } from 'h3'
 import { describe, expect, it } from 'vitest'
-import { assertLiteralJson, documentModule, errorCodesOf, isOpenAPIServed, jsonSchemaOf, moduleRouteOf, routeDocOf, routeMetaFileName, routeMetaModule, routeOperation, type Json } from '../../src/build/openapi'
-import { ROUTE_DOCS, routeDocKey } from '../../src/build/openapi-routes'
+import { assertLiteralJson, documentModule, errorCodesOf, isOpenAPIServed, jsonSchemaOf, moduleRouteOf, routeMetaFileName, routeMetaModule, routeOperation, type Json } from '../../src/build/openapi'
 import { resolveOptions } from '../../src/build/resolve-options'
-import { serverRoutes } from '../../src/build/routes'
-import { ERRORS, isAuthErrorCode, type AuthErrorCode } from '../../src/runtime/server/lib/edge/errors'
-import { oauthRoutes, passkeyRoutes, passwordRoutes, twoFactorRoutes, type ServerRoute } from '../../src/build/module-routes'
+import { serverRoutes } from '../../src/build/module-routes'
+import { ERRORS, type AuthErrorCode } from '../../src/runtime/server/lib/edge/errors'
+import { contractOf, oauthRoutes, passkeyRoutes, passwordRoutes, ROUTE_CONTRACTS, twoFactorRoutes, type ServerRoute } from '../../src/build/module-routes'
 import { DEVTOOLS_API, DEVTOOLS_ROUTE } from '../../src/runtime/devtools/devtools-paths'
 import { isDocumentedPath, withoutInternalPaths } from '../../src/runtime/server/openapi-document'
 import { sessionIdSchema, tokenRequest, verifyRequest } from '../../src/runtime/server/lib/edge/request-schemas'
 import { errorResponse, sessionsResponse, tokenResponse } from '../../src/runtime/server/lib/edge/response-schemas'
 import { TEST_LOGIN_PATH } from '../../src/runtime/server/lib/core/test-login'
+import type { RouteContract } from '../../src/runtime/server/lib/edge/route-contract'
+import { CORE_ROUTES } from '../../src/runtime/server/core-routes'
+import { IMPERSONATION_ROUTES } from '../../src/runtime/impersonation/server/impersonation-routes'
+import { OAUTH_ROUTES } from '../../src/runtime/oauth/server/oauth-routes'
+import { PASSWORD_ROUTES } from '../../src/runtime/password/server/password-routes'
+import { TWO_FACTOR_ROUTES } from '../../src/runtime/two-factor/server/two-factor-routes'
+import { PASSKEY_ROUTES } from '../../src/runtime/passkey/server/passkey-routes'
+
+/** The contract groups, by the name their handlers' code uses. */
+const GROUPS: Record<string, Record<string, RouteContract | readonly RouteContract[]>> = { CORE_ROUTES, IMPERSONATION_ROUTES, OAUTH_ROUTES, PASSWORD_ROUTES, TWO_FACTOR_ROUTES, PASSKEY_ROUTES }
 
 const SECRETS = {
   token: 'unit-token-secret-0123456789-abcdefghijklmnop',
@@ -37,7 +46,7 @@ const options = resolveOptions({
 const routes: ServerRoute[] = [...serverRoutes(options), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...twoFactorRoutes(options)]
 
 type JsonObject = { [key: string]: Json }
-const operationOf = (route: ServerRoute) => routeOperation(route, routeDocOf(route)!, options) as JsonObject & {
+const operationOf = (route: ServerRoute) => routeOperation(route, contractOf(route)!, options) as JsonObject & {
   responses: Record<string, { content?: Record<string, { schema: JsonObject & { properties: Record<string, JsonObject> } }> }>
   parameters: JsonObject[]
   requestBody?: { content: Record<string, { schema: JsonObject }> }
@@ -61,25 +70,42 @@ function nitroReadsMeta(code: string): unknown {
 describe('route descriptions', () => {
   it('describe every route the module registers, and nothing else', () => {
     expect(routes.length).toBeGreaterThan(20)
-    for (const route of routes) expect(routeDocOf(route), `${route.method} ${route.handler}`).toBeDefined()
-    const used = new Set(routes.map(r => routeDocKey(r.method, r.handler)))
-    expect(Object.keys(ROUTE_DOCS).filter(key => !used.has(key))).toEqual([])
+    for (const route of routes) expect(contractOf(route), `${route.method} ${route.handler}`).toBeDefined()
+    const used = new Set(routes.map(r => `${r.method} ${r.handler}`))
+    expect([...ROUTE_CONTRACTS.keys()].filter(key => !used.has(key))).toEqual([])
   })
 
-  it('list exactly the error codes each route file names (header or code), plus the common ones', () => {
-    const codes = Object.keys(ERRORS).filter(isAuthErrorCode)
-    const byFile = new Map<string, Set<AuthErrorCode>>()
-    for (const route of routes) {
-      const set = byFile.get(route.handler) ?? new Set()
-      for (const code of errorCodesOf(route, routeDocOf(route)!)) set.add(code)
-      byFile.set(route.handler, set)
+  it('declare the error codes their handlers throw, and only codes the handler\'s code can throw', () => {
+    const runtime = resolve(import.meta.dirname, '../../src/runtime')
+    /** Codes a file throws itself: `authError('code'`, and `rate_limited` for `tooMany(`. */
+    const throws = (file: string): { codes: Set<string>, imports: string[] } => {
+      const code = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '')
+      const codes = new Set([...code.matchAll(/authError\(\s*'(\w+)'/g)].map(m => m[1]!))
+      if (/\btooMany\(/.test(code)) codes.add('rate_limited')
+      const imports = [...code.matchAll(/^import (?!type )[^']*'(\.[^']+)'/gm)].map(m => resolve(dirname(file), `${m[1]}.ts`))
+      return { codes, imports }
     }
-    for (const [handler, documented] of byFile) {
-      const text = readFileSync(resolve(import.meta.dirname, `../../src/runtime/${handler}.ts`), 'utf8')
-      const named = codes.filter(code => new RegExp(`\\b${code}\\b`).test(text))
-      expect(named.filter(code => !documented.has(code)), `${handler}: named in the file, not documented`).toEqual([])
-      const own = routes.filter(r => r.handler === handler).flatMap(r => routeDocOf(r)!.errors)
-      expect(own.filter(code => !named.includes(code)), `${handler}: documented, not named in the file`).toEqual([])
+    /** Codes thrown by a file and every file it imports (values, not types), transitively. */
+    const reachable = (file: string, seen = new Set<string>()): Set<string> => {
+      if (seen.has(file) || !existsSync(file)) return new Set()
+      seen.add(file)
+      const { codes, imports } = throws(file)
+      for (const next of imports) for (const code of reachable(next, seen)) codes.add(code)
+      return codes
+    }
+    const guardedIn = new Map<string, RouteContract[]>()
+    for (const contract of ROUTE_CONTRACTS.values()) {
+      // The file that puts the contract's handler behind its guards: the route file, or the feature's code it names.
+      const route = resolve(runtime, `${contract.handler}.ts`)
+      const file = [route, ...throws(route).imports].find(f => existsSync(f) && readFileSync(f, 'utf8').includes(`guarded(${Object.entries(GROUPS).find(([, g]) => Object.values(g).flat().includes(contract))![0]}.`))!
+      expect(file, contract.handler).toBeDefined()
+      guardedIn.set(file, [...(guardedIn.get(file) ?? []), contract])
+      const can = reachable(file)
+      expect(contract.errors.filter(code => !can.has(code)), `${contract.method} ${contract.handler}: declared, never thrown`).toEqual([])
+    }
+    for (const [file, contracts] of guardedIn) {
+      const declared = new Set(contracts.flatMap(c => errorCodesOf({ route: '', method: c.method, handler: c.handler }, c)))
+      expect([...throws(file).codes].filter(code => !declared.has(code as AuthErrorCode)), `${file}: thrown, not declared`).toEqual([])
     }
   })
 

@@ -1,7 +1,8 @@
 import bcryptjs from 'bcryptjs'
 import { describe, expect, it } from 'vitest'
 import { resolveOptions } from '../../src/build/resolve-options'
-import { passwordRoutePath, PASSWORD_ROUTES } from '../../src/runtime/password/password-paths'
+import { passwordRoutePath } from '../../src/runtime/password/password-paths'
+import { PASSWORD_ROUTES } from '../../src/runtime/password/server/password-routes'
 import type { AuthContext } from '../../src/runtime/server/lib/core/context'
 import { normalizeEmail, requireEmail } from '../../src/runtime/server/lib/edge/email'
 import { automaticHashConcurrency, createPasswordHasher, createSemaphore } from '../../src/runtime/password/server/hashing'
@@ -12,6 +13,7 @@ import { checkPasswordPolicy, commonPasswords, isCommonPassword, MAX_PASSWORD_BY
 import { createMagicCode, discardMagicCode, verifyMagicCode } from '../../src/runtime/password/server/magic-code'
 import type { PasswordHandlers } from '../../src/runtime/types/auth'
 import type { PasswordProviderOptions } from '../../src/runtime/password/password-types'
+import type { EndpointOptions } from '../../src/runtime/types/options'
 import { unitContext } from './helpers/context'
 
 const policy = PASSWORD_DEFAULTS.passwordPolicy
@@ -194,10 +196,9 @@ describe('routes', () => {
   it('lives under <authPath>/password/', () => {
     expect(passwordRoutePath('/auth', 'login')).toBe('/auth/password/login')
     expect(passwordRoutePath('/api/auth/', 'change')).toBe('/api/auth/password/change')
-    expect(PASSWORD_ROUTES.map(r => r.path)).toEqual(['register', 'register-verify', 'login', 'login-verify', 'reset-request', 'reset-verify', 'reset-complete', 'change'])
-    for (const route of PASSWORD_ROUTES) {
-      expect(route.methods).toEqual(route.path.endsWith('-verify') ? ['get', 'post'] : ['post'])
-    }
+    const paths = ['register', 'register-verify', 'login', 'login-verify', 'reset-request', 'reset-verify', 'reset-complete', 'change']
+    const routes = Object.values(PASSWORD_ROUTES).flat().map(r => `${r.method} ${r.path({ authPath: '/auth' } as EndpointOptions)}`)
+    expect(routes).toEqual(paths.flatMap(path => (path.endsWith('-verify') ? ['get', 'post'] : ['post']).map(method => `${method} /auth/password/${path}`)))
   })
 })
 

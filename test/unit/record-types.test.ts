@@ -6,7 +6,7 @@ import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/
 import { TOTP } from 'otpauth'
 import { memoryPasswordAccounts, serveModule } from './helpers/module-router'
 import { passwordRoutePath } from '../../src/runtime/password/password-paths'
-import { passkeyRoutePath } from '../../src/runtime/passkey/passkey-paths'
+import { underPath } from '../../src/runtime/shared/paths'
 import type { PasskeyCredential } from '../../src/runtime/passkey/passkey-types'
 import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server'
 import { SoftAuthenticator } from './helpers/webauthn'
@@ -176,7 +176,7 @@ describe('record types', () => {
     expect((await json<{ sessions: unknown[] }>(await b.get(options.endpoints.sessionsPath, token))).sessions).toHaveLength(1)
 
     // Passkey: registered by the logged-in user, then a login with it.
-    const passkeyPath = (path: string) => passkeyRoutePath(options.endpoints.authPath, path)
+    const passkeyPath = (path: string) => underPath(options.endpoints.authPath, 'passkey', path)
     const authenticator = new SoftAuthenticator({ origin: base, rpID: '127.0.0.1' })
     const creation = await json<PublicKeyCredentialCreationOptionsJSON>(await b.post(passkeyPath('register/options'), {}, token))
     await json(await b.post(passkeyPath('register/verify'), { response: authenticator.register(creation) }, token))

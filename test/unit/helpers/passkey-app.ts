@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http'
-import { createApp, createRouter, defineEventHandler, getRouterParam, setResponseHeader, toNodeListener, type H3Event } from 'h3'
+import { createApp, createRouter, defineEventHandler, setResponseHeader, toNodeListener, type H3Event } from 'h3'
 import { CookieJar } from '../../helpers/cookie-jar'
 import { resolveOptions } from '../../../src/build/resolve-options'
 import { features } from './features'
@@ -73,7 +73,7 @@ export async function startPasskeyApp(input: ModuleOptionsInput = {}, { dev = fa
   router.post('/auth/passkey/login/options', wrap(event => authenticationOptions(ctx, event)))
   router.post('/auth/passkey/login/verify', wrap(event => authenticationVerify(ctx, event)))
   router.get('/auth/passkey/credentials', wrap(event => listPasskeys(ctx, event)))
-  router.delete('/auth/passkey/credentials/:id', wrap(event => deletePasskey(ctx, event, getRouterParam(event, 'id', { decode: true }))))
+  router.delete('/auth/passkey/credentials/:id', wrap(event => deletePasskey(ctx, event)))
   const app = createApp()
   app.use(router)
   const server: Server = createServer(toNodeListener(app))

@@ -22,7 +22,7 @@ export function runOAuthLogin(event: H3Event, ctx: AuthContext, name: string, ha
  * (`defineOAuthGoogleEventHandler`, …) is this function with the name filled in.
  */
 export function defineOAuthProviderEventHandler<TConfig extends object>(name: string, options: OAuthEventHandlerOptions<TConfig> = {}) {
-  return defineAuthRoute((event, ctx) => runOAuthLogin(event, ctx, name, options as OAuthEventHandlerOptions<object>))
+  return defineAuthRoute((ctx, event) => runOAuthLogin(event, ctx, name, options as OAuthEventHandlerOptions<object>))
 }
 
 /**

@@ -1,35 +1,35 @@
 /** The user's own passkeys: listing and deleting them (bearer-authenticated). */
-import type { H3Event } from 'h3'
+import { getRouterParam } from 'h3'
 import type { PasskeyInfo } from '../passkey-types'
 import type { AuthContext } from '../../server/lib/core/context'
 import { authError } from '../../server/lib/edge/errors'
 import { requireRecentLogin } from '../../server/lib/core/recent-login'
-import { refuseCrossOrigin } from '../../server/lib/edge/request-guards'
 import { passkeyIdSchema } from '../../server/lib/edge/request-schemas'
 import { passkeyInfo, requirePasskeyOwner } from './passkey-credentials'
 import { passkeyHandlers } from './passkey-handlers'
 import { usePasskeyRuntime } from './passkey-runtime'
+import { guarded } from '../../server/lib/edge/route-contract'
+import { PASSKEY_ROUTES } from './passkey-routes'
 
 const newestFirst = (a: PasskeyInfo, b: PasskeyInfo) => b.createdAt.localeCompare(a.createdAt)
 
 /** GET credentials: the caller's passkeys, newest first. */
-export async function listPasskeys(ctx: AuthContext, event: H3Event): Promise<{ credentials: PasskeyInfo[] }> {
+export const listPasskeys = guarded(PASSKEY_ROUTES.list, async (ctx: AuthContext, event): Promise<{ credentials: PasskeyInfo[] }> => {
   const owner = await requirePasskeyOwner(event, ctx)
   usePasskeyRuntime(ctx)
   const credentials = await passkeyHandlers(event).listCredentials(owner.sub)
   return { credentials: credentials.map(passkeyInfo).sort(newestFirst) }
-}
+})
 
 /**
  * DELETE credentials/:id: through the host's `deleteCredential`, then `svc:passkey:deleted`. Another user's
  * id, an unknown one and no handler answer 404 alike; 403 `reauthentication_required` without a recent login.
  */
-export async function deletePasskey(ctx: AuthContext, event: H3Event, rawId: string | undefined): Promise<{ success: true }> {
-  refuseCrossOrigin(event, ctx)
+export const deletePasskey = guarded(PASSKEY_ROUTES.delete, async (ctx: AuthContext, event): Promise<{ success: true }> => {
   const owner = await requirePasskeyOwner(event, ctx)
   usePasskeyRuntime(ctx)
   const handlers = passkeyHandlers(event)
-  const id = passkeyIdSchema.safeParse(rawId)
+  const id = passkeyIdSchema.safeParse(getRouterParam(event, 'id', { decode: true }))
   const owned = id.success && handlers.deleteCredential ? (await handlers.listCredentials(owner.sub)).find(c => c.id === id.data) : undefined
   if (!id.success || !owned || !handlers.deleteCredential) throw authError('not_found', 'No such passkey')
   await requireRecentLogin(ctx, owner, 'passkey_delete')
@@ -39,4 +39,4 @@ export async function deletePasskey(ctx: AuthContext, event: H3Event, rawId: str
     ctx.logger.error('The svc:passkey:deleted hook failed (the passkey is deleted)', error)
   })
   return { success: true }
-}
+})

@@ -2,7 +2,6 @@
  * Logging in with a passkey: browser-bound single-use challenge, assertion check, counter check,
  * `saveCredential`, then the shared login pipeline.
  */
-import type { H3Event } from 'h3'
 import { generateAuthenticationOptions, verifyAuthenticationResponse, type AuthenticationResponseJSON, type PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server'
 import type { AuthUser } from '../../types/auth'
 import type { PasskeyCredential, PasskeyTransport } from '../passkey-types'
@@ -14,15 +13,14 @@ import { completeLogin } from '../../server/lib/core/login'
 import { requireEmail } from '../../server/lib/edge/email'
 import { enforceRateLimit } from '../../server/lib/edge/rate-limit'
 import { savePasskeyChallenge, takePasskeyChallenge } from './passkey-challenge'
-import { refuseCrossOrigin } from '../../server/lib/edge/request-guards'
-import { passkeyLoginOptionsRequest, passkeyLoginVerifyRequest } from '../../server/lib/edge/request-schemas'
 import { randomBytes, safeEqual } from '../../server/lib/store/crypto'
-import { readBodyWith } from '../../server/lib/edge/read-body'
 import { answeredChallenge, isCrossOriginAnswer, userHandleOf } from './passkey-credentials'
 import { passkeyHandlers, type ResolvedPasskeyHandlers } from './passkey-handlers'
 import { reasonOf } from './passkey-registration'
 import { relyingPartyOf } from './relying-party'
 import { usePasskeyRuntime } from './passkey-runtime'
+import { guarded } from '../../server/lib/edge/route-contract'
+import { PASSKEY_ROUTES } from './passkey-routes'
 
 type Descriptor = { id: string, transports?: PasskeyTransport[] }
 
@@ -60,11 +58,8 @@ async function allowedCredentials(ctx: AuthContext, handlers: ResolvedPasskeyHan
 }
 
 /** POST login/options: `{ email?, redirect? }` → request options; the challenge is bound to this browser. */
-export async function authenticationOptions(ctx: AuthContext, event: H3Event): Promise<PublicKeyCredentialRequestOptionsJSON> {
-  refuseCrossOrigin(event, ctx)
+export const authenticationOptions = guarded(PASSKEY_ROUTES.loginOptions, async (ctx: AuthContext, event, body): Promise<PublicKeyCredentialRequestOptionsJSON> => {
   const runtime = usePasskeyRuntime(ctx)
-  await enforceRateLimit(ctx, event, 'passkey', { ip: true })
-  const body = await readBodyWith(event, passkeyLoginOptionsRequest)
   const email = body.email === undefined || body.email.trim() === '' ? undefined : requireEmail(body.email)
   if (email) await enforceRateLimit(ctx, event, 'passkey', { ip: false, email })
   const rp = relyingPartyOf(ctx, runtime, event)
@@ -84,7 +79,7 @@ export async function authenticationOptions(ctx: AuthContext, event: H3Event): P
     requireUserVerification: runtime.options.userVerification === 'required',
   })
   return request
-}
+})
 
 /**
  * The COSE public key (ES256) an answer naming no known credential is checked against, so refusing it
@@ -104,11 +99,8 @@ function handleMatches(rpID: string, credential: PasskeyCredential, userHandle: 
  * {@link STAND_IN_PUBLIC_KEY} otherwise), the assertion signed for this relying party and origin, and
  * the counter must move forward (401 `passkey_counter_regressed`: a cloned authenticator).
  */
-export async function authenticationVerify(ctx: AuthContext, event: H3Event): Promise<{ redirect: string }> {
-  refuseCrossOrigin(event, ctx)
+export const authenticationVerify = guarded(PASSKEY_ROUTES.loginVerify, async (ctx: AuthContext, event, { response }): Promise<{ redirect: string }> => {
   usePasskeyRuntime(ctx)
-  await enforceRateLimit(ctx, event, 'passkey', { ip: true })
-  const { response } = await readBodyWith(event, passkeyLoginVerifyRequest)
   const challenge = answeredChallenge(response.response.clientDataJSON)
   if (!challenge) throw authError('invalid_passkey', 'The answer carries no readable challenge')
   const record = await takePasskeyChallenge(ctx, 'authentication', challenge)
@@ -182,4 +174,4 @@ export async function authenticationVerify(ctx: AuthContext, event: H3Event): Pr
     redirect: record.redirect,
   })
   return { redirect: location }
-}
+})

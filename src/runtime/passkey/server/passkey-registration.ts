@@ -7,22 +7,25 @@ import { randomBytes } from '../../server/lib/store/crypto'
 import { authError } from '../../server/lib/edge/errors'
 import { savePasskeyChallenge, takePasskeyChallenge } from './passkey-challenge'
 import { requireRecentLogin } from '../../server/lib/core/recent-login'
-import { refuseCrossOrigin } from '../../server/lib/edge/request-guards'
-import { passkeyRegisterVerifyRequest } from '../../server/lib/edge/request-schemas'
-import { readBodyWith } from '../../server/lib/edge/read-body'
 import { answeredChallenge, isCrossOriginAnswer, knownTransports, passkeyInfo, requirePasskeyOwner, userHandleOf } from './passkey-credentials'
 import { passkeyHandlers } from './passkey-handlers'
 import { relyingPartyOf } from './relying-party'
 import { usePasskeyRuntime } from './passkey-runtime'
+import { guarded } from '../../server/lib/edge/route-contract'
+import { PASSKEY_ROUTES } from './passkey-routes'
 
 /** Longest credential id WebAuthn allows (§5.8.3), in bytes. */
 const MAX_CREDENTIAL_ID_BYTES = 1023
 
-/** POST register/options (bearer): creation options excluding the user's passkeys; 403 `reauthentication_required` without a recent login. */
-export async function registrationOptions(ctx: AuthContext, event: H3Event): Promise<PublicKeyCredentialCreationOptionsJSON> {
-  refuseCrossOrigin(event, ctx)
+/** The caller, whose session must have logged in recently (`sessions.recentLogin`): else 403 `reauthentication_required`. */
+async function recentOwner(ctx: AuthContext, event: H3Event) {
   const owner = await requirePasskeyOwner(event, ctx)
   await requireRecentLogin(ctx, owner, 'passkey_register')
+  return owner
+}
+
+/** POST register/options (bearer): creation options excluding the user's passkeys; only after a recent login. */
+export const registrationOptions = guarded(PASSKEY_ROUTES.registerOptions, async (ctx: AuthContext, event, _input, owner): Promise<PublicKeyCredentialCreationOptionsJSON> => {
   const runtime = usePasskeyRuntime(ctx)
   const rp = relyingPartyOf(ctx, runtime, event)
   const existing = await passkeyHandlers(event).listCredentials(owner.sub)
@@ -53,19 +56,15 @@ export async function registrationOptions(ctx: AuthContext, event: H3Event): Pro
     requireUserVerification: options.userVerification === 'required',
   })
   return creation
-}
+}, recentOwner)
 
 /**
  * POST register/verify (bearer): `{ response, name? }`. The login must still be recent; the challenge is
  * consumed first and must be this user's; the attestation signed for this relying party and an origin.
  * Then the host stores the credential and `svc:passkey:registered` runs.
  */
-export async function registrationVerify(ctx: AuthContext, event: H3Event): Promise<{ credential: PasskeyInfo }> {
-  refuseCrossOrigin(event, ctx)
-  const owner = await requirePasskeyOwner(event, ctx)
-  await requireRecentLogin(ctx, owner, 'passkey_register')
+export const registrationVerify = guarded(PASSKEY_ROUTES.registerVerify, async (ctx: AuthContext, event, body, owner): Promise<{ credential: PasskeyInfo }> => {
   const runtime = usePasskeyRuntime(ctx)
-  const body = await readBodyWith(event, passkeyRegisterVerifyRequest)
   const challenge = answeredChallenge(body.response.response.clientDataJSON)
   if (!challenge) throw authError('invalid_passkey', 'The answer carries no readable challenge')
   const record = await takePasskeyChallenge(ctx, 'registration', challenge)
@@ -122,7 +121,7 @@ export async function registrationVerify(ctx: AuthContext, event: H3Event): Prom
     ctx.logger.error('The svc:passkey:registered hook failed (the passkey is registered)', error)
   })
   return { credential: public_ }
-}
+}, recentOwner)
 
 /** A short reason for the security log: the library's message up to the first quote (no compared values). */
 export function reasonOf(error: unknown): string {

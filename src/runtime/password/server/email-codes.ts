@@ -1,14 +1,13 @@
 import type { H3Event } from 'h3'
-import { getQuery, getRequestHeader, sendRedirect } from 'h3'
+import { getRequestHeader, sendRedirect } from 'h3'
 import type { z } from 'zod'
 import type { MagicCodeAction } from '../../types/auth'
 import type { AuthContext } from '../../server/lib/core/context'
 import { authError } from '../../server/lib/edge/errors'
-import { enforceRateLimit, tooMany } from '../../server/lib/edge/rate-limit'
+import { tooMany } from '../../server/lib/edge/rate-limit'
 import { retryAfterOf } from '../../server/lib/edge/rate-counter'
 import { createMagicCode, discardMagicCode, verifyMagicCode, type MagicCodeRecord } from './magic-code'
-import { verifyRequest as verifyInput } from '../../server/lib/edge/request-schemas'
-import { describeIssues, readBodyWith } from '../../server/lib/edge/read-body'
+import type { verifyRequest } from '../../server/lib/edge/request-schemas'
 import { requireEmail } from '../../server/lib/edge/email'
 import type { ResolvedPasswordHandlers } from './password-handlers'
 import { verifyLink } from '../password-paths'
@@ -31,25 +30,14 @@ export async function issueCode(ctx: AuthContext, runtime: PasswordRuntime, hand
   }
 }
 
-/** Reads `{ code, email?, flow? }` from the query (GET) or the JSON or form body (POST). */
-async function readVerifyInput(event: H3Event): Promise<{ code: string, email?: string, flow?: string }> {
-  let input: z.output<typeof verifyInput>
-  if (event.method === 'GET') {
-    const parsed = verifyInput.safeParse(getQuery(event))
-    if (!parsed.success) throw authError('bad_request', describeIssues(parsed.error))
-    input = parsed.data
-  }
-  else {
-    input = await readBodyWith(event, verifyInput)
-  }
+/**
+ * Verifies a code of `action` given as `{ code, email?, flow? }` (the query of a link, or the
+ * body of a form); 400 `invalid_verification_code` or `too_many_attempts`.
+ */
+export async function verifyCode<TData>(ctx: AuthContext, runtime: PasswordRuntime, action: MagicCodeAction, input: z.output<typeof verifyRequest>): Promise<MagicCodeRecord<TData>> {
+  const code = input.code.trim()
+  const email = input.email === undefined || input.email.trim() === '' ? undefined : requireEmail(input.email)
   const flow = input.flow?.trim() || undefined
-  return { code: input.code.trim(), email: input.email === undefined || input.email.trim() === '' ? undefined : requireEmail(input.email), flow }
-}
-
-/** Verifies a code of `action`; 400 `invalid_verification_code` or `too_many_attempts`. */
-export async function verifyCode<TData>(ctx: AuthContext, event: H3Event, runtime: PasswordRuntime, action: MagicCodeAction): Promise<MagicCodeRecord<TData>> {
-  await enforceRateLimit(ctx, event, 'verify')
-  const { code, email, flow } = await readVerifyInput(event)
   const invalid = () => authError('invalid_verification_code')
   if (!CODE_PATTERN.test(code)) throw invalid()
   const limits = ctx.options.rateLimit

@@ -2,21 +2,20 @@
 import type { H3Event } from 'h3'
 import type { AuthClaims } from '../../types/auth'
 import type { AuthContext } from '../../server/lib/core/context'
-import { authenticationError } from '../../server/lib/core/authenticate'
+import { authenticate, authenticationError } from '../../server/lib/core/authenticate'
 import { browserBindingOf, matchesCodeBinding } from '../../server/lib/core/code-binding'
 import { authError, authErrorCode } from '../../server/lib/edge/errors'
 import { enforceRateLimit } from '../../server/lib/edge/rate-limit'
 import { consumeResetSession, createResetSession, readResetSession } from '../../server/lib/core/records/reset-session'
-import { refuseCrossOrigin } from '../../server/lib/edge/request-guards'
 import { revokeSessions } from '../../server/lib/core/session-list'
 import { hostSubjectOf, type SubjectSource } from '../../server/lib/core/subject'
-import { readBodyWith } from '../../server/lib/edge/read-body'
 import { answerRedirect, issueCode, verifyCode } from './email-codes'
-import { changePasswordRequest as changeBody, resetCompleteRequest as resetCompleteBody, resetRequestRequest as resetRequestBody } from '../../server/lib/edge/request-schemas'
-import { checkPassword, readEmailBody, requirePolicy } from './password-check'
+import { checkPassword, limitedEmail, requirePolicy } from './password-check'
 import { requireEmail } from '../../server/lib/edge/email'
 import { passwordHandlers, passwordSubject, persistPasswordUser } from './password-handlers'
 import { usePasswordRuntime } from './password-runtime'
+import { guarded } from '../../server/lib/edge/route-contract'
+import { PASSWORD_ROUTES } from './password-routes'
 
 /** Resolves once the current request's answer has been handed to the socket (the next macrotask). */
 const afterAnswer = () => new Promise<void>(resolve => setImmediate(resolve))
@@ -24,8 +23,8 @@ const afterAnswer = () => new Promise<void>(resolve => setImmediate(resolve))
 export const RESET_REQUEST_MESSAGE = 'If an account exists for this email, a code has been sent to it.'
 
 /** POST reset-request: always the same answer; the lookup, the code and its delivery happen after it. */
-export async function resetRequest(ctx: AuthContext, event: H3Event) {
-  const { email } = await readEmailBody(ctx, event, 'resetRequest', resetRequestBody)
+export const resetRequest = guarded(PASSWORD_ROUTES.resetRequest, async (ctx: AuthContext, event, body) => {
+  const email = await limitedEmail(ctx, event, 'resetRequest', body.email)
   const runtime = usePasswordRuntime(ctx)
   const handlers = passwordHandlers()
   // Everything that depends on the account existing starts after the answer is sent, so neither the
@@ -39,18 +38,17 @@ export async function resetRequest(ctx: AuthContext, event: H3Event) {
   const waitUntil = (event as H3Event & { waitUntil?: (promise: Promise<unknown>) => void }).waitUntil
   if (typeof waitUntil === 'function') waitUntil.call(event, delivery)
   return { success: true as const, message: RESET_REQUEST_MESSAGE }
-}
+})
 
 /** GET/POST reset-verify: a 5-minute single-use reset session, redirect to the reset page. */
-export async function resetVerify(ctx: AuthContext, event: H3Event) {
-  if (event.method === 'POST') refuseCrossOrigin(event, ctx)
+export const resetVerify = guarded(PASSWORD_ROUTES.resetVerify, async (ctx: AuthContext, event, input) => {
   const runtime = usePasswordRuntime(ctx)
-  const record = await verifyCode(ctx, event, runtime, 'reset')
+  const record = await verifyCode(ctx, runtime, 'reset', input)
   // Bound to this browser like a code: a leaked reset link cannot set the password elsewhere.
   const sessionId = await createResetSession(ctx, { email: record.email, binding: browserBindingOf(event, ctx) })
   const location = `${runtime.options.resetPasswordPath}?session=${encodeURIComponent(sessionId)}`
   return answerRedirect(event, location, { sessionId })
-}
+})
 
 /** Revokes every session of the user's subjects (all but `except`). */
 async function revokeSubjectSessions(ctx: AuthContext, subjects: Iterable<string>, reason: 'password_reset' | 'password_change', except?: { subject: string, sid?: string }): Promise<number> {
@@ -76,12 +74,9 @@ function newSubjects(user: SubjectSource, email: string, persisted: SubjectSourc
 }
 
 /** POST reset-complete: `{ sessionId, newPassword }`; persists the hash, revokes every session. */
-export async function resetComplete(ctx: AuthContext, event: H3Event) {
-  refuseCrossOrigin(event, ctx)
+export const resetComplete = guarded(PASSWORD_ROUTES.resetComplete, async (ctx: AuthContext, event, body) => {
   const runtime = usePasswordRuntime(ctx)
   const handlers = passwordHandlers()
-  await enforceRateLimit(ctx, event, 'resetComplete')
-  const body = await readBodyWith(event, resetCompleteBody)
   const invalid = () => authError('invalid_reset_session')
   // Read without consuming, so a password the policy refuses can be corrected.
   const pending = await readResetSession(ctx, body.sessionId)
@@ -103,17 +98,20 @@ export async function resetComplete(ctx: AuthContext, event: H3Event) {
   revoked += await revokeSubjectSessions(ctx, newSubjects(user, session.email, persisted), 'password_reset')
   ctx.logger.security('password_reset', { revokedSessions: revoked })
   return { success: true as const }
+})
+
+/** The caller of a password change: 401 without a valid bearer token, 403 for an impersonated session. */
+async function passwordOwner(ctx: AuthContext, event: H3Event): Promise<AuthClaims> {
+  const claims = await authenticate(event, ctx)
+  if (!claims) throw authenticationError(event)
+  if (claims.impersonation) throw authError('impersonated_session', 'Impersonated sessions cannot change the password')
+  return claims
 }
 
 /** POST change (bearer): `{ currentPassword, newPassword }`; keeps the current session only. */
-export async function change(ctx: AuthContext, event: H3Event, claims: AuthClaims | undefined) {
-  refuseCrossOrigin(event, ctx)
-  if (!claims) throw authenticationError(event)
-  if (claims.impersonation) throw authError('impersonated_session', 'Impersonated sessions cannot change the password')
+export const change = guarded(PASSWORD_ROUTES.change, async (ctx: AuthContext, event, body, claims) => {
   const runtime = usePasswordRuntime(ctx)
   const handlers = passwordHandlers()
-  await enforceRateLimit(ctx, event, 'change', { ip: true })
-  const body = await readBodyWith(event, changeBody)
   const email = typeof claims.email === 'string' ? requireEmail(claims.email) : undefined
   if (!email) throw authError('no_password_account')
   await enforceRateLimit(ctx, event, 'change', { ip: false, email })
@@ -132,4 +130,4 @@ export async function change(ctx: AuthContext, event: H3Event, claims: AuthClaim
   revoked += await revokeSubjectSessions(ctx, newSubjects(user, email, persisted), 'password_change', keep)
   ctx.logger.security('password_changed', { revokedSessions: revoked })
   return { success: true as const }
-}
+}, passwordOwner)

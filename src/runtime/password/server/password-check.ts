@@ -1,11 +1,8 @@
 import type { H3Event } from 'h3'
-import type { z } from 'zod'
 import type { RateLimitRuleName } from '../../types/rate-limit-options'
 import type { AuthContext } from '../../server/lib/core/context'
 import { authError } from '../../server/lib/edge/errors'
 import { enforceRateLimit } from '../../server/lib/edge/rate-limit'
-import { refuseCrossOrigin } from '../../server/lib/edge/request-guards'
-import { readBodyWith } from '../../server/lib/edge/read-body'
 import { requireEmail } from '../../server/lib/edge/email'
 import type { ResolvedPasswordHandlers } from './password-handlers'
 import { checkPasswordPolicy, MAX_PASSWORD_BYTES, normalizePassword, passwordBytes, passwordForms, policyMessage, TOO_LONG } from './policy'
@@ -13,17 +10,11 @@ import type { PasswordRuntime } from './password-runtime'
 
 export { emailField, passwordField } from '../../server/lib/edge/request-schemas'
 
-/**
- * The body of a POST naming an account by email (register, reset-request): origin check, per-address
- * limit, body, canonical email (400 `invalid_email`), per-email limit.
- */
-export async function readEmailBody<S extends z.ZodType<{ email: string }>>(ctx: AuthContext, event: H3Event, rule: RateLimitRuleName, schema: S): Promise<{ body: z.output<S>, email: string }> {
-  refuseCrossOrigin(event, ctx)
-  await enforceRateLimit(ctx, event, rule, { ip: true })
-  const body = await readBodyWith(event, schema)
-  const email = requireEmail(body.email)
+/** A typed email in canonical form (400 `invalid_email`), counted by the per-email limit of `rule`. */
+export async function limitedEmail(ctx: AuthContext, event: H3Event, rule: RateLimitRuleName, typed: string): Promise<string> {
+  const email = requireEmail(typed)
   await enforceRateLimit(ctx, event, rule, { ip: false, email })
-  return { body, email }
+  return email
 }
 
 /** Longest password (UTF-8 bytes) the hash checks whole: bcrypt's 72, none for the host's own hash. */

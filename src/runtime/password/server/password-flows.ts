@@ -5,15 +5,14 @@ import type { AuthContext } from '../../server/lib/core/context'
 import { authError } from '../../server/lib/edge/errors'
 import { completeLogin, type ProviderClaims } from '../../server/lib/core/login'
 import { trustedDevice } from '../../server/lib/edge/device-cookie'
-import { enforceRateLimit, reserveLoginFailure } from '../../server/lib/edge/rate-limit'
-import { refuseCrossOrigin } from '../../server/lib/edge/request-guards'
-import { readBodyWith } from '../../server/lib/edge/read-body'
+import { reserveLoginFailure } from '../../server/lib/edge/rate-limit'
 import { answerRedirect, issueCode, verifyCode } from './email-codes'
-import { credentialsRequest as credentialsBody } from '../../server/lib/edge/request-schemas'
-import { checkPassword, readEmailBody, requirePolicy } from './password-check'
+import { checkPassword, limitedEmail, requirePolicy } from './password-check'
 import { requireEmail } from '../../server/lib/edge/email'
 import { passwordHandlers, passwordSubject, persistWithProviderHandler, type ResolvedPasswordHandlers } from './password-handlers'
 import { usePasswordRuntime, type PasswordRuntime } from './password-runtime'
+import { guarded } from '../../server/lib/edge/route-contract'
+import { PASSWORD_ROUTES } from './password-routes'
 
 const NO_TOKENS: ProviderTokens = { access_token: '' }
 
@@ -40,8 +39,8 @@ async function finishLogin(ctx: AuthContext, event: H3Event, runtime: PasswordRu
 }
 
 /** POST register: `{ email, password }` → `{ success: true }` and a code by email. */
-export async function register(ctx: AuthContext, event: H3Event) {
-  const { body, email } = await readEmailBody(ctx, event, 'register', credentialsBody)
+export const register = guarded(PASSWORD_ROUTES.register, async (ctx: AuthContext, event, body) => {
+  const email = await limitedEmail(ctx, event, 'register', body.email)
   const runtime = usePasswordRuntime(ctx)
   const handlers = passwordHandlers()
   const password = await requirePolicy(runtime, handlers, body.password)
@@ -49,29 +48,25 @@ export async function register(ctx: AuthContext, event: H3Event) {
   const hashedPassword = await runtime.hasher.hash(password)
   await issueCode(ctx, runtime, handlers, { email, action: 'register', data: { hashedPassword } })
   return { success: true as const }
-}
+})
 
 /** GET/POST register-verify: creates the account through onUserPersist and logs it in. */
-export async function registerVerify(ctx: AuthContext, event: H3Event) {
-  if (event.method === 'POST') refuseCrossOrigin(event, ctx)
+export const registerVerify = guarded(PASSWORD_ROUTES.registerVerify, async (ctx: AuthContext, event, input) => {
   const runtime = usePasswordRuntime(ctx)
   const handlers = passwordHandlers()
-  const record = await verifyCode<{ hashedPassword?: unknown }>(ctx, event, runtime, 'register')
+  const record = await verifyCode<{ hashedPassword?: unknown }>(ctx, runtime, 'register', input)
   const hashedPassword = record.data.hashedPassword
   if (typeof hashedPassword !== 'string') throw authError('invalid_verification_code')
   // Someone may have created the account since the code was sent: never overwrite it.
   if (await handlers.findUser(record.email)) throw authError('user_exists')
   const email = record.email
   return finishLogin(ctx, event, runtime, handlers, { email, hashedPassword, sub: passwordSubject({}, email) })
-}
+})
 
 /** POST login: `{ email, password }` → `{ success: true }` and a code by email. */
-export async function login(ctx: AuthContext, event: H3Event) {
-  refuseCrossOrigin(event, ctx)
+export const login = guarded(PASSWORD_ROUTES.login, async (ctx: AuthContext, event, body) => {
   const runtime = usePasswordRuntime(ctx)
   const handlers = passwordHandlers()
-  await enforceRateLimit(ctx, event, 'login', { ip: true })
-  const body = await readBodyWith(event, credentialsBody)
   const email = requireEmail(body.email)
   const failure = await reserveLoginFailure(ctx, event, email, trustedDevice(event, ctx, email))
   let valid: boolean
@@ -92,16 +87,15 @@ export async function login(ctx: AuthContext, event: H3Event) {
   await failure.release()
   await issueCode(ctx, runtime, handlers, { email, action: 'login' })
   return { success: true as const }
-}
+})
 
 /** GET/POST login-verify: fresh user data, claims, authorization code, redirect. */
-export async function loginVerify(ctx: AuthContext, event: H3Event) {
-  if (event.method === 'POST') refuseCrossOrigin(event, ctx)
+export const loginVerify = guarded(PASSWORD_ROUTES.loginVerify, async (ctx: AuthContext, event, input) => {
   const runtime = usePasswordRuntime(ctx)
   const handlers = passwordHandlers()
-  const record = await verifyCode(ctx, event, runtime, 'login')
+  const record = await verifyCode(ctx, runtime, 'login', input)
   const user = await handlers.findUser(record.email)
   if (!user) throw authError('invalid_verification_code')
   const email = record.email
   return finishLogin(ctx, event, runtime, handlers, { ...user, email, hashedPassword: user.hashedPassword, sub: passwordSubject(user, email) })
-}
+})

@@ -35,7 +35,7 @@ const schema = z.object({
   redirect: z.string().max(2048).refine(isSafeRedirect, 'redirect must be a same-origin path').optional(),
 })
 
-const login = defineAuthRoute(async (event, ctx) => {
+const login = defineAuthRoute(async (ctx, event) => {
   refuseCrossOrigin(event, ctx)
   const body = await readBodyWith(event, schema)
   const code = await createAuthorizationCode(event, body.user, { provider: body.provider ?? 'test', claims: body.claims as CustomClaims | undefined, redirect: body.redirect })

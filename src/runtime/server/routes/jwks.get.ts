@@ -1,15 +1,12 @@
-/**
- * GET /.well-known/jwks.json (endpoints.jwksPath)
- * 200 `{ keys: [...] }`: the RS256 public key, for services that verify access tokens.
- * 404 not_found with HS256 (a shared secret is never published)
- */
 import { setResponseHeader } from 'h3'
 import { authError } from '../lib/edge/errors'
+import { guarded } from '../lib/edge/route-contract'
 import { defineAuthRoute } from '../utils/auth-context'
+import { CORE_ROUTES } from '../core-routes'
 
-export default defineAuthRoute(async (event, ctx) => {
+export default defineAuthRoute(guarded(CORE_ROUTES.jwks, async (ctx, event) => {
   const jwks = ctx.tokens.jwks()
   if (!jwks) throw authError('not_found', 'No public keys: tokens are signed with HS256')
   setResponseHeader(event, 'cache-control', 'public, max-age=300')
   return jwks
-})
+}))

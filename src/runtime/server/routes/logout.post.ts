@@ -1,17 +1,8 @@
-/**
- * POST /auth/logout (endpoints.logoutPath)
- * No body; revokes the session of the refresh cookie and deletes the cookie. Any token of the
- * session ends it: the current one, or an older one that was rotated since (so the owner of a
- * stolen and rotated cookie still logs the thief out). A request with several refresh cookies (one
- * planted by another host) ends the session of each (the last 16), and deletes every one where the
- * server can.
- * 200 `{ success: true }`, also without a cookie or when called again.
- * 403 cross_origin_request · 413 payload_too_large
- */
 import { revokeRefreshToken } from '../lib/core/records/refresh-token'
-import { refuseCrossOrigin } from '../lib/edge/request-guards'
+import { guarded } from '../lib/edge/route-contract'
 import { clearRefreshCookie, clearTossedRefreshCookies, refreshCookieValues } from '../lib/core/session-tokens'
 import { defineAuthRoute } from '../utils/auth-context'
+import { CORE_ROUTES } from '../core-routes'
 
 /**
  * Refresh cookies a logout ends at most. A browser sends one per domain and path that set one:
@@ -24,8 +15,13 @@ const MAX_COOKIES = 16
 /** A refresh token (32 random bytes, base64url): nothing else is looked up. */
 const TOKEN = /^[\w-]{43}$/
 
-export default defineAuthRoute(async (event, ctx) => {
-  refuseCrossOrigin(event, ctx)
+/**
+ * Any token of the session ends it: the current one, or an older one rotated since (so the owner
+ * of a stolen and rotated cookie still logs the thief out). With several refresh cookies (one
+ * planted by another host), the session of each (the last {@link MAX_COOKIES}) ends, and every
+ * one is deleted where the server can.
+ */
+export default defineAuthRoute(guarded(CORE_ROUTES.logout, async (ctx, event) => {
   const cookies = refreshCookieValues(event, ctx)
   const tokens = [...new Set(cookies.filter(cookie => TOKEN.test(cookie)))].slice(-MAX_COOKIES)
   for (const cookie of tokens) {
@@ -35,4 +31,4 @@ export default defineAuthRoute(async (event, ctx) => {
   if (cookies.length > 1) clearTossedRefreshCookies(event, ctx)
   else clearRefreshCookie(event, ctx)
   return { success: true as const }
-})
+}))

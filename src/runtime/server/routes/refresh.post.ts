@@ -1,26 +1,17 @@
-/**
- * POST /auth/refresh (endpoints.refreshPath)
- * No body; the refresh cookie authenticates. Validates the stored token, loads the stored user,
- * signs a new access token (custom claims resolved again) and rotates the refresh token. Every
- * use of the old cookie within `reuseGracePeriod` seconds of its rotation (a second tab, a retry
- * after a lost answer) gets the same successor cookie.
- * 200 `{ success: true, message, token, accessToken, expiresIn }` (+ the successor refresh cookie
- * and the presence flag). A 401 deletes the presence flag (and the refresh cookie it refused).
- * 401 invalid_refresh_token (missing, unknown, expired, revoked) · 401 refresh_token_reused (a
- * rotated token used again after the grace period: the whole session is revoked) · 401
- * refresh_cookie_conflict (several refresh cookies: one was planted by another host; every one
- * is deleted where the server can, none is used)
- * 403 impersonated_session · 403 cross_origin_request · 413 payload_too_large
- */
 import { authError } from '../lib/edge/errors'
 import { refreshLifetime, rotateRefreshToken } from '../lib/core/records/refresh-token'
 import { clientAddressOf } from '../lib/edge/rate-limit'
-import { refuseCrossOrigin } from '../lib/edge/request-guards'
+import { guarded } from '../lib/edge/route-contract'
 import { clearRefreshCookie, clearSessionPresence, clearTossedRefreshCookies, mintSessionToken, readRefreshCookie, refreshCookieValues, resolveGlobalClaims, setRefreshCookie } from '../lib/core/session-tokens'
 import { defineAuthRoute } from '../utils/auth-context'
+import { CORE_ROUTES } from '../core-routes'
 
-export default defineAuthRoute(async (event, ctx) => {
-  refuseCrossOrigin(event, ctx)
+/**
+ * Every use of the old cookie within `reuseGracePeriod` seconds of its rotation (a second tab, a
+ * retry after a lost answer) gets the same successor cookie. A 401 deletes the presence flag
+ * (and the refresh cookie it refused).
+ */
+export default defineAuthRoute(guarded(CORE_ROUTES.refresh, async (ctx, event) => {
   if (!ctx.options.tokenRefresh.enabled) throw authError('not_found', 'Token refresh is disabled')
   if (refreshCookieValues(event, ctx).length > 1) {
     ctx.logger.security('refresh_cookie_conflict', { ip: clientAddressOf(ctx, event) })
@@ -53,4 +44,4 @@ export default defineAuthRoute(async (event, ctx) => {
   const { token, expiresIn } = await mintSessionToken(ctx, result.record, claims)
   if (result.token) setRefreshCookie(event, ctx, result.token, refreshLifetime(ctx, result.record))
   return { success: true, message: 'Token refreshed', token, accessToken: token, expiresIn }
-})
+}))

@@ -1,14 +1,3 @@
-/**
- * POST /auth/token (endpoints.tokenPath)
- * Body `{ code: string }`: exchanges a single-use authorization code for an access token and sets
- * the HttpOnly refresh cookie (when tokenRefresh.enabled). A code bound to a browser (the
- * default) is only accepted with that browser's code cookie; without it the code is burnt. A
- * completed password login also sets the device cookie (rateLimit.login.deviceCookieMaxAge).
- * 200 `{ token, expiresIn, accessToken, tokenType: 'Bearer', redirect? }`
- * 400 bad_request (missing or malformed body) · 401 invalid_code (unknown, expired or used code)
- * 401 code_binding_mismatch (the code was issued to another browser; it is consumed)
- * 403 cross_origin_request · 413 payload_too_large
- */
 import { matchesCodeBinding } from '../lib/core/code-binding'
 import { issueDeviceCookie } from '../lib/edge/device-cookie'
 import { authError } from '../lib/edge/errors'
@@ -16,17 +5,18 @@ import { consumeAuthCode } from '../lib/core/records/auth-code'
 import { issueRefreshToken } from '../lib/core/records/refresh-token'
 import { clientAddressOf } from '../lib/edge/rate-limit'
 import { subjectOf } from '../lib/core/subject'
-import { refuseCrossOrigin } from '../lib/edge/request-guards'
+import { guarded } from '../lib/edge/route-contract'
 import { mintSessionToken, setRefreshCookie } from '../lib/core/session-tokens'
 import { describeClient } from '../lib/core/session-list'
-import { readBodyWith } from '../lib/edge/read-body'
-import { tokenRequest as schema } from '../lib/edge/request-schemas'
 import { defineAuthRoute } from '../utils/auth-context'
+import { CORE_ROUTES } from '../core-routes'
 import { randomToken } from '../lib/store/crypto'
 
-export default defineAuthRoute(async (event, ctx) => {
-  refuseCrossOrigin(event, ctx)
-  const { code } = await readBodyWith(event, schema)
+/**
+ * A completed password login also sets the device cookie (rateLimit.login.deviceCookieMaxAge).
+ * A code bound to a browser that another browser presents is burnt.
+ */
+export default defineAuthRoute(guarded(CORE_ROUTES.token, async (ctx, event, { code }) => {
   // Taken before any other check: a code presented once is used up, whatever the outcome.
   const record = await consumeAuthCode(ctx, code)
   const userId = record ? subjectOf(record.user) : undefined
@@ -48,4 +38,4 @@ export default defineAuthRoute(async (event, ctx) => {
   // The browser has completed a password login (and its second factor): a known device of the account.
   if (record.provider === 'password' && typeof record.user.email === 'string') issueDeviceCookie(event, ctx, record.user.email)
   return { token, expiresIn, accessToken: token, tokenType: 'Bearer' as const, ...(record.redirect ? { redirect: record.redirect } : {}) }
-})
+}))

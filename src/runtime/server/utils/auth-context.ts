@@ -58,16 +58,17 @@ export function peekAuthContext(): AuthContext | undefined {
  * Defines a module endpoint: JSON answers with `Cache-Control: no-store`, request bodies limited
  * to `security.maxBodySize` (413 before the rest is read, also where the handler reads no body),
  * and every failure turned into `{ statusCode, message, error }` (unexpected ones into a logged,
- * generic 500).
+ * generic 500). A route of the module's API is a handler behind its contract's guards
+ * (`guarded`, edge/route-contract.ts).
  */
-export function defineAuthRoute<T>(handler: (event: H3Event<EventHandlerRequest>, ctx: AuthContext) => Promise<T>) {
+export function defineAuthRoute<T>(handler: (ctx: AuthContext, event: H3Event<EventHandlerRequest>) => Promise<T>) {
   return defineEventHandler(async (event) => {
     let ctx: AuthContext | undefined
     try {
       ctx = await useAuthContext()
       setResponseHeader(event, 'cache-control', 'no-store')
       await limitRequestBody(event, ctx.options.security.maxBodySize)
-      return await handler(event, ctx)
+      return await handler(ctx, event)
     }
     catch (error) {
       return sendAuthError(event, error, ctx?.logger ?? consoleLogger)

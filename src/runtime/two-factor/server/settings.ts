@@ -1,6 +1,5 @@
 /** The logged-in user's second-factor settings (bearer): status, enrolment, new recovery codes, turning it off. */
 import type { H3Event } from 'h3'
-import type { z } from 'zod'
 import type { AuthClaims, TwoFactorState } from '../../types/auth'
 import { authenticate, authenticationError } from '../../server/lib/core/authenticate'
 import type { AuthContext } from '../../server/lib/core/context'
@@ -15,14 +14,13 @@ import { retryAfterOf } from '../../server/lib/edge/rate-counter'
 import { TWO_FACTOR_RECORDS, reserveTwoFactorFailure, savePendingEnrolment } from './two-factor-records'
 import { requireRecentLogin } from '../../server/lib/core/recent-login'
 import { revokeSessions } from '../../server/lib/core/session-list'
-import { refuseCrossOrigin } from '../../server/lib/edge/request-guards'
-import { twoFactorCodeRequest, twoFactorDisableRequest } from '../../server/lib/edge/request-schemas'
-import { readBodyWith } from '../../server/lib/edge/read-body'
 import { checkSecondFactor } from './code-check'
 import { confirmEnrolmentCode } from './two-factor-flow'
 import { issuerOf } from './two-factor-options'
 import { hashRecoveryCode, newRecoveryCodes, newTotpSecret, secretBox, totpUri } from './secret'
 import { auditHook, findTwoFactorState, saveTwoFactorState } from './two-factor-state'
+import { guarded } from '../../server/lib/edge/route-contract'
+import { TWO_FACTOR_ROUTES } from './two-factor-routes'
 
 /** The caller's claims: 401 without a valid bearer token, 403 for an impersonated session. */
 async function owner(ctx: AuthContext, event: H3Event): Promise<AuthClaims> {
@@ -42,19 +40,36 @@ async function endOtherSessions(ctx: AuthContext, claims: AuthClaims): Promise<v
   if (ended > 0) ctx.logger.security('two_factor_sessions_ended', { sessions: ended })
 }
 
+/**
+ * The caller of a change to the second factor: the bearer token of a recent login (403
+ * `reauthentication_required`, checked before the body is read and before any proof, so a stale
+ * session spends no failure budget). `action` names the change in the security log.
+ */
+const recentOwner = (action: string) => async (ctx: AuthContext, event: H3Event): Promise<AuthClaims> => {
+  const claims = await owner(ctx, event)
+  await requireRecentLogin(ctx, claims, action)
+  return claims
+}
+
+/** The enrolled caller's state: 400 `two_factor_not_enabled` without one. */
+async function enrolledState(ctx: AuthContext, event: H3Event, claims: AuthClaims): Promise<TwoFactorState> {
+  const state = await findTwoFactorState(ctx, claims.sub, event)
+  if (!state) throw authError('two_factor_not_enabled')
+  return state
+}
+
 /** GET status → `{ enabled, recoveryCodesLeft }`. */
-export async function twoFactorStatus(ctx: AuthContext, event: H3Event) {
+export const twoFactorStatus = guarded(TWO_FACTOR_ROUTES.status, async (ctx: AuthContext, event) => {
   const claims = await owner(ctx, event)
   const state = await findTwoFactorState(ctx, claims.sub, event)
   return { enabled: state !== null, recoveryCodesLeft: state?.recoveryCodes.length ?? 0 }
-}
+})
 
 /**
  * POST enrol → `{ uri, secret }`: a new secret kept as a pending enrolment (`enrolmentTTL`) until a code
  * confirms it. 409 while enrolled; 403 `reauthentication_required` without a recent login.
  */
-export async function startEnrolment(ctx: AuthContext, event: H3Event) {
-  refuseCrossOrigin(event, ctx)
+export const startEnrolment = guarded(TWO_FACTOR_ROUTES.enrol, async (ctx: AuthContext, event) => {
   const claims = await owner(ctx, event)
   if (await findTwoFactorState(ctx, claims.sub, event)) throw authError('two_factor_already_enabled')
   await requireRecentLogin(ctx, claims, 'two_factor_enrol')
@@ -63,39 +78,21 @@ export async function startEnrolment(ctx: AuthContext, event: H3Event) {
   await savePendingEnrolment(ctx, { userId: claims.sub }, { userId: claims.sub, secret: secretBox(ctx).seal(claims.sub, secret) }, enrolmentTTL)
   const account = typeof claims.email === 'string' && claims.email ? claims.email : claims.sub
   return { uri: totpUri(secret, { algorithm, digits, period }, issuerOf(ctx.options), account), secret }
-}
+})
 
 /** POST confirm `{ code }` → `{ recoveryCodes }` (shown once); the login must still be recent. */
-export async function confirmEnrolment(ctx: AuthContext, event: H3Event) {
-  refuseCrossOrigin(event, ctx)
-  const claims = await owner(ctx, event)
-  await requireRecentLogin(ctx, claims, 'two_factor_enrol')
-  const body = await readBodyWith(event, twoFactorCodeRequest)
+export const confirmEnrolment = guarded(TWO_FACTOR_ROUTES.confirm, async (ctx: AuthContext, event, body, claims) => {
   const confirmed = await confirmEnrolmentCode(ctx, event, { userId: claims.sub }, claims.sub, body.code)
   if (confirmed === 'expired') throw authError('two_factor_enrolment_expired')
   if (confirmed === 'invalid_code') throw authError('two_factor_invalid_code')
   await endOtherSessions(ctx, claims)
   await auditHook(ctx, 'svc:twoFactor:enrolled', { userId: claims.sub, during: 'settings', event })
   return { recoveryCodes: confirmed.recoveryCodes }
-}
-
-/**
- * A change of an enrolled caller's second factor: same-origin POST, recent login (checked before any
- * proof, so a stale session spends no failure budget), its body and state (400 `two_factor_not_enabled`).
- */
-async function enrolledChange<S extends z.ZodType>(ctx: AuthContext, event: H3Event, schema: S, action: string): Promise<{ claims: AuthClaims, body: z.output<S>, state: TwoFactorState }> {
-  refuseCrossOrigin(event, ctx)
-  const claims = await owner(ctx, event)
-  await requireRecentLogin(ctx, claims, action)
-  const body = await readBodyWith(event, schema)
-  const state = await findTwoFactorState(ctx, claims.sub, event)
-  if (!state) throw authError('two_factor_not_enabled')
-  return { claims, body, state }
-}
+}, recentOwner('two_factor_enrol'))
 
 /** POST recovery-codes `{ code }` → `{ recoveryCodes }`: the old ones stop working. Needs a recent login. */
-export async function regenerateRecoveryCodes(ctx: AuthContext, event: H3Event) {
-  const { claims, body, state } = await enrolledChange(ctx, event, twoFactorCodeRequest, 'two_factor_recovery_codes')
+export const regenerateRecoveryCodes = guarded(TWO_FACTOR_ROUTES.recoveryCodes, async (ctx: AuthContext, event, body, claims) => {
+  const state = await enrolledState(ctx, event, claims)
   const result = await checkSecondFactor(ctx, event, claims.sub, state, { code: body.code }, 'regenerate')
   if (!result.ok) throw authError('two_factor_invalid_code')
   const recoveryCodes = newRecoveryCodes(ctx.options.twoFactor.recoveryCodes)
@@ -104,7 +101,7 @@ export async function regenerateRecoveryCodes(ctx: AuthContext, event: H3Event) 
   ctx.logger.security('two_factor_recovery_codes_regenerated', {})
   await auditHook(ctx, 'svc:twoFactor:recoveryCodesRegenerated', { userId: claims.sub, count: recoveryCodes.length, event })
   return { recoveryCodes }
-}
+}, recentOwner('two_factor_recovery_codes'))
 
 /** The account's password, checked like a login (400 `no_password_account` otherwise); a wrong one draws on the failure budget. */
 async function checkAccountPassword(ctx: AuthContext, event: H3Event, claims: AuthClaims, password: string): Promise<boolean> {
@@ -126,8 +123,8 @@ async function checkAccountPassword(ctx: AuthContext, event: H3Event, claims: Au
  * POST disable `{ password }`, `{ code }` or `{ recoveryCode }` → `{ success: true }`: `save(userId, null)`.
  * Needs a recent login: a proof from an older session's token does not remove the second factor.
  */
-export async function disableTwoFactor(ctx: AuthContext, event: H3Event) {
-  const { claims, body, state } = await enrolledChange(ctx, event, twoFactorDisableRequest, 'two_factor_disable')
+export const disableTwoFactor = guarded(TWO_FACTOR_ROUTES.disable, async (ctx: AuthContext, event, body, claims) => {
+  const state = await enrolledState(ctx, event, claims)
   let method: 'password' | 'code' | 'recovery_code'
   if (body.password !== undefined) {
     if (!(await checkAccountPassword(ctx, event, claims, body.password))) {
@@ -147,4 +144,4 @@ export async function disableTwoFactor(ctx: AuthContext, event: H3Event) {
   ctx.logger.security('two_factor_disabled', { method })
   await auditHook(ctx, 'svc:twoFactor:disabled', { userId: claims.sub, method, event })
   return { success: true as const }
-}
+}, recentOwner('two_factor_disable'))

@@ -10,13 +10,12 @@ import { authError } from '../../server/lib/edge/errors'
 import { callbackLocation } from '../../server/lib/core/login'
 import { createAuthCode } from '../../server/lib/core/records/auth-code'
 import { countLoginAttempt, pendingLoginTokens, readPendingEnrolment, readPendingLogin, savePendingEnrolment, takePendingEnrolment, takePendingLogin, type PendingLoginRecord } from './two-factor-records'
-import { refuseCrossOrigin } from '../../server/lib/edge/request-guards'
-import { twoFactorConfirmLoginRequest, twoFactorFlowRequest, twoFactorVerifyRequest } from '../../server/lib/edge/request-schemas'
-import { readBodyWith } from '../../server/lib/edge/read-body'
 import { checkSecondFactor, claimTotpCode, type SecondFactorInput } from './code-check'
 import { issuerOf } from './two-factor-options'
 import { hashRecoveryCode, newRecoveryCodes, newTotpSecret, secretBox, totpUri } from './secret'
 import { auditHook, findTwoFactorState, newState, saveTwoFactorState } from './two-factor-state'
+import { guarded } from '../../server/lib/edge/route-contract'
+import { TWO_FACTOR_ROUTES } from './two-factor-routes'
 
 /**
  * The pending login of `flow`, from its own browser: else 400 `two_factor_login_expired`, or (another
@@ -66,9 +65,7 @@ async function completeSecondFactor(ctx: AuthContext, event: H3Event, flow: stri
 }
 
 /** POST verify `{ flow, code }` or `{ flow, recoveryCode }` → `{ success: true, redirect }`. */
-export async function verifyLogin(ctx: AuthContext, event: H3Event) {
-  refuseCrossOrigin(event, ctx)
-  const body = await readBodyWith(event, twoFactorVerifyRequest)
+export const verifyLogin = guarded(TWO_FACTOR_ROUTES.verify, async (ctx: AuthContext, event, body) => {
   const pending = await pendingLoginOf(ctx, event, body.flow)
   if (pending.enrol) throw authError('two_factor_not_enabled', 'Set up two-factor authentication first')
   const attempts = await countAttempt(ctx, event, pending)
@@ -81,16 +78,14 @@ export async function verifyLogin(ctx: AuthContext, event: H3Event) {
     throw authError('two_factor_invalid_code')
   }
   return { success: true as const, redirect: await completeSecondFactor(ctx, event, body.flow, result.method) }
-}
+})
 
 /** What is left of a pending login's lifetime, in seconds (at least 1). */
 const secondsLeft = (ctx: AuthContext, pending: PendingLoginRecord) =>
   Math.max(1, Math.ceil((pending.createdAt + ctx.options.twoFactor.pendingLoginTTL * 1000 - Date.now()) / 1000))
 
 /** POST login-enrol `{ flow }` → `{ uri, secret }`: a new secret for a login that must enrol. */
-export async function startLoginEnrolment(ctx: AuthContext, event: H3Event) {
-  refuseCrossOrigin(event, ctx)
-  const body = await readBodyWith(event, twoFactorFlowRequest)
+export const startLoginEnrolment = guarded(TWO_FACTOR_ROUTES.loginEnrol, async (ctx: AuthContext, event, body) => {
   const pending = await pendingLoginOf(ctx, event, body.flow)
   if (!pending.enrol) throw authError('two_factor_already_enabled')
   const { algorithm, digits, period } = ctx.options.twoFactor
@@ -98,7 +93,7 @@ export async function startLoginEnrolment(ctx: AuthContext, event: H3Event) {
   await savePendingEnrolment(ctx, { flow: pending.id }, { userId: pending.userId, secret: secretBox(ctx).seal(pending.userId, secret) }, secondsLeft(ctx, pending))
   const account = typeof pending.user.email === 'string' && pending.user.email ? pending.user.email : pending.userId
   return { uri: totpUri(secret, { algorithm, digits, period }, issuerOf(ctx.options), account), secret }
-}
+})
 
 /**
  * Confirms an enrolment with its first code: the pending enrolment is taken atomically, and an existing
@@ -121,9 +116,7 @@ export async function confirmEnrolmentCode(ctx: AuthContext, event: H3Event, own
 }
 
 /** POST login-confirm `{ flow, code }` → `{ success: true, redirect, recoveryCodes }`. */
-export async function confirmLoginEnrolment(ctx: AuthContext, event: H3Event) {
-  refuseCrossOrigin(event, ctx)
-  const body = await readBodyWith(event, twoFactorConfirmLoginRequest)
+export const confirmLoginEnrolment = guarded(TWO_FACTOR_ROUTES.loginConfirm, async (ctx: AuthContext, event, body) => {
   const pending = await pendingLoginOf(ctx, event, body.flow)
   if (!pending.enrol) throw authError('two_factor_enrolment_expired')
   const attempts = await countAttempt(ctx, event, pending)
@@ -135,4 +128,4 @@ export async function confirmLoginEnrolment(ctx: AuthContext, event: H3Event) {
   }
   await auditHook(ctx, 'svc:twoFactor:enrolled', { userId: pending.userId, during: 'login', event })
   return { success: true as const, redirect: await completeSecondFactor(ctx, event, body.flow, 'code'), recoveryCodes: confirmed.recoveryCodes }
-}
+})

@@ -1,0 +1,112 @@
+import type { EndpointOptions } from '../../types/options'
+import type { RouteContract } from '../../server/lib/edge/route-contract'
+import * as req from '../../server/lib/edge/request-schemas'
+import * as res from '../../server/lib/edge/response-schemas'
+import { underPath } from '../../shared/paths'
+
+const at = (path: string) => (e: EndpointOptions) => underPath(e.authPath, 'two-factor', path)
+const handler = (file: string) => `two-factor/server/routes/${file}`
+const SETTINGS_ERRORS = ['unauthorized', 'session_revoked', 'impersonated_session', 'reauthentication_required'] as const
+const FLOW_ERRORS = ['two_factor_login_expired', 'code_binding_mismatch'] as const
+
+/** The second factor's routes under `<authPath>/two-factor/` (registered when `twoFactor.enabled`). */
+export const TWO_FACTOR_ROUTES = {
+  status: {
+    id: 'TwoFactorStatus',
+    method: 'get',
+    handler: handler('status.get'),
+    path: at('status'),
+    summary: 'The caller\'s second factor',
+    description: 'Whether the caller has a confirmed second factor, and how many unused recovery codes are left.',
+    auth: 'bearer',
+    ok: { schema: res.twoFactorStatusResponse, description: 'The second factor\'s status' },
+    errors: ['unauthorized', 'session_revoked', 'impersonated_session'],
+  },
+  enrol: {
+    id: 'TwoFactorEnrol',
+    method: 'post',
+    handler: handler('enrol.post'),
+    path: at('enrol'),
+    summary: 'Start a second-factor enrolment',
+    description: 'A new TOTP secret, kept (encrypted) as a pending enrolment until a code confirms it. Shown once.',
+    auth: 'bearer',
+    sameOrigin: true,
+    ok: { schema: res.twoFactorEnrolmentResponse, description: 'The otpauth:// URI and the secret' },
+    errors: [...SETTINGS_ERRORS, 'two_factor_already_enabled'],
+  },
+  confirm: {
+    id: 'TwoFactorConfirm',
+    method: 'post',
+    handler: handler('confirm.post'),
+    path: at('confirm'),
+    summary: 'Confirm a second-factor enrolment',
+    description: 'Checks the first code of the authenticator app, saves the enrolment through the host and answers the recovery codes (shown once).',
+    auth: 'bearer',
+    sameOrigin: true,
+    body: req.twoFactorCodeRequest,
+    ok: { schema: res.recoveryCodesResponse, description: 'The recovery codes' },
+    errors: [...SETTINGS_ERRORS, 'two_factor_invalid_code', 'two_factor_enrolment_expired', 'two_factor_already_enabled'],
+  },
+  recoveryCodes: {
+    id: 'TwoFactorRecoveryCodes',
+    method: 'post',
+    handler: handler('recovery-codes.post'),
+    path: at('recovery-codes'),
+    summary: 'Make new recovery codes',
+    description: 'With a current code of the authenticator app: new recovery codes (shown once); the old ones stop working.',
+    auth: 'bearer',
+    sameOrigin: true,
+    body: req.twoFactorCodeRequest,
+    ok: { schema: res.recoveryCodesResponse, description: 'The new recovery codes' },
+    errors: [...SETTINGS_ERRORS, 'two_factor_invalid_code', 'two_factor_not_enabled', 'rate_limited'],
+  },
+  disable: {
+    id: 'TwoFactorDisable',
+    method: 'post',
+    handler: handler('disable.post'),
+    path: at('disable'),
+    summary: 'Turn the second factor off',
+    description: 'With the account\'s password (password accounts), a code of the authenticator app or a recovery code: deletes the second factor.',
+    auth: 'bearer',
+    sameOrigin: true,
+    body: req.twoFactorDisableRequest,
+    ok: { schema: res.successResponse, description: 'The second factor is off' },
+    errors: [...SETTINGS_ERRORS, 'two_factor_invalid_code', 'current_password_incorrect', 'no_password_account', 'two_factor_not_enabled', 'rate_limited'],
+  },
+  verify: {
+    id: 'TwoFactorVerify',
+    method: 'post',
+    handler: handler('verify.post'),
+    path: at('verify'),
+    summary: 'Prove the second factor of a login',
+    description: 'A code of the authenticator app or a recovery code for the pending login `flow`, from the browser that passed the first factor. Completes the login: `redirect` is the callback page with an authorization code.',
+    sameOrigin: true,
+    body: req.twoFactorVerifyRequest,
+    ok: { schema: res.redirectResponse, description: '`redirect` is the callback page with a code' },
+    errors: [...FLOW_ERRORS, 'two_factor_invalid_code', 'too_many_attempts', 'two_factor_not_enabled', 'rate_limited'],
+  },
+  loginEnrol: {
+    id: 'TwoFactorLoginEnrol',
+    method: 'post',
+    handler: handler('login-enrol.post'),
+    path: at('login-enrol'),
+    summary: 'Start the enrolment a login requires',
+    description: 'For a pending login whose user must enrol: a new TOTP secret, kept with the pending login. Shown once.',
+    sameOrigin: true,
+    body: req.twoFactorFlowRequest,
+    ok: { schema: res.twoFactorEnrolmentResponse, description: 'The otpauth:// URI and the secret' },
+    errors: [...FLOW_ERRORS, 'two_factor_already_enabled'],
+  },
+  loginConfirm: {
+    id: 'TwoFactorLoginConfirm',
+    method: 'post',
+    handler: handler('login-confirm.post'),
+    path: at('login-confirm'),
+    summary: 'Confirm the enrolment a login requires',
+    description: 'The first code of the authenticator app: saves the enrolment through the host and completes the login. The recovery codes are shown once.',
+    sameOrigin: true,
+    body: req.twoFactorConfirmLoginRequest,
+    ok: { schema: res.loginEnrolledResponse, description: '`redirect` is the callback page with a code' },
+    errors: [...FLOW_ERRORS, 'two_factor_invalid_code', 'too_many_attempts', 'two_factor_enrolment_expired', 'two_factor_already_enabled'],
+  },
+} satisfies Record<string, RouteContract>
