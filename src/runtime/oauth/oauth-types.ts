@@ -43,7 +43,7 @@ export interface OAuthEventHandlerOptions<TConfig> {
   customClaims?: OAuthCustomClaims
   /** Transforms the provider's user before the global `onUserInfo`; return a replacement or nothing. */
   onUserInfo?: (payload: UserInfoPayload) => AuthUser | void | undefined | Promise<AuthUser | void | undefined>
-  /** Called after `svc:success`, before the authorization code is issued. Throwing fails the login. */
+  /** Called before `svc:success` and the authorization code. Throwing fails the login. */
   onSuccess?: (payload: UserInfoPayload) => void | Promise<void>
   /**
    * Called when the login fails, before the redirect to `redirect.error`. If it sends its own

@@ -2,7 +2,7 @@
  * The `svc:*` Nitro runtime hooks of the module and their payloads (`nitroApp.hooks.hook(...)`).
  */
 import type { H3Event } from 'h3'
-import type { AuthClaims, AuthUser, ProviderTokens } from './auth'
+import type { AuthClaims, AuthUser, ProviderTokens } from './claims'
 import type { PasskeyInfo } from '../passkey/passkey-types'
 
 /**
@@ -26,8 +26,8 @@ export interface UserInfoPayload {
 }
 
 /**
- * Payload of `svc:impersonate:check`, the first step of POST /auth/impersonate (after the caller's
- * token and body are checked, before `canImpersonate`). A hook that throws an error with a status
+ * Payload of `svc:impersonate:check`, emitted by POST /auth/impersonate once `canImpersonate`
+ * allowed the request, before the target is looked up. A hook that throws an error with a status
  * code rejects the request with that status.
  */
 export interface ImpersonateCheckPayload {
@@ -45,8 +45,8 @@ export interface ImpersonateCheckPayload {
 }
 
 /**
- * Payload of `svc:impersonate:fetchTarget`, emitted after `canImpersonate` allowed the request and
- * right before `impersonation.fetchTarget` runs. A hook that throws rejects the request.
+ * Payload of `svc:impersonate:fetchTarget`, emitted once `impersonation.fetchTarget` found the
+ * target, before the impersonated session is made. A hook that throws rejects the request.
  */
 export interface ImpersonateFetchTargetPayload {
   /** Verified claims of the caller's access token. */
@@ -221,7 +221,7 @@ export interface SvcAuthHooks {
    */
   'svc:userInfo': (payload: UserInfoPayload) => void | Promise<void>
   /**
-   * Every login, after `onUserPersist` and the claims, before the provider's `onSuccess` and the
+   * Every login, after `onUserPersist`, the claims and the provider's `onSuccess`, before the
    * authorization code: the account-linking point (`user` is final). A hook that throws ends the
    * login. A login that asks for a second factor runs it when the second factor is proved (in
    * that request, after `svc:twoFactor:verified`, with the user, tokens and provider of the first

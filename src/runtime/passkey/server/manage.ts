@@ -9,6 +9,7 @@ import { passkeyIdSchema } from '../../server/lib/edge/request-schemas'
 import { passkeyInfo, requirePasskeyOwner } from './passkey-credentials'
 import { passkeyHandlers } from './passkey-handlers'
 import { usePasskeyRuntime } from './passkey-runtime'
+import { emitHook } from '../../server/lib/core/handlers'
 
 const newestFirst = (a: PasskeyInfo, b: PasskeyInfo) => b.createdAt.localeCompare(a.createdAt)
 
@@ -37,8 +38,6 @@ export async function deletePasskey(ctx: AuthContext, event: H3Event, rawId: str
   await requireRecentLogin(ctx, owner, 'passkey_delete')
   await handlers.deleteCredential(id.data, owner.sub)
   ctx.logger.security('passkey_deleted', { user: owner.sub })
-  await ctx.callHook('svc:passkey:deleted', { userId: owner.sub, credential: passkeyInfo(owned), event }).catch((error: unknown) => {
-    ctx.logger.error('The svc:passkey:deleted hook failed (the passkey is deleted)', error)
-  })
+  await emitHook(ctx, 'svc:passkey:deleted', { userId: owner.sub, credential: passkeyInfo(owned), event })
   return { success: true }
 }

@@ -17,6 +17,7 @@ import { answeredChallenge, isCrossOriginAnswer, knownTransports, passkeyInfo, r
 import { passkeyHandlers } from './passkey-handlers'
 import { relyingPartyOf } from './relying-party'
 import { usePasskeyRuntime } from './passkey-runtime'
+import { emitHook } from '../../server/lib/core/handlers'
 
 /** Longest credential id WebAuthn allows (§5.8.3), in bytes. */
 const MAX_CREDENTIAL_ID_BYTES = 1023
@@ -128,9 +129,7 @@ export async function registrationVerify(ctx: AuthContext, event: H3Event): Prom
   await handlers.saveCredential(credential, true)
   ctx.logger.security('passkey_registered', { user: owner.sub })
   const public_ = passkeyInfo(credential)
-  await ctx.callHook('svc:passkey:registered', { userId: owner.sub, credential: public_, userVerified: info.userVerified, event }).catch((error: unknown) => {
-    ctx.logger.error('The svc:passkey:registered hook failed (the passkey is registered)', error)
-  })
+  await emitHook(ctx, 'svc:passkey:registered', { userId: owner.sub, credential: public_, userVerified: info.userVerified, event })
   return { credential: public_ }
 }
 

@@ -15,7 +15,7 @@ import { answerRedirect, issueCode, verifyCode } from './email-codes'
 import { credentialsRequest as credentialsBody } from '../../server/lib/edge/request-schemas'
 import { checkPassword, readEmailBody, requirePolicy } from './password-check'
 import { requireEmail } from '../../server/lib/edge/email'
-import { passwordHandlers, passwordSubject, persistWithProviderHandler, type ResolvedPasswordHandlers } from './password-handlers'
+import { passwordHandlers, passwordSubject, requirePersistence, type ResolvedPasswordHandlers } from './password-handlers'
 import { usePasswordRuntime, type PasswordRuntime } from './password-runtime'
 
 const NO_TOKENS: ProviderTokens = { access_token: '' }
@@ -30,11 +30,11 @@ function providerClaims(runtime: PasswordRuntime, handlers: ResolvedPasswordHand
 
 /** Ends a verified register or login in the shared pipeline and redirects to the callback page. */
 async function finishLogin(ctx: AuthContext, event: H3Event, runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, user: AuthUser & { email: string, hashedPassword: string }) {
-  const prepared = await persistWithProviderHandler(user)
+  requirePersistence()
   const { location } = await completeLogin(ctx, {
     event,
     provider: 'password',
-    user: prepared,
+    user,
     tokens: NO_TOKENS,
     keepSubject: true,
     handlers: { customClaims: providerClaims(runtime, handlers) },

@@ -3,7 +3,7 @@ import type { AuthUser, MagicCodeAction, PasswordHandlers, PasswordUser, Verific
 import { getAuthHandlers } from '../../server/lib/core/handlers'
 import { hostSubjectOf, type SubjectSource } from '../../server/lib/core/subject'
 
-/** The password handlers of the host, with the alternative names resolved. */
+/** The password handlers of the host, checked (alternative names are resolved at registration). */
 export interface ResolvedPasswordHandlers {
   findUser(email: string): Promise<PasswordUser | null>
   sendVerificationCode(email: string, code: string, action: MagicCodeAction, details: VerificationCodeDetails): Promise<void>
@@ -14,8 +14,8 @@ export interface ResolvedPasswordHandlers {
   customClaims?: PasswordHandlers['customClaims']
 }
 
-function missing(name: string, alternative: string): Error {
-  return new Error(`[svc-auth] The password provider needs a "${name}" handler (or "${alternative}"): defineAuthHandlers({ password: { ${name} } }) in a Nitro plugin.`)
+function missing(name: string): Error {
+  return new Error(`[svc-auth] The password provider needs a "${name}" handler: defineAuthHandlers({ password: { ${name} } }) in a Nitro plugin.`)
 }
 
 function isPasswordUser(value: unknown): value is PasswordUser {
@@ -25,16 +25,15 @@ function isPasswordUser(value: unknown): value is PasswordUser {
 /** Reads the registered handlers now (plugins may register them after the server started). */
 export function passwordHandlers(): ResolvedPasswordHandlers {
   const handlers = getAuthHandlers().password ?? {}
-  const find = handlers.findUser ?? handlers.onUserLookup
-  const send = handlers.sendVerificationCode ?? handlers.onMagicCodeGenerated
+  const { findUser: find, sendVerificationCode: send } = handlers
   return {
     async findUser(email) {
-      if (!find) throw missing('findUser', 'onUserLookup')
+      if (!find) throw missing('findUser')
       const user = await find(email)
       return isPasswordUser(user) ? user : null
     },
     async sendVerificationCode(email, code, action, details) {
-      if (!send) throw missing('sendVerificationCode', 'onMagicCodeGenerated')
+      if (!send) throw missing('sendVerificationCode')
       await send(email, code, action, details)
     },
     validatePassword: handlers.validatePassword,
@@ -49,33 +48,17 @@ export function passwordSubject(user: SubjectSource, email: string): string {
 }
 
 /**
- * Persists a new password hash (reset, change): the global `onUserPersist(user, { provider:
- * 'password', event })`, else the password provider's `onUserPersist(email, hashedPassword)`.
- * Returns what the handler returned when it is an object.
+ * The global `onUserPersist` (the password provider's `onUserPersist(email, hashedPassword)` is
+ * registered as one): password accounts cannot exist without it.
  */
-export async function persistPasswordUser(event: H3Event, user: AuthUser & { email: string, hashedPassword: string }): Promise<Record<string, unknown> | undefined> {
-  const handlers = getAuthHandlers()
-  let result: unknown
-  if (handlers.onUserPersist) result = await handlers.onUserPersist(user, { provider: 'password', event })
-  else if (handlers.password?.onUserPersist) result = await handlers.password.onUserPersist(user.email, user.hashedPassword)
-  else throw new Error('[svc-auth] The password provider needs onUserPersist (global, or password.onUserPersist) to store password hashes.')
-  return result && typeof result === 'object' ? result as Record<string, unknown> : undefined
+export function requirePersistence(): NonNullable<ReturnType<typeof getAuthHandlers>['onUserPersist']> {
+  const persist = getAuthHandlers().onUserPersist
+  if (!persist) throw new Error('[svc-auth] The password provider needs onUserPersist (global, or password.onUserPersist) to store password hashes.')
+  return persist
 }
 
-/**
- * Before a login ends in the shared pipeline: when the host has no global onUserPersist but the
- * provider's `onUserPersist(email, hashedPassword)`, it is called here (the pipeline calls the
- * global one itself). Returns the user with what the handler returned merged in.
- */
-export async function persistWithProviderHandler(user: AuthUser & { email: string, hashedPassword: string }): Promise<AuthUser> {
-  const handlers = getAuthHandlers()
-  if (handlers.onUserPersist) return user
-  const persist = handlers.password?.onUserPersist
-  if (!persist) throw new Error('[svc-auth] The password provider needs onUserPersist (global, or password.onUserPersist) to store users.')
-  const result = await persist(user.email, user.hashedPassword)
-  if (!result || typeof result !== 'object') return user
-  const merged: AuthUser = { ...user, ...(result as Record<string, unknown>) }
-  const subject = hostSubjectOf(result as SubjectSource)
-  if (subject) merged.sub = subject
-  return merged
+/** Persists a new password hash (reset, change); returns what the handler returned when it is an object. */
+export async function persistPasswordUser(event: H3Event, user: AuthUser & { email: string, hashedPassword: string }): Promise<Record<string, unknown> | undefined> {
+  const result = await requirePersistence()(user, { provider: 'password', event })
+  return result && typeof result === 'object' ? result : undefined
 }

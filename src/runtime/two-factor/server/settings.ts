@@ -25,7 +25,8 @@ import { checkSecondFactor } from './code-check'
 import { confirmEnrolmentCode } from './two-factor-flow'
 import { issuerOf } from './two-factor-options'
 import { hashRecoveryCode, newRecoveryCodes, newTotpSecret, secretBox, totpUri } from './secret'
-import { auditHook, findTwoFactorState, saveTwoFactorState } from './two-factor-state'
+import { findTwoFactorState, saveTwoFactorState } from './two-factor-state'
+import { emitHook } from '../../server/lib/core/handlers'
 
 /** The caller's claims: 401 without a valid bearer token, 403 for an impersonated session. */
 async function owner(ctx: AuthContext, event: H3Event): Promise<AuthClaims> {
@@ -83,7 +84,7 @@ export async function confirmEnrolment(ctx: AuthContext, event: H3Event) {
   if (confirmed === 'expired') throw authError('two_factor_enrolment_expired')
   if (confirmed === 'invalid_code') throw authError('two_factor_invalid_code')
   await endOtherSessions(ctx, claims)
-  await auditHook(ctx, 'svc:twoFactor:enrolled', { userId: claims.sub, during: 'settings', event })
+  await emitHook(ctx, 'svc:twoFactor:enrolled', { userId: claims.sub, during: 'settings', event })
   return { recoveryCodes: confirmed.recoveryCodes }
 }
 
@@ -115,7 +116,7 @@ export async function regenerateRecoveryCodes(ctx: AuthContext, event: H3Event) 
   const fresh = await findTwoFactorState(ctx, claims.sub, event) ?? state
   await saveTwoFactorState(claims.sub, { ...fresh, recoveryCodes: recoveryCodes.map(c => hashRecoveryCode(ctx, claims.sub, c)), recoveryCodesAt: new Date().toISOString() }, event, 'recovery_codes_regenerated')
   ctx.logger.security('two_factor_recovery_codes_regenerated', {})
-  await auditHook(ctx, 'svc:twoFactor:recoveryCodesRegenerated', { userId: claims.sub, count: recoveryCodes.length, event })
+  await emitHook(ctx, 'svc:twoFactor:recoveryCodesRegenerated', { userId: claims.sub, count: recoveryCodes.length, event })
   return { recoveryCodes }
 }
 
@@ -149,7 +150,7 @@ export async function disableTwoFactor(ctx: AuthContext, event: H3Event) {
   if (body.password !== undefined) {
     if (!(await checkAccountPassword(ctx, event, claims, body.password))) {
       ctx.logger.security('two_factor_failed', { stage: 'disable', reason: 'wrong_password' })
-      await auditHook(ctx, 'svc:twoFactor:failed', { userId: claims.sub, stage: 'disable', reason: 'wrong_password', event })
+      await emitHook(ctx, 'svc:twoFactor:failed', { userId: claims.sub, stage: 'disable', reason: 'wrong_password', event })
       throw authError('current_password_incorrect')
     }
     method = 'password'
@@ -162,6 +163,6 @@ export async function disableTwoFactor(ctx: AuthContext, event: H3Event) {
   await saveTwoFactorState(claims.sub, null, event, 'disabled')
   await endOtherSessions(ctx, claims)
   ctx.logger.security('two_factor_disabled', { method })
-  await auditHook(ctx, 'svc:twoFactor:disabled', { userId: claims.sub, method, event })
+  await emitHook(ctx, 'svc:twoFactor:disabled', { userId: claims.sub, method, event })
   return { success: true as const }
 }

@@ -1,10 +1,9 @@
 /**
- * The host's side of the second factor: its handlers, the shape of the state it keeps, and the
- * audit hooks (which never change an answer).
+ * The host's side of the second factor: its handlers and the shape of the state it keeps.
  */
 import type { H3Event } from 'h3'
 import { z } from 'zod'
-import type { AuthUser, SvcAuthHooks, TwoFactorHandlers, TwoFactorSaveReason, TwoFactorState } from '../../types/auth'
+import type { AuthUser, TwoFactorHandlers, TwoFactorSaveReason, TwoFactorState } from '../../types/auth'
 import type { AuthContext } from '../../server/lib/core/context'
 import { getAuthHandlers } from '../../server/lib/core/handlers'
 import { TWO_FACTOR_ALGORITHMS } from './two-factor-options'
@@ -75,16 +74,4 @@ export async function secondFactorNeeded(ctx: AuthContext, user: AuthUser & { su
   const { isRequired } = twoFactorHandlers()
   const required = isRequired ? (await isRequired(user, context)) === true : ctx.options.twoFactor.requireForAll === true
   return required ? { enrol: true } : null
-}
-
-type TwoFactorHookName = Extract<keyof SvcAuthHooks, `svc:twoFactor:${string}`>
-
-/** Runs an audit hook: a failure is logged and changes nothing. */
-export async function auditHook<K extends TwoFactorHookName>(ctx: AuthContext, name: K, payload: Parameters<SvcAuthHooks[K]>[0]): Promise<void> {
-  try {
-    await ctx.callHook(name, payload)
-  }
-  catch (error) {
-    ctx.logger.error(`The ${name} hook failed (ignored)`, error)
-  }
 }

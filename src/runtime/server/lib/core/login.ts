@@ -1,7 +1,7 @@
 import type { H3Event } from 'h3'
 import type { AuthUser, CustomClaims, ProviderTokens, UserInfoPayload } from '../../../types/auth'
 import type { AuthContext } from './context'
-import { getAuthHandlers } from './handlers'
+import { dispatch, getAuthHandlers } from './handlers'
 import { withQueryParams } from '../edge/redirect'
 import { createAuthCode } from './records/auth-code'
 import { hostSubjectOf, subjectOf } from './subject'
@@ -52,39 +52,33 @@ export interface CompletedLogin {
 
 /**
  * The one login pipeline every provider ends in:
- * 1. onUserInfo of the provider, then the global one (each may return a replacement user);
- * 2. `svc:userInfo` hook;
- * 3. global onUserPersist(user, { provider, event }); what it returns is merged into the user, and
- *    the subject it names ({@link hostSubjectOf}: an `id` of the host's own, else `sub`) becomes
- *    the subject; otherwise `sub` is `<provider>:<provider sub>`;
- * 4. claims: the provider's static or callback customClaims, then the global customClaims;
- * 5. unless `multiFactor`, each feature may detour the login (`AuthFeature.detourLogin`); the
- *    second factor's (two-factor/server/two-factor-feature.ts): when the user needs one, the
- *    provider's onSuccess runs (it cannot run in the later request), the login is kept as a
- *    pending login bound to the browser, and `location` is the second-factor page; `svc:success`
- *    and the authorization code come when the second factor is proved (two-factor/flow.ts);
- * 6. otherwise `svc:success` hook and the provider's onSuccess (the account-linking point);
- * 7. a single-use authorization code for the callback page, bound to the browser of `event`
+ * 1. onUserInfo: the provider's, then the global one (each may return a replacement user), then
+ *    the `svc:userInfo` hook ({@link dispatch});
+ * 2. global onUserPersist(user, { provider, event }) (the password provider's
+ *    `onUserPersist(email, hashedPassword)` is one, see handlers.ts); what it returns is merged into
+ *    the user, and the subject it names ({@link hostSubjectOf}: an `id` of the host's own, else
+ *    `sub`) becomes the subject; otherwise `sub` is `<provider>:<provider sub>`;
+ * 3. claims: the provider's static or callback customClaims, then the global customClaims;
+ * 4. onSuccess: the provider's, then the `svc:success` hook (the account-linking point). Unless
+ *    `multiFactor`, each feature may detour the login first (`AuthFeature.detourLogin`); the second
+ *    factor's (two-factor/server/two-factor-feature.ts) runs the provider's onSuccess (it cannot
+ *    run in the later request), keeps the login as a pending login bound to the browser, and
+ *    `location` is the second-factor page; `svc:success` and the authorization code come when the
+ *    second factor is proved (two-factor/flow.ts);
+ * 5. a single-use authorization code for the callback page, bound to the browser of `event`
  *    (the answer sets the code cookie); `location` is where the browser goes next.
  */
 export async function completeLogin(ctx: AuthContext, input: CompleteLoginInput): Promise<CompletedLogin> {
-  const global = getAuthHandlers()
   const { event, provider, tokens, handlers = {} } = input
-  let user: AuthUser = { ...input.user }
-
-  for (const onUserInfo of [handlers.onUserInfo, global.onUserInfo]) {
-    if (!onUserInfo) continue
-    const replaced = await onUserInfo({ user, tokens, provider, event })
-    if (replaced && typeof replaced === 'object') user = replaced
-  }
-  await ctx.callHook('svc:userInfo', { user, tokens, provider, event })
+  let { payload: { user } } = await dispatch(ctx, 'svc:userInfo', { user: { ...input.user }, tokens, provider, event }, { route: handlers.onUserInfo })
 
   const providerSub = subjectOf(user)
   if (!providerSub) throw new Error(`Login with ${provider}: the user has no subject (sub or id)`)
   user.sub = input.keepSubject ? providerSub : `${provider}:${providerSub}`
 
-  if (global.onUserPersist) {
-    const persisted = await global.onUserPersist(user, { provider, event })
+  const { onUserPersist } = getAuthHandlers()
+  if (onUserPersist) {
+    const persisted = await onUserPersist(user, { provider, event })
     if (persisted && typeof persisted === 'object') {
       const persistedId = hostSubjectOf(persisted, { given: input.keepSubject ? undefined : input.user })
       user = { ...user, ...persisted }
@@ -102,13 +96,12 @@ export async function completeLogin(ctx: AuthContext, input: CompleteLoginInput)
     const login = { event, user: { ...user, sub: subjectOf(user)! }, claims, provider, tokens, redirect: input.redirect }
     for (const feature of ctx.features) {
       const detour = await feature.detourLogin?.(ctx, login, async () => {
-        await handlers.onSuccess?.(payload)
+        await dispatch(ctx, 'svc:success', payload, { route: handlers.onSuccess, hook: false })
       })
       if (detour) return { ...detour, user, claims }
     }
   }
-  await ctx.callHook('svc:success', payload)
-  await handlers.onSuccess?.(payload)
+  await dispatch(ctx, 'svc:success', payload, { route: handlers.onSuccess })
 
   const code = await createAuthCode(ctx, event, { user, claims, provider, redirect: input.redirect })
   return { location: callbackLocation(ctx, code), code, user, claims }
