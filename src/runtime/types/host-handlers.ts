@@ -203,6 +203,19 @@ export interface UserPersistContext {
   event: H3Event
 }
 
+/** Claims of one provider: static, or a callback of the user and the provider's tokens. */
+export type ProviderClaims = Record<string, unknown> | ((user: AuthUser, tokens: ProviderTokens) => Record<string, unknown> | void | undefined | Promise<Record<string, unknown> | void | undefined>)
+
+/** The options of a provider route that join the login pipeline, each before its global handler and hook. */
+export interface ProviderLoginHandlers {
+  /** Claims of this provider: static, or `(user, tokens) => claims`; the global `customClaims` goes over them. */
+  customClaims?: ProviderClaims
+  /** Transforms the provider's user before the global `onUserInfo`; return a replacement or nothing. */
+  onUserInfo?: AuthHandlers['onUserInfo']
+  /** Called before `svc:success` and the authorization code. Throwing fails the login. */
+  onSuccess?: (payload: UserInfoPayload) => void | Promise<void>
+}
+
 /** Host handlers, registered with `defineAuthHandlers` from a Nitro plugin. */
 export interface AuthHandlers {
   /**

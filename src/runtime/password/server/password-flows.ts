@@ -3,10 +3,10 @@
  * the shared login pipeline. Resetting and changing a password live in `new-password.ts`.
  */
 import type { H3Event } from 'h3'
-import type { AuthUser, ProviderTokens } from '../../types/auth'
+import type { AuthUser, ProviderClaims, ProviderTokens } from '../../types/auth'
 import type { AuthContext } from '../../server/lib/core/context'
 import { authError } from '../../server/lib/edge/errors'
-import { completeLogin, type ProviderClaims } from '../../server/lib/core/login'
+import { completeLogin } from '../../server/lib/core/login'
 import { trustedDevice } from '../../server/lib/edge/device-cookie'
 import { enforceRateLimit, reserveLoginFailure } from '../../server/lib/edge/rate-limit'
 import { refuseCrossOrigin } from '../../server/lib/edge/request-guards'

@@ -1,21 +1,11 @@
 import type { H3Event } from 'h3'
-import type { AuthUser, CustomClaims, ProviderTokens, UserInfoPayload } from '../../../types/auth'
+import type { AuthUser, CustomClaims, ProviderLoginHandlers, ProviderTokens, UserInfoPayload } from '../../../types/auth'
 import type { AuthContext } from './context'
 import { dispatch, getAuthHandlers } from './handlers'
 import { withQueryParams } from '../edge/redirect'
 import { createAuthCode } from './records/auth-code'
 import { hostSubjectOf, subjectOf } from './subject'
 import { resolveGlobalClaims } from './session-tokens'
-
-/** Static claims, or a callback of the user and the provider tokens. */
-export type ProviderClaims = Record<string, unknown> | ((user: AuthUser, tokens: ProviderTokens) => Record<string, unknown> | void | undefined | Promise<Record<string, unknown> | void | undefined>)
-
-/** Per-provider handlers (from `defineOAuth*EventHandler` or the password provider's options). */
-export interface ProviderLoginHandlers {
-  customClaims?: ProviderClaims
-  onUserInfo?: (payload: UserInfoPayload) => AuthUser | void | undefined | Promise<AuthUser | void | undefined>
-  onSuccess?: (payload: UserInfoPayload) => void | Promise<void>
-}
 
 export interface CompleteLoginInput {
   event: H3Event
