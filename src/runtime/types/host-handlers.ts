@@ -45,11 +45,9 @@ export interface VerificationCodeDetails {
  */
 export interface PasswordHandlers {
   /**
-   * The account of an email, or null when there is none. Required. Called by register (an account
-   * must not exist yet) and again when its code is verified, by login (to check the password; an
-   * unknown email costs the same work) and again at login-verify (fresh data for the token), after
-   * the answer of reset-request (a code is sent only for an existing account), by reset-complete
-   * and by change (the token's email).
+   * The account of an email, or null when there is none. Required. Called by every step that
+   * needs the account, fresh each time (docs/extending.md); at login an unknown email costs the
+   * same work as a known one, and reset-request sends a code to existing accounts only.
    */
   findUser?: (email: string) => PasswordUser | null | undefined | Promise<PasswordUser | null | undefined>
   /**

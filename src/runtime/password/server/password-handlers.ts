@@ -1,6 +1,6 @@
 import type { H3Event } from 'h3'
 import type { AuthUser, MagicCodeAction, PasswordHandlers, PasswordUser, VerificationCodeDetails } from '../../types/auth'
-import { getAuthHandlers } from '../../server/lib/core/handlers'
+import { getAuthHandlers, requiredHandler } from '../../server/lib/core/handlers'
 import { hostSubjectOf, type SubjectSource } from '../../server/lib/core/subject'
 
 /** The password handlers of the host, checked (alternative names are resolved at registration). */
@@ -14,10 +14,6 @@ export interface ResolvedPasswordHandlers {
   customClaims?: PasswordHandlers['customClaims']
 }
 
-function missing(name: string): Error {
-  return new Error(`[svc-auth] The password provider needs a "${name}" handler: defineAuthHandlers({ password: { ${name} } }) in a Nitro plugin.`)
-}
-
 function isPasswordUser(value: unknown): value is PasswordUser {
   return typeof value === 'object' && value !== null && typeof (value as PasswordUser).email === 'string'
 }
@@ -25,16 +21,13 @@ function isPasswordUser(value: unknown): value is PasswordUser {
 /** Reads the registered handlers now (plugins may register them after the server started). */
 export function passwordHandlers(): ResolvedPasswordHandlers {
   const handlers = getAuthHandlers().password ?? {}
-  const { findUser: find, sendVerificationCode: send } = handlers
   return {
     async findUser(email) {
-      if (!find) throw missing('findUser')
-      const user = await find(email)
+      const user = await requiredHandler('password', 'findUser')(email)
       return isPasswordUser(user) ? user : null
     },
     async sendVerificationCode(email, code, action, details) {
-      if (!send) throw missing('sendVerificationCode')
-      await send(email, code, action, details)
+      await requiredHandler('password', 'sendVerificationCode')(email, code, action, details)
     },
     validatePassword: handlers.validatePassword,
     customHash: typeof handlers.hashPassword === 'function',

@@ -1,11 +1,9 @@
-/**
- * The host's side of the second factor: its handlers and the shape of the state it keeps.
- */
+/** The host's side of the second factor: its handlers and the shape of the state it keeps. */
 import type { H3Event } from 'h3'
 import { z } from 'zod'
-import type { AuthUser, TwoFactorHandlers, TwoFactorSaveReason, TwoFactorState } from '../../types/auth'
+import type { AuthUser, TwoFactorSaveReason, TwoFactorState } from '../../types/auth'
 import type { AuthContext } from '../../server/lib/core/context'
-import { getAuthHandlers } from '../../server/lib/core/handlers'
+import { getAuthHandlers, requiredHandler } from '../../server/lib/core/handlers'
 import { TWO_FACTOR_ALGORITHMS } from './two-factor-options'
 import type { TotpParameters } from './secret'
 
@@ -20,28 +18,12 @@ const stateSchema = z.object({
   recoveryCodesAt: z.string(),
 })
 
-/** The handlers `find` and `save` (required) and `isRequired`. */
-type ResolvedHandlers = Required<Pick<TwoFactorHandlers, 'find' | 'save'>> & Pick<TwoFactorHandlers, 'isRequired'>
-
-/**
- * The host's second-factor handlers. Missing `find` or `save` is a set-up mistake: the request
- * fails (500) with the reason in the server log, so a login is never let through without the
- * second factor it may need.
- */
-export function twoFactorHandlers(): ResolvedHandlers {
-  const handlers = getAuthHandlers().twoFactor
-  if (!handlers?.find || !handlers.save) {
-    throw new Error('[svc-auth] twoFactor.enabled needs the host handlers defineAuthHandlers({ twoFactor: { find, save } }).')
-  }
-  return { find: handlers.find, save: handlers.save, isRequired: handlers.isRequired }
-}
-
 /**
  * A user's state from the host, checked: null when they have none. A value of any other shape
  * fails the request (a broken row must not turn the second factor off).
  */
 export async function findTwoFactorState(ctx: AuthContext, userId: string, event: H3Event): Promise<TwoFactorState | null> {
-  const found: unknown = await twoFactorHandlers().find(userId, { event })
+  const found: unknown = await requiredHandler('twoFactor', 'find')(userId, { event })
   if (found === null || found === undefined) return null
   const parsed = stateSchema.safeParse(found)
   if (!parsed.success) throw new Error('[svc-auth] twoFactor.find returned a value that is not a second-factor state (a TwoFactorState object or null).')
@@ -50,7 +32,7 @@ export async function findTwoFactorState(ctx: AuthContext, userId: string, event
 
 /** Hands a user's new state (or null: none) to the host. */
 export async function saveTwoFactorState(userId: string, state: TwoFactorState | null, event: H3Event, reason: TwoFactorSaveReason): Promise<void> {
-  await twoFactorHandlers().save(userId, state, { event, reason })
+  await requiredHandler('twoFactor', 'save')(userId, state, { event, reason })
 }
 
 /** The TOTP parameters kept with an enrolment. */
@@ -71,7 +53,7 @@ export function newState(sealedSecret: string, recoveryHashes: string[], params:
 export async function secondFactorNeeded(ctx: AuthContext, user: AuthUser & { sub: string }, context: { provider: string, event: H3Event }): Promise<{ enrol: boolean } | null> {
   const state = await findTwoFactorState(ctx, user.sub, context.event)
   if (state) return { enrol: false }
-  const { isRequired } = twoFactorHandlers()
+  const isRequired = getAuthHandlers().twoFactor?.isRequired
   const required = isRequired ? (await isRequired(user, context)) === true : ctx.options.twoFactor.requireForAll === true
   return required ? { enrol: true } : null
 }

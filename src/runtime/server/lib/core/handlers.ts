@@ -60,6 +60,16 @@ export function getAuthHandlers(): RegisteredHandlers {
   return registry
 }
 
+/**
+ * A handler a feature cannot work without, read when it is needed (plugins may register it after
+ * the server started): a missing one is a set-up mistake, a 500 with the reason in the server log.
+ */
+export function requiredHandler<G extends 'password' | 'impersonation' | 'twoFactor' | 'passkey', N extends keyof NonNullable<RegisteredHandlers[G]> & string>(group: G, name: N): NonNullable<NonNullable<RegisteredHandlers[G]>[N]> {
+  const handler = (registry[group] as NonNullable<RegisteredHandlers[G]> | undefined)?.[name]
+  if (!handler) throw new Error(`[svc-auth] A required handler is missing: defineAuthHandlers({ ${group}: { ${name} } }) in a Nitro plugin.`)
+  return handler
+}
+
 /** Forgets every handler (tests). */
 export function resetAuthHandlers(): void {
   raw = {}
@@ -113,11 +123,7 @@ const OVERLAPS: { [K in Overlap]: { handler?: (handlers: RegisteredHandlers) => 
     },
   },
   'svc:impersonate:fetchTarget': {
-    handler: ({ impersonation }) => {
-      const fetchTarget = impersonation?.fetchTarget
-      if (!fetchTarget) throw new Error('impersonation.fetchTarget is not registered (defineAuthHandlers)')
-      return ({ targetUserId, event }) => fetchTarget(targetUserId, event)
-    },
+    handler: () => ({ targetUserId, event }) => requiredHandler('impersonation', 'fetchTarget')(targetUserId, event),
   },
 }
 
