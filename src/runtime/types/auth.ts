@@ -42,6 +42,6 @@ export type AuthRouteRule = boolean | 'required' | 'protected' | 'public' | 'ski
  */
 export type AuthPageMeta = AuthRouteRule | 'guest'
 
-export type * from './claims'
+export type * from './identity'
 export type * from './host-handlers'
 export type * from './hooks'

@@ -2,7 +2,7 @@
  * The `svc:*` Nitro runtime hooks of the module and their payloads (`nitroApp.hooks.hook(...)`).
  */
 import type { H3Event } from 'h3'
-import type { AuthClaims, AuthUser, ProviderTokens } from './claims'
+import type { AuthClaims, AuthUser, ProviderTokens } from './identity'
 import type { PasskeyInfo } from '../passkey/passkey-types'
 
 /**

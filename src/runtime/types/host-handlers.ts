@@ -3,7 +3,7 @@
  * what the module calls, with what, and when.
  */
 import type { H3Event } from 'h3'
-import type { AuthClaims, AuthUser, ProviderTokens } from './claims'
+import type { AuthClaims, AuthUser, ProviderTokens } from './identity'
 import type { UserInfoPayload } from './hooks'
 import type { PasskeyHandlers } from '../passkey/passkey-types'
 
