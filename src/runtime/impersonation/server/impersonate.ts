@@ -100,13 +100,10 @@ export async function impersonationRequester(ctx: AuthContext, event: H3Event): 
 }
 
 /**
- * Starts impersonating: `canImpersonate` (403 `forbidden` when false) → `svc:impersonate:check`
- * hook → `fetchTarget` (404 without a user) → `svc:impersonate:fetchTarget` hook → the
- * impersonated session and its record (which names the requester's session) →
- * `svc:impersonate:start` hook → the impersonated session's cookie replaces the requester's in this
- * browser. The requester's session itself stays: the way back continues it. The start hook runs
- * before the token leaves the server: if it fails, the impersonation is rolled back and nothing is
- * handed out, so no impersonation escapes the audit trail.
+ * Starts impersonating: the check and the target ({@link dispatch}: handler, then hook) → the
+ * impersonated session and its record (which names the requester's session, which stays: the way
+ * back continues it) → `svc:impersonate:start`, before the token leaves the server: if it fails,
+ * the impersonation is rolled back and nothing is handed out, so none escapes the audit trail.
  */
 export async function startImpersonation(ctx: AuthContext, event: H3Event, requester: AuthClaims & { sid: string }, request: ImpersonationRequest): Promise<{ accessToken: string }> {
   const { targetUserId } = request
