@@ -150,8 +150,8 @@ describe('login through a real OpenID Connect provider', () => {
       'global.onUserPersist',
       'google.customClaims',
       'global.customClaims',
-      'hook.svc:success',
       'google.onSuccess',
+      'hook.svc:success',
     ])
     const byName = Object.fromEntries(events.map(e => [e.name, e.data]))
     expect(byName['google.onUserInfo']).toMatchObject({

@@ -3,7 +3,7 @@ import { buildAccessClaims } from '../../src/runtime/server/lib/core/claims'
 import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
 import { identityOf, impersonationContext } from '../../src/runtime/impersonation/server/impersonate'
 import { completeLogin } from '../../src/runtime/server/lib/core/login'
-import { passwordSubject, persistWithProviderHandler } from '../../src/runtime/password/server/password-handlers'
+import { passwordSubject } from '../../src/runtime/password/server/password-handlers'
 import { asSubject, hostSubjectOf, subjectOf } from '../../src/runtime/server/lib/core/subject'
 import type { AuthClaims, AuthUser } from '../../src/runtime/types/auth'
 import { unitContext } from './helpers/context'
@@ -86,11 +86,13 @@ describe('every subject decision follows subjectOf', () => {
   })
 
   it('the password provider\'s onUserPersist: its id replaces the subject', async () => {
+    const ctx = await unitContext()
     const user = { sub: 'password:a@example.com', email: 'a@example.com', hashedPassword: 'h' }
+    const login = async () => (await completeLogin(ctx, { event: fakeEvent({ method: 'GET', url: '/auth/password/login-verify' }), provider: 'password', user, tokens: { access_token: '' }, keepSubject: true })).user.sub
     defineAuthHandlers({ password: { onUserPersist: () => ({ ...user, id: 9 }) } })
-    expect((await persistWithProviderHandler(user)).sub).toBe('9')
+    expect(await login()).toBe('9')
     defineAuthHandlers({ password: { onUserPersist: () => ({ sub: 'row-1' }) } })
-    expect((await persistWithProviderHandler(user)).sub).toBe('row-1')
+    expect(await login()).toBe('row-1')
   })
 
   it('impersonation targets (host rows): `id`, else `sub`', () => {

@@ -1,5 +1,5 @@
 import type { H3Event } from 'h3'
-import type { AuthUser, ProviderTokens, UserInfoPayload } from '../types/auth'
+import type { ProviderLoginHandlers } from '../types/auth'
 import type { BuiltInOAuthProvider, CustomProviderOptions, MockProviderOptions, OAuthProviderOptionsOf } from '../types/providers'
 
 /**
@@ -32,19 +32,10 @@ export interface OAuthErrorPayload {
   event: H3Event
 }
 
-/** Static claims, or a callback of the user and the provider tokens. */
-export type OAuthCustomClaims = Record<string, unknown> | ((user: AuthUser, tokens: ProviderTokens) => Record<string, unknown> | void | undefined | Promise<Record<string, unknown> | void | undefined>)
-
 /** Options of `defineOAuth<Provider>EventHandler`. */
-export interface OAuthEventHandlerOptions<TConfig> {
+export interface OAuthEventHandlerOptions<TConfig> extends ProviderLoginHandlers {
   /** Provider options merged over `svcAuth.providers.<name>` (server side only). */
   config?: Partial<TConfig>
-  /** Claims of this provider: static, or `(user, tokens) => claims`; the global `customClaims` goes over them. */
-  customClaims?: OAuthCustomClaims
-  /** Transforms the provider's user before the global `onUserInfo`; return a replacement or nothing. */
-  onUserInfo?: (payload: UserInfoPayload) => AuthUser | void | undefined | Promise<AuthUser | void | undefined>
-  /** Called after `svc:success`, before the authorization code is issued. Throwing fails the login. */
-  onSuccess?: (payload: UserInfoPayload) => void | Promise<void>
   /**
    * Called when the login fails, before the redirect to `redirect.error`. If it sends its own
    * answer (e.g. `sendRedirect`), that answer is kept.

@@ -1,65 +1,8 @@
-/** A JSON value allowed inside a custom claim (objects one level deep). */
-export type JsonPrimitive = string | number | boolean | null
-export type ClaimValue = JsonPrimitive | JsonPrimitive[] | Record<string, JsonPrimitive | JsonPrimitive[]>
-export type CustomClaims = Record<string, ClaimValue>
-
-/** The `impersonation` claim of an impersonated access token. */
-export interface ImpersonationContext {
-  /** `sub` of the requester (the user impersonating). */
-  originalUserSub: string
-  /** The requester's `impersonation.originalUserLookupClaim` claim: how `fetchTarget` finds them again. */
-  originalUserLookupId: string
-  /** The requester's email, when their token had one. */
-  originalUserEmail?: string
-  /** The requester's name, when their token had one. */
-  originalUserName?: string
-  /** When the impersonation began (ISO 8601). */
-  impersonatedAt: string
-  /** The reason given at POST /auth/impersonate. */
-  reason?: string
-  /** The requester's custom claims, restored when the impersonation ends. */
-  originalClaims?: CustomClaims
-}
-
-/** Payload of an access token. */
-export interface AuthClaims {
-  sub: string
-  email?: string
-  name?: string
-  picture?: string
-  provider?: string
-  iss?: string
-  aud?: string | string[]
-  iat?: number
-  exp?: number
-  /** Session (refresh token family) the token was issued for. */
-  sid?: string
-  impersonation?: ImpersonationContext
-  [claim: string]: unknown
-}
-
 /** The requester while impersonating (`event.context.originalUser`). */
 export interface OriginalUser {
   sub: string
   email?: string
   name?: string
-}
-
-/** A user as it flows through login: provider profile merged with what the host returns. */
-export interface AuthUser {
-  sub?: string
-  id?: string
-  email?: string
-  name?: string
-  picture?: string
-  [key: string]: unknown
-}
-
-export interface ProviderTokens {
-  access_token: string
-  refresh_token?: string
-  id_token?: string
-  expires_in?: number
 }
 
 /** Coarse description of the client that started a session. Nothing secret. */
@@ -99,5 +42,6 @@ export type AuthRouteRule = boolean | 'required' | 'protected' | 'public' | 'ski
  */
 export type AuthPageMeta = AuthRouteRule | 'guest'
 
+export type * from './identity'
 export type * from './host-handlers'
 export type * from './hooks'

@@ -2,7 +2,7 @@
  * The `svc:*` Nitro runtime hooks of the module and their payloads (`nitroApp.hooks.hook(...)`).
  */
 import type { H3Event } from 'h3'
-import type { AuthClaims, AuthUser, ProviderTokens } from './auth'
+import type { AuthClaims, AuthUser, ProviderTokens } from './identity'
 import type { PasskeyInfo } from '../passkey/passkey-types'
 
 /**
@@ -25,18 +25,8 @@ export interface UserInfoPayload {
   event: H3Event
 }
 
-/**
- * Payload of `svc:impersonate:check`, the first step of POST /auth/impersonate (after the caller's
- * token and body are checked, before `canImpersonate`). A hook that throws an error with a status
- * code rejects the request with that status.
- */
-export interface ImpersonateCheckPayload {
-  /** Verified claims of the caller's access token (never an impersonated one). */
-  requester: AuthClaims
-  /** The body's `targetUserId`, trimmed. */
-  targetUserId: string
-  /** The body's `reason`, trimmed; undefined when absent or empty. */
-  reason?: string
+/** Where an impersonation request came from (the audit fields of its hooks). */
+export interface ImpersonationRequestOrigin {
   event: H3Event
   /** Client address (`X-Forwarded-For` only from `rateLimit.trustedProxies`). */
   ip: string
@@ -45,15 +35,25 @@ export interface ImpersonateCheckPayload {
 }
 
 /**
- * Payload of `svc:impersonate:fetchTarget`, emitted after `canImpersonate` allowed the request and
- * right before `impersonation.fetchTarget` runs. A hook that throws rejects the request.
+ * Payload of `svc:impersonate:fetchTarget`, emitted once `impersonation.fetchTarget` found the
+ * target, before the impersonated session is made. A hook that throws rejects the request.
  */
 export interface ImpersonateFetchTargetPayload {
-  /** Verified claims of the caller's access token. */
+  /** Verified claims of the caller's access token (never an impersonated one). */
   requester: AuthClaims
   /** The body's `targetUserId`, trimmed. */
   targetUserId: string
   event: H3Event
+}
+
+/**
+ * Payload of `svc:impersonate:check`, emitted by POST /auth/impersonate once `canImpersonate`
+ * allowed the request, before the target is looked up. A hook that throws an error with a status
+ * code rejects the request with that status.
+ */
+export interface ImpersonateCheckPayload extends ImpersonateFetchTargetPayload, ImpersonationRequestOrigin {
+  /** The body's `reason`, trimmed; undefined when absent or empty. */
+  reason?: string
 }
 
 /**
@@ -61,18 +61,9 @@ export interface ImpersonateFetchTargetPayload {
  * impersonated session exists and its token is signed, before anything leaves the server. A
  * hook that throws rolls the impersonation back (no token, no cookie) and its error is the answer.
  */
-export interface ImpersonateStartPayload {
-  /** Verified claims of the caller's access token. */
-  requester: AuthClaims
+export interface ImpersonateStartPayload extends Omit<ImpersonateCheckPayload, 'targetUserId'> {
   /** Claims of the impersonated token exactly as signed (with `impersonation` and `sid`). */
   targetUser: AuthClaims
-  /** The body's `reason`, trimmed; undefined when absent or empty. */
-  reason?: string
-  event: H3Event
-  /** Client address (`X-Forwarded-For` only from `rateLimit.trustedProxies`). */
-  ip: string
-  /** The `User-Agent` header ('' when absent). */
-  userAgent: string
   /** When the impersonation began (its `impersonatedAt`). */
   timestamp: Date
 }
@@ -82,16 +73,11 @@ export interface ImpersonateStartPayload {
  * session exists and its token is signed, before anything leaves the server. A hook that throws
  * undoes this: the impersonation stays as it was and can be ended again.
  */
-export interface ImpersonateEndPayload {
+export interface ImpersonateEndPayload extends ImpersonationRequestOrigin {
   /** Claims of the requester's new access token, exactly as signed. */
   restoredUser: AuthClaims
   /** Verified claims of the impersonated access token the request carried. */
   impersonatedUser: AuthClaims
-  event: H3Event
-  /** Client address (`X-Forwarded-For` only from `rateLimit.trustedProxies`). */
-  ip: string
-  /** The `User-Agent` header ('' when absent). */
-  userAgent: string
   /** When the impersonation ended. */
   timestamp: Date
 }
@@ -117,6 +103,14 @@ export interface SessionRevokedPayload {
   reason: SessionRevocationReason
 }
 
+/** What every second-factor and passkey hook receives: whose it is, and the request. */
+export interface UserEventPayload {
+  /** `sub` of the user (their bearer token's, or the login's). */
+  userId: string
+  /** The request (address, user agent for the audit trail). */
+  event: H3Event
+}
+
 /** How a second factor was proved: a TOTP code or a recovery code. */
 export type TwoFactorMethod = 'code' | 'recovery_code'
 
@@ -124,63 +118,48 @@ export type TwoFactorMethod = 'code' | 'recovery_code'
  * Payload of `svc:twoFactor:challenged`: a login passed its first factor and now waits at the
  * second-factor page (`enrol`: the user has no enrolment and must make one first).
  */
-export interface TwoFactorChallengedPayload {
-  /** `sub` of the user. */
-  userId: string
+export interface TwoFactorChallengedPayload extends UserEventPayload {
   provider: string
   enrol: boolean
-  event: H3Event
 }
 
 /** Payload of `svc:twoFactor:enrolled`: an enrolment was confirmed and saved. */
-export interface TwoFactorEnrolledPayload {
-  userId: string
+export interface TwoFactorEnrolledPayload extends UserEventPayload {
   /** `settings`: by a logged-in user; `login`: during a login that required it. */
   during: 'settings' | 'login'
-  event: H3Event
 }
 
 /** Payload of `svc:twoFactor:verified`: the second factor of a login was proved. */
-export interface TwoFactorVerifiedPayload {
-  userId: string
+export interface TwoFactorVerifiedPayload extends UserEventPayload {
   provider: string
   method: TwoFactorMethod
-  event: H3Event
 }
 
 /** Why a second-factor check failed. */
 export type TwoFactorFailureReason = 'invalid_code' | 'replayed_code' | 'too_many_attempts' | 'failure_budget_exhausted' | 'binding_mismatch' | 'wrong_password'
 
 /** Payload of `svc:twoFactor:failed`: a wrong or refused code (or password, when disabling). */
-export interface TwoFactorFailedPayload {
-  userId: string
+export interface TwoFactorFailedPayload extends UserEventPayload {
   /** Where: the login's verify step, regenerating recovery codes, or disabling. */
   stage: 'login' | 'regenerate' | 'disable'
   reason: TwoFactorFailureReason
-  event: H3Event
 }
 
 /** Payload of `svc:twoFactor:recoveryCodeUsed`. */
-export interface TwoFactorRecoveryCodeUsedPayload {
-  userId: string
+export interface TwoFactorRecoveryCodeUsedPayload extends UserEventPayload {
   /** Unused recovery codes left. */
   remaining: number
-  event: H3Event
 }
 
 /** Payload of `svc:twoFactor:recoveryCodesRegenerated`: the old codes no longer work. */
-export interface TwoFactorRecoveryCodesRegeneratedPayload {
-  userId: string
+export interface TwoFactorRecoveryCodesRegeneratedPayload extends UserEventPayload {
   count: number
-  event: H3Event
 }
 
 /** Payload of `svc:twoFactor:disabled`. */
-export interface TwoFactorDisabledPayload {
-  userId: string
+export interface TwoFactorDisabledPayload extends UserEventPayload {
   /** What the user proved to turn it off. */
   method: 'password' | TwoFactorMethod
-  event: H3Event
 }
 
 /**
@@ -188,15 +167,11 @@ export interface TwoFactorDisabledPayload {
  * `saveCredential` stored it, before the answer. A hook that throws is logged; the passkey stays
  * registered (delete it through the host's store to undo).
  */
-export interface PasskeyRegisteredPayload {
-  /** `sub` of the user who registered it (their bearer token's). */
-  userId: string
+export interface PasskeyRegisteredPayload extends UserEventPayload {
   /** The new passkey as the user's list shows it (no public key). */
   credential: PasskeyInfo
   /** The authenticator verified the user (PIN, biometrics) while creating it. */
   userVerified: boolean
-  /** The request of the registration (address, user agent for the audit trail). */
-  event: H3Event
 }
 
 /**
@@ -204,13 +179,9 @@ export interface PasskeyRegisteredPayload {
  * after the host's `deleteCredential`, before the answer. A hook that throws is logged; the
  * passkey stays deleted.
  */
-export interface PasskeyDeletedPayload {
-  /** `sub` of the user whose passkey it was. */
-  userId: string
+export interface PasskeyDeletedPayload extends UserEventPayload {
   /** The deleted passkey as the user's list showed it. */
   credential: PasskeyInfo
-  /** The request of the deletion. */
-  event: H3Event
 }
 
 /** Nitro runtime hooks emitted by the module. */
@@ -221,7 +192,7 @@ export interface SvcAuthHooks {
    */
   'svc:userInfo': (payload: UserInfoPayload) => void | Promise<void>
   /**
-   * Every login, after `onUserPersist` and the claims, before the provider's `onSuccess` and the
+   * Every login, after `onUserPersist`, the claims and the provider's `onSuccess`, before the
    * authorization code: the account-linking point (`user` is final). A hook that throws ends the
    * login. A login that asks for a second factor runs it when the second factor is proved (in
    * that request, after `svc:twoFactor:verified`, with the user, tokens and provider of the first

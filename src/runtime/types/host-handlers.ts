@@ -3,7 +3,7 @@
  * what the module calls, with what, and when.
  */
 import type { H3Event } from 'h3'
-import type { AuthClaims, AuthUser, ProviderTokens } from './auth'
+import type { AuthClaims, AuthUser, ProviderTokens } from './identity'
 import type { UserInfoPayload } from './hooks'
 import type { PasskeyHandlers } from '../passkey/passkey-types'
 
@@ -45,11 +45,9 @@ export interface VerificationCodeDetails {
  */
 export interface PasswordHandlers {
   /**
-   * The account of an email, or null when there is none. Required. Called by register (an account
-   * must not exist yet) and again when its code is verified, by login (to check the password; an
-   * unknown email costs the same work) and again at login-verify (fresh data for the token), after
-   * the answer of reset-request (a code is sent only for an existing account), by reset-complete
-   * and by change (the token's email).
+   * The account of an email, or null when there is none. Required. Called by every step that
+   * needs the account, fresh each time (docs/extending.md); at login an unknown email costs the
+   * same work as a known one, and reset-request sends a code to existing accounts only.
    */
   findUser?: (email: string) => PasswordUser | null | undefined | Promise<PasswordUser | null | undefined>
   /**
@@ -77,15 +75,14 @@ export interface PasswordHandlers {
    * the stored `hashedPassword`. Only `true` accepts; anything else, a throw included, refuses.
    */
   verifyPassword?: (password: string, hash: string) => boolean | Promise<boolean>
-  /** Alternative name of `sendVerificationCode` (used when that one is not set). */
+  /** Alternative name of `sendVerificationCode` (registered as it when that one is not set). */
   onMagicCodeGenerated?: PasswordHandlers['sendVerificationCode']
-  /** Alternative name of `findUser` (used when that one is not set). */
+  /** Alternative name of `findUser` (registered as it when that one is not set). */
   onUserLookup?: PasswordHandlers['findUser']
   /**
-   * Stores an account's hash, when no global `onUserPersist` is registered (that one wins): at
-   * register-verify and login-verify (before the login pipeline) and at reset-complete and change
-   * (the new hash). An object it returns is merged into the user, and its `id` (else `sub`)
-   * becomes the subject of the tokens.
+   * The password provider's signature of the global `onUserPersist`, registered as it when no
+   * global one is (that one wins): called where the global one is, for provider `password` only
+   * (register-verify, login-verify, reset-complete, change), with the email and the (new) hash.
    */
   onUserPersist?: (email: string, hashedPassword: string) => unknown | Promise<unknown>
   /**
@@ -102,7 +99,7 @@ export interface ImpersonationHandlers {
    * A user by id, as claims of their token; null or undefined when there is none (404
    * `not_found`). Required when impersonation is enabled. Called by POST /auth/impersonate with
    * the body's `targetUserId` (trimmed; an id or whatever identifier the host accepts, e.g. an
-   * email), after the `svc:impersonate:fetchTarget` hook; and by POST /auth/unimpersonate with the
+   * email), before the `svc:impersonate:fetchTarget` hook; and by POST /auth/unimpersonate with the
    * requester's `impersonation.originalUserLookupClaim` claim, to look them up afresh. The
    * subject is its `sub`, else its `id`; `email`, `name`, `picture` and `provider` are identity
    * claims; every other JSON value becomes a custom claim. An error it throws with a status
@@ -111,8 +108,8 @@ export interface ImpersonationHandlers {
   fetchTarget?: (targetId: string, event: H3Event) => AuthClaims | Record<string, unknown> | null | undefined | Promise<AuthClaims | Record<string, unknown> | null | undefined>
   /**
    * Whether `requester` (the verified claims of the caller's token) may impersonate `targetId`
-   * (the body's `targetUserId`). Called after the `svc:impersonate:check` hook and before the
-   * target is fetched; false answers 403 `forbidden`. Without it, anyone whose target
+   * (the body's `targetUserId`). Called first, before the `svc:impersonate:check` hook and the
+   * target's lookup; false answers 403 `forbidden`. Without it, anyone whose target
    * `fetchTarget` finds may impersonate: authorise in the check hook or here.
    */
   canImpersonate?: (requester: AuthClaims, targetId: string, event: H3Event) => boolean | Promise<boolean>
@@ -202,6 +199,19 @@ export interface UserPersistContext {
   provider: string
   /** The request that completes the login, or sets the new password. */
   event: H3Event
+}
+
+/** Claims of one provider: static, or a callback of the user and the provider's tokens. */
+export type ProviderClaims = Record<string, unknown> | ((user: AuthUser, tokens: ProviderTokens) => Record<string, unknown> | void | undefined | Promise<Record<string, unknown> | void | undefined>)
+
+/** The options of a provider route that join the login pipeline, each before its global handler and hook. */
+export interface ProviderLoginHandlers {
+  /** Claims of this provider: static, or `(user, tokens) => claims`; the global `customClaims` goes over them. */
+  customClaims?: ProviderClaims
+  /** Transforms the provider's user before the global `onUserInfo`; return a replacement or nothing. */
+  onUserInfo?: AuthHandlers['onUserInfo']
+  /** Called before `svc:success` and the authorization code. Throwing fails the login. */
+  onSuccess?: (payload: UserInfoPayload) => void | Promise<void>
 }
 
 /** Host handlers, registered with `defineAuthHandlers` from a Nitro plugin. */

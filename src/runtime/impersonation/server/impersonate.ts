@@ -1,12 +1,12 @@
 import type { H3Event } from 'h3'
 import { getRequestHeader } from 'h3'
-import type { AuthClaims, CustomClaims, ImpersonationContext } from '../../types/auth'
+import type { AuthClaims, CustomClaims, ImpersonateFetchTargetPayload, ImpersonationContext } from '../../types/auth'
 import { authenticate, authenticationError } from '../../server/lib/core/authenticate'
 import { buildAccessClaims, RESERVED_CLAIMS, sanitizeCustomClaims } from '../../server/lib/core/claims'
 import type { AuthContext } from '../../server/lib/core/context'
 import { randomToken } from '../../server/lib/store/crypto'
 import { authError } from '../../server/lib/edge/errors'
-import { getAuthHandlers } from '../../server/lib/core/handlers'
+import { dispatch, emitHook } from '../../server/lib/core/handlers'
 import { clientAddressOf } from '../../server/lib/edge/rate-limit'
 import { liveSessionOf } from '../../server/lib/core/recent-login'
 import { removeImpersonation, saveImpersonation, takeImpersonation } from './impersonation-record'
@@ -66,11 +66,12 @@ function requireEnabled(ctx: AuthContext): void {
   if (!ctx.options.impersonation.enabled) throw authError('not_found', 'Impersonation is disabled')
 }
 
-/** A user by id through the host's `impersonation.fetchTarget`, with its identity; 404 when none. */
-async function fetchUser(event: H3Event, id: string, notFound: string) {
-  const fetchTarget = getAuthHandlers().impersonation?.fetchTarget
-  if (!fetchTarget) throw new Error('impersonation.fetchTarget is not registered (defineAuthHandlers)')
-  const user = await fetchTarget(id, event)
+/**
+ * A user by id through the host's `impersonation.fetchTarget`, with its identity; 404 when none.
+ * The `svc:impersonate:fetchTarget` hook follows at POST /auth/impersonate only (`hook`).
+ */
+async function fetchUser(ctx: AuthContext, payload: ImpersonateFetchTargetPayload, notFound: string, hook: boolean) {
+  const { answer: user } = await dispatch(ctx, 'svc:impersonate:fetchTarget', payload, { hook })
   const identity = user ? identityOf(user) : undefined
   if (!user || !identity?.sub) throw authError('not_found', notFound)
   return { user, identity: { ...identity, sub: identity.sub } }
@@ -91,22 +92,16 @@ export async function impersonationRequester(ctx: AuthContext, event: H3Event): 
 }
 
 /**
- * Starts impersonating: `svc:impersonate:check` → `canImpersonate` (403) → `svc:impersonate:fetchTarget`
- * → `fetchTarget` (404) → the impersonated session and its record → `svc:impersonate:start` → its cookie
- * replaces the requester's. The start hook runs before any token leaves: if it fails, all is rolled back.
+ * Starts impersonating: the check and the target ({@link dispatch}: handler, then hook) → the impersonated
+ * session and its record → `svc:impersonate:start` → its cookie replaces the requester's. The start hook runs
+ * before any token leaves: if it fails, all is rolled back.
  */
 export async function startImpersonation(ctx: AuthContext, event: H3Event, requester: AuthClaims & { sid: string }, request: ImpersonationRequest): Promise<{ accessToken: string }> {
   const { targetUserId } = request
   const reason = request.reason || undefined
   const { ip, userAgent } = requestOrigin(event, ctx)
-  const canImpersonate = getAuthHandlers().impersonation?.canImpersonate
-
-  await ctx.callHook('svc:impersonate:check', { requester, targetUserId, reason, event, ip, userAgent })
-  if (canImpersonate && !(await canImpersonate(requester, targetUserId, event))) {
-    throw authError('forbidden', 'You are not allowed to impersonate this user')
-  }
-  await ctx.callHook('svc:impersonate:fetchTarget', { requester, targetUserId, event })
-  const { user: target, identity } = await fetchUser(event, targetUserId, 'Target user not found')
+  await dispatch(ctx, 'svc:impersonate:check', { requester, targetUserId, reason, event, ip, userAgent })
+  const { user: target, identity } = await fetchUser(ctx, { requester, targetUserId, event }, 'Target user not found', true)
 
   // The requester's refresh cookie, when this browser holds it, is retired below. A start with a bearer
   // alone (as a stolen token comes) leaves it: the way back then lives no longer than that access token.
@@ -126,7 +121,7 @@ export async function startImpersonation(ctx: AuthContext, event: H3Event, reque
   const { token, payload: targetUser } = await ctx.tokens.sign(payload, { expiresIn: ttl })
 
   try {
-    await ctx.callHook('svc:impersonate:start', { requester, targetUser, reason, event, ip, userAgent, timestamp: now })
+    await emitHook(ctx, 'svc:impersonate:start', { requester, targetUser, reason, event, ip, userAgent, timestamp: now })
   }
   catch (error) {
     await revokeFamily(ctx, family, identity.sub, 'impersonation')
@@ -164,7 +159,7 @@ export async function endImpersonation(ctx: AuthContext, event: H3Event): Promis
   if (!record) throw authError('impersonation_ended')
 
   try {
-    const { user: original, identity } = await fetchUser(event, record.context.originalUserLookupId, 'Original user not found')
+    const { user: original, identity } = await fetchUser(ctx, { requester: impersonated, targetUserId: record.context.originalUserLookupId, event }, 'Original user not found', false)
     if (identity.sub !== record.requester.sub) throw authError('not_found', 'Original user not found')
     const claims = { ...customClaimsOf(original), ...(record.context.originalClaims ?? {}) }
     const resumed = await continueSession(ctx, record.requesterSession, { user: { ...original, ...identity }, userId: identity.sub, claims, notAfter: record.notAfter })
@@ -173,7 +168,7 @@ export async function endImpersonation(ctx: AuthContext, event: H3Event): Promis
     const { token, payload: restoredUser } = await ctx.tokens.sign(payload, { expiresIn: accessLifetime(ctx, resumed.record) })
     const { ip, userAgent } = requestOrigin(event, ctx)
     try {
-      await ctx.callHook('svc:impersonate:end', { restoredUser, impersonatedUser: impersonated, event, ip, userAgent, timestamp: new Date() })
+      await emitHook(ctx, 'svc:impersonate:end', { restoredUser, impersonatedUser: impersonated, event, ip, userAgent, timestamp: new Date() })
     }
     catch (error) {
       await discardRefreshToken(ctx, resumed.token)

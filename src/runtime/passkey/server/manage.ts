@@ -10,6 +10,7 @@ import { passkeyHandlers } from './passkey-handlers'
 import { usePasskeyRuntime } from './passkey-runtime'
 import { guarded } from '../../server/lib/edge/route-contract'
 import { PASSKEY_ROUTES } from './passkey-routes'
+import { emitHook } from '../../server/lib/core/handlers'
 
 const newestFirst = (a: PasskeyInfo, b: PasskeyInfo) => b.createdAt.localeCompare(a.createdAt)
 
@@ -35,8 +36,6 @@ export const deletePasskey = guarded(PASSKEY_ROUTES.delete, async (ctx: AuthCont
   await requireRecentLogin(ctx, owner, 'passkey_delete')
   await handlers.deleteCredential(id.data, owner.sub)
   ctx.logger.security('passkey_deleted', { user: owner.sub })
-  await ctx.callHook('svc:passkey:deleted', { userId: owner.sub, credential: passkeyInfo(owned), event }).catch((error: unknown) => {
-    ctx.logger.error('The svc:passkey:deleted hook failed (the passkey is deleted)', error)
-  })
+  await emitHook(ctx, 'svc:passkey:deleted', { userId: owner.sub, credential: passkeyInfo(owned), event })
   return { success: true }
 })

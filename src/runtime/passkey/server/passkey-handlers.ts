@@ -1,6 +1,6 @@
 import type { H3Event } from 'h3'
-import type { PasskeyCredential, PasskeyHandlers } from '../passkey-types'
-import { getAuthHandlers } from '../../server/lib/core/handlers'
+import type { PasskeyCredential } from '../passkey-types'
+import { getAuthHandlers, requiredHandler } from '../../server/lib/core/handlers'
 
 /** The passkey handlers of the host, checked: a missing required one is a clear configuration error. */
 export interface ResolvedPasskeyHandlers {
@@ -15,10 +15,6 @@ export interface ResolvedPasskeyHandlers {
   findUserIdByEmail?: (email: string) => Promise<string | null>
   /** Undefined when the host registered no `findUser`. */
   findUser?: (userId: string) => Promise<Record<string, unknown> | null>
-}
-
-function missing(name: keyof PasskeyHandlers): Error {
-  return new Error(`[svc-auth] The passkey provider needs a "${name}" handler: defineAuthHandlers({ passkey: { ${name} } }) in a Nitro plugin.`)
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -36,23 +32,19 @@ export function passkeyHandlers(event: H3Event): ResolvedPasskeyHandlers {
   const { deleteCredential, findUserIdByEmail, findUser } = handlers
   return {
     async findCredential(credentialId) {
-      if (!handlers.findCredential) throw missing('findCredential')
-      const found = await handlers.findCredential(credentialId, context)
+      const found = await requiredHandler('passkey', 'findCredential')(credentialId, context)
       // Only the credential asked for: a host lookup that matched loosely finds nothing.
       return isCredential(found) && found.id === credentialId ? found : null
     },
     async credentialExists(credentialId) {
-      if (!handlers.findCredential) throw missing('findCredential')
-      return (await handlers.findCredential(credentialId, context)) != null
+      return (await requiredHandler('passkey', 'findCredential')(credentialId, context)) != null
     },
     async listCredentials(userId) {
-      if (!handlers.listCredentials) throw missing('listCredentials')
-      const list = await handlers.listCredentials(userId, context)
+      const list = await requiredHandler('passkey', 'listCredentials')(userId, context)
       return Array.isArray(list) ? list.filter((c): c is PasskeyCredential => isCredential(c) && c.userId === userId) : []
     },
     async saveCredential(credential, created) {
-      if (!handlers.saveCredential) throw missing('saveCredential')
-      await handlers.saveCredential(credential, { ...context, created })
+      await requiredHandler('passkey', 'saveCredential')(credential, { ...context, created })
     },
     deleteCredential: deleteCredential && (async (credentialId, userId) => {
       await deleteCredential(credentialId, userId, context)

@@ -13,6 +13,7 @@ import { relyingPartyOf } from './relying-party'
 import { usePasskeyRuntime } from './passkey-runtime'
 import { guarded } from '../../server/lib/edge/route-contract'
 import { PASSKEY_ROUTES } from './passkey-routes'
+import { emitHook } from '../../server/lib/core/handlers'
 
 /** Longest credential id WebAuthn allows (§5.8.3), in bytes. */
 const MAX_CREDENTIAL_ID_BYTES = 1023
@@ -117,9 +118,7 @@ export const registrationVerify = guarded(PASSKEY_ROUTES.registerVerify, async (
   await handlers.saveCredential(credential, true)
   ctx.logger.security('passkey_registered', { user: owner.sub })
   const public_ = passkeyInfo(credential)
-  await ctx.callHook('svc:passkey:registered', { userId: owner.sub, credential: public_, userVerified: info.userVerified, event }).catch((error: unknown) => {
-    ctx.logger.error('The svc:passkey:registered hook failed (the passkey is registered)', error)
-  })
+  await emitHook(ctx, 'svc:passkey:registered', { userId: owner.sub, credential: public_, userVerified: info.userVerified, event })
   return { credential: public_ }
 }, recentOwner)
 

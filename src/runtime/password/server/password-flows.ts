@@ -1,15 +1,15 @@
 /** Register and login with a password, each confirmed by an emailed code (reset and change: new-password.ts). */
 import type { H3Event } from 'h3'
-import type { AuthUser, ProviderTokens } from '../../types/auth'
+import type { AuthUser, ProviderClaims, ProviderTokens } from '../../types/auth'
 import type { AuthContext } from '../../server/lib/core/context'
 import { authError } from '../../server/lib/edge/errors'
-import { completeLogin, type ProviderClaims } from '../../server/lib/core/login'
+import { completeLogin } from '../../server/lib/core/login'
 import { trustedDevice } from '../../server/lib/edge/device-cookie'
 import { reserveLoginFailure } from '../../server/lib/edge/rate-limit'
 import { answerRedirect, issueCode, verifyCode } from './email-codes'
 import { checkPassword, limitedEmail, requirePolicy } from './password-check'
 import { requireEmail } from '../../server/lib/edge/email'
-import { passwordHandlers, passwordSubject, persistWithProviderHandler, type ResolvedPasswordHandlers } from './password-handlers'
+import { passwordHandlers, passwordSubject, requirePersistence, type ResolvedPasswordHandlers } from './password-handlers'
 import { usePasswordRuntime, type PasswordRuntime } from './password-runtime'
 import { guarded } from '../../server/lib/edge/route-contract'
 import { PASSWORD_ROUTES } from './password-routes'
@@ -26,11 +26,11 @@ function providerClaims(runtime: PasswordRuntime, handlers: ResolvedPasswordHand
 
 /** Ends a verified register or login in the shared pipeline and redirects to the callback page. */
 async function finishLogin(ctx: AuthContext, event: H3Event, runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, user: AuthUser & { email: string, hashedPassword: string }) {
-  const prepared = await persistWithProviderHandler(user)
+  requirePersistence()
   const { location } = await completeLogin(ctx, {
     event,
     provider: 'password',
-    user: prepared,
+    user,
     tokens: NO_TOKENS,
     keepSubject: true,
     handlers: { customClaims: providerClaims(runtime, handlers) },

@@ -4,7 +4,7 @@ import type { AuthUser, CustomClaims, ProviderTokens } from '../../types/auth'
 import type { AuthContext } from '../../server/lib/core/context'
 import { withQueryParams } from '../../server/lib/edge/redirect'
 import { createPendingLogin } from './two-factor-records'
-import { auditHook } from './two-factor-state'
+import { emitHook } from '../../server/lib/core/handlers'
 
 export { secondFactorNeeded } from './two-factor-state'
 
@@ -29,6 +29,6 @@ export async function challengeSecondFactor(ctx: AuthContext, input: ChallengeIn
   const { event, user, claims, provider, tokens, redirect, enrol } = input
   const flow = await createPendingLogin(ctx, event, { userId: user.sub, user, claims, provider, tokens, redirect, enrol }, ctx.options.twoFactor.pendingLoginTTL)
   ctx.logger.security('two_factor_challenged', { provider, enrol })
-  await auditHook(ctx, 'svc:twoFactor:challenged', { userId: user.sub, provider, enrol, event })
+  await emitHook(ctx, 'svc:twoFactor:challenged', { userId: user.sub, provider, enrol, event })
   return flow
 }

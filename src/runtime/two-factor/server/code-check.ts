@@ -9,7 +9,8 @@ import { tooMany } from '../../server/lib/edge/rate-limit'
 import { retryAfterOf } from '../../server/lib/edge/rate-counter'
 import { claimRecoveryCode, claimTimeStep, reserveTwoFactorFailure, TWO_FACTOR_RECORDS } from './two-factor-records'
 import { findRecoveryCode, matchTimeStep, secretBox } from './secret'
-import { auditHook, findTwoFactorState, parametersOf, saveTwoFactorState } from './two-factor-state'
+import { findTwoFactorState, parametersOf, saveTwoFactorState } from './two-factor-state'
+import { emitHook } from '../../server/lib/core/handlers'
 
 /** What the user typed: a code of the authenticator app or a recovery code. */
 export type SecondFactorInput = { code: string, recoveryCode?: undefined } | { recoveryCode: string, code?: undefined }
@@ -46,7 +47,7 @@ export async function checkSecondFactor(ctx: AuthContext, event: H3Event, userId
     const reserved = await reserveTwoFactorFailure(ctx, userId, maxFailures, failureWindow)
     if (!reserved.granted) {
       ctx.logger.security('two_factor_budget_exhausted', { stage })
-      await auditHook(ctx, 'svc:twoFactor:failed', { userId, stage, reason: 'failure_budget_exhausted', event })
+      await emitHook(ctx, 'svc:twoFactor:failed', { userId, stage, reason: 'failure_budget_exhausted', event })
       throw tooMany(await retryAfterOf(ctx, ctx.store.key(TWO_FACTOR_RECORDS.twoFactorFailures, userId), failureWindow))
     }
     reservation = reserved
@@ -57,7 +58,7 @@ export async function checkSecondFactor(ctx: AuthContext, event: H3Event, userId
   if (result.ok) await reservation?.release()
   else {
     ctx.logger.security('two_factor_failed', { stage, reason: result.reason })
-    await auditHook(ctx, 'svc:twoFactor:failed', { userId, stage, reason: result.reason, event })
+    await emitHook(ctx, 'svc:twoFactor:failed', { userId, stage, reason: result.reason, event })
   }
   return result
 }
@@ -89,6 +90,6 @@ async function checkRecovery(ctx: AuthContext, event: H3Event, userId: string, s
   const recoveryCodes = fresh.recoveryCodes.filter(stored => stored !== hash)
   await saveTwoFactorState(userId, { ...fresh, recoveryCodes }, event, 'recovery_code_used')
   ctx.logger.security('two_factor_recovery_code_used', { remaining: recoveryCodes.length })
-  await auditHook(ctx, 'svc:twoFactor:recoveryCodeUsed', { userId, remaining: recoveryCodes.length, event })
+  await emitHook(ctx, 'svc:twoFactor:recoveryCodeUsed', { userId, remaining: recoveryCodes.length, event })
   return { ok: true, method: 'recovery_code' }
 }

@@ -18,9 +18,10 @@ import { checkSecondFactor } from './code-check'
 import { confirmEnrolmentCode } from './two-factor-flow'
 import { issuerOf } from './two-factor-options'
 import { hashRecoveryCode, newRecoveryCodes, newTotpSecret, secretBox, totpUri } from './secret'
-import { auditHook, findTwoFactorState, saveTwoFactorState } from './two-factor-state'
+import { findTwoFactorState, saveTwoFactorState } from './two-factor-state'
 import { guarded } from '../../server/lib/edge/route-contract'
 import { TWO_FACTOR_ROUTES } from './two-factor-routes'
+import { emitHook } from '../../server/lib/core/handlers'
 
 /** The caller's claims: 401 without a valid bearer token, 403 for an impersonated session. */
 async function owner(ctx: AuthContext, event: H3Event): Promise<AuthClaims> {
@@ -86,7 +87,7 @@ export const confirmEnrolment = guarded(TWO_FACTOR_ROUTES.confirm, async (ctx: A
   if (confirmed === 'expired') throw authError('two_factor_enrolment_expired')
   if (confirmed === 'invalid_code') throw authError('two_factor_invalid_code')
   await endOtherSessions(ctx, claims)
-  await auditHook(ctx, 'svc:twoFactor:enrolled', { userId: claims.sub, during: 'settings', event })
+  await emitHook(ctx, 'svc:twoFactor:enrolled', { userId: claims.sub, during: 'settings', event })
   return { recoveryCodes: confirmed.recoveryCodes }
 }, recentOwner('two_factor_enrol'))
 
@@ -99,7 +100,7 @@ export const regenerateRecoveryCodes = guarded(TWO_FACTOR_ROUTES.recoveryCodes, 
   const fresh = await findTwoFactorState(ctx, claims.sub, event) ?? state
   await saveTwoFactorState(claims.sub, { ...fresh, recoveryCodes: recoveryCodes.map(c => hashRecoveryCode(ctx, claims.sub, c)), recoveryCodesAt: new Date().toISOString() }, event, 'recovery_codes_regenerated')
   ctx.logger.security('two_factor_recovery_codes_regenerated', {})
-  await auditHook(ctx, 'svc:twoFactor:recoveryCodesRegenerated', { userId: claims.sub, count: recoveryCodes.length, event })
+  await emitHook(ctx, 'svc:twoFactor:recoveryCodesRegenerated', { userId: claims.sub, count: recoveryCodes.length, event })
   return { recoveryCodes }
 }, recentOwner('two_factor_recovery_codes'))
 
@@ -129,7 +130,7 @@ export const disableTwoFactor = guarded(TWO_FACTOR_ROUTES.disable, async (ctx: A
   if (body.password !== undefined) {
     if (!(await checkAccountPassword(ctx, event, claims, body.password))) {
       ctx.logger.security('two_factor_failed', { stage: 'disable', reason: 'wrong_password' })
-      await auditHook(ctx, 'svc:twoFactor:failed', { userId: claims.sub, stage: 'disable', reason: 'wrong_password', event })
+      await emitHook(ctx, 'svc:twoFactor:failed', { userId: claims.sub, stage: 'disable', reason: 'wrong_password', event })
       throw authError('current_password_incorrect')
     }
     method = 'password'
@@ -142,6 +143,6 @@ export const disableTwoFactor = guarded(TWO_FACTOR_ROUTES.disable, async (ctx: A
   await saveTwoFactorState(claims.sub, null, event, 'disabled')
   await endOtherSessions(ctx, claims)
   ctx.logger.security('two_factor_disabled', { method })
-  await auditHook(ctx, 'svc:twoFactor:disabled', { userId: claims.sub, method, event })
+  await emitHook(ctx, 'svc:twoFactor:disabled', { userId: claims.sub, method, event })
   return { success: true as const }
 }, recentOwner('two_factor_disable'))

@@ -13,9 +13,10 @@ import { countLoginAttempt, pendingLoginTokens, readPendingEnrolment, readPendin
 import { checkSecondFactor, claimTotpCode, type SecondFactorInput } from './code-check'
 import { issuerOf } from './two-factor-options'
 import { hashRecoveryCode, newRecoveryCodes, newTotpSecret, secretBox, totpUri } from './secret'
-import { auditHook, findTwoFactorState, newState, saveTwoFactorState } from './two-factor-state'
+import { findTwoFactorState, newState, saveTwoFactorState } from './two-factor-state'
 import { guarded } from '../../server/lib/edge/route-contract'
 import { TWO_FACTOR_ROUTES } from './two-factor-routes'
+import { dispatch, emitHook } from '../../server/lib/core/handlers'
 
 /**
  * The pending login of `flow`, from its own browser: else 400 `two_factor_login_expired`, or (another
@@ -27,7 +28,7 @@ async function pendingLoginOf(ctx: AuthContext, event: H3Event, flow: string): P
   if (!matchesCodeBinding(event, ctx, pending.binding)) {
     await takePendingLogin(ctx, flow)
     ctx.logger.security('two_factor_binding_mismatch', { provider: pending.provider })
-    await auditHook(ctx, 'svc:twoFactor:failed', { userId: pending.userId, stage: 'login', reason: 'binding_mismatch', event })
+    await emitHook(ctx, 'svc:twoFactor:failed', { userId: pending.userId, stage: 'login', reason: 'binding_mismatch', event })
     throw authError('code_binding_mismatch', 'This login was started in another browser')
   }
   return pending
@@ -40,7 +41,7 @@ async function pendingLoginOf(ctx: AuthContext, event: H3Event, flow: string): P
 async function countAttempt(ctx: AuthContext, event: H3Event, pending: PendingLoginRecord): Promise<number> {
   const attempts = await countLoginAttempt(ctx, pending.id, ctx.options.twoFactor.pendingLoginTTL)
   if (attempts > ctx.options.twoFactor.maxAttempts) {
-    await auditHook(ctx, 'svc:twoFactor:failed', { userId: pending.userId, stage: 'login', reason: 'too_many_attempts', event })
+    await emitHook(ctx, 'svc:twoFactor:failed', { userId: pending.userId, stage: 'login', reason: 'too_many_attempts', event })
     throw authError('too_many_attempts', 'Too many wrong codes: log in again')
   }
   return attempts
@@ -49,7 +50,7 @@ async function countAttempt(ctx: AuthContext, event: H3Event, pending: PendingLo
 async function exhausted(ctx: AuthContext, event: H3Event, pending: PendingLoginRecord): Promise<never> {
   await takePendingLogin(ctx, pending.id)
   ctx.logger.security('two_factor_attempts_exceeded', { provider: pending.provider })
-  await auditHook(ctx, 'svc:twoFactor:failed', { userId: pending.userId, stage: 'login', reason: 'too_many_attempts', event })
+  await emitHook(ctx, 'svc:twoFactor:failed', { userId: pending.userId, stage: 'login', reason: 'too_many_attempts', event })
   throw authError('too_many_attempts', 'Too many wrong codes: log in again')
 }
 
@@ -58,8 +59,8 @@ async function completeSecondFactor(ctx: AuthContext, event: H3Event, flow: stri
   const login = await takePendingLogin(ctx, flow)
   if (!login) throw authError('two_factor_login_expired')
   ctx.logger.security('two_factor_verified', { provider: login.provider, method })
-  await auditHook(ctx, 'svc:twoFactor:verified', { userId: login.userId, provider: login.provider, method, event })
-  await ctx.callHook('svc:success', { user: login.user, tokens: pendingLoginTokens(ctx, login), provider: login.provider, event })
+  await emitHook(ctx, 'svc:twoFactor:verified', { userId: login.userId, provider: login.provider, method, event })
+  await dispatch(ctx, 'svc:success', { user: login.user, tokens: pendingLoginTokens(ctx, login), provider: login.provider, event })
   const code = await createAuthCode(ctx, event, { user: login.user, claims: login.claims, provider: login.provider, redirect: login.redirect })
   return callbackLocation(ctx, code)
 }
@@ -126,6 +127,6 @@ export const confirmLoginEnrolment = guarded(TWO_FACTOR_ROUTES.loginConfirm, asy
     if (attempts >= ctx.options.twoFactor.maxAttempts) await exhausted(ctx, event, pending)
     throw authError('two_factor_invalid_code')
   }
-  await auditHook(ctx, 'svc:twoFactor:enrolled', { userId: pending.userId, during: 'login', event })
+  await emitHook(ctx, 'svc:twoFactor:enrolled', { userId: pending.userId, during: 'login', event })
   return { success: true as const, redirect: await completeSecondFactor(ctx, event, body.flow, 'code'), recoveryCodes: confirmed.recoveryCodes }
 })

@@ -1,9 +1,9 @@
-/** The host's side of the second factor: its handlers, its state's shape, and the audit hooks. */
+/** The host's side of the second factor: its handlers and the shape of the state it keeps. */
 import type { H3Event } from 'h3'
 import { z } from 'zod'
-import type { AuthUser, SvcAuthHooks, TwoFactorHandlers, TwoFactorSaveReason, TwoFactorState } from '../../types/auth'
+import type { AuthUser, TwoFactorSaveReason, TwoFactorState } from '../../types/auth'
 import type { AuthContext } from '../../server/lib/core/context'
-import { getAuthHandlers } from '../../server/lib/core/handlers'
+import { getAuthHandlers, requiredHandler } from '../../server/lib/core/handlers'
 import { TWO_FACTOR_ALGORITHMS } from './two-factor-options'
 import type { TotpParameters } from './secret'
 
@@ -18,21 +18,9 @@ const stateSchema = z.object({
   recoveryCodesAt: z.string(),
 })
 
-/** The handlers `find` and `save` (required) and `isRequired`. */
-type ResolvedHandlers = Required<Pick<TwoFactorHandlers, 'find' | 'save'>> & Pick<TwoFactorHandlers, 'isRequired'>
-
-/** The host's handlers; missing `find` or `save` fails the request (500, logged): a login never skips a second factor it may need. */
-export function twoFactorHandlers(): ResolvedHandlers {
-  const handlers = getAuthHandlers().twoFactor
-  if (!handlers?.find || !handlers.save) {
-    throw new Error('[svc-auth] twoFactor.enabled needs the host handlers defineAuthHandlers({ twoFactor: { find, save } }).')
-  }
-  return { find: handlers.find, save: handlers.save, isRequired: handlers.isRequired }
-}
-
 /** A user's state from the host, checked: null when none; any other shape fails the request (never turns the factor off). */
 export async function findTwoFactorState(ctx: AuthContext, userId: string, event: H3Event): Promise<TwoFactorState | null> {
-  const found: unknown = await twoFactorHandlers().find(userId, { event })
+  const found: unknown = await requiredHandler('twoFactor', 'find')(userId, { event })
   if (found === null || found === undefined) return null
   const parsed = stateSchema.safeParse(found)
   if (!parsed.success) throw new Error('[svc-auth] twoFactor.find returned a value that is not a second-factor state (a TwoFactorState object or null).')
@@ -41,7 +29,7 @@ export async function findTwoFactorState(ctx: AuthContext, userId: string, event
 
 /** Hands a user's new state (or null: none) to the host. */
 export async function saveTwoFactorState(userId: string, state: TwoFactorState | null, event: H3Event, reason: TwoFactorSaveReason): Promise<void> {
-  await twoFactorHandlers().save(userId, state, { event, reason })
+  await requiredHandler('twoFactor', 'save')(userId, state, { event, reason })
 }
 
 /** The TOTP parameters kept with an enrolment. */
@@ -62,19 +50,7 @@ export function newState(sealedSecret: string, recoveryHashes: string[], params:
 export async function secondFactorNeeded(ctx: AuthContext, user: AuthUser & { sub: string }, context: { provider: string, event: H3Event }): Promise<{ enrol: boolean } | null> {
   const state = await findTwoFactorState(ctx, user.sub, context.event)
   if (state) return { enrol: false }
-  const { isRequired } = twoFactorHandlers()
+  const isRequired = getAuthHandlers().twoFactor?.isRequired
   const required = isRequired ? (await isRequired(user, context)) === true : ctx.options.twoFactor.requireForAll === true
   return required ? { enrol: true } : null
-}
-
-type TwoFactorHookName = Extract<keyof SvcAuthHooks, `svc:twoFactor:${string}`>
-
-/** Runs an audit hook: a failure is logged and changes nothing. */
-export async function auditHook<K extends TwoFactorHookName>(ctx: AuthContext, name: K, payload: Parameters<SvcAuthHooks[K]>[0]): Promise<void> {
-  try {
-    await ctx.callHook(name, payload)
-  }
-  catch (error) {
-    ctx.logger.error(`The ${name} hook failed (ignored)`, error)
-  }
 }

@@ -1,21 +1,11 @@
 import type { H3Event } from 'h3'
-import type { AuthUser, CustomClaims, ProviderTokens, UserInfoPayload } from '../../../types/auth'
+import type { AuthUser, CustomClaims, ProviderLoginHandlers, ProviderTokens, UserInfoPayload } from '../../../types/auth'
 import type { AuthContext } from './context'
-import { getAuthHandlers } from './handlers'
+import { dispatch, getAuthHandlers } from './handlers'
 import { withQueryParams } from '../edge/redirect'
 import { createAuthCode } from './records/auth-code'
 import { hostSubjectOf, subjectOf } from './subject'
 import { resolveGlobalClaims } from './session-tokens'
-
-/** Static claims, or a callback of the user and the provider tokens. */
-export type ProviderClaims = Record<string, unknown> | ((user: AuthUser, tokens: ProviderTokens) => Record<string, unknown> | void | undefined | Promise<Record<string, unknown> | void | undefined>)
-
-/** Per-provider handlers (from `defineOAuth*EventHandler` or the password provider's options). */
-export interface ProviderLoginHandlers {
-  customClaims?: ProviderClaims
-  onUserInfo?: (payload: UserInfoPayload) => AuthUser | void | undefined | Promise<AuthUser | void | undefined>
-  onSuccess?: (payload: UserInfoPayload) => void | Promise<void>
-}
 
 export interface CompleteLoginInput {
   event: H3Event
@@ -45,29 +35,24 @@ export interface CompletedLogin {
 }
 
 /**
- * The one login pipeline every provider ends in: the provider's then the global onUserInfo, `svc:userInfo`,
- * onUserPersist (its subject wins: {@link hostSubjectOf}, else `<provider>:<sub>`), custom claims, then a
- * feature's detour (`AuthFeature.detourLogin`: a second factor, unless `multiFactor`), else `svc:success`
- * and the provider's onSuccess, and a single-use authorization code bound to the browser of `event`.
+ * The one login pipeline every provider ends in: onUserInfo (the provider's, the global one, then `svc:userInfo`:
+ * {@link dispatch}), the global onUserPersist (its subject wins: {@link hostSubjectOf}, else `<provider>:<sub>`),
+ * custom claims (the provider's, then the global), then a feature's detour (`AuthFeature.detourLogin`: a second
+ * factor, unless `multiFactor`, which runs the provider's onSuccess and leaves `svc:success` and the code to the
+ * second factor's proof), else onSuccess (the provider's, then `svc:success`), and a single-use authorization
+ * code bound to the browser of `event`.
  */
 export async function completeLogin(ctx: AuthContext, input: CompleteLoginInput): Promise<CompletedLogin> {
-  const global = getAuthHandlers()
   const { event, provider, tokens, handlers = {} } = input
-  let user: AuthUser = { ...input.user }
-
-  for (const onUserInfo of [handlers.onUserInfo, global.onUserInfo]) {
-    if (!onUserInfo) continue
-    const replaced = await onUserInfo({ user, tokens, provider, event })
-    if (replaced && typeof replaced === 'object') user = replaced
-  }
-  await ctx.callHook('svc:userInfo', { user, tokens, provider, event })
+  let { payload: { user } } = await dispatch(ctx, 'svc:userInfo', { user: { ...input.user }, tokens, provider, event }, { route: handlers.onUserInfo })
 
   const providerSub = subjectOf(user)
   if (!providerSub) throw new Error(`Login with ${provider}: the user has no subject (sub or id)`)
   user.sub = input.keepSubject ? providerSub : `${provider}:${providerSub}`
 
-  if (global.onUserPersist) {
-    const persisted = await global.onUserPersist(user, { provider, event })
+  const { onUserPersist } = getAuthHandlers()
+  if (onUserPersist) {
+    const persisted = await onUserPersist(user, { provider, event })
     if (persisted && typeof persisted === 'object') {
       const persistedId = hostSubjectOf(persisted, { given: input.keepSubject ? undefined : input.user })
       user = { ...user, ...persisted }
@@ -85,13 +70,12 @@ export async function completeLogin(ctx: AuthContext, input: CompleteLoginInput)
     const login = { event, user: { ...user, sub: subjectOf(user)! }, claims, provider, tokens, redirect: input.redirect }
     for (const feature of ctx.features) {
       const detour = await feature.detourLogin?.(ctx, login, async () => {
-        await handlers.onSuccess?.(payload)
+        await dispatch(ctx, 'svc:success', payload, { route: handlers.onSuccess, hook: false })
       })
       if (detour) return { ...detour, user, claims }
     }
   }
-  await ctx.callHook('svc:success', payload)
-  await handlers.onSuccess?.(payload)
+  await dispatch(ctx, 'svc:success', payload, { route: handlers.onSuccess })
 
   const code = await createAuthCode(ctx, event, { user, claims, provider, redirect: input.redirect })
   return { location: callbackLocation(ctx, code), code, user, claims }

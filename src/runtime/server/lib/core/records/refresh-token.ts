@@ -8,6 +8,7 @@ import { rotationMarker, sessionEntryOf, storedRefreshToken, type RefreshTokenRe
 import type { SessionClient } from './record-schema'
 import { storableUser } from './stored-user'
 import { listSessionEntries, putSessionEntry, removeSessionEntry, sessionMapKey } from './user-sessions'
+import { emitHook } from '../handlers'
 
 export type { RefreshTokenRecord } from './refresh-token-schema'
 
@@ -250,9 +251,7 @@ export async function revokeFamily(ctx: AuthContext, family: string, userId: str
   await ctx.store.write(ctx.store.key(CORE_RECORDS.revokedFamily, family), Date.now(), ctx.lifetimes.refresh)
   await removeSessionEntry(ctx, userId, family)
   ctx.logger.security('session_revoked', { family, reason })
-  await ctx.callHook('svc:session:revoked', { sessionId: family, userId, reason }).catch((error: unknown) => {
-    ctx.logger.error('The svc:session:revoked hook failed (the session is revoked)', error)
-  })
+  await emitHook(ctx, 'svc:session:revoked', { sessionId: family, userId, reason })
 }
 
 /** Logout: revokes the session of a token, current or rotated since. Unknown tokens are ignored. */
