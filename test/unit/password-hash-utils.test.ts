@@ -56,8 +56,8 @@ describe('hashPassword', () => {
     const hash = await hashPassword(PASSWORD)
     expect(hash).toMatch(/^\$2b\$05\$[./A-Za-z0-9]{53}$/)
     expect(isBcryptHash(hash)).toBe(true)
-    expect(await verifyPassword(hash, PASSWORD)).toBe(true)
-    expect(await verifyPassword(hash, 'Sunflower-42y')).toBe(false)
+    expect(await verifyPassword(PASSWORD, hash)).toBe(true)
+    expect(await verifyPassword('Sunflower-42y', hash)).toBe(false)
     expect(bcryptjs.compareSync(PASSWORD, hash)).toBe(true)
     // A new salt every time.
     expect(await hashPassword(PASSWORD)).not.toBe(hash)
@@ -66,7 +66,7 @@ describe('hashPassword', () => {
   it('hashes in the provider\'s form: the provider\'s login accepts it, and its hashes verify here', async () => {
     const { hasher } = usePasswordRuntime(ctx)
     expect(await hasher.verify(PASSWORD, await hashPassword(PASSWORD))).toBe(true)
-    expect(await verifyPassword(await hasher.hash(PASSWORD), PASSWORD)).toBe(true)
+    expect(await verifyPassword(PASSWORD, await hasher.hash(PASSWORD))).toBe(true)
   })
 
   it('normalises to NFC, so both ways of typing an accent are one password', async () => {
@@ -74,10 +74,10 @@ describe('hashPassword', () => {
     const decomposed = 'Cafe\u0301-Latte-42'
     const hash = await hashPassword(decomposed)
     expect(bcryptjs.compareSync(composed, hash)).toBe(true)
-    expect(await verifyPassword(hash, composed)).toBe(true)
-    expect(await verifyPassword(hash, decomposed)).toBe(true)
+    expect(await verifyPassword(composed, hash)).toBe(true)
+    expect(await verifyPassword(decomposed, hash)).toBe(true)
     // A hash stored before normalisation (of the decomposed form as typed) still verifies.
-    expect(await verifyPassword(bcryptjs.hashSync(decomposed, 4), decomposed)).toBe(true)
+    expect(await verifyPassword(decomposed, bcryptjs.hashSync(decomposed, 4))).toBe(true)
   })
 
   it('refuses a password over 72 bytes (bcrypt would cut it) with the provider\'s policy error', async () => {
@@ -95,8 +95,8 @@ describe('hashPassword', () => {
     defineAuthHandlers({ password: { findUser: () => null, sendVerificationCode: () => {}, hashPassword: hostHash, verifyPassword: hostVerify } })
     const hash = await hashPassword(PASSWORD)
     expect(hash).toMatch(/^\$2b\$05\$/)
-    expect(await verifyPassword(hash, 'wrong')).toBe(false)
-    expect(await verifyPassword('host-hash', PASSWORD)).toBe(false)
+    expect(await verifyPassword('wrong', hash)).toBe(false)
+    expect(await verifyPassword(PASSWORD, 'host-hash')).toBe(false)
     expect(hostHash).not.toHaveBeenCalled()
     expect(hostVerify).not.toHaveBeenCalled()
   })
@@ -106,17 +106,17 @@ describe('verifyPassword', () => {
   it('accepts the bcrypt hashes of other libraries and prefixes ($2a$, $2b$, $2y$, any cost)', async () => {
     const b = bcryptjs.hashSync(PASSWORD, 4)
     for (const hash of [b, b.replace(/^\$2b\$/, '$2a$'), b.replace(/^\$2b\$/, '$2y$')]) {
-      expect(await verifyPassword(hash, PASSWORD), hash.slice(0, 4)).toBe(true)
-      expect(await verifyPassword(hash, `${PASSWORD}!`), hash.slice(0, 4)).toBe(false)
+      expect(await verifyPassword(PASSWORD, hash), hash.slice(0, 4)).toBe(true)
+      expect(await verifyPassword(`${PASSWORD}!`, hash), hash.slice(0, 4)).toBe(false)
     }
   })
 
   it('every false costs the same bcrypt work: wrong password, unknown account, a value that is no hash', async () => {
     const hash = await hashPassword(PASSWORD)
-    const right = await work(() => verifyPassword(hash, PASSWORD))
+    const right = await work(() => verifyPassword(PASSWORD, hash))
     expect(right).toEqual({ result: true, verify: 1, hash: 0 })
     for (const stored of [hash, null, undefined, '', 'plain-text-password', '$2b$05$short']) {
-      const wrong = await work(() => verifyPassword(stored, 'Wrong-Password-1'))
+      const wrong = await work(() => verifyPassword('Wrong-Password-1', stored))
       expect(wrong, String(stored)).toEqual({ result: false, verify: 1, hash: 0 })
     }
   })
@@ -126,14 +126,14 @@ describe('verifyPassword', () => {
     const hash = await hashPassword(first72)
     // bcrypt alone would accept anything that starts with the 72 bytes.
     expect(bcryptjs.compareSync(`${first72}anything`, hash)).toBe(true)
-    const longer = await work(() => verifyPassword(hash, `${first72}anything`))
+    const longer = await work(() => verifyPassword(`${first72}anything`, hash))
     expect(longer).toEqual({ result: false, verify: 1, hash: 0 })
-    expect(await verifyPassword(hash, first72)).toBe(true)
+    expect(await verifyPassword(first72, hash)).toBe(true)
   })
 
   it('a password that is not a string never matches', async () => {
     const hash = await hashPassword(PASSWORD)
-    const missing = await work(() => verifyPassword(hash, undefined as unknown as string))
+    const missing = await work(() => verifyPassword(undefined as unknown as string, hash))
     expect(missing).toEqual({ result: false, verify: 1, hash: 0 })
   })
 })

@@ -42,15 +42,15 @@ export async function hashPassword(password: string): Promise<string> {
 /**
  * Checks a password against any standard bcrypt hash as the provider's login does (NFC, then as typed;
  * never over 72 bytes). Every `false` costs the same work: pass `null` for an unknown account so the
- * timing does not tell which accounts exist. The hash comes first (unlike the `verifyPassword` handler).
- * @param hash The stored hash; anything that is not a bcrypt hash never matches.
+ * timing does not tell which accounts exist. The arguments come in the `verifyPassword` handler's order.
  * @param password The password as typed.
+ * @param hash The stored hash; anything that is not a bcrypt hash never matches.
  * @returns True only when the password matches the hash.
  * @example
  * const user = await db.users.findByEmail(email)
- * if (!(await verifyPassword(user?.hashedPassword ?? null, password))) throw createError({ statusCode: 401 })
+ * if (!(await verifyPassword(password, user?.hashedPassword ?? null))) throw createError({ statusCode: 401 })
  */
-export async function verifyPassword(hash: string | null | undefined, password: string): Promise<boolean> {
+export async function verifyPassword(password: string, hash: string | null | undefined): Promise<boolean> {
   const typed = typeof password === 'string' ? password : ''
   const forms = passwordForms(typed)
   // As the provider's checkPassword: a password too long is never compared, but costs the same work.
