@@ -125,15 +125,21 @@ export function envPrefixes(runtimeConfig: Record<string, unknown>, env: Record<
 
 const ENV_KEYWORDS = new Map<string, unknown>([['true', true], ['false', false], ['null', null], ['undefined', undefined], ['nan', Number.NaN], ['infinity', Number.POSITIVE_INFINITY], ['-infinity', Number.NEGATIVE_INFINITY]])
 
+/** A JSON reviver that drops keys able to pollute prototypes. */
+function dropUnsafeKeys(key: string, value: unknown): unknown {
+  if (key === '__proto__' || (key === 'constructor' && typeof value === 'object' && value !== null && 'prototype' in value)) return undefined
+  return value
+}
+
 /** An environment value as Nitro reads it (`destr`): JSON-like text parsed, keywords as values, other text as it is. */
-export function parseEnvValue(value: string): unknown {
+export function parseEnvValue(value: string | undefined): unknown {
+  if (typeof value !== 'string') return value
   if (value.startsWith('"') && value.endsWith('"') && !value.includes('\\')) return value.slice(1, -1)
-  const trimmed = value.trim()
-  const keyword = trimmed.toLowerCase()
+  const keyword = value.trim().toLowerCase()
   if (ENV_KEYWORDS.has(keyword)) return ENV_KEYWORDS.get(keyword)
   if (!/^\s*["[{]|^\s*-?\d{1,16}(?:\.\d{1,17})?(?:e[+-]?\d+)?\s*$/i.test(value)) return value
   try {
-    return JSON.parse(value) as unknown
+    return JSON.parse(value, dropUnsafeKeys) as unknown
   }
   catch {
     return value
@@ -151,8 +157,7 @@ export function runtimeConfigValue(runtimeConfig: Record<string, unknown>, path:
   for (const segment of path) {
     if (!isRecord(node) || !(segment in node)) return undefined
     key = key ? `${key}_${segment}` : segment
-    const raw = env[first + envName(key)] ?? env[second + envName(key)]
-    const fromEnv = raw === undefined ? undefined : parseEnvValue(raw)
+    const fromEnv = parseEnvValue(env[first + envName(key)] ?? env[second + envName(key)])
     let value = node[segment]
     if (isRecord(value) && isRecord(fromEnv)) value = { ...value, ...fromEnv }
     else value = fromEnv ?? value

@@ -24,10 +24,7 @@ export function devtoolsRoutes(): Array<{ route: string, method: 'get' | 'delete
   ]
 }
 
-/**
- * The DevTools tab, in development with Nuxt DevTools only: its routes, the loopback gate, the hook
- * recorder, the client bridge, the page asset and the tab (`@nuxt/devtools-kit`). Production has none of it.
- */
+/** The DevTools tab, in development with Nuxt DevTools only (production has none of it). */
 export async function setupDevtools({ nuxt, resolver }: SetupContext): Promise<void> {
   if (!devtoolsEnabled(nuxt)) return
   const { addCustomTab } = await import('@nuxt/devtools-kit')
