@@ -8,18 +8,11 @@ export interface CheckContext {
   dev: boolean
   /** Environment of the build (a runtime secret may come from NUXT_SVC_AUTH_TOKEN_SECRET). */
   env: Record<string, string | undefined>
-  /**
-   * The app's base URL (`app.baseURL`): the module's endpoints and the pages are served under it.
-   * @default '/'
-   */
+  /** The app's base URL (`app.baseURL`). @default '/' */
   baseURL?: string
 }
 
-/**
- * Checks the options when Nuxt starts. Throws one error listing every mistake. During a
- * production build a missing secret is only a warning (it may be given at runtime through
- * NUXT_SVC_AUTH_TOKEN_SECRET; the server checks again when it starts).
- */
+/** Checks the options when Nuxt starts, throwing one error listing every mistake (a build only warns of a missing secret). */
 export function checkOptions(options: ModuleOptions, { dev, env, baseURL = '/' }: CheckContext): string[] {
   const secretFromEnv = !!env.NUXT_SVC_AUTH_TOKEN_SECRET
   const core = validateOptions(options, { secretRequired: dev && !secretFromEnv, baseURL })
@@ -36,10 +29,7 @@ export function checkOptions(options: ModuleOptions, { dev, env, baseURL = '/' }
   return warnings
 }
 
-/**
- * The upstash driver without its REST URL or token in the options or the build's environment: the
- * server needs them when it starts (it refuses to start without them).
- */
+/** The upstash driver without its REST URL or token at build time (the server refuses to start without them). */
 export function upstashWarnings(options: ModuleOptions, env: CheckContext['env']): string[] {
   const storage = options.tokenRefresh.storage
   if (storage.driver !== 'upstash') return []
@@ -49,12 +39,7 @@ export function upstashWarnings(options: ModuleOptions, env: CheckContext['env']
   return missing.length ? [`The upstash storage driver needs its REST URL and token: provide ${missing.join(' and ')} when the server starts.`] : []
 }
 
-/**
- * Passkeys of a production build without a relying party (no `publicUrl`, no `origins`, none
- * given through the environment at build time): the server will refuse every ceremony until
- * NUXT_SVC_AUTH_PUBLIC_URL is set when it starts (it logs that loudly too). Development uses its
- * loopback origin.
- */
+/** Passkeys of a production build without a relying party: every ceremony is refused until `publicUrl` is set. */
 export function passkeyWarnings(options: ModuleOptions, { dev, env }: Pick<CheckContext, 'dev' | 'env'>): string[] {
   const input = options.providers.passkey
   if (dev || !isPasskeyEnabled(input)) return []

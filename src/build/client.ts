@@ -26,11 +26,7 @@ function pagesEnabled(pages: unknown): boolean {
   return !(pages && typeof pages === 'object' && (pages as { enabled?: unknown }).enabled === false)
 }
 
-/**
- * Client side: `useAuth`, the startup plugin, the callback page (unless the app has one), the client
- * middleware when `clientMiddleware.enabled`, and the `auth` page meta type. Optional features register
- * their client code themselves (src/build/features.ts).
- */
+/** Client side: `useAuth`, the startup plugin, the callback page, the client middleware and the page meta type. */
 export function setupClient({ nuxt, options, resolver, logger }: SetupContext): void {
   addTemplate({ filename: 'svc-auth/client-options.mjs', getContents: () => clientOptionsModule(options.clientMiddleware.enabled) })
   addTemplate({

@@ -1,14 +1,8 @@
 import { storageDriverError, type RecordedDeployTarget, type TargetKind } from '../runtime/server/lib/config/runtime-target'
+import { isRecord } from '../runtime/shared/values'
 import type { SetupContext } from './setup-context'
 
-/**
- * Checks and settings that depend on where the build is deployed, read from the Nitro preset once
- * Nitro has resolved it (`nitro:init`): a preset the module cannot run on or a storage driver that
- * cannot work there fails the build, Cloudflare gets Node.js compatibility, the platform's client
- * address header becomes the default of `rateLimit.clientAddressHeader`, and the target is
- * recorded for the server, which checks its storage driver against it again when it starts
- * (src/runtime/server/lib/deploy-target.ts holds the rules both use).
- */
+/** Checks and settings that depend on the Nitro preset; the server checks the recorded target again. */
 
 export { storageDriverError, type RecordedDeployTarget, type TargetKind }
 
@@ -21,19 +15,11 @@ export interface DeployTargetRule {
   platform: string
   /** The request header the platform sets to the client's address (and overwrites when a client sends it). */
   clientAddressHeader?: string
-  /**
-   * Set for presets the module cannot run on: why, and what to use instead. The build fails with
-   * it, whatever the storage.
-   */
+  /** Set for presets the module cannot run on: why, and what to use instead (the build fails). */
   unsupported?: string
 }
 
-/**
- * Nitro presets that deploy to serverless functions or an edge runtime, or that the module cannot
- * run on, first match wins; any other preset (`node-server`, `node-cluster`, `bun`,
- * `deno-server`, hosts that run a Node server such as `heroku` or `render-com`) is a `server`.
- * Static presets (`*-static`, `github-pages`, …) serve no server routes: {@link isStaticPreset}.
- */
+/** Serverless, edge and unsupported presets, first match wins; any other preset is a `server`. */
 export const DEPLOY_TARGETS: readonly DeployTargetRule[] = [
   { preset: 'cloudflare*', kind: 'edge', platform: 'Cloudflare Workers', clientAddressHeader: 'cf-connecting-ip' },
   {
@@ -110,15 +96,8 @@ export interface NitroTargetOptions {
   /** Nitro's `cloudflare` preset options (`nodeCompat`). */
   cloudflare?: { nodeCompat?: boolean }
   alias: Record<string, string>
-  /**
-   * The runtime config the server starts with: `svcAuth` (the module's options under the app's own
-   * `runtimeConfig.svcAuth`) is read, and its `rateLimit.clientAddressHeader` and `deployTarget`
-   * set; `nitro.envPrefix` says which environment variables override it.
-   */
   runtimeConfig: Record<string, unknown>
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /** What {@link applyDeployTarget} needs besides the Nitro options. */
 export interface DeployTargetInput {
@@ -137,11 +116,7 @@ export interface DeployTargetResult {
   changes: string[]
 }
 
-/**
- * The prefixes of the environment variables that override the runtime config, in Nitro's order
- * (nitropack's runtime/internal/config.mjs and utils.env.mjs): `NITRO_` first, then the app's
- * `runtimeConfig.nitro.envPrefix` (`NUXT_` in a Nuxt app), else `NITRO_ENV_PREFIX`, else `_`.
- */
+/** Prefixes of the variables that override the runtime config, in Nitro's order (nitropack's config.mjs). */
 export function envPrefixes(runtimeConfig: Record<string, unknown>, env: Record<string, string | undefined>): [string, string] {
   const nitro = runtimeConfig.nitro
   const prefix = isRecord(nitro) && typeof nitro.envPrefix === 'string' ? nitro.envPrefix : undefined
@@ -150,15 +125,21 @@ export function envPrefixes(runtimeConfig: Record<string, unknown>, env: Record<
 
 const ENV_KEYWORDS = new Map<string, unknown>([['true', true], ['false', false], ['null', null], ['undefined', undefined], ['nan', Number.NaN], ['infinity', Number.POSITIVE_INFINITY], ['-infinity', Number.NEGATIVE_INFINITY]])
 
+/** A JSON reviver that drops keys able to pollute prototypes. */
+function dropUnsafeKeys(key: string, value: unknown): unknown {
+  if (key === '__proto__' || (key === 'constructor' && typeof value === 'object' && value !== null && 'prototype' in value)) return undefined
+  return value
+}
+
 /** An environment value as Nitro reads it (`destr`): JSON-like text parsed, keywords as values, other text as it is. */
-export function parseEnvValue(value: string): unknown {
+export function parseEnvValue(value: string | undefined): unknown {
+  if (typeof value !== 'string') return value
   if (value.startsWith('"') && value.endsWith('"') && !value.includes('\\')) return value.slice(1, -1)
-  const trimmed = value.trim()
-  const keyword = trimmed.toLowerCase()
+  const keyword = value.trim().toLowerCase()
   if (ENV_KEYWORDS.has(keyword)) return ENV_KEYWORDS.get(keyword)
   if (!/^\s*["[{]|^\s*-?\d{1,16}(?:\.\d{1,17})?(?:e[+-]?\d+)?\s*$/i.test(value)) return value
   try {
-    return JSON.parse(value) as unknown
+    return JSON.parse(value, dropUnsafeKeys) as unknown
   }
   catch {
     return value
@@ -168,12 +149,7 @@ export function parseEnvValue(value: string): unknown {
 /** A runtime config key path as Nitro names its environment variable (`svcAuth_tokenRefresh` → `SVC_AUTH_TOKEN_REFRESH`). */
 const envName = (path: string): string => path.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()
 
-/**
- * The value at `path` of the runtime config as the server will see it once Nitro has applied its
- * environment (`applyEnv`): at each key, `NITRO_<KEY>` or else `<envPrefix><KEY>` replaces the
- * value, a JSON object is merged into an object, and the keys below are read again. Undefined
- * when a key is missing (Nitro reads no variable for keys the config does not have).
- */
+/** The value at `path` of the runtime config once Nitro has applied the environment (`applyEnv`). */
 export function runtimeConfigValue(runtimeConfig: Record<string, unknown>, path: readonly string[], env: Record<string, string | undefined>): unknown {
   const [first, second] = envPrefixes(runtimeConfig, env)
   let node: unknown = runtimeConfig
@@ -181,8 +157,7 @@ export function runtimeConfigValue(runtimeConfig: Record<string, unknown>, path:
   for (const segment of path) {
     if (!isRecord(node) || !(segment in node)) return undefined
     key = key ? `${key}_${segment}` : segment
-    const raw = env[first + envName(key)] ?? env[second + envName(key)]
-    const fromEnv = raw === undefined ? undefined : parseEnvValue(raw)
+    const fromEnv = parseEnvValue(env[first + envName(key)] ?? env[second + envName(key)])
     let value = node[segment]
     if (isRecord(value) && isRecord(fromEnv)) value = { ...value, ...fromEnv }
     else value = fromEnv ?? value
@@ -193,12 +168,7 @@ export function runtimeConfigValue(runtimeConfig: Record<string, unknown>, path:
 
 const DRIVER_PATH = ['svcAuth', 'tokenRefresh', 'storage', 'driver'] as const
 
-/**
- * The storage driver the server will use: the runtime config's (where the app's own
- * `runtimeConfig.svcAuth` wins over the module options), overridden by the build's environment
- * as Nitro will override it at runtime (`NITRO_` before `NUXT_`); the module option when the
- * runtime config has none.
- */
+/** The storage driver the server will use: the runtime config's with the environment applied, else the option. */
 export function buildDriver(runtimeConfig: Record<string, unknown>, driver: string, env: Record<string, string | undefined>): string {
   const value = runtimeConfigValue(runtimeConfig, DRIVER_PATH, env)
   if (value === undefined || value === null || value === '') return driver
@@ -211,16 +181,8 @@ export function recordOf(preset: string, target: DeployTargetRule | undefined): 
 }
 
 /**
- * Applies the deploy target to the resolved Nitro options, in place. Throws one error listing
- * every problem: a preset the module cannot run on, a storage driver that cannot work there (read
- * as the server will read it: {@link buildDriver}), and on Cloudflare Node.js compatibility turned
- * off. Otherwise records the target in the runtime config (`svcAuth.deployTarget`, checked again
- * when the server starts), and for a serverless or edge preset: sets Cloudflare's `nodeCompat`
- * when the app left it unset (Nitro then writes the `nodejs_compat` flag into the generated
- * wrangler config), replaces `@node-rs/bcrypt` with a stub on edge presets (no native addons
- * there; bcryptjs computes instead), and makes the platform's client address header the default
- * of `rateLimit.clientAddressHeader` (an empty value; `false` keeps none). Development servers are
- * left alone.
+ * Applies the deploy target to the resolved Nitro options, in place; throws one error listing every
+ * problem. Development servers are left alone.
  */
 export function applyDeployTarget(nitro: NitroTargetOptions, input: DeployTargetInput): DeployTargetResult {
   const changes: string[] = []
@@ -260,11 +222,7 @@ export function applyDeployTarget(nitro: NitroTargetOptions, input: DeployTarget
   return { target, changes }
 }
 
-/**
- * Applies the deploy target when Nitro has resolved the preset (`nitro:init`: the preset of the
- * config, of NITRO_PRESET, or the one Nitro detects from the CI environment, such as Vercel's).
- * `nuxi prepare` (types only, often a postinstall step) builds nothing to deploy and is skipped.
- */
+/** Applies the deploy target at `nitro:init`; `nuxi prepare` builds nothing to deploy and is skipped. */
 export function setupDeployTarget(ctx: SetupContext, env: Record<string, string | undefined>): void {
   ctx.nuxt.hook('nitro:init', (nitro) => {
     if (ctx.nuxt.options._prepare) return

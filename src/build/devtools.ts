@@ -3,6 +3,7 @@ import type { Nuxt } from '@nuxt/schema'
 import { devtoolsGate } from '../runtime/devtools/server/devtools-http'
 import { TAB_ASSETS } from '../runtime/devtools/server/tab-page'
 import { DEVTOOLS_API, DEVTOOLS_ROUTE, DEVTOOLS_TAB } from '../runtime/devtools/devtools-paths'
+import { joinBase } from '../runtime/shared/paths'
 import type { SetupContext } from './setup-context'
 
 /** Whether Nuxt DevTools runs: in development, unless `devtools: false` or `devtools: { enabled: false }`. */
@@ -11,11 +12,6 @@ export function devtoolsEnabled(nuxt: Pick<Nuxt, 'options'>): boolean {
   const devtools: unknown = nuxt.options.devtools
   if (typeof devtools === 'boolean') return devtools
   return (devtools as { enabled?: unknown } | undefined)?.enabled !== false
-}
-
-/** `base` + `path` with one slash between them. */
-export function withBase(base: string, path: string): string {
-  return `${(base || '/').replace(/\/+$/, '')}${path}`
 }
 
 /** The DevTools tab's server routes (page and JSON) at their paths under the app's base URL. */
@@ -28,17 +24,14 @@ export function devtoolsRoutes(): Array<{ route: string, method: 'get' | 'delete
   ]
 }
 
-/**
- * The DevTools tab, in development with Nuxt DevTools only: its routes, the loopback gate, the hook
- * recorder, the client bridge, the page asset and the tab (`@nuxt/devtools-kit`). Production has none of it.
- */
+/** The DevTools tab, in development with Nuxt DevTools only (production has none of it). */
 export async function setupDevtools({ nuxt, resolver }: SetupContext): Promise<void> {
   if (!devtoolsEnabled(nuxt)) return
   const { addCustomTab } = await import('@nuxt/devtools-kit')
   for (const route of devtoolsRoutes()) {
     addServerHandler({ route: route.route, method: route.method, handler: resolver.resolve(`./runtime/devtools/server/routes/${route.handler}`) })
   }
-  addDevServerHandler({ route: withBase(nuxt.options.app.baseURL, DEVTOOLS_ROUTE), handler: devtoolsGate })
+  addDevServerHandler({ route: joinBase(nuxt.options.app.baseURL, DEVTOOLS_ROUTE), handler: devtoolsGate })
   addServerPlugin(resolver.resolve('./runtime/devtools/server/devtools-plugin'))
   addPlugin({ src: resolver.resolve('./runtime/devtools/app/bridge'), mode: 'client' }, { append: true })
   nuxt.hook('nitro:config', (config) => {
@@ -49,6 +42,6 @@ export async function setupDevtools({ nuxt, resolver }: SetupContext): Promise<v
     name: DEVTOOLS_TAB,
     title: 'Auth',
     icon: 'carbon:user-identification',
-    view: { type: 'iframe', src: withBase(nuxt.options.app.baseURL, DEVTOOLS_ROUTE) },
+    view: { type: 'iframe', src: joinBase(nuxt.options.app.baseURL, DEVTOOLS_ROUTE) },
   }, nuxt)
 }

@@ -6,10 +6,7 @@ import type { ClientFeatureName, SetupContext } from './setup-context'
 /** The server template that lists what the core needs of a build: its features and its route paths. */
 export const FEATURES_TEMPLATE = '#svc-auth/features'
 
-/**
- * The module `#svc-auth/features`: the default exports of the features' server entries (each an
- * `AuthFeature`, in the order given) and every path the module answers on.
- */
+/** The module `#svc-auth/features`: the features' server entries (`AuthFeature`s) and the module's paths. */
 export function featuresModule(entries: readonly string[], routePaths: readonly string[]): string {
   return [
     ...entries.map((entry, i) => `import feature${i} from ${JSON.stringify(entry)}`),
@@ -27,10 +24,7 @@ const CLIENT_FEATURE_MODULES: Record<ClientFeatureName, string> = {
 /** The app template that lists the client code of the features a build has on. */
 export const CLIENT_FEATURES_TEMPLATE = 'svc-auth/client-features.mjs'
 
-/**
- * `#build/svc-auth/client-features.mjs`: per client feature, an `import()` loader when registered, else
- * `undefined`, so the bundler drops every call and the app ships none of its code.
- */
+/** `#build/svc-auth/client-features.mjs`: a loader per registered client feature, else `undefined` (dropped). */
 export function clientFeaturesModule(registered: Partial<Record<ClientFeatureName, string>>): string {
   return (Object.keys(CLIENT_FEATURE_MODULES) as ClientFeatureName[])
     .map(name => `export const ${name} = ${registered[name] ? `() => import(${JSON.stringify(registered[name])})` : 'undefined'}`)

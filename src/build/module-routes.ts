@@ -65,11 +65,7 @@ export function addRoutes(resolver: Resolver, routes: ServerRoute[]): void {
 /** Handler of the automatic `GET <loginPath>/<name>` route of an OAuth provider. */
 export const OAUTH_LOGIN_HANDLER = OAUTH_ROUTES.login.handler
 
-/**
- * The OAuth part: `GET <loginPath>/<name>` for every configured provider (the mock one included)
- * and the mock provider's endpoints when it is configured (they answer 404 in production unless
- * `enableInProduction`).
- */
+/** `GET <loginPath>/<name>` for every configured provider, and the mock provider's endpoints when configured. */
 export function oauthRoutes(options: Pick<ModuleOptions, 'endpoints' | 'providers'>): ServerRoute[] {
   const { login, ...mock } = OAUTH_ROUTES
   const base = login.path(options.endpoints)
@@ -95,12 +91,7 @@ export function passkeyRoutes(options: Pick<ModuleOptions, 'endpoints' | 'provid
   return isPasskeyEnabled(options.providers?.passkey) ? routesOf(contractsOf(PASSKEY_ROUTES), options.endpoints) : []
 }
 
-/**
- * Every path the module answers on for these options: the routes it registers ({@link coreRoutes},
- * {@link oauthRoutes}, {@link passwordRoutes}, {@link passkeyRoutes}, {@link twoFactorRoutes}; a
- * login route counts also when the app serves it with its own route file), the callback page
- * and, with the second factor on, its page.
- */
+/** Every path the module answers on for these options: its routes, the callback page and the second factor's page. */
 export function moduleRoutePaths(options: RouteOptions): string[] {
   const routes = [...coreRoutes(options.endpoints), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...twoFactorRoutes(options)]
   const pages = [options.endpoints.callbackPath, ...(isTwoFactorEnabled(options) ? [options.endpoints.secondFactorPath] : [])]

@@ -87,12 +87,7 @@ function parametersOf(route: ServerRoute, doc: RouteContract, options: ModuleOpt
   return parameters
 }
 
-/**
- * The `openAPI` route meta of one module route: operation id, summary, parameters, request body
- * and answers derived from the zod schemas the route validates with and answers in, error
- * answers from `ERRORS`, and the bearer scheme through `$global`. Nothing of the options but
- * paths and the refresh cookie's name.
- */
+/** The `openAPI` route meta of one module route, derived from its contract's zod schemas and `ERRORS`. */
 export function routeOperation(route: ServerRoute, doc: RouteContract, options: ModuleOptions): JsonObject {
   const provider = route.handler === OAUTH_LOGIN_HANDLER ? route.route.split('/').pop() ?? '' : undefined
   const bodyTypes = doc.bodyTypes ?? ['json']
@@ -123,10 +118,7 @@ export function routeOperation(route: ServerRoute, doc: RouteContract, options: 
   return operation
 }
 
-/**
- * Throws unless Nitro reads `value` back unchanged from a literal: it evaluates object, array and
- * literal nodes only, so a negative number (a unary minus) or a non-finite one would be lost.
- */
+/** Throws unless Nitro reads `value` back from a literal (a negative or non-finite number would be lost). */
 export function assertLiteralJson(value: Json, at = 'meta'): void {
   if (typeof value === 'number' && !(Number.isFinite(value) && value >= 0 && !Object.is(value, -0))) {
     throw new Error(`[svc-auth] OpenAPI meta: ${at} is ${value}, which Nitro cannot read from a literal`)
@@ -135,11 +127,7 @@ export function assertLiteralJson(value: Json, at = 'meta'): void {
   else if (value && typeof value === 'object') for (const [key, item] of Object.entries(value)) assertLiteralJson(item, `${at}.${key}`)
 }
 
-/**
- * The generated handler of a route: the module's handler re-exported, with its description in
- * `defineRouteMeta(...)`, which Nitro reads from the file at build time. The call is a local
- * no-op, so the file resolves nothing of Nitro.
- */
+/** The module's handler re-exported with its `defineRouteMeta(...)` (a local no-op Nitro reads at build time). */
 export function routeMetaModule(route: ServerRoute, handlerPath: string, operation: JsonObject): string {
   const meta: JsonObject = { openAPI: operation }
   assertLiteralJson(meta)
@@ -169,15 +157,16 @@ export function moduleRouteOf(entry: { route?: string, method?: string, handler?
 }
 
 /**
- * When the host has Nitro serve an OpenAPI document, each route of the module is served through
- * a generated handler carrying its description ({@link routeMetaModule}), so the document lists
- * the module's routes next to the host's. Decided when Nitro starts (`nitro:init`), from its
- * resolved options, wherever the host set them; without OpenAPI nothing changes. Nitro's document
- * route is wrapped so that server middleware leave no invalid `''` path in the document, and the
- * module's internal routes (the DevTools tab's, the test-only login) are not listed.
+ * When Nitro serves an OpenAPI document, each module route is served through a generated handler
+ * carrying its description; Nitro's document route is wrapped to drop middleware and internal routes.
  */
 export function setupOpenAPI(ctx: SetupContext): void {
   const routesDir = ctx.resolver.resolve('./runtime')
+  /** A generated handler module, with a declaration giving it the original handler's type (typed `$fetch`). */
+  const generated = (name: string, handlerPath: string, contents: () => string): string => {
+    addTemplate({ filename: `${name}.d.ts`, write: true, getContents: () => `export { default } from ${JSON.stringify(handlerPath)}\n` })
+    return addTemplate({ filename: `${name}.mjs`, write: true, getContents: contents }).dst
+  }
   ctx.nuxt.hook('nitro:init', (nitro) => {
     if (!isOpenAPIServed(nitro.options)) return
     for (const entry of nitro.options.handlers) {
@@ -185,28 +174,19 @@ export function setupOpenAPI(ctx: SetupContext): void {
       const doc = route && contractOf(route)
       if (!route || !doc) continue
       const handlerPath = entry.handler
-      const name = routeMetaFileName(route)
       const operation = routeOperation(route, doc, ctx.options)
-      const file = addTemplate({ filename: `${name}.mjs`, write: true, getContents: () => routeMetaModule(route, handlerPath, operation) })
-      // For the typed routes of $fetch: the same handler's type.
-      addTemplate({ filename: `${name}.d.ts`, write: true, getContents: () => `export { default } from ${JSON.stringify(handlerPath)}\n` })
-      entry.handler = file.dst
+      entry.handler = generated(routeMetaFileName(route), handlerPath, () => routeMetaModule(route, handlerPath, operation))
     }
     const route = nitro.options.openAPI?.route || '/_openapi.json'
     const document = nitro.options.handlers.find(entry => entry.route === route && typeof entry.handler === 'string' && /[/\\]routes[/\\]openapi(?:\.[cm]?js)?$/.test(entry.handler))
     if (document) {
       const handlerPath = document.handler
-      const file = addTemplate({ filename: 'svc-auth/openapi/document.mjs', write: true, getContents: () => documentModule(handlerPath, ctx.resolver.resolve('./runtime/server/openapi-document')) })
-      addTemplate({ filename: 'svc-auth/openapi/document.d.ts', write: true, getContents: () => `export { default } from ${JSON.stringify(handlerPath)}\n` })
-      document.handler = file.dst
+      document.handler = generated('svc-auth/openapi/document', handlerPath, () => documentModule(handlerPath, ctx.resolver.resolve('./runtime/server/openapi-document')))
     }
   })
 }
 
-/**
- * Nitro's document route, wrapped by `withoutInternalPaths` (runtime/server/lib/openapi-document.ts)
- * with the app's base URL from the runtime config.
- */
+/** Nitro's document route, wrapped by `withoutInternalPaths` with the app's base URL. */
 export function documentModule(nitroHandler: string, wrapper: string): string {
   return [
     '// Generated by nuxt-svc-auth: Nitro\'s OpenAPI document without the entries of server middleware and the module\'s internal routes.',

@@ -7,10 +7,7 @@ import type { SetupContext } from './setup-context'
 /** The browser side of passkeys (the WebAuthn ceremonies), under src/. */
 export const PASSKEY_CLIENT = './runtime/passkey/app/passkey-client'
 
-/**
- * Registers the passkey provider's routes, start-up check and client code when `providers.passkey` is set,
- * after checking its options.
- */
+/** Registers the passkey provider's routes, start-up check and client code when `providers.passkey` is set. */
 export function setupPasskey(ctx: SetupContext): void {
   const input = ctx.options.providers.passkey
   if (!isPasskeyEnabled(input)) return

@@ -4,10 +4,7 @@ import { formatValidationErrors } from '../runtime/server/lib/config/validate-op
 import { addRoutes, passwordRoutes } from './module-routes'
 import type { SetupContext } from './setup-context'
 
-/**
- * Registers the password provider when `providers.password` is set, after checking its options: its routes,
- * the server utils `hashPassword`/`verifyPassword` and `usePassword()`. Off, nothing of it is added.
- */
+/** Registers the password provider's routes, server utils and `usePassword()` when `providers.password` is set. */
 export function setupPassword(ctx: SetupContext): void {
   const input = ctx.options.providers.password
   if (!isPasswordEnabled(input)) return

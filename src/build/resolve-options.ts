@@ -6,10 +6,7 @@ import type { ModuleOptions, ModuleOptionsInput, PublicAuthConfig } from '../run
 /** Defaults of every option, from the schema. */
 export const defaultOptions = moduleOptionsSchema.parse({}) as ModuleOptions
 
-/**
- * Merges user options over the defaults. `enableSSR` defaults to the app's `ssr` setting.
- * Arrays given by the user replace the defaults instead of being concatenated.
- */
+/** Merges user options over the defaults (user arrays replace them); `enableSSR` defaults to the app's `ssr`. */
 export function resolveOptions(input: ModuleOptionsInput | undefined, ssr: boolean): ModuleOptions {
   // A deep copy, so that changing resolved options never alters the defaults or another result.
   const merged = defu(input ?? {}, structuredClone({ ...defaultOptions, enableSSR: ssr })) as ModuleOptions

@@ -19,11 +19,7 @@ export interface AuthRuntimeConfig {
 /** Keys every OAuth provider has in the runtime config, so that each can be set from the environment. */
 const COMMON_KEYS = { clientId: '', clientSecret: '', issuer: '' }
 
-/**
- * Provider options for the private runtime config: Nitro overrides only existing keys, so every key a
- * deployment may set from the environment is written (common keys, preset keys, custom providers by
- * name, and the mock, password and passkey defaults).
- */
+/** Provider options for the private runtime config, every key written (Nitro overrides only existing keys). */
 export function runtimeProviders(providers: ProvidersOptions | undefined): ProvidersOptions {
   const out: ProvidersOptions = { ...providers }
   for (const name of BUILT_IN_OAUTH_PROVIDERS) {
@@ -59,10 +55,7 @@ export function publicProviderNames(names: string[], options: Pick<ModuleOptions
   return isMockEnabled(options, dev) ? names : names.filter(name => name !== 'mock')
 }
 
-/**
- * The module's whole runtime config from the resolved options: the private part with every key
- * that may come from the environment, and the public part the browser gets.
- */
+/** The module's runtime config: the private part with every overridable key, and the public part. */
 export function buildRuntimeConfig(options: ModuleOptions, { dev }: { dev: boolean }): AuthRuntimeConfig {
   const publicConfig = toPublicConfig(options)
   return {

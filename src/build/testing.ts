@@ -30,9 +30,8 @@ export interface TestLoginBuild {
 }
 
 /**
- * Why a build gets the test-only login, or null: `'test runner'` (`nuxt.options.test` under vitest;
- * `NODE_ENV=test` alone also marks an ordinary build, so it does not suffice), or `'opt-in'`
- * ({@link TEST_LOGIN_ENV}`=true`). {@link TEST_LOGIN_ENV}`=false` switches it off.
+ * Why a build gets the test-only login: `'test runner'` (`nuxt.options.test` under vitest; `NODE_ENV=test`
+ * alone does not suffice) or `'opt-in'`; else null. {@link TEST_LOGIN_ENV}`=false` switches it off.
  */
 export function testLoginReason({ test, env }: TestLoginBuild): 'test runner' | 'opt-in' | null {
   const flag = env[TEST_LOGIN_ENV]?.trim().toLowerCase()
@@ -55,10 +54,7 @@ export function testLoginPlan(build: TestLoginBuild, random: (bytes: number) => 
   }
 }
 
-/**
- * In a build that gets the test-only login: serves POST {@link TEST_LOGIN_PATH}, writes the secret to the
- * build directory, gives the server bundle only its hash, and warns. Other builds get nothing.
- */
+/** The test-only login of a build that gets it: the route, the secret file, only its hash in the bundle, a warning. */
 export function setupTesting(ctx: SetupContext, env: Record<string, string | undefined>): void {
   const plan = testLoginPlan({ test: ctx.nuxt.options.test === true, env })
   if (!plan) return

@@ -4,10 +4,7 @@ import { isTwoFactorEnabled } from '../runtime/two-factor/server/two-factor-opti
 import { hasPageAt } from './client'
 import type { SetupContext } from './setup-context'
 
-/**
- * The second factor when `twoFactor.enabled`: its core feature, routes under `<authPath>/two-factor/`, the
- * second-factor page (unless the app has one) and `useTwoFactor()`. Off, nothing of it is added.
- */
+/** The second factor when `twoFactor.enabled`: its feature, routes, page and `useTwoFactor()`; off, nothing. */
 export function setupTwoFactor({ nuxt, options, resolver, features }: SetupContext): void {
   if (!isTwoFactorEnabled(options)) return
   features.push(resolver.resolve('./runtime/two-factor/server/two-factor-feature'))

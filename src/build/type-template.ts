@@ -1,7 +1,4 @@
-/**
- * Declarations generated into `.nuxt/types/svc-auth.d.ts`: the `auth` route rule, the typed
- * `svc:*` Nitro hooks and `event.context.user`, declared once from the module's own types.
- */
+/** `.nuxt/types/svc-auth.d.ts`: the `auth` route rule, the typed `svc:*` hooks and `event.context.user`. */
 export function typeTemplate(typesPath: string): string {
   return `import type { AuthClaims, AuthRouteRule, OriginalUser, SvcAuthHooks } from ${JSON.stringify(typesPath)}
 
@@ -37,19 +34,15 @@ export {}
 `
 }
 
-/**
- * Declarations for the app (`.nuxt/types/svc-auth-app.d.ts`): the `auth` page meta, typed from
- * the module's own types (`typesPath`) as the route rules are.
- */
+/** `.nuxt/types/svc-auth-app.d.ts`: the `auth` page meta, typed as the route rules are. */
 export function appTypeTemplate(typesPath: string): string {
   return `import type { AuthPageMeta } from ${JSON.stringify(typesPath)}
 
 declare module '#app' {
   interface PageMeta {
     /**
-     * nuxt-svc-auth client middleware, with the values of the \`auth\` route rule:
-     * \`true | 'required' | 'protected'\` protect the page, \`false | 'public' | 'skip'\` opt it out of
-     * protection (also with \`clientMiddleware.global\`); \`'guest'\` keeps it for logged-out visitors.
+     * nuxt-svc-auth client middleware: \`true | 'required' | 'protected'\` protect the page,
+     * \`false | 'public' | 'skip'\` opt it out, \`'guest'\` keeps it for logged-out visitors.
      */
     auth?: AuthPageMeta
   }

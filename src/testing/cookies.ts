@@ -73,32 +73,13 @@ export class CookieJar {
 }
 
 /** A cookie as Playwright's `BrowserContext.addCookies` takes it (the `domain` and `path` form). */
-export interface BrowserCookie {
-  name: string
-  value: string
-  domain: string
-  path: string
-  secure: boolean
-  httpOnly: boolean
-  sameSite: 'Strict' | 'Lax' | 'None'
-  expires: number
-}
+export type BrowserCookie = TestCookie & { domain: string }
 
 /**
- * The cookies of a session as a browser keeps them from `appUrl`: host-only (bare hostname, so `__Host-`
- * stays valid), with path, Secure, HttpOnly and SameSite (not Playwright's `url` form, which drops
- * Secure over plain http, and Chromium refuses a `__Host-` cookie without it).
+ * Host-only cookies for `appUrl` (so `__Host-` stays valid); not Playwright's `url` form, which drops
+ * Secure over plain http (and Chromium refuses a `__Host-` cookie without it).
  */
 export function browserCookies(cookies: TestCookie[], appUrl: string): BrowserCookie[] {
   const { hostname } = new URL(appUrl)
-  return cookies.map(cookie => ({
-    name: cookie.name,
-    value: cookie.value,
-    domain: hostname,
-    path: cookie.path,
-    secure: cookie.secure,
-    httpOnly: cookie.httpOnly,
-    sameSite: cookie.sameSite,
-    expires: cookie.expires,
-  }))
+  return cookies.map(cookie => ({ ...cookie, domain: hostname }))
 }

@@ -1,7 +1,4 @@
-/**
- * `nuxt-svc-auth/testing/e2e`: log in to the app `@nuxt/test-utils` runs, over HTTP through the real flow
- * (the mock provider, or the test-only login endpoint of a test build), and open logged-in Playwright pages.
- */
+/** `nuxt-svc-auth/testing/e2e`: log in to the app under test through the real flow, and open logged-in pages. */
 import { readFileSync } from 'node:fs'
 import { createPage, fetch as testFetch, url, useTestContext } from '@nuxt/test-utils/e2e'
 import type { NuxtPage, TestContext } from '@nuxt/test-utils/e2e'
@@ -23,8 +20,7 @@ export type LoginUser = string | number | { sub?: string, id?: string, email?: s
 /** Options of {@link loginAs}. */
 export interface LoginAsOptions {
   /**
-   * How to log in: `'mock'` through the mock provider (the user is a mock user's index, `sub` or
-   * email), `'test-login'` through the test-only login endpoint (any user object).
+   * `'mock'`: through the mock provider; `'test-login'`: through the test-only login endpoint.
    * @default 'test-login' for a user object, 'mock' for a string or number
    */
   via?: 'mock' | 'test-login'
@@ -164,10 +160,6 @@ async function testLoginCode(app: AppView, jar: CookieJar, user: Exclude<LoginUs
 
 function createSession(app: AppView, jar: CookieJar, token: { accessToken: string, expiresIn: number }): TestSession {
   let current = token
-  const headers = () => {
-    const cookie = jar.header(app.baseURL)
-    return { authorization: `Bearer ${current.accessToken}`, cookie }
-  }
   const withSession = (given: HeadersInit | undefined, path: string): Headers => {
     const merged = new Headers(given)
     if (!merged.has('authorization')) merged.set('authorization', `Bearer ${current.accessToken}`)
@@ -197,12 +189,10 @@ function createSession(app: AppView, jar: CookieJar, token: { accessToken: strin
       return jar.header(app.baseURL)
     },
     get headers() {
-      return headers()
+      return { authorization: `Bearer ${current.accessToken}`, cookie: jar.header(app.baseURL) }
     },
-    async fetch(path, init = {}) {
-      const response = await testFetch(path, { redirect: 'manual', ...init, headers: withSession(init.headers, path) })
-      jar.store(response)
-      return response
+    fetch(path, init = {}) {
+      return send(jar, path, { ...init, headers: withSession(init.headers, path) })
     },
     $fetch<T>(path: string, options: SessionFetchOptions = {}) {
       return ofetch<T, 'json'>(url(path), {
@@ -223,11 +213,7 @@ function createSession(app: AppView, jar: CookieJar, token: { accessToken: strin
   }
 }
 
-/**
- * Logs `user` in to the app of the test context through the real flow and returns the session. A string or
- * number: a mock provider user (index, `sub` or email; production builds need
- * `providers.mock.enableInProduction`). An object: any user, through the test-only login endpoint.
- */
+/** Logs `user` in through the real flow: a mock user (index, `sub` or email), or any user object (test-only login). */
 export async function loginAs(user: LoginUser, options: LoginAsOptions = {}): Promise<TestSession> {
   const app = await appView()
   const jar = new CookieJar()
@@ -255,8 +241,7 @@ export async function loginAs(user: LoginUser, options: LoginAsOptions = {}): Pr
 /** Options of {@link createLoggedInPage}. */
 export interface LoggedInPageOptions extends LoginAsOptions {
   /**
-   * A session of {@link loginAs} to hand to the browser instead of a new login. The browser rotates its
-   * cookie: do not `refresh()` that session afterwards (the old cookie again counts as reuse).
+   * A session of {@link loginAs} to hand to the browser; do not `refresh()` it afterwards (reuse).
    * @default a new login
    */
   session?: TestSession
@@ -264,10 +249,7 @@ export interface LoggedInPageOptions extends LoginAsOptions {
   page?: BrowserContextOptions
 }
 
-/**
- * `createPage` of `@nuxt/test-utils`, logged in as `user`: the session's cookies go into the browser
- * context before it opens `path`, so the start-up refresh finds the session. Waits for hydration.
- */
+/** `createPage` of `@nuxt/test-utils`, logged in as `user` (the session's cookies set first); waits for hydration. */
 export async function createLoggedInPage(path: string, user: LoginUser, options: LoggedInPageOptions = {}): Promise<NuxtPage> {
   const session = options.session ?? await loginAs(user, options)
   const page = await createPage(undefined, options.page)

@@ -1,7 +1,4 @@
-/**
- * `nuxt-svc-auth/testing`: access tokens for unit tests of server handlers, without a build or HTTP
- * (end-to-end helpers: `nuxt-svc-auth/testing/e2e`).
- */
+/** `nuxt-svc-auth/testing`: access tokens for unit tests of server handlers, without a build or HTTP. */
 export { createTestAuth, mintAccessToken } from './test-tokens'
 export type { MintedToken, MintImpersonatedOptions, MintOptions, TestAuth, TestUser } from './test-tokens'
 export { loadAuthOptions } from './test-options'

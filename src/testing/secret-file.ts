@@ -22,10 +22,7 @@ export function testLoginFileCandidates(sources: TestLoginFileSources): string[]
   return dirs.map(dir => join(dir, TEST_LOGIN_FILE))
 }
 
-/**
- * The test login file of the newest build among {@link testLoginFileCandidates} (an old `.nuxt` holds an
- * older secret), and the paths looked at.
- */
+/** The test login file of the newest build among {@link testLoginFileCandidates}, and the paths looked at. */
 export function findTestLoginFile(sources: TestLoginFileSources): { found: string | undefined, looked: string[] } {
   const looked = testLoginFileCandidates(sources)
   let found: string | undefined

@@ -1,8 +1,4 @@
-/**
- * The module options a built app runs with, without building it: `svcAuth` of nuxt.config (or
- * options given directly) with the module's defaults, `runtimeConfig.svcAuth` of the app over them,
- * and the `NUXT_SVC_AUTH_*` environment overrides, the same steps the module and the server take.
- */
+/** The module options a built app runs with, resolved as the module and the server do, without building it. */
 import { loadNuxtConfig } from '@nuxt/kit'
 import { defu } from 'defu'
 import { resolveOptions } from '../build/resolve-options'
@@ -13,8 +9,7 @@ import { applyEnvOverrides, type EnvironmentVariables } from './env'
 /** Where the options come from. */
 export interface AuthOptionsSource {
   /**
-   * Root directory of the app whose `nuxt.config` is read (its `svcAuth` key and
-   * `runtimeConfig.svcAuth`). Ignored when `config` is given.
+   * Root directory of the app whose `nuxt.config` is read; ignored when `config` is given.
    * @default process.cwd()
    */
   rootDir?: string
@@ -24,16 +19,11 @@ export interface AuthOptionsSource {
    */
   config?: ModuleOptionsInput
   /**
-   * Environment whose `NUXT_SVC_AUTH_*` (and `NITRO_SVC_AUTH_*`) variables override the options,
-   * as they do on the running server (for example `NUXT_SVC_AUTH_TOKEN_SECRET`). Pass `{}` to
-   * ignore the environment.
+   * Environment whose `NUXT_SVC_AUTH_*` variables override the options (`{}`: ignore it).
    * @default process.env
    */
   env?: EnvironmentVariables
-  /**
-   * Resolve the options as for `nuxi dev` (the mock provider counts as enabled).
-   * @default false
-   */
+  /** Resolve the options as for `nuxi dev`. @default false */
   dev?: boolean
 }
 
@@ -47,10 +37,7 @@ export interface AuthConfigInput {
   runtimeSvcAuth?: object
 }
 
-/**
- * The private runtime config of the module (`runtimeConfig.svcAuth`) for an app's configuration,
- * with the environment overrides applied: the options its server runs with.
- */
+/** The private runtime config of the module for an app's configuration, environment applied. */
 export function runtimeAuthOptions(input: AuthConfigInput, { env = process.env, dev = false }: { env?: EnvironmentVariables, dev?: boolean } = {}): ModuleOptions {
   const options = resolveOptions(input.svcAuth, input.ssr ?? true)
   const merged = defu(input.runtimeSvcAuth, buildRuntimeConfig(options, { dev }).private) as ModuleOptions
@@ -80,10 +67,7 @@ export async function loadAppAuthConfig(source: AuthOptionsSource = {}): Promise
   return appAuthConfig(nuxtConfig as unknown as AppConfigView, { env, dev })
 }
 
-/**
- * The module options an app runs with: read from its `nuxt.config` (or `config`), resolved with
- * the module's defaults and overridden from the environment like on the server.
- */
+/** The module options an app runs with: its `nuxt.config` (or `config`), defaults, then the environment. */
 export async function loadAuthOptions(source: AuthOptionsSource = {}): Promise<ModuleOptions> {
   return (await loadAppAuthConfig(source)).options
 }

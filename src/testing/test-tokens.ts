@@ -81,11 +81,7 @@ function userClaims(user: TestUser, provider: string | undefined, extra: Record<
   return buildAccessClaims(user, provider ?? user.provider, custom, session)
 }
 
-/**
- * Token helpers for the configuration of `source`: by default the app in the current directory (its
- * nuxt.config, runtime config and `NUXT_SVC_AUTH_*` variables), or `config`. Signed with the configured
- * key, so the app accepts the tokens; no server, no HTTP.
- */
+/** Token helpers for the configuration of `source` (default: the app in the current directory); no server, no HTTP. */
 export async function createTestAuth(source: AuthOptionsSource = {}): Promise<TestAuth> {
   const options = await loadAuthOptions(source)
   const tokens: TokenService = await createTokenService(options.token)
@@ -124,10 +120,7 @@ export async function createTestAuth(source: AuthOptionsSource = {}): Promise<Te
   }
 }
 
-/**
- * One access token for `user` with the configuration of `source` (see {@link createTestAuth}):
- * `const { headers } = await mintAccessToken({ sub: 'u1', role: 'admin' })`.
- */
+/** One access token for `user`: `const { headers } = await mintAccessToken({ sub: 'u1', role: 'admin' })`. */
 export async function mintAccessToken(user: TestUser, options: MintOptions & AuthOptionsSource = {}): Promise<MintedToken> {
   const { claims, provider, sid, expiresIn, ...source } = options
   const auth = await createTestAuth(source)

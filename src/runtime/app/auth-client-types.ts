@@ -4,10 +4,7 @@ import type { AuthClaims, AuthSession, OriginalUser } from '../types/auth'
 import type { PasskeyInfo, PasskeyLoginOptions, RegisterPasskeyOptions } from '../passkey/passkey-types'
 import type { LoginUrlOptions } from './lib/route-paths'
 
-/**
- * Options of `login()`: `redirect` for every provider, `query` for provider routes, `email` (a
- * hint offering only that user's passkeys) for `'passkey'`.
- */
+/** Options of `login()`: `redirect`, `query` for provider routes, `email` (a hint) for `'passkey'`. */
 export type LoginOptions = LoginUrlOptions & PasskeyLoginOptions
 
 /** What `useAuth()` returns. */
@@ -24,9 +21,8 @@ export interface UseAuthReturn {
   /** While impersonating, the requester `{ sub, email?, name? }`; else null. */
   originalUser: ComputedRef<OriginalUser | null>
   /**
-   * Goes to `<loginPath>/<provider>` (a full page load), optionally with `?redirect=<path>`. With
-   * `'passkey'` it runs the WebAuthn ceremony in the page, then goes where the server answers; it rejects
-   * with an `Error` named after the browser's refusal (`NotAllowedError`) or the server's error (`data.error`).
+   * Goes to `<loginPath>/<provider>` (a full page load). `'passkey'` runs the WebAuthn ceremony in the page
+   * and rejects with an `Error` named after the browser's refusal or the server's `data.error`.
    */
   login(provider: string, options?: LoginOptions): Promise<void>
   /** POST /auth/logout, forgets the token, then goes to `redirect.logout`. */
@@ -37,15 +33,9 @@ export interface UseAuthReturn {
   impersonate(targetUserId: string, reason?: string): Promise<void>
   /** POST /auth/unimpersonate; on success the app continues as the original user. */
   unimpersonate(): Promise<void>
-  /**
-   * What the callback page does: exchanges `query.code` at POST /auth/token and goes to the path chosen at
-   * login or `redirect.success` (errors: `redirect.error`). For a host page replacing the callback page.
-   */
+  /** What the callback page does: exchanges `query.code` at POST /auth/token, then goes on (errors: `redirect.error`). */
   handleCallback(query: Record<string, unknown>): Promise<void>
-  /**
-   * The in-memory access token (browser), after any refresh in flight; null on the server and when logged
-   * out. For other clients (websockets, GraphQL); never store it.
-   */
+  /** The in-memory access token after any refresh in flight (null on the server), for other clients; never store it. */
   getAccessToken(): Promise<string | null>
   /** GET /auth/sessions: the user's sessions, most recently used first, `current: true` on this one. Retries once on a 401. */
   listSessions(): Promise<AuthSession[]>
@@ -53,10 +43,7 @@ export interface UseAuthReturn {
   revokeSession(id: string): Promise<void>
   /** POST /auth/sessions/revoke-others: ends every other session of the user; resolves how many. */
   revokeOtherSessions(): Promise<number>
-  /**
-   * Creates a passkey for the logged-in user and resolves it. Rejects like `login('passkey')` (`InvalidStateError`:
-   * this authenticator has one already), and in an app built without the passkey provider.
-   */
+  /** Creates a passkey for the logged-in user; rejects like `login('passkey')` (`InvalidStateError`: one exists). */
   registerPasskey(options?: RegisterPasskeyOptions): Promise<PasskeyInfo>
   /** GET `<authPath>/passkey/credentials`: the user's passkeys, newest first. */
   listPasskeys(): Promise<PasskeyInfo[]>

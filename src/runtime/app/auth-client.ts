@@ -1,7 +1,4 @@
-/**
- * The client API of one Nuxt app: the fetch helper (`useAuthFetch`, `$authFetch`) and `useAuth`, in the
- * start-up plugin's module so they share its entry chunk instead of a chunk that imports it back.
- */
+/** The client API (`useAuthFetch`, `$authFetch`, `useAuth`), in the start-up plugin's chunk. */
 import type { NuxtApp } from '#app'
 import type { $Fetch, NitroFetchRequest } from 'nitropack'
 import { computed } from 'vue'
@@ -77,10 +74,8 @@ export function getAuthFetch(nuxtApp: NuxtApp): AuthFetch {
 }
 
 /**
- * `$fetch` with the client request helper rules: `Authorization: Bearer` (the in-memory token, or the SSR
- * token) to same-origin relative URLs only; on a 401 one shared refresh and one retry (unless
- * `tokenRefresh.automaticRefresh` is false or it is an auth endpoint); a failed refresh forgets the token
- * and goes to `<redirect.error>?error=token_refresh_failed`. Refuses the server with `enableSSR: false`.
+ * `$fetch` with the bearer token on same-origin URLs only; on a 401 one shared refresh and one retry,
+ * a failed refresh goes to `<redirect.error>?error=token_refresh_failed`.
  */
 export function useAuthFetch(): AuthFetch {
   return getAuthFetch(useNuxtApp())

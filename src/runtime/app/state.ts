@@ -1,7 +1,4 @@
-/**
- * Session state of the app and its operations, in `useState` of the Nuxt app; the refresh in flight and
- * the fetch helper hang off the app instance, never off module variables.
- */
+/** Session state of the app (`useState`); per-app objects hang off the app instance, never module variables. */
 import type { NuxtApp } from '#app'
 import type { Ref } from 'vue'
 import { ref } from 'vue'
@@ -159,10 +156,7 @@ async function requestRefresh(nuxtApp: NuxtApp, defer: boolean): Promise<Refresh
   }
 }
 
-/**
- * POST /auth/refresh with the cookie, shared by concurrent callers (rule 4): success keeps the token, a
- * refusal clears the session. Never throws; nothing on the server. `defer`: apply after hydration.
- */
+/** POST /auth/refresh, shared by concurrent callers; a refusal clears the session. Never throws. */
 export function refreshSession(nuxtApp: NuxtApp, { defer = false }: { defer?: boolean } = {}): Promise<RefreshOutcome> {
   if (import.meta.server) return Promise.resolve({ token: null, message: 'No refresh on the server' })
   const config = publicAuthConfig(nuxtApp)
@@ -194,10 +188,7 @@ export function settleWithoutSession(nuxtApp: NuxtApp): void {
   if (!sessionState(nuxtApp).value.checked) clearSession(nuxtApp, nuxtApp.isHydrating)
 }
 
-/**
- * Makes sure the state reflects a check: waits for a refresh in flight, or tries one in the browser when
- * nothing was checked yet (a public landing page skips the startup refresh, rule 8) and a session may exist.
- */
+/** Makes sure the state reflects a check: waits for the refresh in flight, or starts one when a session may exist. */
 export async function ensureSession(nuxtApp: NuxtApp): Promise<void> {
   const inFlight = pendingRefresh(nuxtApp)
   if (inFlight) {
@@ -209,10 +200,7 @@ export async function ensureSession(nuxtApp: NuxtApp): Promise<void> {
   else settleWithoutSession(nuxtApp)
 }
 
-/**
- * Rule 6: after a failed refresh of a request that belonged to a session, forget the token and go to the
- * error page (once for concurrent requests). Visitors without a session just get their 401.
- */
+/** After a failed refresh of a session's request: forget the token and go to the error page (once). */
 export async function handleRefreshFailure(nuxtApp: NuxtApp, outcome: RefreshOutcome, hadSession: boolean): Promise<void> {
   if (!hadSession || outcome.handled) return
   outcome.handled = true
@@ -237,10 +225,7 @@ export function loginRedirect(config: PublicAuthConfig, fullPath: string): strin
   return withQuery(target, { redirect: back })
 }
 
-/**
- * The client middleware: protected routes send visitors to `redirectTo` (with `?redirect=`), guest routes
- * send users to `loggedOutRedirectTo`. On the server only when the SSR token told who is logged in.
- */
+/** The client middleware: protected routes send visitors to `redirectTo`, guest routes send users away. */
 export async function guardRoute(nuxtApp: NuxtApp, to: { path: string, fullPath: string, meta?: unknown }, named?: 'auth' | 'guest') {
   const config = publicAuthConfig(nuxtApp)
   if (!config.clientMiddleware.enabled) return

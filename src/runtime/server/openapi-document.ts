@@ -3,15 +3,8 @@ import { DEVTOOLS_ROUTE } from '../devtools/devtools-paths'
 import { TEST_LOGIN_PATH } from './lib/core/test-login'
 
 /**
- * True when a path of Nitro's OpenAPI document belongs in it. Not:
- * - the key `''`: Nitro 2 makes path items of server middleware, which have no route
- *   (nitrojs/nitro#3989; the module's own middleware would cause it in every app), and `''` is
- *   no path and makes the document invalid;
- * - the module's internal routes: the DevTools tab's (development only, {@link DEVTOOLS_ROUTE}
- *   and below) and the test-only login of a build made for tests ({@link TEST_LOGIN_PATH}).
- *
- * Nitro lists routes relative to `app.baseURL` (its `servers` entry carries the base); a path
- * that carries `baseURL` in front is recognized as well.
+ * False for the key `''` (Nitro 2 lists server middleware without a route, nitrojs/nitro#3989: an
+ * invalid document) and the module's internal routes, with or without `baseURL` in front.
  */
 export function isDocumentedPath(path: string, baseURL = '/'): boolean {
   if (!path.startsWith('/')) return false
@@ -20,10 +13,7 @@ export function isDocumentedPath(path: string, baseURL = '/'): boolean {
   return !candidates.some(p => p === DEVTOOLS_ROUTE || p.startsWith(`${DEVTOOLS_ROUTE}/`) || p === TEST_LOGIN_PATH)
 }
 
-/**
- * Nitro's OpenAPI document route with only the paths that belong in it ({@link isDocumentedPath}).
- * `baseURLOf` gives the app's base URL of a request (the runtime config's `app.baseURL`).
- */
+/** Nitro's OpenAPI document route with only the paths that belong in it ({@link isDocumentedPath}). */
 export function withoutInternalPaths(handler: EventHandler, baseURLOf: (event: H3Event) => string = () => '/'): EventHandler {
   return defineEventHandler(async (event) => {
     const document = (await handler(event)) as { paths?: Record<string, unknown> } | undefined

@@ -1,7 +1,4 @@
-/**
- * The server template every build writes (src/build/features.ts): the features it has on and the
- * paths the module answers on.
- */
+/** The server template every build writes (src/build/features.ts): its features and the module's paths. */
 declare module '#svc-auth/features' {
   import type { AuthFeature } from './lib/core/context'
 

@@ -36,10 +36,7 @@ function segmentsOf(path: string): string[] {
   return normalizePath(path).split('/').filter(Boolean)
 }
 
-/**
- * True when `path` matches the route glob `pattern`: `*` within a segment, a `**` segment any number of
- * segments, also none. Query, hash and trailing slashes are ignored.
- */
+/** True when `path` matches the route glob `pattern` (`*` within a segment, `**` any segments). */
 export function matchesRouteGlob(pattern: string, path: string): boolean {
   // One regular expression over `/segment` pieces: empty segments (`//`) never take part.
   const source = segmentsOf(pattern)

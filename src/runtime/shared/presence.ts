@@ -1,7 +1,4 @@
-/**
- * The session presence flag: a readable cookie (`1`, no secret, never trusted by the server) set and
- * deleted with the refresh cookie, so a visitor without one makes no refresh request at start-up.
- */
+/** The session presence flag: a readable cookie set with the refresh cookie (never trusted by the server). */
 
 /** Value of the presence flag. */
 export const PRESENCE_VALUE = '1'

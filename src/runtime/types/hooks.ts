@@ -1,21 +1,11 @@
-/**
- * The `svc:*` Nitro runtime hooks of the module and their payloads (`nitroApp.hooks.hook(...)`).
- */
+/** The `svc:*` Nitro runtime hooks of the module and their payloads. */
 import type { H3Event } from 'h3'
 import type { AuthClaims, AuthUser, ProviderTokens } from './identity'
 import type { PasskeyInfo } from '../passkey/passkey-types'
 
-/**
- * Payload of the global and provider `onUserInfo` handlers and of the `svc:userInfo` and
- * `svc:success` hooks: one login on its way through the shared login pipeline.
- */
+/** Payload of the `onUserInfo` handlers and of the `svc:userInfo` and `svc:success` hooks: one login. */
 export interface UserInfoPayload {
-  /**
-   * The user of this login. For `onUserInfo` and `svc:userInfo`: the profile as the provider
-   * gave it (`sub` as the provider knows it, `email`, `emailVerified`, `name`, `picture` and the
-   * provider's other claims; for password logins `email`, `hashedPassword` and `sub`). For
-   * `svc:success`: the final user, merged with what `onUserPersist` returned, `sub` decided.
-   */
+  /** The provider's profile; in `svc:success` the final user, merged with what `onUserPersist` returned. */
   user: AuthUser
   /** Tokens of the login provider (never stored). Password logins: `{ access_token: '' }`. */
   tokens: ProviderTokens
@@ -34,10 +24,7 @@ export interface ImpersonationRequestOrigin {
   userAgent: string
 }
 
-/**
- * Payload of `svc:impersonate:fetchTarget`, emitted once `impersonation.fetchTarget` found the
- * target, before the impersonated session is made. A hook that throws rejects the request.
- */
+/** Payload of `svc:impersonate:fetchTarget`, once the target is found; a hook that throws rejects the request. */
 export interface ImpersonateFetchTargetPayload {
   /** Verified claims of the caller's access token (never an impersonated one). */
   requester: AuthClaims
@@ -46,21 +33,13 @@ export interface ImpersonateFetchTargetPayload {
   event: H3Event
 }
 
-/**
- * Payload of `svc:impersonate:check`, emitted by POST /auth/impersonate once `canImpersonate`
- * allowed the request, before the target is looked up. A hook that throws an error with a status
- * code rejects the request with that status.
- */
+/** Payload of `svc:impersonate:check`, before the target is looked up; a throw rejects with its status. */
 export interface ImpersonateCheckPayload extends ImpersonateFetchTargetPayload, ImpersonationRequestOrigin {
   /** The body's `reason`, trimmed; undefined when absent or empty. */
   reason?: string
 }
 
-/**
- * Payload of `svc:impersonate:start`, the audit point of an impersonation: emitted when the
- * impersonated session exists and its token is signed, before anything leaves the server. A
- * hook that throws rolls the impersonation back (no token, no cookie) and its error is the answer.
- */
+/** Payload of `svc:impersonate:start`, before the answer; a hook that throws rolls the impersonation back. */
 export interface ImpersonateStartPayload extends Omit<ImpersonateCheckPayload, 'targetUserId'> {
   /** Claims of the impersonated token exactly as signed (with `impersonation` and `sid`). */
   targetUser: AuthClaims
@@ -68,11 +47,7 @@ export interface ImpersonateStartPayload extends Omit<ImpersonateCheckPayload, '
   timestamp: Date
 }
 
-/**
- * Payload of `svc:impersonate:end`, emitted by POST /auth/unimpersonate once the requester's new
- * session exists and its token is signed, before anything leaves the server. A hook that throws
- * undoes this: the impersonation stays as it was and can be ended again.
- */
+/** Payload of `svc:impersonate:end`, before the answer; a hook that throws keeps the impersonation. */
 export interface ImpersonateEndPayload extends ImpersonationRequestOrigin {
   /** Claims of the requester's new access token, exactly as signed. */
   restoredUser: AuthClaims
@@ -82,16 +57,7 @@ export interface ImpersonateEndPayload extends ImpersonationRequestOrigin {
   timestamp: Date
 }
 
-/**
- * Why a session ended:
- * - `logout`: POST /auth/logout with a token of the session.
- * - `refresh_token_reused`: a rotated refresh token came back after the grace period (theft).
- * - `password_reset` / `password_change`: every session of the user, or every other one.
- * - `impersonation`: a session replaced by an impersonation, an impersonation that ended or was
- *   rolled back.
- * - `user`: the user ended it (`DELETE /auth/sessions/:id`, `POST /auth/sessions/revoke-others`).
- * - `host`: the host's code (`revokeUserSession`, `revokeUserSessions`), e.g. an admin page.
- */
+/** Why a session ended (`refresh_token_reused`: a rotated token came back, theft; `host`: `revokeUserSession(s)`). */
 export type SessionRevocationReason = 'logout' | 'refresh_token_reused' | 'password_reset' | 'password_change' | 'two_factor_change' | 'impersonation' | 'user' | 'host'
 
 /** Payload of `svc:session:revoked`. */
@@ -114,10 +80,7 @@ export interface UserEventPayload {
 /** How a second factor was proved: a TOTP code or a recovery code. */
 export type TwoFactorMethod = 'code' | 'recovery_code'
 
-/**
- * Payload of `svc:twoFactor:challenged`: a login passed its first factor and now waits at the
- * second-factor page (`enrol`: the user has no enrolment and must make one first).
- */
+/** Payload of `svc:twoFactor:challenged`: a login waits for its second factor (`enrol`: must enrol first). */
 export interface TwoFactorChallengedPayload extends UserEventPayload {
   provider: string
   enrol: boolean
@@ -162,11 +125,7 @@ export interface TwoFactorDisabledPayload extends UserEventPayload {
   method: 'password' | TwoFactorMethod
 }
 
-/**
- * Payload of `svc:passkey:registered`, the audit point of a new passkey: emitted after the host's
- * `saveCredential` stored it, before the answer. A hook that throws is logged; the passkey stays
- * registered (delete it through the host's store to undo).
- */
+/** Payload of `svc:passkey:registered`, after `saveCredential`; a hook that throws is logged only. */
 export interface PasskeyRegisteredPayload extends UserEventPayload {
   /** The new passkey as the user's list shows it (no public key). */
   credential: PasskeyInfo
@@ -174,11 +133,7 @@ export interface PasskeyRegisteredPayload extends UserEventPayload {
   userVerified: boolean
 }
 
-/**
- * Payload of `svc:passkey:deleted`, the audit point of a removed passkey (tell the user): emitted
- * after the host's `deleteCredential`, before the answer. A hook that throws is logged; the
- * passkey stays deleted.
- */
+/** Payload of `svc:passkey:deleted`, after `deleteCredential`; a hook that throws is logged only. */
 export interface PasskeyDeletedPayload extends UserEventPayload {
   /** The deleted passkey as the user's list showed it. */
   credential: PasskeyInfo
@@ -186,17 +141,11 @@ export interface PasskeyDeletedPayload extends UserEventPayload {
 
 /** Nitro runtime hooks emitted by the module. */
 export interface SvcAuthHooks {
-  /**
-   * Every login, after the `onUserInfo` handlers and before the subject is qualified and
-   * `onUserPersist` runs. A hook that throws ends the login.
-   */
+  /** Every login, before `onUserPersist`; a hook that throws ends the login. */
   'svc:userInfo': (payload: UserInfoPayload) => void | Promise<void>
   /**
-   * Every login, after `onUserPersist`, the claims and the provider's `onSuccess`, before the
-   * authorization code: the account-linking point (`user` is final). A hook that throws ends the
-   * login. A login that asks for a second factor runs it when the second factor is proved (in
-   * that request, after `svc:twoFactor:verified`, with the user, tokens and provider of the first
-   * factor); the provider's `onSuccess` has run at the first factor then.
+   * Every login, before the authorization code (with a second factor: once it is proved); `user`
+   * is final. A hook that throws ends the login.
    */
   'svc:success': (payload: UserInfoPayload) => void | Promise<void>
   /** See {@link ImpersonateCheckPayload}. */
@@ -209,11 +158,7 @@ export interface SvcAuthHooks {
   'svc:impersonate:end': (payload: ImpersonateEndPayload) => void | Promise<void>
   /** A session ended (every cause, see {@link SessionRevocationReason}); errors are logged only. */
   'svc:session:revoked': (payload: SessionRevokedPayload) => void | Promise<void>
-  /**
-   * The second-factor hooks are audit points: each runs after what it reports has happened, and
-   * an error it throws is logged, never undoes it nor changes the answer.
-   * See {@link TwoFactorChallengedPayload}.
-   */
+  /** Second-factor hooks are audit points: an error they throw is logged only. See {@link TwoFactorChallengedPayload}. */
   'svc:twoFactor:challenged': (payload: TwoFactorChallengedPayload) => void | Promise<void>
   /** See {@link TwoFactorEnrolledPayload}. */
   'svc:twoFactor:enrolled': (payload: TwoFactorEnrolledPayload) => void | Promise<void>

@@ -1,11 +1,4 @@
-/**
- * Provider options (`svcAuth.providers`). Client secrets live in the private runtime config only
- * and can be given at runtime, e.g. `NUXT_SVC_AUTH_PROVIDERS_GOOGLE_CLIENT_SECRET`.
- *
- * The built-in OAuth providers are listed here, as types ({@link BuiltInOAuthProviders}); the
- * preset table of the server (`src/runtime/oauth/server/preset-table.ts`) has one entry per key,
- * which the compiler checks.
- */
+/** Provider options (`svcAuth.providers`); secrets live in the private runtime config only. */
 
 import type { PasswordProviderOptions } from '../password/password-types'
 import type { PasskeyProviderOptions } from '../passkey/passkey-types'
@@ -31,11 +24,8 @@ export interface OAuthProviderOptions {
    */
   authorizationParams?: Record<string, string>
   /**
-   * OpenID Connect issuer. When set, the endpoints not given explicitly below are discovered from
-   * `<issuer>/.well-known/openid-configuration` (replacing the built-in ones), and the id_token `iss`
-   * must equal it. This points a built-in provider at another server (a self-hosted instance, a
-   * regional tenant, a local test server); provider-specific location options (`domain`,
-   * `baseUrl`, `realm`, `tenant`) are then not needed.
+   * OpenID Connect issuer: endpoints not given below are discovered from it and the id_token `iss`
+   * must equal it (replaces `domain`, `baseUrl`, `realm`, `tenant`).
    * @default the provider's own issuer
    */
   issuer?: string
@@ -48,8 +38,7 @@ export interface OAuthProviderOptions {
   /** JSON Web Key Set of the id_token signatures (overrides the built-in or discovered one). @default provider default */
   jwksUrl?: string
   /**
-   * Absolute redirect URI registered at the provider, for apps behind a proxy that rewrites the
-   * host. By default it is the login route on the request's own origin (`https://app/auth/google`).
+   * Absolute redirect URI registered at the provider (behind a proxy that rewrites the host).
    * @default ''
    */
   redirectUrl?: string
@@ -113,11 +102,7 @@ export interface DiscordProviderOptions extends OAuthProviderOptions {
 /** One or more profile fields, tried in order; `a.b` reads a nested field. */
 export type ProfileField = string | string[]
 
-/**
- * How the provider's profile (its userinfo answer, with the id_token claims over it for OpenID
- * Connect) becomes the login user. Each key names the profile field(s) to read; the profile's
- * other fields are kept on the user as they are.
- */
+/** Which profile field(s) give each user field; other profile fields are kept as they are. */
 export interface ProfileMapping {
   /** The user id; a number becomes a string. @default ['sub', 'id'] */
   sub?: ProfileField
@@ -131,10 +116,7 @@ export interface ProfileMapping {
   picture?: ProfileField
 }
 
-/**
- * A provider of your own: `issuer` (OpenID Connect discovery) or explicit `authorizationUrl`,
- * `tokenUrl` and `userInfoUrl` (plain OAuth 2.0, e.g. a profile such as `{ id, username, email }`).
- */
+/** A provider of your own: `issuer`, or explicit `authorizationUrl`, `tokenUrl` and `userInfoUrl`. */
 export interface CustomProviderOptions extends OAuthProviderOptions {
   /** Unique name; the login URL is `<loginPath>/<name>`. Letters, digits, `-` and `_`. Required. */
   name: string
@@ -171,18 +153,13 @@ export interface MockProviderOptions {
   /** Index of the user chosen when `/auth/mock` has no `user` query. @default 0 */
   defaultUser?: number
   /**
-   * Serve the mock provider in production builds too. Not recommended: anyone can log in as any
-   * mock user. A loud warning is logged when the server starts.
+   * Serve the mock provider in production too (anyone can log in as any mock user; a warning is logged).
    * @default false
    */
   enableInProduction?: boolean
 }
 
-/**
- * The built-in OAuth providers, each with its option type: the name is the option
- * `svcAuth.providers.<name>`, the login route `<loginPath>/<name>` and the key of its entry in the
- * preset table (`src/runtime/oauth/server/preset-table.ts`), which must have exactly these keys.
- */
+/** The built-in OAuth providers and their option types (the preset table must have exactly these keys). */
 export interface BuiltInOAuthProviders {
   google: GoogleProviderOptions
   github: GitHubProviderOptions
@@ -207,17 +184,12 @@ export interface ProvidersOptions extends BuiltInProvidersOptions {
   /** Development mock provider. */
   mock?: MockProviderOptions
   /**
-   * Providers of your own: keyed by name (`{ acme: { … } }`, each key overridable from the
-   * environment as `NUXT_SVC_AUTH_PROVIDERS_CUSTOM_ACME_CLIENT_SECRET`), or an array of entries
-   * with a unique `name`.
+   * Providers of your own: keyed by name (`{ acme: { … } }`), or an array of entries with a unique `name`.
    * @default {}
    */
   custom?: Record<string, NamedCustomProviderOptions> | CustomProviderOptions[]
   /** Email and password login with emailed 6-digit codes (enabled when set, even to `{}`). */
   password?: PasswordProviderOptions
-  /**
-   * Passkeys (WebAuthn): registration for logged-in users and login without a password
-   * (enabled when set, even to `{}`). Credentials are stored by the host (`defineAuthHandlers({ passkey })`).
-   */
+  /** Passkeys (WebAuthn), enabled when set, even to `{}`; the host stores credentials. */
   passkey?: PasskeyProviderOptions
 }

@@ -18,10 +18,7 @@ export interface RouteAccessInput {
   exempt: readonly string[]
 }
 
-/**
- * What the `auth` page meta asks for, read as route rules are (`resolveAuthValue`): `required`
- * (true, 'required', 'protected'), `public` (false, 'public', 'skip'), `guest`; else undefined.
- */
+/** What the `auth` page meta asks for, read as route rules are (`resolveAuthValue`). */
 export function authMetaOf(meta: unknown): AuthRequirement | undefined {
   return resolveAuthValue(meta && typeof meta === 'object' ? (meta as { auth?: unknown }).auth : undefined)
 }
@@ -34,10 +31,7 @@ export function namedMiddlewareOf(meta: unknown): 'auth' | 'guest' | undefined {
   return names.includes('auth') ? 'auth' : undefined
 }
 
-/**
- * What a route needs: callback and error pages are open; `auth: false` opts out; `guest` means logged-out
- * only; `publicRoutes` are open; `auth` or `global` protects, except the login page itself.
- */
+/** What a route needs: exempt pages, `auth: false` and `publicRoutes` are open; `auth` or `global` protects. */
 export function routeAccess(input: RouteAccessInput): RouteAccess {
   const path = normalizePath(input.path)
   if (input.exempt.some(p => normalizePath(p) === path)) return 'open'

@@ -82,11 +82,7 @@ export function withBearer<O extends AuthFetchOptions>(options: O, token: string
   return { ...next, headers }
 }
 
-/**
- * Wraps a fetch function with the client request helper rules: bearer for same-origin URLs only (1),
- * one shared refresh and retry on a 401 (3), never for auth endpoints (5), `onRefreshFailed` (6), none
- * without `automaticRefresh` (7); other failures reach the caller unchanged (9).
- */
+/** Wraps a fetch function: bearer for same-origin URLs only, one shared refresh and retry on a 401. */
 export function createAuthFetchCore<R, O extends AuthFetchOptions = AuthFetchOptions>(
   send: (request: string | Request, options: O) => Promise<R>,
   deps: AuthFetchDeps,

@@ -12,10 +12,7 @@ export function isSameOriginRequest(request: unknown, baseURL?: string): request
   return baseURL === undefined || baseURL === '' || isRelativePath(baseURL)
 }
 
-/**
- * True for the module's own auth endpoints (under `authPath` and `loginPath`, token, refresh, logout,
- * callback, impersonation): never refreshed or retried (rule 5). User info and sessions are ordinary APIs.
- */
+/** True for the module's own auth endpoints (never refreshed or retried); user info and sessions are not. */
 export function isAuthEndpoint(request: string, endpoints: Partial<EndpointOptions>, baseURL?: string): boolean {
   const path = normalizePath(baseURL ? joinBase(baseURL, request) : request)
   if (typeof endpoints.sessionsPath === 'string' && isPathUnder(path, endpoints.sessionsPath)) return false

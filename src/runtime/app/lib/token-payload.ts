@@ -1,9 +1,6 @@
 import type { AuthClaims } from '../../types/auth'
 
-/**
- * The payload of a JWT, unverified (the client only reads tokens the server just gave it): null unless a
- * compact JWS with a base64url UTF-8 JSON object with a subject. No JWT library ships to the browser.
- */
+/** The payload of a JWT the server just gave, unverified; null unless a JSON object with a subject. */
 export function decodeTokenClaims(token: unknown): AuthClaims | null {
   const payload = typeof token === 'string' ? token.split('.') : []
   if (payload.length !== 3 || !/^[\w-]+$/.test(payload[1]!)) return null

@@ -1,8 +1,6 @@
 /**
- * Session start of the app. Server (`enableSSR`): the SSR token's claims (never the token) go into the
- * state, so the first paint shows the user. Browser (rule 8): one refresh with the cookie unless on the
- * callback page, a public route, with a token, or certainly without a session; in the background when the
- * server knew the session, else awaited before the route middleware. Provides `$authFetch`.
+ * Session start: on the server the SSR token's claims (never the token) go into the state; in the
+ * browser one refresh unless needless (in the background when the server knew the session).
  */
 import type { NuxtApp } from '#app'
 import { defineNuxtPlugin, useNuxtApp, useRouter } from '#imports'

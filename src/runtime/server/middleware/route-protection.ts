@@ -1,16 +1,7 @@
 /**
- * Server middleware of every request.
- * - Resolves the `auth` route rule once per request: `true | 'required' | 'protected'` answer 401
- *   `{ statusCode, message, error: 'unauthorized' }` without a valid bearer token
- *   (`error: 'session_revoked'` for a token whose session has ended).
- * - Verifies a bearer token when one is sent and fills `event.context.user` (and
- *   `event.context.originalUser` while impersonating). The refresh cookie never authenticates here.
- * - With `enableSSR`, a page request that carries a live refresh cookie gets a short-lived access
- *   token in `event.context.ssrAccessToken` (server only: never written into HTML or payload).
- *   Requests to the module's own routes (login hops, callback page, password links, mock
- *   provider, …) are not page requests: they never read the session or sign a token here.
- * - A page request that carries the refresh cookie without the session presence flag gets the
- *   flag (sessions that began before the flag existed; nothing is read from storage).
+ * Server middleware of every request: enforces the `auth` route rule (401 without a valid bearer),
+ * fills `event.context.user` from a bearer token (never from the refresh cookie), and with `enableSSR`
+ * gives page requests with a refresh cookie `event.context.ssrAccessToken`.
  */
 import { defineEventHandler, getCookie, getRequestHeader, type H3Event } from 'h3'
 import { getRouteRules, useRuntimeConfig } from 'nitropack/runtime'
@@ -28,10 +19,7 @@ import { authenticate, authenticationError } from '../lib/core/authenticate'
 /** The paths the module answers on (the build's list): whole paths, so `/authors` is a page while `/auth/google` is not. */
 const isModuleRoute = createPathMatcher(routePaths)
 
-/**
- * A GET for an HTML page, worth an SSR token: not an asset, not an API route, and none of the
- * routes the module answers on itself ({@link isModuleRoute}).
- */
+/** A GET for an HTML page: not an asset, an API route or one of the module's routes. */
 function isPageRequest(event: H3Event): boolean {
   if (event.method !== 'GET') return false
   const accept = getRequestHeader(event, 'accept') ?? ''

@@ -1,17 +1,6 @@
 /**
- * POST /_svc-auth/test-login (only in a build made for tests: `nuxt.options.test` under vitest, or
- * `NUXT_SVC_AUTH_TEST_LOGIN=true`; src/build/testing.ts registers it)
- * Header `x-svc-auth-test-secret`: the random secret of this build (the test helpers read it from
- * the build directory). Body `{ user: { sub | id, email?, name?, picture?, …}, claims?, provider?,
- * redirect? }`: the user to log in, their custom claims (the host's `customClaims` handler is
- * applied over them), the `provider` claim (default `test`) and a same-origin path for the answer.
- * 200 `{ code }`: a single-use authorization code bound to the caller (the answer sets the code
- * cookie), to exchange at POST /auth/token like any other.
- * 400 bad_request (malformed body, user without sub or id) · 403 cross_origin_request
- * 413 payload_too_large
- * Without the secret, or with another one, the endpoint does not exist: this server middleware
- * lets the request through, before anything is read or set, to the app, which answers it as any
- * path it does not know (its own 404, page or JSON).
+ * POST /_svc-auth/test-login, only in a build made for tests: with this build's secret header, a bound
+ * authorization code for any user. Without the secret the request passes on as to an unknown path.
  */
 import { defineEventHandler } from 'h3'
 import { z } from 'zod'

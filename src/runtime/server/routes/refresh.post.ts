@@ -6,11 +6,7 @@ import { clearRefreshCookie, clearSessionPresence, clearTossedRefreshCookies, mi
 import { defineAuthRoute } from '../utils/auth-context'
 import { CORE_ROUTES } from '../core-routes'
 
-/**
- * Every use of the old cookie within `reuseGracePeriod` seconds of its rotation (a second tab, a
- * retry after a lost answer) gets the same successor cookie. A 401 deletes the presence flag
- * (and the refresh cookie it refused).
- */
+/** Uses of the old cookie within `reuseGracePeriod` get the same successor; a 401 deletes the presence flag. */
 export default defineAuthRoute(guarded(CORE_ROUTES.refresh, async (ctx, event) => {
   if (!ctx.options.tokenRefresh.enabled) throw authError('not_found', 'Token refresh is disabled')
   if (refreshCookieValues(event, ctx).length > 1) {
@@ -20,9 +16,7 @@ export default defineAuthRoute(guarded(CORE_ROUTES.refresh, async (ctx, event) =
   }
   const cookie = readRefreshCookie(event, ctx)
   if (!cookie) {
-    // A presence flag without a refresh cookie (stale or forged): deleted, so the next start of
-    // the app makes no request. Only the flag: a refresh cookie set meanwhile by a login in
-    // another tab must survive this answer.
+    // A flag without a cookie is deleted, only the flag: another tab's new refresh cookie must survive.
     clearSessionPresence(event, ctx)
     throw authError('invalid_refresh_token', 'Missing refresh token')
   }

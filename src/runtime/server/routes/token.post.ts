@@ -12,10 +12,7 @@ import { defineAuthRoute } from '../utils/auth-context'
 import { CORE_ROUTES } from '../core-routes'
 import { randomToken } from '../lib/store/crypto'
 
-/**
- * A completed password login also sets the device cookie (rateLimit.login.deviceCookieMaxAge).
- * A code bound to a browser that another browser presents is burnt.
- */
+/** A password login also sets the device cookie; a bound code presented by another browser is burnt. */
 export default defineAuthRoute(guarded(CORE_ROUTES.token, async (ctx, event, { code }) => {
   // Taken before any other check: a code presented once is used up, whatever the outcome.
   const record = await consumeAuthCode(ctx, code)

@@ -40,9 +40,7 @@ export function useAuthContext(): Promise<AuthContext> {
     })
   }
   const current = pending
-  // Forgotten by whoever sees it fail, too: on Workers a context being made by a request that was
-  // cancelled never settles for that request (its handlers above never run), while every other
-  // request awaiting it sees it rejected; the next request then makes a new one.
+  // Forgotten by whoever sees it fail: on Workers a cancelled request's handlers above never run.
   return current.catch((error: unknown) => {
     if (pending === current) pending = undefined
     throw error
@@ -55,11 +53,8 @@ export function peekAuthContext(): AuthContext | undefined {
 }
 
 /**
- * Defines a module endpoint: JSON answers with `Cache-Control: no-store`, request bodies limited
- * to `security.maxBodySize` (413 before the rest is read, also where the handler reads no body),
- * and every failure turned into `{ statusCode, message, error }` (unexpected ones into a logged,
- * generic 500). A route of the module's API is a handler behind its contract's guards
- * (`guarded`, edge/route-contract.ts).
+ * Defines a module endpoint: `Cache-Control: no-store`, bodies limited to `security.maxBodySize`, and
+ * every failure answered as `{ statusCode, message, error }` (unexpected ones: a logged, generic 500).
  */
 export function defineAuthRoute<T>(handler: (ctx: AuthContext, event: H3Event<EventHandlerRequest>) => Promise<T>) {
   return defineEventHandler(async (event) => {

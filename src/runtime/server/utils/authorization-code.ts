@@ -14,33 +14,16 @@ export interface AuthorizationCodeOptions {
   /** Same-origin path the callback page goes to after the exchange. */
   redirect?: string
   /**
-   * Bind the code to the browser that receives this answer (default `true`): the answer sets a
-   * short-lived HttpOnly cookie, and POST /auth/token refuses the code without it, so a code
-   * that leaks (a shared link, a log, a Referer) cannot log another browser in.
-   *
-   * `false` issues a bearer code that anyone holding it can exchange. Use it only for clients
-   * that are not browsers (a CLI, a native app exchanging the code itself) and never hand such a
-   * code to a browser through a URL: it reopens login CSRF and code injection.
+   * Bind the code to this browser with a short-lived HttpOnly cookie, so a leaked code logs no other
+   * browser in. `false` (non-browser clients only; never in a URL) reopens login CSRF and code injection.
    * @default true
    */
   bindToBrowser?: boolean
 }
 
 /**
- * Issues a single-use authorization code for a user who has just proven who they are; the
- * browser exchanges it at POST /auth/token. For custom login flows of the host application:
- *
- * ```ts
- * export default defineEventHandler(async (event) => {
- *   const user = await checkSomehow(event)
- *   return { code: await createAuthorizationCode(event, { sub: user.id, email: user.email }) }
- * })
- * ```
- *
- * The code is bound to the browser of `event` (see {@link AuthorizationCodeOptions.bindToBrowser}).
- *
- * No second factor is asked here, even with `twoFactor.enabled`: a flow of the host that logs in
- * a user who enrolled one must check it itself before calling this (see docs/two-factor.md).
+ * Issues a single-use authorization code (exchanged at POST /auth/token) for a user a custom login
+ * flow has proven: `createAuthorizationCode(event, { sub: user.id })`. No second factor is asked here.
  */
 export async function createAuthorizationCode(event: H3Event, user: AuthUser, options: AuthorizationCodeOptions = {}): Promise<string> {
   if (!isEvent(event)) {

@@ -10,10 +10,7 @@ const REVOKED = Symbol.for('svc-auth:session-revoked')
 
 type AuthEventContext = H3Event['context'] & { [CHECKED]?: Promise<AuthClaims | undefined>, [REVOKED]?: true }
 
-/**
- * Verifies the request's bearer token once per request and fills `event.context.user` (and
- * `event.context.originalUser` while impersonating). The refresh cookie is never accepted here.
- */
+/** Verifies the bearer token once per request and fills `event.context.user` (never from the refresh cookie). */
 export function authenticate(event: H3Event, ctx: AuthContext): Promise<AuthClaims | undefined> {
   const context = event.context as AuthEventContext
   if (context[CHECKED]) return context[CHECKED]

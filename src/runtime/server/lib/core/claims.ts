@@ -90,11 +90,7 @@ function checkClaimValue(value: unknown): Checked {
   return { ok: false, reason: describeRejectedValue(value) }
 }
 
-/**
- * Keep the custom claims safe for an access token: JSON primitives, arrays of them, and plain objects
- * one level deep of those (`undefined` members left out). Reserved claims and anything else are
- * dropped and reported through `onDrop`; values are copied.
- */
+/** Copies the JSON-safe custom claims (objects one level deep); reserved claims and others go to `onDrop`. */
 export function sanitizeCustomClaims(
   input: unknown,
   onDrop?: (key: string, reason: string) => void,
@@ -130,12 +126,7 @@ function assignIfString(target: Record<string, unknown>, key: string, value: unk
   }
 }
 
-/**
- * Claims of an access token for `user`, ready for `TokenService.sign`: custom claims (reserved and
- * identity keys ignored), then `sub` ({@link subjectOf}), `email`, `name`, `picture` (strings only),
- * `provider`, `sid` and `impersonation`.
- * @throws Error when the user names no subject.
- */
+/** Claims of an access token for `user`: custom claims, then identity claims; throws when there is no subject. */
 export function buildAccessClaims(
   user: SubjectSource & { email?: string, name?: string, picture?: string },
   provider: string | undefined,

@@ -22,11 +22,7 @@ export function readCodeBinding(event: H3Event, ctx: AuthContext): string | unde
   return value && BINDING_VALUE.test(value) ? value : undefined
 }
 
-/**
- * Binds a code (or reset session, provider login) to the browser of `event`: returns its binding value
- * (the cookie's, so several tabs work together, or a new one) and (re)sets the HttpOnly, SameSite=Lax
- * cookie for the longest of those lifetimes, or `lifetime` seconds.
- */
+/** Binds a code to the browser of `event`: returns the binding cookie's value (shared by tabs, or new) and (re)sets it. */
 export function bindCodeToBrowser(event: H3Event, ctx: AuthContext, lifetime = 0): string {
   const value = readCodeBinding(event, ctx) ?? randomToken(32)
   setCookie(event, codeCookieName(ctx), value, {

@@ -26,10 +26,7 @@ export interface AuthContext extends EdgeContext {
   baseURL: string
   /** Revoked sessions whose access tokens are refused; undefined when `sessions.revokeAccessTokens` is off. */
   revocations: RevocationList | undefined
-  /**
-   * Where the server runs (the build's record, else what the runtime shows; undefined: a server
-   * that recorded nothing). Decides the password engine: no threads on `edge`.
-   */
+  /** Where the server runs (undefined: a server that recorded nothing); no password threads on `edge`. */
   deployTarget?: RuntimeTarget
   /** The optional features this build has on ({@link AuthFeature}). */
   features: readonly AuthFeature[]
@@ -53,10 +50,7 @@ export interface LoginDetour {
   secondFactor?: { flow: string, enrol: boolean }
 }
 
-/**
- * What an optional feature adds to the core. A build lists the features it has on in the server
- * template `#svc-auth/features` (src/build/features.ts); the core calls them and imports none.
- */
+/** What an optional feature adds to the core (listed in `#svc-auth/features`; the core imports none). */
 export interface AuthFeature {
   /** Its folder under src/runtime (`two-factor`). */
   name: string
@@ -65,9 +59,8 @@ export interface AuthFeature {
   /** Advice on its options, logged once at start-up (`dev`: a development server). */
   optionWarnings?: (options: ModuleOptions, dev: boolean) => string[]
   /**
-   * After the first factor of a login that did not prove two: a detour (the second factor), or
-   * undefined to finish the login now. `beforeDetour` runs once a detour is decided, before
-   * anything is stored (the provider's `onSuccess`, which cannot run in a later request).
+   * After a single first factor: a detour (the second factor), or undefined to finish now.
+   * `beforeDetour` (the provider's `onSuccess`) runs once a detour is decided, before anything is stored.
    */
   detourLogin?: (ctx: AuthContext, login: FirstFactorLogin, beforeDetour: () => Promise<void>) => Promise<LoginDetour | undefined>
 }
@@ -82,21 +75,11 @@ export interface AuthContextSetup {
   dev?: boolean
   /** Emits the `svc:*` runtime hooks. @default a no-op */
   callHook?: HookCaller
-  /**
-   * The storage under the record store, instead of one of `tokenRefresh.storage.driver` (tests
-   * that look at what is stored). The context disposes it. @default the configured driver's
-   */
+  /** The storage under the record store (tests); the context disposes it. @default the configured driver's */
   backend?: StoreBackend
-  /**
-   * The app's base URL (`app.baseURL` of the runtime config): the refresh cookie's path is checked
-   * against the endpoints under it, also when it is set at runtime. @default '/'
-   */
+  /** The app's base URL (`app.baseURL` of the runtime config). @default '/' */
   baseURL?: string
-  /**
-   * The deploy target the build recorded (`svcAuth.deployTarget` of the runtime config). Outside
-   * development a storage driver that cannot work where the server runs is refused, from this
-   * record or, without one, from signals of the runtime. @default none: the runtime's signals
-   */
+  /** The deploy target the build recorded (`svcAuth.deployTarget`). @default none: the runtime's signals */
   deployTarget?: RecordedDeployTarget
   /** The optional features this build has on (`#svc-auth/features`). @default none */
   features?: readonly AuthFeature[]
@@ -169,23 +152,11 @@ export async function createAuthContext(options: ModuleOptions, { dev = false, c
   }
 }
 
-/**
- * How much longer than the longest access token a revoked session id is kept: the clock tolerance
- * of verification (5 s), and a token minted by a refresh that was already under way when its
- * session was revoked (its lifetime starts a little after the revocation).
- */
+/** Margin over the longest access token: clock tolerance, and a refresh under way at the revocation. */
 const REVOCATION_MARGIN_SECONDS = 60
 
-/**
- * How often each process reloads the revoked sessions besides the broadcasts: Redis broadcasts
- * (this is a safety net), processes sharing an fs directory have no broadcasts, memory is
- * one process. upstash (Redis over HTTP) receives no broadcasts: see below.
- */
+/** How often each process reloads the revoked sessions (fs and upstash get no broadcasts). */
 const REVOCATION_POLL_MS: Record<StorageDriverName, number> = { redis: 10_000, fs: 1_000, memory: 0, upstash: 2_000 }
 
-/**
- * Drivers whose revoked sessions are reloaded by the checks of tokens, when the list is older than
- * its poll interval, instead of by a timer: upstash runs on serverless hosts and Workers, whose
- * timers do not run between requests.
- */
+/** Drivers reloaded on demand by token checks: serverless hosts run no timers between requests. */
 const REVOCATION_ON_DEMAND: ReadonlySet<StorageDriverName> = new Set(['upstash'])

@@ -35,12 +35,8 @@ export interface CompletedLogin {
 }
 
 /**
- * The one login pipeline every provider ends in: onUserInfo (the provider's, the global one, then `svc:userInfo`:
- * {@link dispatch}), the global onUserPersist (its subject wins: {@link hostSubjectOf}, else `<provider>:<sub>`),
- * custom claims (the provider's, then the global), then a feature's detour (`AuthFeature.detourLogin`: a second
- * factor, unless `multiFactor`, which runs the provider's onSuccess and leaves `svc:success` and the code to the
- * second factor's proof), else onSuccess (the provider's, then `svc:success`), and a single-use authorization
- * code bound to the browser of `event`.
+ * The one login pipeline: onUserInfo, onUserPersist (its subject wins), custom claims, a feature's
+ * detour (the second factor), else onSuccess and `svc:success`, then a bound authorization code.
  */
 export async function completeLogin(ctx: AuthContext, input: CompleteLoginInput): Promise<CompletedLogin> {
   const { event, provider, tokens, handlers = {} } = input

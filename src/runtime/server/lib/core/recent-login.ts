@@ -1,7 +1,6 @@
 /**
- * Step-up for changes to how a user logs in (passkeys, the second factor): the session must have logged
- * in within `sessions.recentLogin`, so a token stolen from an older session cannot plant or remove a
- * login method. Only a real login moves this clock (a refresh or an impersonation never does).
+ * Step-up for changes to login methods: the session must have logged in within `sessions.recentLogin`,
+ * so a token stolen from an older session cannot plant or remove one (a refresh never moves this clock).
  */
 import type { AuthClaims } from '../../../types/auth'
 import type { AuthContext } from './context'
@@ -16,10 +15,7 @@ export async function liveSessionOf(ctx: AuthContext, claims: AuthClaims): Promi
   return entry && !(await isFamilyRevoked(ctx, entry.id)) ? entry : null
 }
 
-/**
- * When the login behind `claims` happened (epoch ms): its session's start, else (a host-minted token) its
- * issue time. Null when the session has ended or the token is impersonated.
- */
+/** When the login behind `claims` happened (epoch ms); null when the session has ended or is impersonated. */
 export async function loginTimeOf(ctx: AuthContext, claims: AuthClaims): Promise<number | null> {
   if (claims.impersonation) return null
   if (typeof claims.sid === 'string' && claims.sid !== '') return (await liveSessionOf(ctx, claims))?.createdAt ?? null

@@ -2,18 +2,10 @@ import type { Logger } from '../edge/logger'
 import { loadRevokedSessions, parseRevokedMessage, REVOKED_CHANNEL, storeRevokedSession } from './records/revoked-sessions'
 import type { RecordStore } from '../store/record-store'
 
-/**
- * In-process set of revoked session ids: an access token whose `sid` is here is refused, at the cost
- * of one memory lookup. Revoking stores and broadcasts the id; the set reloads on start, after every
- * reconnection and every `pollMs` (or, `onDemand`, when a check finds it stale). Ids are kept as long
- * as an access token lives.
- */
+/** In-process set of revoked session ids, stored and broadcast; reloaded on start, reconnection and every `pollMs`. */
 export interface RevocationList {
   isRevoked(sid: string): boolean
-  /**
-   * What to await before {@link isRevoked}: undefined when the set is current, else a shared reload.
-   * A failed reload is logged and the last set used; before any succeeded, it rejects (fail closed).
-   */
+  /** What to await before {@link isRevoked}: undefined when current; rejects before any reload succeeded (fail closed). */
   whenFresh(): Promise<void> | undefined
   /** How many revoked ids the process holds (expired ones are forgotten within a minute). */
   size(): number
@@ -27,11 +19,7 @@ export interface RevocationListOptions {
   ttlSeconds: number
   /** Reload from the store this often (ms) in addition to broadcasts; 0: never (expired ids are still forgotten every minute). */
   pollMs: number
-  /**
-   * Load when a check needs the set instead of at creation and on a timer: for hosts that freeze
-   * between requests (serverless, Workers), where timers, subscriptions and I/O outside a request fail.
-   * @default false
-   */
+  /** Load when a check needs the set, not on a timer (hosts that freeze between requests). @default false */
   onDemand?: boolean
   logger: Pick<Logger, 'warn'>
 }
@@ -76,9 +64,8 @@ export async function createRevocationList(store: RecordStore, options: Revocati
 
   let first: Promise<void> | undefined
   /**
-   * One reload at a time; a resync asked meanwhile makes one more after it. A shared promise is
-   * forgotten by whoever sees it settle: on Workers the handlers of an ended request never run, and a
-   * promise left in place would answer every later check or deadlock a resync.
+   * One reload at a time, one more queued. Whoever sees a shared promise settle forgets it: on Workers
+   * an ended request's handlers never run, and a stale promise would deadlock a resync.
    */
   let running: Promise<void> | undefined
   /** When the reload in flight started. */

@@ -95,10 +95,7 @@ export async function revokeSession(ctx: AuthContext, userId: string, sessionId:
   return true
 }
 
-/**
- * Ends every session of a user, but `except` (a password change keeps the current one); `own` leaves
- * impersonations alone. Returns how many were ended.
- */
+/** Ends every session of a user but `except` (`own`: not impersonations); returns how many. */
 export async function revokeSessions(ctx: AuthContext, userId: string, reason: SessionRevocationReason, options: { except?: string, own?: boolean } = {}): Promise<number> {
   const entries = (await liveEntries(ctx, userId))
     .filter(entry => entry.id !== options.except && !(options.own && entry.impersonatedBy))
@@ -106,10 +103,7 @@ export async function revokeSessions(ctx: AuthContext, userId: string, reason: S
   return entries.length
 }
 
-/**
- * The caller of a session endpoint: a valid bearer token, not impersonated (403 `impersonated_session`:
- * an impersonator must not see or end the user's sessions).
- */
+/** The caller of a session endpoint: a valid bearer token, never impersonated (403 `impersonated_session`). */
 export async function requireSessionOwner(event: H3Event, ctx: AuthContext): Promise<AuthClaims & { sid?: string }> {
   if (!ctx.options.tokenRefresh.enabled) throw authError('not_found', 'Sessions need token refresh')
   const claims = await authenticate(event, ctx)

@@ -31,10 +31,7 @@ export function clearSessionPresence(event: H3Event, ctx: AuthContext): void {
 /** Longest refresh cookie value read (a token is 43 characters). */
 const MAX_COOKIE_VALUE = 512
 
-/**
- * Every refresh cookie the request carries. More than one means cookie tossing from a sibling host or
- * path: the request must not be served from any of them.
- */
+/** Every refresh cookie the request carries; more than one means cookie tossing: serve from none. */
 export function refreshCookieValues(event: H3Event, ctx: AuthContext): string[] {
   return cookieValues(getRequestHeader(event, 'cookie'), ctx.options.tokenRefresh.cookie.cookieName)
 }
@@ -46,11 +43,7 @@ export function readRefreshCookie(event: H3Event, ctx: AuthContext): string | un
   return value && value.length <= MAX_COOKIE_VALUE ? value : undefined
 }
 
-/**
- * Deletes the refresh cookie wherever a browser may hold one for this request: the configured one and,
- * unless `__Host-`, every parent domain and every path above the request's, with and without a
- * trailing slash (the server cannot see where a planted cookie was set).
- */
+/** Deletes the refresh cookie wherever a browser may hold one for this request (a planted one's place is unknown). */
 export function clearTossedRefreshCookies(event: H3Event, ctx: AuthContext): void {
   clearRefreshCookie(event, ctx)
   const c = ctx.options.tokenRefresh.cookie

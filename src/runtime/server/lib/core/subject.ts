@@ -5,10 +5,7 @@ export interface SubjectSource {
   [key: string]: unknown
 }
 
-/**
- * A value as a subject: a non-empty string, or a safe integer in decimal; else undefined (integers past
- * 2^53 may already be rounded onto another user's id: map a string field such as `id_str`).
- */
+/** A non-empty string or safe integer as a subject (a larger integer may be rounded onto another user's id). */
 export function asSubject(value: unknown): string | undefined {
   if (typeof value === 'string') return value === '' ? undefined : value
   if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value)
@@ -22,9 +19,8 @@ export function subjectOf(user: SubjectSource | null | undefined): string | unde
 }
 
 /**
- * The subject a row of the host's user table names (`password.findUser`, `impersonation.fetchTarget`,
- * `onUserPersist`): its `id`, else its `sub`; one rule for all three. An `id` only carried over from
- * `given` (a provider profile's) does not count, so two providers' users never meet on a raw id.
+ * The subject a host's user row names: its `id`, else its `sub`. An `id` carried over from `given`
+ * (a provider profile's) does not count, so two providers' users never meet on a raw id.
  */
 export function hostSubjectOf(row: SubjectSource | null | undefined, { given }: { given?: SubjectSource } = {}): string | undefined {
   if (!row || typeof row !== 'object') return undefined

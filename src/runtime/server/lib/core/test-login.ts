@@ -1,7 +1,4 @@
-/**
- * The test-only login endpoint: only in a build made for tests (src/build/testing.ts), and answering
- * only requests with that build's random secret; the server bundle holds only its SHA-256 hash.
- */
+/** The test-only login endpoint of a build made for tests; the server bundle holds only its secret's SHA-256. */
 import { createHash } from 'node:crypto'
 import type { H3Event } from 'h3'
 import { getRequestHeader } from 'h3'

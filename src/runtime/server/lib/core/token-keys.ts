@@ -119,10 +119,7 @@ async function importRs256Keys(privateKey: string, keyId: string, previous: read
   return { signingKey, verificationKey, previousKeys: [], byKid, keyId: kid, jwks: { keys: jwks } }
 }
 
-/**
- * Imports the keys of `token` options (HS256 secrets of 32+ bytes; RS256 PKCS#8 PEM of 2048+ bits).
- * @throws Error naming the option for a short secret, a bad key, a key id used twice or an unknown algorithm.
- */
+/** Imports the keys of `token` options; throws naming the option for a short secret or a bad key. */
 export function importKeys(options: TokenKeyOptions): Promise<KeyMaterial> {
   switch (options.algorithm) {
     case 'HS256':

@@ -78,10 +78,7 @@ function hasForbiddenHeader(token: string): boolean {
   return FORBIDDEN_HEADER_PARAMETERS.some(name => Object.hasOwn(header, name))
 }
 
-/**
- * HS256 compact JWS in one synchronous node:crypto step: the bytes jose's `SignJWT` makes, without Web
- * Crypto's asynchronous job (a large share of a refresh). `secret` was checked by `importKeys`.
- */
+/** HS256 compact JWS in one synchronous step: jose's bytes without Web Crypto's asynchronous job. */
 function hs256Signer(secret: string, header: JWTHeaderParameters): (payload: Record<string, unknown>) => string {
   const key = Buffer.from(secret, 'utf8')
   const encodedHeader = Buffer.from(JSON.stringify(header), 'utf8').toString('base64url')
@@ -97,10 +94,8 @@ function hs256Signer(secret: string, header: JWTHeaderParameters): (payload: Rec
 }
 
 /**
- * Create the access token service (keys imported once). HS256 verifies with `secret`, then
- * `previousSecrets`; RS256 signs under `kid` and verifies with the configured key its `kid` names.
- * Only configured keys ever verify: the algorithm is pinned and `jku`, `x5u`, `jwk`, `crit` headers are refused.
- * @throws Error for a bad secret or key, an unsupported algorithm or an invalid `expiresIn`.
+ * Create the access token service. Only configured keys ever verify: the algorithm is pinned and
+ * `jku`, `x5u`, `jwk`, `crit` headers are refused. Throws for a bad key or `expiresIn`.
  */
 export async function createTokenService(
   options: TokenServiceOptions,

@@ -22,9 +22,8 @@ export interface VerifiedTokenCache {
 }
 
 /**
- * Tokens that passed verification, until they expire: a signature is checked once per process, not
- * per request. A hit re-checks `exp`/`nbf`; only fully verified tokens are stored; claims are copies.
- * Entries are found by signature (cheaper to hash) and compared in full, so a reused signature misses.
+ * Verified tokens until they expire (a signature checked once per process); a hit re-checks `exp`/`nbf`
+ * and compares the whole token, so a reused signature misses.
  */
 export function createVerifiedCache(clockToleranceSeconds: number): VerifiedTokenCache {
   const entries = new Map<string, { token: string, claims: AuthClaims }>()

@@ -1,10 +1,7 @@
 import type { ModuleOptions } from '../../../types/options'
 import { joinBase } from '../../../shared/paths'
 
-/**
- * `name` with the `__Host-` prefix when cookies are `Secure`: host-only, path `/`, so a sibling subdomain
- * cannot plant one (cookie tossing). Such a cookie must be set with path `/` and `secure`.
- */
+/** `name` with the `__Host-` prefix when cookies are `Secure`, so a sibling subdomain cannot plant one. */
 export function hostCookieName(options: Pick<ModuleOptions, 'tokenRefresh'>, name: string): string {
   return options.tokenRefresh.cookie.secure ? `__Host-${name}` : name
 }
@@ -21,10 +18,7 @@ export function cookiePathMatches(cookiePath: string, requestPath: string): bool
   return cookiePath.endsWith('/') || requestPath[cookiePath.length] === '/'
 }
 
-/**
- * Where the browser must send the refresh cookie under `baseURL`: token, refresh, logout, the
- * impersonation endpoints when on, and every page with `enableSSR` (the SSR token needs it).
- */
+/** Where the browser must send the refresh cookie under `baseURL` (every page with `enableSSR`). */
 export function refreshCookieTargets(options: ModuleOptions, baseURL = '/'): string[] {
   const e = options.endpoints
   const endpoints = [e.tokenPath, e.refreshPath, e.logoutPath]

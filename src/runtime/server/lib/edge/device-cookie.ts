@@ -16,10 +16,7 @@ export function deviceCookieName(ctx: EdgeContext): string {
   return hostCookieName(ctx.options, 'svc-device')
 }
 
-/**
- * Lifetime of device cookies (`rateLimit.login.deviceCookieMaxAge`); 0 when off, also without
- * `login.perEmailAndIp`, which bounds each device cookie's failures (else it would lift every limit).
- */
+/** Lifetime of device cookies; 0 also without `login.perEmailAndIp` (else a device cookie would lift every limit). */
 function deviceCookieLifetime(ctx: EdgeContext): number {
   const limits = ctx.options.rateLimit
   if (!limits?.enabled || !(limits.login.perEmailAndIp > 0)) return 0
@@ -29,10 +26,7 @@ function deviceCookieLifetime(ctx: EdgeContext): number {
 /** What a signature covers: the nonce, the expiry and the canonical email. */
 const signedPart = (nonce: string, expires: string, email: string) => `${nonce}.${expires}.${email}`
 
-/**
- * Gives the browser a device cookie for `email` after a password login: nonce, expiry and an HMAC of
- * both and the canonical email (not in the cookie). HttpOnly, SameSite=Lax, path `/`. No-op when off.
- */
+/** Gives the browser a device cookie for `email` after a password login: nonce, expiry and an HMAC with the email. */
 export function issueDeviceCookie(event: H3Event, ctx: EdgeContext, email: string): void {
   const maxAge = deviceCookieLifetime(ctx)
   const canonical = normalizeEmail(email)
@@ -43,10 +37,7 @@ export function issueDeviceCookie(event: H3Event, ctx: EdgeContext, email: strin
   setCookie(event, deviceCookieName(ctx), `${nonce}.${expires}.${signature}`, { ...hostCookieAttributes(ctx.options), maxAge })
 }
 
-/**
- * The nonce of the device cookie when it is valid for `email`: well-formed, live, and signed for it
- * under the current or a previous secret (constant time). Undefined otherwise, or when off.
- */
+/** The nonce of the device cookie when it is live and signed for `email` (constant time), else undefined. */
 export function trustedDevice(event: H3Event, ctx: EdgeContext, email: string): string | undefined {
   if (!deviceCookieLifetime(ctx)) return undefined
   const match = DEVICE_VALUE.exec(getCookie(event, deviceCookieName(ctx)) ?? '')

@@ -2,10 +2,7 @@ import type { ModuleOptions } from '../../../types/options'
 import type { RecordStore } from '../store/record-store'
 import type { Logger } from './logger'
 
-/**
- * What the edge (guards, rate limits, cookies) needs of the auth context: the options, the store
- * and the logger. The core's `AuthContext` extends it.
- */
+/** What the edge (guards, rate limits, cookies) needs of the auth context; `AuthContext` extends it. */
 export interface EdgeContext {
   options: ModuleOptions
   store: RecordStore

@@ -8,9 +8,8 @@ const EMAIL = z.email()
 export { MAX_EMAIL_LENGTH }
 
 /**
- * The canonical form of an address, or undefined when invalid: trimmed, NFC, lowercase, the domain by
- * UTS #46 in ASCII (`user@BÜCHER.de` → `user@xn--bcher-kva.de`, so no stored address changes form;
- * show it with `domainToUnicode`). The local part must be ASCII; at most 254 characters.
+ * The canonical address (trimmed, NFC, lowercase, domain in ASCII by UTS #46), or undefined when
+ * invalid: the local part must be ASCII, the whole at most 254 characters.
  */
 export function normalizeEmail(value: string): string | undefined {
   const email = value.trim().normalize('NFC').toLowerCase()

@@ -7,10 +7,7 @@ export interface AuthErrorSpec {
   message: string
 }
 
-/**
- * Every error code the module answers with (the `error` field of every error body), with its
- * status and default message. The error table of docs/errors.md is checked against it.
- */
+/** Every error code the module answers with, its status and default message (docs/errors.md is checked against it). */
 export const ERRORS = {
   bad_request: { status: 400, message: 'Bad request' },
   invalid_email: { status: 400, message: 'Invalid email format' },
@@ -104,10 +101,7 @@ const GENERIC_CODES: Record<number, AuthErrorCode> = {
   429: 'rate_limited',
 }
 
-/**
- * Anything thrown as a client-safe body: h3 errors raised on purpose keep status and message; anything
- * else is a generic 500, logged with its stack on the server only.
- */
+/** Anything thrown as a client-safe body: h3 errors keep status and message; anything else is a logged, generic 500. */
 export function toErrorBody(error: unknown, logger?: Pick<Logger, 'error'>): { body: AuthErrorBody, headers: Record<string, string> } {
   const raisedCode = authErrorCode(error)
   // h3 makes a plain 500 of any wrapped failure: it keeps its message only when raised on purpose (with a code).

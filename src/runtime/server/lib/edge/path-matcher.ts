@@ -2,11 +2,7 @@ import { escapeRegExp, normalizePath } from '../../../shared/paths'
 
 export type PathMatcher = (path: string) => boolean
 
-/**
- * A matcher of route paths: static ones through a set, those with `:name` segments through one
- * regular expression (`:name` matches exactly one segment). A trailing slash and the query are
- * ignored, as Nitro's router ignores them.
- */
+/** A matcher of route paths (`:name` matches one segment); a trailing slash and the query are ignored, as by Nitro. */
 export function createPathMatcher(paths: readonly string[]): PathMatcher {
   const exact = new Set<string>()
   const patterns: string[] = []

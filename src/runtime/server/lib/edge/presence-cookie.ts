@@ -24,10 +24,7 @@ export function clearPresenceCookie(event: H3Event, cookie: RefreshCookieOptions
   deleteCookie(event, presenceCookieName(cookie.cookieName), attributes(cookie, baseURL))
 }
 
-/**
- * Sessions from before the flag existed: a request with the refresh cookie and no flag gets the flag
- * (no storage read; a flag outliving the cookie costs one refused refresh, which deletes it).
- */
+/** A request with the refresh cookie and no presence flag gets the flag (no storage read). */
 export function restorePresenceCookie(event: H3Event, cookie: RefreshCookieOptions, baseURL: string): void {
   const header = getRequestHeader(event, 'cookie')
   if (!hasCookie(header, cookie.cookieName) || hasCookie(header, presenceCookieName(cookie.cookieName))) return

@@ -18,10 +18,7 @@ export interface RateLimitHit {
   retryAfter: number
 }
 
-/**
- * Counts a request of `subject` in a fixed window starting with its first request (atomic across
- * instances on Redis); past `max` it is refused until the window ends.
- */
+/** Counts a request of `subject` in a fixed window from its first request; past `max` it is refused. */
 export async function hitRateLimit(ctx: EdgeContext, subject: string, max: number, windowSeconds: number): Promise<RateLimitHit> {
   const key = rateCounterKey(ctx, subject)
   const count = await ctx.store.incr(key, windowSeconds)
@@ -40,10 +37,7 @@ export type Reservation
   /** `key`: the counter whose limit is reached. */
     | { granted: false, key: RecordKey }
 
-/**
- * Takes one unit from each counter atomically; if any would pass its `max`, all are given back and nothing
- * is granted. Otherwise `release()` gives them back when the event they stand for did not happen.
- */
+/** Takes one unit from each counter; if any would pass its `max`, none is granted. `release()` gives them back. */
 export async function reserveUnits(ctx: EdgeContext, counters: ReadonlyArray<{ key: RecordKey, max: number }>, windowSeconds: number): Promise<Reservation> {
   const counts = await Promise.all(counters.map(c => ctx.store.incr(c.key, windowSeconds)))
   const release = async () => {

@@ -53,9 +53,8 @@ export function createProxyMatcher(entries: readonly string[]): (address: string
 }
 
 /**
- * The client address of a request: the socket's, unless the socket is a trusted proxy; then the
- * right-most `X-Forwarded-For` entry that is not a trusted proxy (entries left of it may be
- * forged by the client and are never used). Falls back to the socket address.
+ * The socket's address, unless it is a trusted proxy: then the right-most untrusted `X-Forwarded-For`
+ * entry (entries left of it may be forged by the client).
  */
 export function clientAddress(remoteAddress: string | undefined, forwardedFor: string | string[] | undefined, isTrusted: (address: string) => boolean): string {
   const socket = normalizeAddress(remoteAddress ?? '') || 'unknown'
@@ -84,11 +83,7 @@ export function ipv6Groups(address: string): number[] {
   return groups.map(group => Number.parseInt(group, 16) || 0)
 }
 
-/**
- * The unit a per-address limit counts: an IPv4 address as it is, an IPv6 address as its /64
- * network (`2001:db8:1:2::/64`), since one host usually owns a whole /64 and could otherwise
- * step through 2^64 addresses.
- */
+/** The unit a per-address limit counts: IPv6 as its /64 (one host usually owns a whole /64). */
 export function rateLimitSubject(address: string): string {
   if (isIP(address) !== 6) return address
   return `${ipv6Groups(address).slice(0, 4).map(group => group.toString(16)).join(':')}::/64`
@@ -99,18 +94,10 @@ export function isClientAddressHeader(value: unknown): value is string | false {
   return value === false || (typeof value === 'string' && (value === '' || /^[\w!#$%&'*+.^`|~-]+$/.test(value)))
 }
 
-/**
- * Headers that carry a list of hops, to which proxies append the address they saw: the first
- * entries are whatever the client sent, so such a header never names the client by itself. Their
- * right-most entries are read through `rateLimit.trustedProxies` instead.
- */
+/** Hop-list headers: their first entries are whatever the client sent, so they never name the client alone. */
 export const MULTI_HOP_HEADERS: readonly string[] = ['x-forwarded-for', 'forwarded', 'x-forwarded', 'forwarded-for', 'x-original-forwarded-for']
 
-/**
- * The address in a platform's client address header (`rateLimit.clientAddressHeader`): one IP
- * address, IPv4-mapped IPv6 as IPv4; undefined for anything else (absent, repeated, a list, not
- * an address), which leaves the address to the socket and the trusted proxies.
- */
+/** The one IP address in a platform's client address header; undefined for anything else. */
 export function headerAddress(value: string | string[] | undefined): string | undefined {
   if (typeof value !== 'string') return undefined
   const address = normalizeAddress(value)
@@ -123,11 +110,8 @@ const NO_PROXIES: readonly string[] = []
 const warnedFallback = new WeakSet<object>()
 
 /**
- * The client address of an h3 event: the platform's client address header when one is
- * configured and holds an IP address, else {@link clientAddress} with the configured trusted
- * proxies. When the configured header is absent or holds no address, `log` (the context's logger)
- * hears of it once: behind the platform that should not happen, and where the runtime has no
- * socket address (Workers) every such request counts as one client, `unknown`.
+ * The configured client address header's address, else {@link clientAddress}. A request without it
+ * is reported once: on Workers every such request would share the bucket `unknown`.
  */
 export function requestAddress(event: H3Event, options: Partial<Pick<RateLimitOptions, 'trustedProxies' | 'clientAddressHeader'>> | undefined, log?: Pick<Logger, 'warn'>): string {
   const req = event.node.req
@@ -164,29 +148,20 @@ export function tooMany(retryAfter: number) {
   return authError('rate_limited', undefined, { 'retry-after': String(retryAfter) })
 }
 
-/**
- * Enforces a rule of `svcAuth.rateLimit` on a request: per client address, and per email when
- * one is given. Throws a 429 `rate_limited` with `Retry-After` when a limit is exceeded.
- */
+/** Enforces a rule of `svcAuth.rateLimit` per client address, and per email when given (429 `rate_limited`). */
 export async function enforceRateLimit(ctx: EdgeContext, event: H3Event, name: RateLimitRuleName, keys: { ip?: boolean, email?: string } = { ip: true }): Promise<void> {
   const options = ctx.options.rateLimit
   if (!options?.enabled) return
   const rule = options[name]
   if (!rule) return
-  if (keys.ip !== false && rule.perIp > 0) {
-    const hit = await hitRateLimit(ctx, `${name}:ip:${rateLimitSubject(clientAddressOf(ctx, event))}`, rule.perIp, rule.window)
-    if (!hit.allowed) {
-      ctx.logger.security('rate_limited', { rule: name, key: 'ip' })
-      throw tooMany(hit.retryAfter)
-    }
+  const check = async (key: 'ip' | 'email', subject: string, max: number) => {
+    const hit = await hitRateLimit(ctx, `${name}:${key}:${subject}`, max, rule.window)
+    if (hit.allowed) return
+    ctx.logger.security('rate_limited', { rule: name, key })
+    throw tooMany(hit.retryAfter)
   }
-  if (keys.email && rule.perEmail > 0) {
-    const hit = await hitRateLimit(ctx, `${name}:email:${keys.email}`, rule.perEmail, rule.window)
-    if (!hit.allowed) {
-      ctx.logger.security('rate_limited', { rule: name, key: 'email' })
-      throw tooMany(hit.retryAfter)
-    }
-  }
+  if (keys.ip !== false && rule.perIp > 0) await check('ip', rateLimitSubject(clientAddressOf(ctx, event)), rule.perIp)
+  if (keys.email && rule.perEmail > 0) await check('email', keys.email, rule.perEmail)
 }
 
 /** Units reserved by {@link reserveUnits}: give them back when what they stood for did not happen. */
@@ -197,15 +172,9 @@ export interface ReservedFailure {
 const NO_RESERVATION: ReservedFailure = { release: async () => {} }
 
 /**
- * Counts a password login as failed before the password is checked (so concurrent guesses can
- * never overdraw a limit); the caller releases the reservation when the password was right. Past
- * a limit the attempt is not evaluated: 429 `rate_limited`. Counted per email and client address
- * (`login.perEmailAndIp`), and
- * - from a browser with a valid device cookie for the email (`device`: its nonce, from
- *   `trustedDevice` of device-cookie.ts; one that completed a login as that user): per device cookie, `login.perEmailAndIp` too, so failures from
- *   elsewhere never lock the owner's known browser out, and a stolen cookie is no licence to guess;
- * - from any other client: per email (`login.perEmail`), which bounds the guesses against an
- *   account from all the addresses there are.
+ * Counts a password login as failed before the password is checked, so concurrent guesses never
+ * overdraw a limit (released when it was right). Per email and address, and per device cookie
+ * (`device`: failures elsewhere never lock the owner's browser out) or else per email.
  */
 export async function reserveLoginFailure(ctx: EdgeContext, event: H3Event, email: string, device?: string): Promise<ReservedFailure> {
   const options = ctx.options.rateLimit

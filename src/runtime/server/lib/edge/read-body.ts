@@ -10,10 +10,7 @@ export function describeIssues(error: z.ZodError): string {
     .join('; ')
 }
 
-/**
- * Reads and validates a JSON body at the edge. Malformed JSON and schema violations become a 400
- * with a readable message; nothing else of zod reaches the client.
- */
+/** Reads and validates a JSON body: malformed JSON and schema violations become a readable 400. */
 export async function readBodyWith<S extends z.ZodType>(event: H3Event, schema: S): Promise<z.output<S>> {
   let result: z.ZodSafeParseResult<z.output<S>>
   try {

@@ -15,11 +15,7 @@ const RAW_BODY = Symbol.for('h3RawBody')
 interface BodyCarrier { _requestBody?: unknown, web?: { request?: { body?: unknown } } }
 type NodeRequest = IncomingMessage & { [RAW_BODY]?: Promise<Buffer>, rawBody?: unknown, body?: unknown }
 
-/**
- * Lingering close after a refused body: how long after the answer the connection stays open for
- * the client to finish sending (and to read the answer), and how many more bytes are read and
- * discarded meanwhile; past that many, the server stops reading and the client's sending stalls.
- */
+/** Lingering close after a refused body: how long, and how many more bytes are read and discarded. */
 const LINGER_MS = 3000
 const LINGER_BYTES = 4 * 1024 * 1024
 
@@ -34,14 +30,8 @@ function nodeSocketOf(req: NodeRequest): LingeringSocket | undefined {
 }
 
 /**
- * 413 for a body over the limit, answered with `Connection: close` and closed as mature HTTP
- * servers do (a lingering close): after the answer, the connection is half-closed and what the
- * client still sends is read and discarded (never kept) until its body ends or it closes, for at
- * most `LINGER_MS`; then it is closed. Past `LINGER_BYTES` the server stops reading (the client
- * then waits on its own sending) until that time is up. Closing at once while the client is still
- * sending would make the system answer its next bytes with a reset, which can destroy the 413
- * before the client has read it. Where the request has no Node socket (Workers, in-memory events)
- * nothing is read or closed here.
+ * 413 with `Connection: close` and a lingering close: closing while the client still sends would
+ * answer its next bytes with a reset, which can destroy the 413 before the client reads it.
  */
 function tooLarge(event: H3Event, limit: number) {
   const req = event.node.req as NodeRequest
@@ -75,12 +65,7 @@ function tooLarge(event: H3Event, limit: number) {
   return authError('payload_too_large', `Request body is larger than ${limit} bytes`)
 }
 
-/**
- * Refuses a request body above `limit` bytes with 413 `payload_too_large` before it is buffered:
- * a declared `Content-Length` over the limit is refused at once, and a chunked body is read up to
- * the limit and refused as soon as it goes past it. A body within the limit is kept for h3's
- * `readBody`, so the handler reads it as usual. Requests that carry no body pass untouched.
- */
+/** Refuses a body above `limit` bytes (413 `payload_too_large`) before it is buffered; a smaller one is kept for `readBody`. */
 export async function limitRequestBody(event: H3Event, limit: number): Promise<void> {
   if (!BODY_METHODS.has(event.method)) return
   const req = event.node.req as NodeRequest
@@ -183,11 +168,8 @@ function allowedOrigins(ctx: EdgeContext): Set<string> {
 const LOOPBACK_HOST = /^(?:localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\])$/
 
 /**
- * True when `origin` is the app's own: the origin of `publicUrl` when it is set, else an origin
- * whose host is the request's `Host` (or `X-Forwarded-Host`). A browser cannot send another
- * site's request with this host. When cookies are `Secure`, the app is served over https, so an
- * http origin (a page an attacker on the network could inject) is refused, except on loopback
- * hosts in development.
+ * True for `publicUrl`'s origin, else one whose host is the request's. With `Secure` cookies an http
+ * origin (injectable on the network) is refused, except on loopback.
  */
 function isOwnOrigin(event: H3Event, ctx: EdgeContext, origin: string): boolean {
   const configured = ctx.options.publicUrl ? originOf(ctx.options.publicUrl) : undefined
@@ -201,11 +183,8 @@ function isOwnOrigin(event: H3Event, ctx: EdgeContext, origin: string): boolean 
 }
 
 /**
- * Refuses (403 `cross_origin_request`) a browser request that comes from another origin: its
- * `Origin` (or, without one, its `Referer`) is neither the app's own nor in
- * `security.allowedOrigins`; or it carries neither but the browser marks it `Sec-Fetch-Site:
- * cross-site` or `same-site`. Requests without any of these headers (servers, command-line
- * clients) are not browser requests and pass.
+ * 403 `cross_origin_request` when `Origin` (else `Referer`) is neither own nor allowed, or, without
+ * both, `Sec-Fetch-Site` is cross-site or same-site. Requests with none of them (servers) pass.
  */
 export function refuseCrossOrigin(event: H3Event, ctx: EdgeContext): void {
   const headers = event.node.req.headers

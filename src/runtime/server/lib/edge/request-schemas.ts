@@ -1,9 +1,4 @@
-/**
- * The zod schemas of what the module's routes read: request bodies, queries and path parameters.
- * The routes validate with them, and the build derives the OpenAPI request schemas from the same
- * objects (build/openapi.ts), so the two cannot differ. Only zod and constants here: the build
- * imports this file.
- */
+/** The zod schemas of the routes' bodies, queries and path parameters, also for OpenAPI (the build imports this file). */
 import { z } from 'zod'
 import { MAP_FIELD } from '../store/types'
 

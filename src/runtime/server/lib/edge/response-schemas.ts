@@ -1,10 +1,4 @@
-/**
- * The zod schemas of the JSON bodies the module's routes answer with. The OpenAPI description of
- * the routes is derived from them (build/openapi.ts), and the tests parse real answers with them,
- * so the description cannot drift from what the routes send. Closed shapes are strict objects (an
- * extra field fails the tests); claims, keys and the mock user are open. Only zod and constants
- * here: the build imports this file.
- */
+/** The zod schemas of the routes' JSON answers: the OpenAPI description and the tests use them (the build imports this file). */
 import { z } from 'zod'
 
 /** Whole seconds or a count: never negative (the build's literal reader drops negative numbers). */
@@ -128,10 +122,7 @@ export const mockTokenResponse = z.strictObject({
 /** GET /mock/userinfo: the mock user with all its keys. */
 export const mockUserResponse = z.looseObject({ sub: z.string() })
 
-/**
- * Body of every error answer. `error` is one of the stable codes of `ERRORS`
- * (server/lib/errors.ts); the description of each route narrows it to the codes it answers with.
- */
+/** Body of every error answer; `error` is one of the stable codes of `ERRORS`. */
 export const errorResponse = z.strictObject({
   statusCode: z.number().int().min(400).max(599),
   message: z.string(),

@@ -12,11 +12,7 @@ import { refuseCrossOrigin } from './request-guards'
 /** How a call of a route authenticates. */
 export type RouteAuth = 'bearer' | 'refreshCookie' | 'bearerAndRefreshCookie'
 
-/**
- * The contract of one module route (one method of one handler file): where the build registers
- * it, the guards that run before its handler ({@link guarded}), and its OpenAPI description.
- * Plain data, read by the build (registration, OpenAPI) and by the handler alike.
- */
+/** The contract of one module route: its path, the guards before its handler ({@link guarded}), its OpenAPI description. */
 export interface RouteContract {
   /** Operation id without the `svcAuth` prefix (PascalCase). */
   id: string
@@ -46,10 +42,7 @@ export interface RouteContract {
   ok?: { schema: z.ZodType, description: string, setsRefreshCookie?: boolean }
   /** A success answered with a redirect (status 302): what `Location` holds. */
   redirect?: string
-  /**
-   * Error codes the handler answers with (each with its status and message from `ERRORS`),
-   * besides those of the guards ({@link guardErrors}) and the ones every route may answer with.
-   */
+  /** Error codes the handler answers with, besides those of the guards ({@link guardErrors}). */
   errors: readonly AuthErrorCode[]
 }
 
@@ -68,19 +61,12 @@ export type RouteInput<C extends RouteContract> = C extends { ownInput: true } ?
   : C extends { body: infer S extends z.ZodType } ? z.output<S>
     : C extends { query: infer Q extends z.ZodType } ? z.output<Q> : undefined
 
-/**
- * A route's handler behind its guards, called with the context and the event. A guard's refusal
- * may be thrown before the promise exists: callers await it inside their `try`.
- */
+/** A route's handler behind its guards; a refusal may be thrown before the promise exists (await it in a `try`). */
 export type GuardedHandler<X, T> = (ctx: X, event: H3Event) => Promise<T>
 
 /**
- * The handler of a route behind the guards its contract declares, in this order: the same-origin
- * check, `authorize` (the caller's identity and what must hold before any input is read), the
- * per-address rate limit, then the body or query validated into `input`. With several contracts
- * (one handler file serving GET and POST), the request's method picks one. What runs is decided
- * here, once: a route with no guard but the same-origin check (the refresh) costs that check and
- * nothing more.
+ * The handler behind its contract's guards, in order: same-origin check, `authorize`, per-address rate
+ * limit, then the body or query into `input`. With several contracts the request's method picks one.
  */
 export function guarded<C extends RouteContract, X extends EdgeContext, T, A = undefined>(
   contracts: C | readonly C[],

@@ -3,11 +3,7 @@ import { resolveAuthValue } from '../../../shared/auth-value'
 
 export type ResolvedAuthRule = 'required' | 'public' | undefined
 
-/**
- * The `auth` value of route rules (the vocabulary of page meta, src/runtime/shared/auth-value.ts):
- * `true | 'required' | 'protected'` need a valid bearer token, `false | 'public' | 'skip'` do not;
- * anything else (no rule, and `'guest'`, which only page meta takes) is undefined.
- */
+/** The `auth` route rule: `'required'`, `'public'`, or undefined (no rule, and `'guest'`, which only page meta takes). */
 export function resolveAuthRule(value: AuthRouteRule | unknown): ResolvedAuthRule {
   const requirement = resolveAuthValue(value)
   return requirement === 'guest' ? undefined : requirement
@@ -16,10 +12,7 @@ export function resolveAuthRule(value: AuthRouteRule | unknown): ResolvedAuthRul
 /** RFC 6750 `b64token`. */
 const TOKEN68 = /^[\w\-.~+/]+=*$/
 
-/**
- * The text after the `Bearer` scheme of an `Authorization` header, spaces and tabs around it
- * removed, not checked further (cheap: for looking up tokens verified before), or undefined.
- */
+/** The text after `Bearer` in an `Authorization` header, trimmed and unchecked, or undefined. */
 export function bearerCandidate(header: string | undefined | null): string | undefined {
   if (!header || header.length < 8 || header.slice(0, 6).toLowerCase() !== 'bearer') return undefined
   if (header[6] !== ' ' && header[6] !== '\t') return undefined

@@ -1,5 +1,4 @@
-// Hashing, HKDF and AES-GCM stay synchronous with node:crypto (Node, and Workers with
-// `nodejs_compat`); random values come from the Web Crypto API, the same everywhere.
+// Hashing, HKDF and AES-GCM are synchronous node:crypto; random values come from the Web Crypto API.
 import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto'
 
 /** Bytes drawn from the Web Crypto API at once for the small values below (tokens, IVs). */
@@ -9,10 +8,7 @@ const POOL_MAX_VALUE = 256
 let pool = new Uint8Array(0)
 let poolOffset = 0
 
-/**
- * `length` random bytes from the Web Crypto API. Small values are cut from a 4 KiB pool (one system
- * call instead of several per refresh, as Node's `randomUUID`); each byte is handed out once and zeroed.
- */
+/** `length` random bytes; small values are cut from a pool (one system call per 4 KiB), each byte handed out once. */
 export function randomBytes(length: number): Uint8Array<ArrayBuffer> {
   if (!Number.isInteger(length) || length < 0 || length > POOL_MAX_VALUE) return globalThis.crypto.getRandomValues(new Uint8Array(length))
   if (poolOffset + length > pool.length) {
@@ -48,10 +44,7 @@ export function randomDigits(length = 6): string {
   return out
 }
 
-/**
- * Keyed hashing (HMAC) of the identifiers used as storage keys: a dump of the store does not reveal
- * them (a plain SHA-256 of a 6-digit code is reversed by trying all million values).
- */
+/** HMAC of storage-key identifiers: a plain SHA-256 of a 6-digit code is reversed by trying a million values. */
 export interface KeyHasher {
   hash(purpose: string, value: string): string
 }
@@ -61,10 +54,7 @@ const ZERO_SALT = Buffer.alloc(32)
 /** The counter byte of HKDF-Expand's first block. */
 const FIRST_BLOCK = Buffer.from([1])
 
-/**
- * A purpose-bound subkey of the server secret (HKDF-SHA256, empty salt). Up to 32 bytes it is RFC
- * 5869's two HMACs: the bytes of `hkdfSync` in a fraction of its time (a rotation derives one per token).
- */
+/** A purpose-bound subkey (HKDF-SHA256, empty salt); up to 32 bytes as RFC 5869's two HMACs, faster than `hkdfSync`. */
 export function deriveKey(secret: string, info: string, length = 32): Buffer {
   if (length > 32 || length < 1) return Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.alloc(0), info, length))
   const prk = createHmac('sha256', ZERO_SALT).update(secret, 'utf8').digest()
@@ -88,21 +78,13 @@ export function safeEqual(a: string, b: string): boolean {
   return timingSafeEqual(ha, hb) && a.length === b.length
 }
 
-/**
- * aes-256-gcm sealing of stored records (HKDF-derived key, fresh 12-byte IV): `v1.<iv>.<tag>.<data>`
- * in base64url. `open` returns null for anything that does not authenticate: a missing record.
- */
+/** aes-256-gcm sealing (`v1.<iv>.<tag>.<data>`); `open` returns null for anything that does not authenticate. */
 export interface Sealer {
   seal(plaintext: string): string
   open(sealed: string): string | null
 }
 
-/**
- * @param key Seals and opens.
- * @param previousKeys Still open values sealed before a key rotation (tried after `key`).
- * @param purpose HKDF info of the derived AES key: sealers of different purposes never open each
- * other's values. @default 'nuxt-svc-auth:record-encryption'
- */
+/** `previousKeys` still open older values; sealers of different `purpose`s never open each other's. */
 export function createSealer(key: string, previousKeys: readonly string[] = [], purpose = 'nuxt-svc-auth:record-encryption'): Sealer {
   const aesKey = deriveKey(key, purpose)
   const openers = previousKeys.map(previous => createSealer(previous, [], purpose))

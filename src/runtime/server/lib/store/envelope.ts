@@ -52,10 +52,7 @@ export function toTtlMs(ttlMs: number): number {
 /** A key no check below refuses: see {@link assertStorageKey}. */
 const PLAIN_KEY = /^[\w-]+(?::[\w-]+)*$/
 
-/**
- * Reject keys that unstorage would rewrite, keys ending in `$` (hidden as metadata) and `.`/`..`
- * segments, so that two different keys never alias one entry. Plain keys skip unstorage's rewrite.
- */
+/** Reject keys unstorage would rewrite, end in `$` or hold `.`/`..` segments: two keys never alias one entry. */
 export function assertStorageKey(key: string): void {
   if (typeof key === 'string' && PLAIN_KEY.test(key)) return
   const valid = typeof key === 'string' && key !== '' && normalizeKey(key) === key
@@ -96,19 +93,13 @@ export interface EnvelopeBackendOptions {
   storage: Storage
   /** Remove an entry and return its raw content in one step (default: read then remove, under the lock). */
   takeRaw?: (key: string) => Promise<string | null>
-  /**
-   * Create an entry unless a live one exists, atomically between processes, then store it under
-   * `after.copies` and run `after.alongside`. Resolves true when this call created it.
-   */
+  /** Create an entry unless a live one exists, atomically between processes, then do `after`; true when created. */
   createRaw?: (key: string, raw: string, stale: (current: string) => boolean, after?: { copies: readonly string[], alongside?: () => Promise<unknown> }) => Promise<boolean>
   /** Extra clean-up run by `sweep()` (not counted in its result). */
   housekeeping?: () => Promise<void>
 }
 
-/**
- * A {@link StoreBackend} on unstorage without native TTL: values in an {@link Envelope}, expiry checked
- * on read, writes serialised per key by a per-process lock.
- */
+/** A {@link StoreBackend} on unstorage without native TTL: {@link Envelope}s, writes serialised per key. */
 export function createEnvelopeBackend(options: EnvelopeBackendOptions): StoreBackend {
   const { storage } = options
   const lock = createKeyedLock()

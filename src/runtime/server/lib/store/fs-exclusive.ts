@@ -2,10 +2,7 @@ import fs, { promises as fsp } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { hasCode, inDirectoryOf, keyToPath, readText, tempPathFor, writeAtomic, writeSynced } from './fs-files'
 
-/*
- * The atomic steps of the fs store driver that hold between processes sharing a directory:
- * exclusive creation (link(), or O_EXCL), replacement under a lock file, and take (rename()).
- */
+/* The fs driver's atomic steps between processes: create (link() or O_EXCL), replace under a lock file, take (rename()). */
 
 /** Errors of link() on filesystems without hard links (SMB/CIFS, some network and FUSE mounts). */
 const NO_HARD_LINKS = ['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']
@@ -39,9 +36,8 @@ export interface AfterCreate {
 }
 
 /**
- * Write `data` to a temp file durably, then link() it to `path`: link fails with EEXIST, so exactly one
- * concurrent creator (in any process) wins, and the file is complete when it appears. Without hard
- * links, O_EXCL under the key's lock file (`locked`) instead; a reader seeing it early reads it as absent.
+ * Write `data` to a temp file durably, then link() it to `path`: exactly one creator wins and the file is
+ * complete when it appears. Without hard links, O_EXCL under the key's lock file (`locked`).
  */
 async function createExclusive(path: string, data: string | Uint8Array, after: AfterCreate, locked = false): Promise<boolean> {
   const { copies } = after
@@ -91,10 +87,7 @@ async function createExclusive(path: string, data: string | Uint8Array, after: A
 /** A lock older than this was left by a process that died holding it. */
 const STALE_LOCK_MS = 10_000
 
-/**
- * Moves the stale lock file `lock` aside with rename() (one of racing breakers wins) and deletes it.
- * Resolves false when another process broke it first; a fresh lock moved by mistake is put back.
- */
+/** Moves a stale lock aside with rename() (one breaker wins) and deletes it; false when another broke it first. */
 async function breakStaleLock(lock: string, stale: Pick<fs.Stats, 'ino' | 'mtimeMs'>): Promise<boolean> {
   const aside = tempPathFor(lock)
   try {
@@ -114,10 +107,7 @@ async function breakStaleLock(lock: string, stale: Pick<fs.Stats, 'ino' | 'mtime
   return true
 }
 
-/**
- * Run `fn` holding the O_EXCL lock file of `path`, or resolve `busy`. Named like a temp file: hidden
- * from listings and swept if its holder died.
- */
+/** Run `fn` holding the O_EXCL lock file of `path` (named like a temp file: hidden, swept), or resolve `busy`. */
 async function withFileLock<T>(path: string, busy: T, fn: () => Promise<T>): Promise<T> {
   const lock = join(dirname(path), `.${basename(path)}.${'0'.repeat(32)}.tmp`)
   let handle: Awaited<ReturnType<typeof fsp.open>> | undefined
@@ -147,10 +137,7 @@ async function withFileLock<T>(path: string, busy: T, fn: () => Promise<T>): Pro
   }
 }
 
-/**
- * Create the file of `path` unless a live one exists, then do `after`: a missing file with link(), a
- * `stale` one replaced under the key's lock file, so exactly one concurrent creator wins.
- */
+/** Create the file of `path` unless a live one exists (a `stale` one is replaced under the lock), then do `after`. */
 export async function createUnlessLive(path: string, data: string, stale: (current: string) => boolean, after: AfterCreate = { copies: [] }): Promise<boolean> {
   if (await createExclusive(path, data, after)) return true
   const current = await readText(path)
@@ -191,10 +178,7 @@ export async function claimAndRead(path: string): Promise<string | null> {
   }
 }
 
-/**
- * Atomically take the file of `key`: rename it to a unique temp name (one concurrent rename wins,
- * across processes), then read and delete it. Null when absent or claimed by another.
- */
+/** Atomically take the file of `key` ({@link claimAndRead}); null when absent or claimed by another. */
 export function takeFile(base: string, key: string): Promise<string | null> {
   return claimAndRead(keyToPath(base, key))
 }

@@ -3,11 +3,7 @@ import fs, { constants as fsConstants, promises as fsp } from 'node:fs'
 import type { Dirent } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 
-/**
- * File I/O of the fs store driver. Steps that never wait for a local disk (open, a cached read, close,
- * rename, link, unlink) are synchronous calls (µs, against tens of µs of CPU through the thread pool);
- * the durable write runs on the pool. Share records between machines through Redis, not a network mount.
- */
+/** File I/O of the fs store driver: steps that never wait for a disk are synchronous (cheaper than the thread pool). */
 
 export const DRIVER_NAME = 'fs-atomic'
 const TEMP_FILE_RE = /^\..+\.[0-9a-f]{32}\.tmp$/
@@ -103,10 +99,7 @@ function writeBytes(fd: number, bytes: Uint8Array, offset: number): Promise<numb
   })
 }
 
-/**
- * Create `path` (O_EXCL), write `data` durably (O_DSYNC, else fsync), close it, then `publish`: the
- * content is on disk before any name of it can be seen.
- */
+/** Create `path` (O_EXCL), write `data` durably, close it, then `publish`: on disk before any name is seen. */
 export async function writeSynced<T>(path: string, data: string | Uint8Array, publish: () => T): Promise<T> {
   const fd = await inDirectoryOf(path, () => fs.openSync(path, SYNCED_CREATE, 0o600))
   try {

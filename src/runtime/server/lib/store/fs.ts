@@ -13,10 +13,7 @@ export interface FsBackendOptions {
   base: string
 }
 
-/**
- * File-system backend: one crash-safe envelope file per key below `base`. `take` (rename()) and
- * `setIfAbsent` (link()) are atomic between processes; incr within the process.
- */
+/** File-system backend: one crash-safe envelope file per key; `take` and `setIfAbsent` atomic between processes. */
 export function createFsBackend(options: FsBackendOptions): StoreBackend {
   const driver = fsAtomicDriver({ base: options.base })
   const instance: FsAtomicInstance | undefined = driver.getInstance?.()

@@ -1,10 +1,7 @@
 import { assertStorageKey, parseCounter, toStep, toTtlMs, type Envelope } from './envelope'
 import { assertMapField, type MapEntry, type StoreBackend } from './types'
 
-/**
- * In-process backend: a Map of envelopes, the same answers as the fs backend. Every operation is one
- * synchronous step (atomic within the process); lost on restart, not shared between processes.
- */
+/** In-process backend: a Map of envelopes, each operation one synchronous step; not shared, lost on restart. */
 export function createMemoryBackend(): StoreBackend {
   const data = new Map<string, Envelope>()
 

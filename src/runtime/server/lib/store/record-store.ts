@@ -30,9 +30,8 @@ export interface RecordKey {
 }
 
 /**
- * Typed JSON records over the backend, at `<prefix><namespace>:<hmac(id)>` (storage never holds a raw
- * token or code), sealed when `sealer` encrypts. A value that does not decrypt, parse or match its
- * schema is reported through `onInvalid` and treated as absent, so no endpoint fails on it.
+ * Typed JSON records at `<prefix><namespace>:<hmac(id)>` (never a raw token), sealed by `sealer`. A value
+ * that does not decrypt, parse or match is reported through `onInvalid` and treated as absent.
  */
 export interface RecordStore {
   /** Key of the record `id` of a record type (`id` is hashed: it never appears in storage). */

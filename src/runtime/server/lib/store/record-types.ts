@@ -1,8 +1,4 @@
-/**
- * A kind of record, by the namespace that starts its storage keys (`<prefix><namespace>:<hmac(id)>`),
- * declared with {@link recordTypes} by the module that owns it (test/unit/record-types.test.ts
- * checks the names are unique).
- */
+/** A kind of record, by the namespace of its keys (`<prefix><namespace>:<hmac(id)>`), declared with {@link recordTypes}. */
 export type RecordType = string & { readonly __recordType: true }
 
 /** Declares record kinds: `{ name: 'namespace' }`, each namespace lowercase words joined by `-`. */

@@ -2,11 +2,7 @@ import type { ConnectionOptions } from 'node:tls'
 import type { RedisOptions } from 'unstorage/drivers/redis'
 import type { RedisNode } from '../../../types/options'
 
-/**
- * Connection options of the Redis backend (`createRedisBackend`): a Cluster when `cluster` has
- * nodes, else Sentinel when `sentinels` has some, else one server (`url` wins over
- * host/port/password/db).
- */
+/** Connection options of the Redis backend: a Cluster, else Sentinel, else one server (`url` wins over host/port). */
 export interface RedisBackendOptions {
   url?: string
   host?: string

@@ -2,12 +2,7 @@ import { toStep, toTtlMs } from './envelope'
 import { COMMIT_SCRIPT, commitScriptInput, decodeMapValue, encodeMapValue, INCR_SCRIPT, MAP_DROP_SCRIPT, MAP_SET_SCRIPT, redisScript, runScript, type ScriptClient } from './redis-scripts'
 import { assertMapField, type Commit, type CommitResult, type MapEntry, type StoreBackend } from './types'
 
-/*
- * What the two Redis backends share: the TCP one (redis.ts, ioredis) and the HTTP one (upstash.ts,
- * the Upstash REST protocol) differ only in how they send a command. Each gives the few commands
- * below; the store operations are built from them and from the scripts of redis-scripts.ts here,
- * once for both.
- */
+/* The store operations of both Redis backends (TCP and Upstash REST), built from the few commands each gives. */
 
 /** The commands the store operations are made of, as each Redis client sends them. */
 export interface RedisCommands extends ScriptClient {

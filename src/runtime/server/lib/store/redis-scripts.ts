@@ -1,10 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { Commit, MapEntry } from './types'
 
-/*
- * The Lua scripts of the Redis backend (each runs as one atomic step on the server) and the
- * format of the map values they keep: `<expiry ms>|<value>`.
- */
+/* The Lua scripts of the Redis backend (each one atomic step); map values are `<expiry ms>|<value>`. */
 
 /** INCRBY, with the expiry set only when this call created the counter; a negative step never creates one. */
 export const INCR_SCRIPT = `local existed = redis.call('EXISTS', KEYS[1])

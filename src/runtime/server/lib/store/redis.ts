@@ -98,10 +98,7 @@ async function closeConnection(connection: Pick<RedisSubscriber, 'status' | 'qui
   else connection.disconnect()
 }
 
-/**
- * Redis backend (ioredis through unstorage, loaded on demand): every operation is one command or
- * script, atomic across processes; on a cluster a commit runs in steps (keys on different slots).
- */
+/** Redis backend (ioredis, loaded on demand): every operation atomic; on a cluster a commit runs in steps. */
 export async function createRedisBackend(options: RedisBackendOptions = {}): Promise<StoreBackend> {
   const { default: redisDriver } = await import('unstorage/drivers/redis')
   const driver = redisDriver(connectionOptions(options))

@@ -1,10 +1,6 @@
 import type { StorageDriverName } from '../../../types/options'
 
-/**
- * Key/value backend of the record store: opaque string values, each with a TTL (checked on read).
- * `take`, `setIfAbsent` and `incr` are atomic: single commands or scripts on Redis/Upstash (across
- * processes), one synchronous step in memory, a per-key lock plus rename()/link() on fs.
- */
+/** Key/value backend of the record store: string values with a TTL; `take`, `setIfAbsent` and `incr` are atomic. */
 export interface StoreBackend {
   readonly driver: StorageDriverName
   /** Value of a live entry, or null. */
@@ -15,31 +11,21 @@ export interface StoreBackend {
   setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>
   /** Read and delete in one atomic step: of concurrent calls, only one gets the value. */
   take(key: string): Promise<string | null>
-  /**
-   * Add `by` (default 1) atomically and return the new value. The TTL is set on creation only; a
-   * negative `by` never creates a counter (returns 0 on an absent one).
-   */
+  /** Add `by` (default 1) and return the new value; TTL set on creation only; a negative `by` never creates one. */
   incr(key: string, ttlMs: number, by?: number): Promise<number>
   /** Remaining time to live of a live entry in ms, or null. */
   ttl(key: string): Promise<number | null>
   del(key: string): Promise<void>
   /** Keys of live entries that start with `prefix`. */
   keys(prefix: string): Promise<string[]>
-  /**
-   * Map entries (`field` → value, each with its own expiry) under one key: one hash on Redis
-   * (cluster-safe), one entry per field below `key:` elsewhere. Never a scan of the store.
-   */
+  /** Map entries (`field` → value, each with its own expiry) under one key: never a scan of the store. */
   mapSet(key: string, field: string, value: string, ttlMs: number): Promise<void>
   /** Live entries of a map (expired ones are dropped on the way). */
   mapEntries(key: string): Promise<MapEntry[]>
   mapDelete(key: string, field: string): Promise<void>
   /** Broadcast to every process subscribed to `channel` (Redis pub/sub; a no-op elsewhere). */
   publish(channel: string, message: string): Promise<void>
-  /**
-   * Receive the messages of `channel`. `onResync` runs when the subscription is live and after every
-   * reconnection (messages sent meanwhile are lost); `onError` hears of each loss of the connection.
-   * Upstash (HTTP) runs `onResync` once and receives nothing.
-   */
+  /** Receive the messages of `channel`; `onResync` runs when live and after every reconnection (messages lost). */
   subscribe(channel: string, onMessage: (message: string) => void, onResync: () => void, onError?: (error: Error) => void): Promise<() => Promise<void>>
   /** Claims a key and writes what the claim decides: see {@link Commit}. */
   commit(op: Commit): Promise<CommitResult>
@@ -66,14 +52,9 @@ export function assertMapField(field: string): void {
 }
 
 /**
- * A claim and what it decides (a refresh-token rotation: the rotated token's marker is the claim and
- * carries the successor's record). A live `guards` entry → `guarded`; a live `claim.key` or `taken`
- * entry → `taken`; otherwise exactly one concurrent commit creates `claim.key` (`claimed`), then
- * writes its value to `mapCopies`, then `copies`, and removes `deletes`.
- *
- * One script on Redis, one file with hard links on fs, one synchronous step in memory. Where it is
- * not atomic (fs, Redis Cluster) a guard written meanwhile is missed, so users of the result must
- * check the guard again; a crash part-way must leave records a retry can restore.
+ * A live `guards` entry → `guarded`; a live `claim.key` or `taken` entry → `taken`; else exactly one
+ * commit creates `claim.key` (`claimed`), writes `mapCopies` and `copies`, removes `deletes`. Where it
+ * is not atomic (fs, Redis Cluster) a guard written meanwhile is missed: check the guard again.
  */
 export interface Commit {
   guards: readonly string[]

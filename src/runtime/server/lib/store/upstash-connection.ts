@@ -1,10 +1,6 @@
 import type { RefreshStorageOptions } from '../../../types/options'
 
-/**
- * Where the upstash driver's REST URL and token come from: `tokenRefresh.storage.url` and
- * `.token` (also `NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_URL` / `_TOKEN` through the runtime config),
- * else the variables Upstash names them by in the server's environment.
- */
+/** The upstash driver's REST URL and token: `tokenRefresh.storage.url` and `.token`, else Upstash's own variables. */
 export const UPSTASH_ENV = { url: 'UPSTASH_REDIS_REST_URL', token: 'UPSTASH_REDIS_REST_TOKEN' } as const
 
 /** Environment variables of the server. */
@@ -16,10 +12,7 @@ export interface UpstashConnection {
   token: string
 }
 
-/**
- * The server's environment (`process.env`, which Nitro's Cloudflare presets fill from the
- * Worker's variables and secrets); empty where there is none.
- */
+/** The server's environment (`process.env`, filled from a Worker's variables on Cloudflare); empty where there is none. */
 export function serverEnv(): ServerEnv {
   return typeof process === 'object' && process?.env ? process.env : {}
 }
@@ -39,10 +32,7 @@ export function upstashConnection(storage: Partial<Pick<RefreshStorageOptions, '
 
 const LOOPBACK_HOSTS = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i
 
-/**
- * What is wrong with a REST URL, or undefined: it must be an absolute `https://` URL (`http://`
- * only for a loopback host: a local server in tests) without credentials, query or fragment.
- */
+/** What is wrong with a REST URL: it must be `https://` (`http://` on loopback) without credentials, query or fragment. */
 export function restUrlProblem(url: string): string | undefined {
   if (url !== url.trim()) return 'must not begin or end with spaces or line breaks'
   let parsed: URL
@@ -73,11 +63,7 @@ export function restTokenProblem(token: string): string | undefined {
   return undefined
 }
 
-/**
- * Configuration errors of the upstash driver. With `env` (the server is starting) the URL and the
- * token must be known, from the options or the environment; without it (a build) only what is
- * given is checked. The token's value never appears in a message.
- */
+/** Configuration errors of the upstash driver; with `env` (start-up) URL and token must be known. Never shows the token. */
 export function upstashOptionErrors(storage: Pick<RefreshStorageOptions, 'url'> & Partial<Pick<RefreshStorageOptions, 'token'>>, env?: ServerEnv): string[] {
   if (storage.token !== undefined && typeof storage.token !== 'string' && typeof storage.token !== 'number') return ['svcAuth.tokenRefresh.storage.token must be a string (its value is not shown).']
   const { url, token } = upstashConnection(storage, env ?? {})

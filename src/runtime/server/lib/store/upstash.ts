@@ -28,10 +28,7 @@ const isStrings = (value: unknown): value is string[] => Array.isArray(value) &&
 const isScanPage = (value: unknown): value is [string | number, string[]] => Array.isArray(value) && value.length === 2 && (isString(value[0]) || isInteger(value[0])) && isStrings(value[1])
 const isSetAnswer = (value: unknown): value is 'OK' | null => value === 'OK' || value === null
 
-/**
- * The text of a failure without what must not be logged: `@upstash/redis` appends the whole command
- * (keys and records) to errors. The server's own error comes first; the token is masked.
- */
+/** The text of a failure without the command `@upstash/redis` appends (keys and records); the token masked. */
 function failure(name: string, error: unknown, token: string, timeoutMs: number): Error {
   // By name, not class: a DOMException (an abort) is not an Error on every runtime.
   const kind = typeof (error as { name?: unknown } | null)?.name === 'string' ? (error as { name: string }).name : ''
@@ -50,11 +47,7 @@ function failure(name: string, error: unknown, token: string, timeoutMs: number)
   return new Error(`${reason} (Redis REST ${name})`)
 }
 
-/**
- * Redis over HTTP (Upstash REST) for hosts without TCP or a file system: the operations of the TCP
- * Redis backend (redis-operations.ts), scripts by SHA1, so every operation is atomic on the server.
- * `publish` sends a real PUBLISH; `subscribe` only runs `onResync` once (no connection is held).
- */
+/** Redis over HTTP (Upstash REST): the Redis backend's operations, atomic on the server; `subscribe` receives nothing. */
 export async function createUpstashBackend(options: UpstashBackendOptions): Promise<StoreBackend> {
   const { url, token } = options
   const timeoutMs = options.timeoutMs ?? UPSTASH_TIMEOUT_MS

@@ -24,11 +24,7 @@ export const refreshTokenRecord = z.object({
 /** A stored refresh token; every token belongs to a family (one login, `sid`), kept by rotation. */
 export type RefreshTokenRecord = z.output<typeof refreshTokenRecord>
 
-/**
- * Left on a token when it is rotated: created atomically, it is the single claim that names the one
- * successor (sealed with a key derived from the rotated token) and carries its record, stored also
- * under the successor's key and in the session map, so a crash between writes loses nothing.
- */
+/** Left on a rotated token: the single atomic claim naming its one (sealed) successor and carrying its record. */
 export const rotationMarker = z.object({
   family: z.string().min(1),
   userId: z.string().min(1),

@@ -50,10 +50,7 @@ function openSuccessor(ctx: AuthContext, token: string, sealed: string): string 
   return createSealer(current, previous).open(sealed)
 }
 
-/**
- * Writes a token's record after the session's entry in its user's map (a live token is never unlisted).
- * A token with its own end (`notAfter`) leaves the entry as it is: it must not shorten the listing.
- */
+/** Writes a token's record after its session's listing entry (a token with `notAfter` leaves the entry as it is). */
 async function storeToken(ctx: AuthContext, token: string, record: RefreshTokenRecord, ttl: number = ctx.lifetimes.refresh): Promise<void> {
   if (record.notAfter === undefined) await putSessionEntry(ctx, record.userId, record.family, sessionEntryOf(record), ttl)
   await ctx.store.write(tokenKey(ctx, token), record, ttl)
@@ -103,10 +100,7 @@ export function refreshLifetime(ctx: AuthContext, record: Pick<RefreshTokenRecor
 /** True once a record's own end (`notAfter`) has passed. */
 const pastItsEnd = (ctx: AuthContext, record: RefreshTokenRecord) => refreshLifetime(ctx, record) <= 0
 
-/**
- * A new refresh token for an existing session (the way back from an impersonation), with its
- * family, login time, provider and client. Null, and nothing stored, when the session has ended.
- */
+/** A new refresh token for an existing session (back from an impersonation); null when the session has ended. */
 export async function continueSession(ctx: AuthContext, family: string, input: Pick<RefreshTokenInput, 'user' | 'userId' | 'claims'> & { notAfter?: number }): Promise<{ token: string, record: RefreshTokenRecord } | null> {
   const entry = (await listSessionEntries(ctx, input.userId)).find(candidate => candidate.id === family)
   if (!entry || await isFamilyRevoked(ctx, family)) return null
@@ -152,10 +146,7 @@ function withinGrace(ctx: AuthContext, elapsedMs: number): boolean {
   return grace > 0 && elapsedMs <= grace
 }
 
-/**
- * The session a refresh cookie stands for, read only (SSR): the token's record or, within the grace
- * period of its rotation, its successor's. Never counts as reuse, never rotates.
- */
+/** The session a refresh cookie stands for (SSR), within the grace period also after a rotation; never rotates. */
 export async function readSessionRecord(ctx: AuthContext, token: string): Promise<RefreshTokenRecord | null> {
   // A token whose record survived a crash mid-rotation counts as rotated.
   const [found, marker] = await Promise.all([readRefreshToken(ctx, token), ctx.store.read(markerKey(ctx, token), rotationMarker)])
@@ -165,11 +156,8 @@ export async function readSessionRecord(ctx: AuthContext, token: string): Promis
 }
 
 /**
- * Redeems a refresh token for its successor (unless `rotate` declines). The first use creates the
- * rotation marker in one store commit (exactly one of concurrent uses wins, across processes): it
- * carries the successor's record, written under its key and in the session map; the revocation mark
- * guards it. Uses within `reuseGracePeriod` get the same successor; later ones are reuse of a stolen
- * token and revoke the family.
+ * Redeems a refresh token for its successor through one commit (one concurrent use wins). Uses within
+ * `reuseGracePeriod` get the same successor; later ones are reuse of a stolen token and revoke the family.
  */
 export async function rotateRefreshToken(ctx: AuthContext, token: string, options: { rotate: (record: RefreshTokenRecord) => boolean } = { rotate: () => true }): Promise<RefreshResult> {
   const key = tokenKey(ctx, token)
@@ -226,10 +214,7 @@ async function followRotation(ctx: AuthContext, token: string): Promise<RefreshR
   return { status: 'invalid' }
 }
 
-/**
- * A successor claimed but never stored (a crash, or a logout took it): stored again from its marker,
- * unless the session is revoked, checked after the write so a concurrent logout is never undone.
- */
+/** Stores a claimed successor again from its marker; the revocation is checked after the write. */
 async function restoreSuccessor(ctx: AuthContext, successor: string, record: RefreshTokenRecord): Promise<RefreshResult> {
   const left = Math.min((record.issuedAt + ctx.lifetimes.refresh * 1000 - Date.now()) / 1000, refreshLifetime(ctx, record))
   if (left <= 0) return { status: 'invalid' }
@@ -241,11 +226,7 @@ async function restoreSuccessor(ctx: AuthContext, successor: string, record: Ref
   return { status: 'ok', record, token: successor }
 }
 
-/**
- * Ends a session: its refresh tokens stop working, its access tokens are refused everywhere (unless
- * `sessions.revokeAccessTokens` is off), then `svc:session:revoked` runs (a failure is only logged).
- * Access tokens first, then the mark, then the map entry: a failure part-way leaves it for a retry.
- */
+/** Ends a session: access tokens first, then the mark, then the listing, so a failure part-way can be retried. */
 export async function revokeFamily(ctx: AuthContext, family: string, userId: string, reason: SessionRevocationReason): Promise<void> {
   await ctx.revocations?.revoke(family)
   await ctx.store.write(ctx.store.key(CORE_RECORDS.revokedFamily, family), Date.now(), ctx.lifetimes.refresh)

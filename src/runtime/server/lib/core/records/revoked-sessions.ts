@@ -2,20 +2,14 @@ import { z } from 'zod'
 import type { RecordStore } from '../../store/record-store'
 import { CORE_RECORDS } from './core-records'
 
-/**
- * Sessions revoked lately: one map (`sid` → when), loaded by every process on start and reconnection,
- * then followed through the broadcasts on {@link REVOKED_CHANNEL}.
- */
+/** Sessions revoked lately (`sid` → when), loaded on start and reconnection, then followed through broadcasts. */
 
 /** Channel of the revocation broadcasts (message: `<sid>|<expiry ms>`). */
 export const REVOKED_CHANNEL = 'session-revoked'
 
 const revokedAt = z.number()
 
-/**
- * Records that `sid` is revoked until `expiresAt` and tells every process. The record is what counts;
- * a failed broadcast is reported, never fails the revocation (a logout must not stop half-way).
- */
+/** Records that `sid` is revoked and tells every process; a failed broadcast is only reported. */
 export async function storeRevokedSession(store: RecordStore, sid: string, expiresAt: number, onBroadcastError: (error: unknown) => void): Promise<void> {
   const now = Date.now()
   await store.mapSet(store.namedKey(CORE_RECORDS.revokedSessions), sid, now, (expiresAt - now) / 1000)

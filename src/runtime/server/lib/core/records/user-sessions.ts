@@ -10,9 +10,8 @@ export { sessionIdSchema } from '../../edge/request-schemas'
 export type SessionEntry = z.output<typeof sessionEntry> & { id: string, expiresAt: number }
 
 /**
- * The sessions of one user: one map per user, one entry per session, never a scan. The entry is
- * written before a token and removed after the revoked mark, so a live session is always listed;
- * an entry without a live session (a failed login write, a refresh racing a revocation) is dropped when listing.
+ * One map per user, one entry per session: written before a token and removed after the revoked mark,
+ * so a live session is always listed (entries without one are dropped when listing).
  */
 export const sessionMapKey = (ctx: AuthContext, userId: string) => ctx.store.key(CORE_RECORDS.userSessions, userId)
 
