@@ -29,8 +29,16 @@ const DURATION_PATTERN = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(?:([a-z]+)\s*)?$/i
 
 function invalidDuration(value: unknown): Error {
   return new Error(
-    `Invalid duration "${String(value)}": expected a positive number of seconds or a string such as '90s', '5m', '1h', '7d', '2 weeks'`,
+    `Invalid duration "${String(value)}": expected a number of seconds or a string such as '90s', '5m', '1h', '7d', '2 weeks'`,
   )
+}
+
+/** How {@link parseDuration} reads a duration. */
+export interface DurationOptions {
+  /** Accept 0 (an option that 0 turns off). @default false */
+  zero?: boolean
+  /** The unit of numbers and of the result: `'ms'` for an option in milliseconds. @default 's' */
+  unit?: 's' | 'ms'
 }
 
 function durationStringToSeconds(value: string): number {
@@ -48,30 +56,27 @@ function durationStringToSeconds(value: string): number {
 }
 
 /**
- * Convert a duration to whole seconds.
+ * Convert a duration to a whole number of seconds (`unit: 'ms'`: milliseconds).
  *
- * Numbers are seconds. Strings hold an integer or decimal and an optional, case-insensitive unit
+ * Numbers are in that unit. Strings hold an integer or decimal and an optional, case-insensitive unit
  * (`s`/`sec`/`second(s)`, `m`/`min`/`minute(s)`, `h`/`hr`/`hour(s)`, `d`/`day(s)`, `w`/`week(s)`);
- * without a unit the number is seconds. The result is rounded and must be at least 1.
+ * without a unit the number is seconds. The result is rounded and must be at least 1 (0 with `zero`).
  *
  * @throws Error for anything else (negative, zero, non-finite, unknown unit, empty string).
  */
-export function parseDuration(value: Duration): number {
-  let seconds: number
+export function parseDuration(value: Duration, { zero = false, unit = 's' }: DurationOptions = {}): number {
+  let amount: number
   if (typeof value === 'number') {
-    seconds = value
+    amount = value
   }
   else if (typeof value === 'string') {
-    seconds = durationStringToSeconds(value)
+    amount = durationStringToSeconds(value) * (unit === 'ms' ? 1000 : 1)
   }
   else {
     throw invalidDuration(value)
   }
-  if (!Number.isFinite(seconds) || seconds <= 0) {
-    throw invalidDuration(value)
-  }
-  const rounded = Math.round(seconds)
-  if (rounded < 1 || !Number.isSafeInteger(rounded)) {
+  const rounded = Math.round(amount)
+  if (!Number.isSafeInteger(rounded) || rounded < (zero ? 0 : 1) || amount < 0) {
     throw invalidDuration(value)
   }
   return rounded

@@ -1,4 +1,4 @@
-import type { ModuleOptions } from '../../../types/options'
+import type { ModuleOptions, Parsed } from '../../../types/options'
 import type { RecordStore } from '../store/record-store'
 import type { Logger } from './logger'
 
@@ -7,7 +7,8 @@ import type { Logger } from './logger'
  * and the logger. The core's `AuthContext` extends it.
  */
 export interface EdgeContext {
-  options: ModuleOptions
+  /** The options, checked and parsed once (durations in seconds). */
+  options: Parsed<ModuleOptions>
   store: RecordStore
   logger: Logger
 }
