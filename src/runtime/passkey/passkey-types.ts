@@ -63,9 +63,8 @@ export interface PasskeyProviderOptions {
    */
   authenticatorAttachment?: '' | 'platform' | 'cross-platform'
   /**
-   * How long the browser gives the user to complete a ceremony (a hint to the browser; the
-   * server keeps a challenge 5 minutes, so at most 300000): a number of milliseconds or a
-   * duration string such as `'1m'`.
+   * Milliseconds (or a duration string such as `'1m'`) the browser gives the user to complete a ceremony
+   * (a hint to the browser; the server keeps a challenge 5 minutes, so at most 300000).
    * @default 60000
    */
   timeout?: Duration

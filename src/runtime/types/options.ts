@@ -14,10 +14,7 @@ import type { TwoFactorOptions } from '../two-factor/two-factor-types'
 export type { RedisNode, RefreshCookieOptions, RefreshEncryptionOptions, RefreshStorageOptions, TokenRefreshOptions } from './refresh'
 export type { TwoFactorAlgorithm, TwoFactorOptions } from '../two-factor/two-factor-types'
 
-/**
- * Duration: a number of seconds, or a string such as `'90s'`, `'5m'`, `'1h'`, `'7d'`. Every option
- * that is a time span takes both forms; the server reads it once as a number of seconds ({@link Parsed}).
- */
+/** Duration: a number of seconds, or a string such as `'90s'`, `'5m'`, `'1h'`, `'7d'` (every option that is a time span). */
 export type Duration = string | number
 
 /** Options as the server reads them once they are checked: every {@link Duration} a number (of seconds). */

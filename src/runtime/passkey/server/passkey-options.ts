@@ -19,7 +19,6 @@ export const passkeySchema = z.object({
   attestation: oneOf(['none', 'direct', 'enterprise']).default('none'),
   residentKey: oneOf(['required', 'preferred', 'discouraged']).default('preferred'),
   authenticatorAttachment: oneOf(['', 'platform', 'cross-platform']).default(''),
-  // A challenge lives 5 minutes.
   timeout: duration(60_000, { min: 1000, max: 300_000, unit: 'ms' }),
   maxNameLength: int(1, 'must be a whole number from 1 to 256.', 256).default(64),
 })

@@ -13,14 +13,9 @@ let pending: Promise<AuthContext> | undefined
 let ready: AuthContext | undefined
 let parsed: Parsed<ModuleOptions> | undefined
 
-/** The module's options (the private runtime config), without creating the auth context. */
-function runtimeOptions(): ModuleOptions {
-  return useRuntimeConfig().svcAuth as unknown as ModuleOptions
-}
-
-/** The core's options parsed once (durations in seconds), without creating the auth context. */
+/** The module's options (the private runtime config), parsed once (durations in seconds), without creating the auth context. */
 export function authOptions(): Parsed<ModuleOptions> {
-  return parsed ??= validateOptions(runtimeOptions()).options
+  return parsed ??= validateOptions(useRuntimeConfig().svcAuth as unknown as ModuleOptions).options
 }
 
 /** The process-wide auth context, created on first use from the private runtime config. */
@@ -28,7 +23,7 @@ export function useAuthContext(): Promise<AuthContext> {
   if (ready) return Promise.resolve(ready)
   if (!pending) {
     const config = useRuntimeConfig()
-    const options = runtimeOptions()
+    const options = useRuntimeConfig().svcAuth as unknown as ModuleOptions
     const hooks = useNitroApp().hooks as unknown as { callHook: (name: string, payload: unknown) => Promise<unknown> }
     pending = createAuthContext(options, {
       dev: import.meta.dev,

@@ -46,7 +46,6 @@ export const rateLimitSchema = group({
   login: group({
     ...rule(30, 100, 900),
     perEmailAndIp: int(0, 'must be a whole number, 0 (no limit) or more.').default(5),
-    // 0: no device cookies; at most 400 days.
     deviceCookieMaxAge: duration(31536000, { min: 0, max: MAX_COOKIE_AGE }),
   }),
   resetRequest: group(rule(10, 5, 3600)),
