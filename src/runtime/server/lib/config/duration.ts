@@ -4,7 +4,7 @@ import type { Duration } from '../../../types/options'
 const SECONDS_PER_UNIT: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 }
 
 /** Number (integer or decimal), optional unit, optional whitespace around and between them. */
-const DURATION_PATTERN = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)?\s*$/i
+const DURATION_PATTERN = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(?:(s(?:ecs?|econds?)?|m(?:ins?|inutes?)?|h(?:rs?|ours?)?|d(?:ays?)?|w(?:eeks?)?)\s*)?$/i
 
 const invalidDuration = (value: unknown) => new Error(`Invalid duration "${String(value)}": expected a number of seconds or a string such as '90s', '5m', '1h', '7d', '2 weeks'`)
 
