@@ -15,8 +15,9 @@ function unwrap(schema: z.ZodType): { core: z.ZodType, fallback: unknown, descri
   let core = schema
   let fallback: unknown
   let description = schema.description ?? ''
-  for (let def = defOf(core); ['default', 'prefault', 'optional', 'nullable', 'pipe'].includes(def.type); def = defOf(core)) {
-    if (def.type === 'default') fallback = def.defaultValue
+  for (let def = defOf(core); ['default', 'prefault', 'optional', 'nullable', 'pipe'].includes(def.type) && !core.meta()?.type; def = defOf(core)) {
+    // A duration's default is a prefault (parsed like a given value); a group's `{}` is none. A typed pipe (a duration) stops.
+    if (def.type === 'default' || (def.type === 'prefault' && typeof def.defaultValue !== 'object')) fallback = def.defaultValue
     core = (def.type === 'pipe' ? def.out : def.innerType)!
     description ||= core.description ?? ''
   }

@@ -166,7 +166,8 @@ describe('configuration from the environment', () => {
   it('applies cookie options and token lifetime from NUXT_SVC_AUTH_*', async () => {
     const custom = await startServerProcess({
       NUXT_SVC_AUTH_TOKEN_REFRESH_COOKIE_COOKIE_NAME: 'my-rt',
-      NUXT_SVC_AUTH_TOKEN_REFRESH_COOKIE_MAX_AGE: '3600',
+      // A duration in either form, read once when the server starts.
+      NUXT_SVC_AUTH_TOKEN_REFRESH_COOKIE_MAX_AGE: '1h',
       NUXT_SVC_AUTH_TOKEN_REFRESH_COOKIE_SAME_SITE: 'strict',
       NUXT_SVC_AUTH_TOKEN_REFRESH_COOKIE_PATH: '/auth',
       // A cookie under /auth reaches the auth endpoints only: no SSR token for the pages.

@@ -39,7 +39,7 @@ describe('resolveOptions', () => {
     expect(o.token).toEqual({
       secret: '',
       previousSecrets: [],
-      expiresIn: '1h',
+      expiresIn: 3600, // '1h', parsed
       algorithm: 'HS256',
       issuer: 'svc',
       audience: '',
@@ -49,7 +49,7 @@ describe('resolveOptions', () => {
     })
     expect(o.tokenRefresh.enabled).toBe(true)
     expect(o.tokenRefresh.automaticRefresh).toBe(true)
-    expect(o.tokenRefresh.ssrTokenExpiry).toBe('5m')
+    expect(o.tokenRefresh.ssrTokenExpiry).toBe(300)
     expect(o.tokenRefresh.reuseGracePeriod).toBe(10)
     expect(o.tokenRefresh.cookie).toEqual({
       cookieName: 'svc-refresh',
@@ -84,7 +84,7 @@ describe('resolveOptions', () => {
       sessionsPath: '/auth/sessions',
       secondFactorPath: '/auth/second-factor',
     })
-    expect(o.sessions).toEqual({ revokeAccessTokens: true, recentLogin: '15m' })
+    expect(o.sessions).toEqual({ revokeAccessTokens: true, recentLogin: 900 })
     expect(o.twoFactor).toEqual({ enabled: false, secret: '', previousSecrets: [], issuer: '', requireForAll: false, digits: 6, period: 30, algorithm: 'SHA1', window: 1, maxAttempts: 5, pendingLoginTTL: 300, enrolmentTTL: 600, recoveryCodes: 10, maxFailures: 20, failureWindow: 86400 })
     expect(o.logging).toEqual({ level: 'info', security: false })
     expect(o.impersonation).toEqual({ enabled: false, tokenExpiration: 900, originalUserLookupClaim: 'sub' })
@@ -429,10 +429,10 @@ describe('validateOptions and checkOptions', () => {
       o.tokenRefresh.reuseGracePeriod = -1
     })
     const message = thrownMessage(() => checkOptions(options, PROD))
-    expect(message).toContain('svcAuth.tokenRefresh.cookie.maxAge must be a positive number of seconds.')
-    expect(message).toContain('svcAuth.authCode.expiresIn must be a positive number of seconds.')
-    expect(message).toContain('svcAuth.impersonation.tokenExpiration must be a positive number of seconds.')
-    expect(message).toContain('svcAuth.tokenRefresh.reuseGracePeriod must be a number of seconds, 0 or more.')
+    expect(message).toContain('svcAuth.tokenRefresh.cookie.maxAge must be a number of seconds or a duration such as \'1h\' (got 0).')
+    expect(message).toContain('svcAuth.authCode.expiresIn must be a number of seconds or a duration such as \'1h\' (got -1).')
+    expect(message).toContain('svcAuth.impersonation.tokenExpiration must be a number of seconds or a duration such as \'1h\' (got null).')
+    expect(message).toContain('svcAuth.tokenRefresh.reuseGracePeriod must be a number of seconds, 0 or more, or a duration such as \'1h\' (got -1).')
   })
 
   it('security options, the public URL and the code cookie name are checked', () => {

@@ -187,7 +187,7 @@ describe('options', () => {
     expect(errors.join('\n')).toContain('svcAuth.rateLimit.verifyFailures.perEmail must be a whole number')
     expect(errors.join('\n')).toContain('svcAuth.rateLimit.login.perEmailAndIp must be a whole number')
     expect(errors.join('\n')).toContain('svcAuth.rateLimit.codeOnlyVerify.misses must be a whole number')
-    expect(errors.join('\n')).toContain('svcAuth.rateLimit.codeOnlyVerify.window must be a whole number')
+    expect(errors.join('\n')).toContain('svcAuth.rateLimit.codeOnlyVerify.window must be a number of seconds or a duration such as \'1h\' (got 0).')
     expect(errors.join('\n')).toContain('svcAuth.rateLimit.trustedProxies[0] is not an IP address or CIDR range (got "proxy.local")')
   })
 })

@@ -3,6 +3,7 @@
  * Setting the key (even to `{}`) enables the provider and its routes under `<authPath>/passkey/`.
  */
 import type { H3Event } from 'h3'
+import type { Duration } from '../types/options'
 
 /** How strongly the authenticator must verify the user (PIN, biometrics). */
 export type PasskeyUserVerification = 'required' | 'preferred' | 'discouraged'
@@ -62,11 +63,11 @@ export interface PasskeyProviderOptions {
    */
   authenticatorAttachment?: '' | 'platform' | 'cross-platform'
   /**
-   * Milliseconds the browser gives the user to complete a ceremony (a hint to the browser; the
-   * server keeps a challenge 5 minutes, so at most 300000).
+   * Milliseconds (or a duration string such as `'1m'`) the browser gives the user to complete a ceremony
+   * (a hint to the browser; the server keeps a challenge 5 minutes, so at most 300000).
    * @default 60000
    */
-  timeout?: number
+  timeout?: Duration
   /**
    * Longest display name of a passkey, in characters (longer names are cut).
    * @default 64

@@ -4,6 +4,7 @@
  */
 
 import type { CustomClaims } from '../types/auth'
+import type { Duration } from '../types/options'
 
 export interface PasswordPolicyOptions {
   /**
@@ -41,10 +42,10 @@ export interface PasswordPolicyOptions {
 
 export interface PasswordProviderOptions {
   /**
-   * Lifetime of an emailed 6-digit code, in seconds.
+   * Lifetime of an emailed 6-digit code (seconds or a duration string).
    * @default 600
    */
-  magicCodeTTL?: number
+  magicCodeTTL?: Duration
   /**
    * Verification attempts allowed per code; past it even the right code is refused.
    * @default 5

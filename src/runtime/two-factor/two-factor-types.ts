@@ -4,6 +4,8 @@
  * added, and logins of users who need a second factor stop at that page.
  */
 
+import type { Duration } from '../types/options'
+
 /** HMAC of the TOTP codes. Authenticator apps support SHA1 everywhere; SHA256/SHA512 only some. */
 export type TwoFactorAlgorithm = 'SHA1' | 'SHA256' | 'SHA512'
 
@@ -56,10 +58,10 @@ export interface TwoFactorOptions {
    */
   digits: number
   /**
-   * Seconds a code is valid for (one time step, 15 to 120). Kept with each enrolment.
+   * How long a code is valid (one time step, 15 to 120 seconds; seconds or a duration string). Kept with each enrolment.
    * @default 30
    */
-  period: number
+  period: Duration
   /**
    * HMAC of the codes. Kept with each enrolment.
    * @default 'SHA1'
@@ -77,15 +79,15 @@ export interface TwoFactorOptions {
    */
   maxAttempts: number
   /**
-   * Seconds a pending login (first factor done, second factor asked) lives.
+   * How long a pending login (first factor done, second factor asked) lives (seconds or a duration string).
    * @default 300
    */
-  pendingLoginTTL: number
+  pendingLoginTTL: Duration
   /**
-   * Seconds an enrolment started from the settings lives before it must be confirmed.
+   * How long an enrolment started from the settings lives before it must be confirmed (seconds or a duration string).
    * @default 600
    */
-  enrolmentTTL: number
+  enrolmentTTL: Duration
   /**
    * Recovery codes made at enrolment and by each regeneration (1 to 20).
    * @default 10
@@ -100,8 +102,8 @@ export interface TwoFactorOptions {
    */
   maxFailures: number
   /**
-   * Seconds of the window of `maxFailures` (it starts with the first failure).
+   * The window of `maxFailures` (seconds or a duration string; it starts with the first failure).
    * @default 86400
    */
-  failureWindow: number
+  failureWindow: Duration
 }

@@ -14,8 +14,12 @@ import type { TwoFactorOptions } from '../two-factor/two-factor-types'
 export type { RedisNode, RefreshCookieOptions, RefreshEncryptionOptions, RefreshStorageOptions, TokenRefreshOptions } from './refresh'
 export type { TwoFactorAlgorithm, TwoFactorOptions } from '../two-factor/two-factor-types'
 
-/** Duration: a number of seconds, or a string such as `'90s'`, `'5m'`, `'1h'`, `'7d'`. */
+/** Duration: a number of seconds, or a string such as `'90s'`, `'5m'`, `'1h'`, `'7d'` (every option that is a time span). */
 export type Duration = string | number
+
+/** Options as the server reads them once they are checked: every {@link Duration} a number (of seconds). */
+export type Parsed<T> = [T] extends [Duration] ? ([Duration] extends [T] ? number : T)
+  : T extends (...args: never[]) => unknown ? T : T extends object ? { [K in keyof T]: Parsed<T[K]> } : T
 
 export type TokenAlgorithm = 'HS256' | 'RS256'
 export type StorageDriverName = 'fs' | 'redis' | 'memory' | 'upstash'
@@ -90,8 +94,8 @@ export interface RsaVerificationKey {
 }
 
 export interface AuthCodeOptions {
-  /** Authorization code lifetime in seconds. @default 60 */
-  expiresIn: number
+  /** Authorization code lifetime (seconds or a duration string). @default 60 */
+  expiresIn: Duration
   /**
    * Name of the short-lived HttpOnly cookie that binds an authorization code to the browser it
    * was issued to (POST /auth/token refuses the code without it). With `tokenRefresh.cookie.secure`
@@ -168,8 +172,8 @@ export interface LoggingOptions {
 export interface ImpersonationOptions {
   /** @default false */
   enabled: boolean
-  /** Lifetime of impersonated tokens in seconds. @default 900 */
-  tokenExpiration: number
+  /** Lifetime of impersonated tokens (seconds or a duration string). @default 900 */
+  tokenExpiration: Duration
   /** Claim of the requester used to look them up again when impersonation ends. @default 'sub' */
   originalUserLookupClaim: string
 }

@@ -3,6 +3,8 @@
  * storage mount (`tokenRefresh.storage`), so with Redis they hold across server instances.
  */
 
+import type { Duration } from './options'
+
 /**
  * One endpoint's limits: fixed windows counted per client address and per email. IPv6 clients
  * are counted per /64 network (one host usually owns a whole /64).
@@ -12,8 +14,8 @@ export interface RateLimitRule {
   perIp: number
   /** Requests per email address within `window` (0: no limit per email). */
   perEmail: number
-  /** Length of the window in seconds; it starts with the first request of a key. */
-  window: number
+  /** Length of the window (seconds or a duration string); it starts with the first request of a key. */
+  window: Duration
 }
 
 /** Limits of the password login. */
@@ -24,7 +26,7 @@ export interface LoginRateLimitRule extends RateLimitRule {
    */
   perEmailAndIp: number
   /**
-   * Lifetime in seconds of the device cookie (`__Host-svc-device` when Secure, else `svc-device`)
+   * Lifetime (seconds or a duration string) of the device cookie (`__Host-svc-device` when Secure, else `svc-device`)
    * set by the token exchange of a completed password login: it names the account by an HMAC
    * under the server secret, never in clear. A login from a browser that holds a valid one for the
    * email counts its failures per device cookie (`perEmailAndIp`) instead of `perEmail`, so
@@ -32,23 +34,23 @@ export interface LoginRateLimitRule extends RateLimitRule {
    * under `perEmail`).
    * @default 31536000 (365 days)
    */
-  deviceCookieMaxAge: number
+  deviceCookieMaxAge: Duration
 }
 
 /** Failed verifications per email and action. */
 export interface VerifyFailureBudget {
   /** Failures allowed within `window` (0: no limit). */
   perEmail: number
-  /** Length of the window in seconds. */
-  window: number
+  /** Length of the window (seconds or a duration string). */
+  window: Duration
 }
 
 /** Global budget of code-only verification misses per action. */
 export interface CodeOnlyBudget {
   /** Misses allowed per action within `window` (0: code-only verification is off). */
   misses: number
-  /** Length of the window in seconds. */
-  window: number
+  /** Length of the window (seconds or a duration string). */
+  window: Duration
 }
 
 export interface RateLimitOptions {

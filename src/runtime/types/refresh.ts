@@ -9,8 +9,8 @@ import type { Duration, SameSite, StorageDriverName } from './options'
 export interface RefreshCookieOptions {
   /** @default 'svc-refresh' */
   cookieName: string
-  /** Cookie and refresh token lifetime in seconds. @default 604800 */
-  maxAge: number
+  /** Cookie and refresh token lifetime (seconds or a duration string). @default 604800 */
+  maxAge: Duration
   /** @default true */
   secure: boolean
   /** @default true */
@@ -150,13 +150,13 @@ export interface TokenRefreshOptions {
    */
   ssrTokenExpiry: Duration
   /**
-   * Seconds during which a refresh token that was just rotated is still accepted (tabs that
+   * How long (seconds or a duration string) a refresh token that was just rotated is still accepted (tabs that
    * refresh at the same moment, a retry after a lost answer). Such a use gets the same successor
    * refresh token as the first one, so a session never has two live tokens. Any later use is
    * treated as theft and revokes the whole session. 0: only the first use succeeds.
    * @default 10
    */
-  reuseGracePeriod: number
+  reuseGracePeriod: Duration
   cookie: RefreshCookieOptions
   storage: RefreshStorageOptions
   encryption: RefreshEncryptionOptions

@@ -2,7 +2,7 @@ import type { PasskeyProviderOptions, ResolvedPasskeyOptions } from '../passkey-
 import { originOf } from '../../server/lib/edge/origin'
 import { stringList } from '../../server/lib/config/string-list'
 import { z } from 'zod'
-import { got, int, oneOf, schemaErrors, listOf, text, type Checked, type SameType } from '../../server/lib/config/schema'
+import { duration, got, int, oneOf, schemaErrors, listOf, text, type Checked, type SameType } from '../../server/lib/config/schema'
 
 /** A host name as a relying-party id: lowercase labels, no scheme, port or path. */
 const HOST_NAME = /^(?=.{1,253}$)[a-z\d](?:[a-z\d-]{0,61}[a-z\d])?(?:\.[a-z\d](?:[a-z\d-]{0,61}[a-z\d])?)*$/
@@ -19,7 +19,7 @@ export const passkeySchema = z.object({
   attestation: oneOf(['none', 'direct', 'enterprise']).default('none'),
   residentKey: oneOf(['required', 'preferred', 'discouraged']).default('preferred'),
   authenticatorAttachment: oneOf(['', 'platform', 'cross-platform']).default(''),
-  timeout: int(1000, 'must be a whole number of milliseconds from 1000 to 300000 (a challenge lives 5 minutes).', 300_000).default(60_000),
+  timeout: duration(60_000, { min: 1000, max: 300_000, unit: 'ms' }),
   maxNameLength: int(1, 'must be a whole number from 1 to 256.', 256).default(64),
 })
 
@@ -33,13 +33,13 @@ export function isPasskeyEnabled(value: unknown): value is PasskeyProviderOption
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-/** The provider options with every default applied (a fresh object; `origins` always a list). */
+/** The provider options with every default applied (a fresh object; `origins` always a list), parsed (`timeout` in milliseconds) when valid. */
 export function resolvePasskeyOptions(input: PasskeyProviderOptions | undefined): ResolvedPasskeyOptions {
   const given = Object.fromEntries(Object.entries(input ?? {}).filter(([, value]) => value !== undefined && value !== null))
   const resolved = { ...structuredClone(PASSKEY_DEFAULTS), ...given } as ResolvedPasskeyOptions
   // An environment override gives one origin as a string.
   resolved.origins = stringList(resolved.origins as unknown).map(origin => origin.replace(/\/+$/, ''))
-  return resolved
+  return passkeySchema.safeParse(resolved).data ?? resolved
 }
 
 /** True when `host` is `rpID` or a subdomain of it (a browser signs for such an rpID only). */

@@ -2,12 +2,12 @@ import { defu } from 'defu'
 import { z } from 'zod'
 import type { PasswordProviderOptions, ResolvedPasswordOptions } from '../password-types'
 import type { CustomClaims } from '../../types/auth'
-import { bool, group, int, is, relativePath, schemaErrors, type Checked, type SameType } from '../../server/lib/config/schema'
+import { bool, duration, group, int, is, relativePath, schemaErrors, type Checked, type SameType } from '../../server/lib/config/schema'
 import { isRecord } from '../../shared/values'
 
 /** The options of the password provider (`svcAuth.providers.password`). */
 export const passwordSchema = z.object({
-  magicCodeTTL: int(1, 'must be a whole number of seconds, 1 or more.').default(600),
+  magicCodeTTL: duration(600),
   magicCodeMaxAttempts: int(1, 'must be a whole number, 1 or more.').default(5),
   passwordHashRounds: int(4, 'must be a whole number from 4 to 31.', 31).default(12),
   passwordPolicy: group({
@@ -35,13 +35,13 @@ export function isPasswordEnabled(value: unknown): value is PasswordProviderOpti
   return isRecord(value)
 }
 
-/** The provider options with every default applied (a fresh object). */
+/** The provider options with every default applied (a fresh object), parsed (durations in seconds) when valid. */
 export function resolvePasswordOptions(input: PasswordProviderOptions | undefined): ResolvedPasswordOptions {
   // customClaims is kept as given (a mistaken function must reach validation, not break cloning).
   const { customClaims, ...rest } = input ?? {}
   const resolved = defu(structuredClone(rest), structuredClone(PASSWORD_DEFAULTS)) as ResolvedPasswordOptions
   if (customClaims !== undefined) resolved.customClaims = customClaims
-  return resolved
+  return passwordSchema.safeParse(resolved).data ?? resolved
 }
 
 /** Every mistake in the resolved provider options, one message each. */

@@ -2,18 +2,20 @@ import type { EventHandlerRequest, H3Event } from 'h3'
 import { defineEventHandler, setResponseHeader } from 'h3'
 import { useNitroApp, useRuntimeConfig } from 'nitropack/runtime'
 import { features } from '#svc-auth/features'
-import type { ModuleOptions } from '../../types/options'
+import type { ModuleOptions, Parsed } from '../../types/options'
 import { createAuthContext, type AuthContext } from '../lib/core/context'
 import { recordedDeployTarget } from '../lib/config/runtime-target'
+import { validateOptions } from '../lib/config/validate-options'
 import { sendAuthError } from '../lib/edge/errors'
 import { limitRequestBody } from '../lib/edge/request-guards'
 
 let pending: Promise<AuthContext> | undefined
 let ready: AuthContext | undefined
+let parsed: Parsed<ModuleOptions> | undefined
 
-/** The module's options (the private runtime config), without creating the auth context. */
-export function authOptions(): ModuleOptions {
-  return useRuntimeConfig().svcAuth as unknown as ModuleOptions
+/** The module's options (the private runtime config), parsed once (durations in seconds), without creating the auth context. */
+export function authOptions(): Parsed<ModuleOptions> {
+  return parsed ??= validateOptions(useRuntimeConfig().svcAuth as unknown as ModuleOptions).options
 }
 
 /** The process-wide auth context, created on first use from the private runtime config. */
@@ -21,7 +23,7 @@ export function useAuthContext(): Promise<AuthContext> {
   if (ready) return Promise.resolve(ready)
   if (!pending) {
     const config = useRuntimeConfig()
-    const options = authOptions()
+    const options = useRuntimeConfig().svcAuth as unknown as ModuleOptions
     const hooks = useNitroApp().hooks as unknown as { callHook: (name: string, payload: unknown) => Promise<unknown> }
     pending = createAuthContext(options, {
       dev: import.meta.dev,

@@ -1,6 +1,7 @@
 import type { TwoFactorOptions } from '../two-factor-types'
+import type { Parsed } from '../../types/options'
 import type { z } from 'zod'
-import { bool, group, int, oneOf, schemaErrors, secret, listOf, text, type Checked, type SameType } from '../../server/lib/config/schema'
+import { bool, duration, group, int, oneOf, schemaErrors, secret, listOf, text, type Checked, type SameType } from '../../server/lib/config/schema'
 
 export const TWO_FACTOR_ALGORITHMS = ['SHA1', 'SHA256', 'SHA512'] as const
 
@@ -17,18 +18,18 @@ export const twoFactorSchema = group({
   issuer: text.refine(issuer => issuer.length <= 64 && !issuer.includes(':'), 'must be a name of at most 64 characters without \':\'.').default(''),
   requireForAll: bool.default(false),
   digits: int(6, 'must be 6, 7 or 8.', 8).default(6),
-  period: int(15, 'must be a whole number of seconds from 15 to 120.', 120).default(30),
+  period: duration(30, { min: 15, max: 120 }),
   algorithm: oneOf(TWO_FACTOR_ALGORITHMS).default('SHA1'),
   window: int(0, 'must be 0, 1 or 2 time steps.', 2).default(1),
   maxAttempts: int(1, 'must be a whole number from 1 to 100.', 100).default(5),
-  pendingLoginTTL: int(30, 'must be a whole number of seconds from 30 to 3600.', 3600).default(300),
-  enrolmentTTL: int(60, 'must be a whole number of seconds from 60 to 86400.', 86400).default(600),
+  pendingLoginTTL: duration(300, { min: 30, max: 3600 }),
+  enrolmentTTL: duration(600, { min: 60, max: 86400 }),
   recoveryCodes: int(1, 'must be a whole number from 1 to 20.', 20).default(10),
   maxFailures: int(0, 'must be a whole number, 0 (no limit) or more.').default(20),
-  failureWindow: int(1, 'must be a whole number of seconds, 1 or more.').default(86400),
+  failureWindow: duration(86400),
 })
 
-export type TwoFactorOptionsChecked = Checked<SameType<z.output<typeof twoFactorSchema>, TwoFactorOptions>>
+export type TwoFactorOptionsChecked = Checked<SameType<z.output<typeof twoFactorSchema>, Parsed<TwoFactorOptions>>>
 
 /**
  * Every mistake in `svcAuth.twoFactor`, one message each (only `enabled` when it is off).

@@ -31,15 +31,25 @@ export const oneOf = <const T extends readonly [string, ...string[]]>(values: T)
 export const is = <T>(guard: (value: unknown) => value is T, error: string | ReturnType<typeof got>, type = 'object') =>
   z.unknown().refine(guard, { error }).meta({ type })
 
-/** A duration: seconds, or a string such as `'15m'` ({@link parseDuration}, the module's one parser). */
-export const duration = is((value): value is Duration => {
-  try {
-    return parseDuration(value as Duration) > 0
-  }
-  catch {
-    return false
-  }
-}, got('must be a number of seconds or a duration such as \'1h\''), 'duration (seconds or `\'15m\'`)')
+/**
+ * A duration, read once by {@link parseDuration} (the module's one parser) into a whole number of
+ * seconds (`unit: 'ms'`: milliseconds) from `min` to `max`: a number of that unit, or a string such as `'15m'`.
+ */
+export const duration = (fallback: Duration, { min = 1, max = Number.MAX_SAFE_INTEGER, unit = 's' }: { min?: number, max?: number, unit?: 's' | 'ms' } = {}) => {
+  const [unitName, example] = unit === 'ms' ? ['milliseconds', '1m'] : ['seconds', '15m']
+  const range = max < Number.MAX_SAFE_INTEGER ? ` from ${min} to ${max}` : min ? '' : ', 0 or more,'
+  return z.unknown().transform((value, ctx) => {
+    try {
+      const parsed = parseDuration(value as Duration, { zero: min === 0, unit })
+      if (parsed >= min && parsed <= max) return parsed
+    }
+    catch {
+      // Reported below.
+    }
+    ctx.addIssue({ code: 'custom', message: got(`must be a number of ${unitName}${range} or a duration such as '${max >= parseDuration('1h', { unit }) ? '1h' : '1m'}'`)({ input: value }) })
+    return z.NEVER
+  }).meta({ type: `duration (${unitName} or \`'${example}'\`)` }).prefault(fallback)
+}
 
 /** A same-origin relative path (`/dashboard`). */
 export const relativePath = (fallback: string, message = 'must be a relative path such as \'/\'') => z.string().refine(isRelativePath, { error: got(message) }).default(fallback)
@@ -68,13 +78,18 @@ export const crossChecks = <T>(rules: (value: T) => Array<[string | PropertyKey[
 
 /** Messages of every problem of `value`, each led by the option's path (`svcAuth.token.expiresIn must be …`). */
 export function schemaErrors(schema: z.ZodType, value: unknown, at = 'svcAuth'): string[] {
+  return parseOptions(schema, value, at).errors
+}
+
+/** `value` parsed by `schema` (durations in seconds), or the messages of its problems ({@link schemaErrors}). */
+export function parseOptions<S extends z.ZodType>(schema: S, value: unknown, at = 'svcAuth'): { errors: string[], value?: z.output<S> } {
   const result = schema.safeParse(value)
-  if (result.success) return []
-  return result.error.issues.map((issue) => {
+  if (result.success) return { errors: [], value: result.data }
+  return { errors: result.error.issues.map((issue) => {
     const path = [at, ...issue.path].map((key, i) => (typeof key === 'number' ? `[${key}]` : i ? `.${String(key)}` : String(key))).join('')
     // A message that starts with ':' or '.' goes on from the path (`….storage: set either …`, `….tenant must …`).
     return /^[:.]/.test(issue.message) ? `${path}${issue.message}` : `${path} ${issue.message}`
-  })
+  }) }
 }
 
 /** `true` when `A` and `B` are assignable both ways: `Checked<SameType<schema output, interface>>`. */

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import type { ClientMiddlewareOptions, ModuleOptions, RedisNode, RefreshCookieOptions, RefreshEncryptionOptions, RefreshStorageOptions, RsaVerificationKey, TokenOptions } from '../../../types/options'
+import type { ClientMiddlewareOptions, ModuleOptions, Parsed, RedisNode, RefreshCookieOptions, RefreshEncryptionOptions, RefreshStorageOptions, RsaVerificationKey, TokenOptions } from '../../../types/options'
 import type { RateLimitOptions } from '../../../types/rate-limit-options'
 import { originOf } from '../edge/origin'
 import { isRelativePath } from '../../../shared/paths'
@@ -8,27 +8,28 @@ import { refreshCookiePathErrors } from '../edge/cookie-path'
 import { upstashOptionErrors, type ServerEnv } from '../store/upstash-connection'
 import { storageDriverError, type RuntimeTarget } from './runtime-target'
 import { isClientAddressHeader, isTrustedProxyEntry, MULTI_HOP_HEADERS } from '../edge/rate-limit'
-import { bool, crossChecks, duration, got, group, int, is, oneOf, relativePath, schemaErrors, secret, listOf, text, type Checked, type SameType } from './schema'
+import { bool, crossChecks, duration, got, group, int, is, oneOf, parseOptions, relativePath, schemaErrors, secret, listOf, text, type Checked, type SameType } from './schema'
 
 export interface ValidationResult {
   errors: string[]
   warnings: string[]
+  /** The options with the core's parsed (durations in seconds); as given when there are errors. */
+  options: Parsed<ModuleOptions>
 }
 
 /** A cookie name (an RFC 6265 token). */
 const COOKIE_NAME = /^[\w!#$%&'*+.^`|~-]+$/
 const cookieName = (fallback: string) => z.string().regex(COOKIE_NAME, { error: got('must be a cookie name (letters, digits, - and _)') }).default(fallback)
-const seconds = (fallback: number) => z.number({ error: 'must be a positive number of seconds.' }).positive({ error: 'must be a positive number of seconds.' }).default(fallback)
 const endpoint = (fallback: string) => relativePath(fallback, 'must be a path starting with \'/\'')
 /** A string that the environment may give as a number (a numeric password or token); its value is never shown. */
 const envString = (fallback: string) => is((value): value is string => typeof value === 'string' || typeof value === 'number', 'must be a string (its value is not shown).', 'string').default(fallback)
 const redisNodes = is((value): value is RedisNode[] => Array.isArray(value) && value.every(n => n && typeof n === 'object' && typeof n.host === 'string' && n.host !== '' && Number.isInteger(n.port) && n.port > 0 && n.port < 65536), got('must be an array of { host, port }'), '`{ host, port }[]`').default([])
 
-/** One rate-limit rule: per client address, per email, in a window of seconds. */
+/** One rate-limit rule: per client address, per email, in a window. */
 const rule = (perIp: number, perEmail: number, window: number) => ({
   perIp: int(0, 'must be a whole number, 0 (no limit) or more.').default(perIp),
   perEmail: int(0, 'must be a whole number, 0 (no limit) or more.').default(perEmail),
-  window: int(1, 'must be a whole number of seconds, 1 or more.').default(window),
+  window: duration(window),
 })
 
 /** The longest cookie lifetime browsers keep (400 days, RFC 6265bis). */
@@ -45,17 +46,17 @@ export const rateLimitSchema = group({
   login: group({
     ...rule(30, 100, 900),
     perEmailAndIp: int(0, 'must be a whole number, 0 (no limit) or more.').default(5),
-    deviceCookieMaxAge: int(0, `must be a whole number of seconds from 0 (no device cookies) to ${MAX_COOKIE_AGE} (400 days).`, MAX_COOKIE_AGE).default(31536000),
+    deviceCookieMaxAge: duration(31536000, { min: 0, max: MAX_COOKIE_AGE }),
   }),
   resetRequest: group(rule(10, 5, 3600)),
   verify: group(rule(20, 0, 900)),
   codeOnlyVerify: group({
     misses: int(0, 'must be a whole number, 0 (code-only verification off) or more.').default(25),
-    window: int(1, 'must be a whole number of seconds, 1 or more.').default(3600),
+    window: duration(3600),
   }),
   verifyFailures: group({
     perEmail: int(0, 'must be a whole number, 0 (no limit) or more.').default(10),
-    window: int(1, 'must be a whole number of seconds, 1 or more.').default(86400),
+    window: duration(86400),
   }),
   resetComplete: group(rule(10, 0, 900)),
   change: group(rule(10, 5, 900)),
@@ -67,7 +68,7 @@ export const coreOptionsSchema = z.object({
   token: group({
     secret: secret.default('').describe('Required, 32 bytes or more.'),
     previousSecrets: listOf(secret).default([]),
-    expiresIn: duration.default('1h'),
+    expiresIn: duration('1h'),
     algorithm: z.enum(['HS256', 'RS256'], { error: got('must be \'HS256\' or \'RS256\'') }).default('HS256'),
     issuer: text.default('svc'),
     audience: text.default(''),
@@ -80,11 +81,11 @@ export const coreOptionsSchema = z.object({
   tokenRefresh: group({
     enabled: bool.default(true),
     automaticRefresh: bool.default(true),
-    ssrTokenExpiry: duration.default('5m'),
-    reuseGracePeriod: z.number({ error: 'must be a number of seconds, 0 or more.' }).min(0, { error: 'must be a number of seconds, 0 or more.' }).default(10),
+    ssrTokenExpiry: duration('5m'),
+    reuseGracePeriod: duration(10, { min: 0 }),
     cookie: group({
       cookieName: z.string().default('svc-refresh').describe('`\'__Host-svc-refresh\'` recommended in production ([checklist](deploying.md#production-checklist)).'),
-      maxAge: seconds(604800),
+      maxAge: duration(604800),
       secure: bool.default(true),
       httpOnly: bool.default(true),
       sameSite: z.enum(['lax', 'strict', 'none'], { error: got('must be \'lax\', \'strict\' or \'none\'') }).default('lax'),
@@ -131,7 +132,7 @@ export const coreOptionsSchema = z.object({
     ])),
   }),
   authCode: group({
-    expiresIn: seconds(60),
+    expiresIn: duration(60),
     cookieName: cookieName('svc-code').describe('`__Host-` prefixed when secure.'),
   }),
   redirect: group({
@@ -168,7 +169,7 @@ export const coreOptionsSchema = z.object({
   }),
   impersonation: group({
     enabled: bool.default(false),
-    tokenExpiration: seconds(900),
+    tokenExpiration: duration(900),
     originalUserLookupClaim: text.default('sub'),
   }),
   rateLimit: rateLimitSchema,
@@ -178,7 +179,7 @@ export const coreOptionsSchema = z.object({
   }),
   sessions: group({
     revokeAccessTokens: bool.default(true).describe('Access tokens die with their session ([sessions](sessions.md)).'),
-    recentLogin: duration.default('15m').describe('How recent a login must be to change how the user logs in ([sessions](sessions.md#recent-login)).'),
+    recentLogin: duration('15m').describe('How recent a login must be to change how the user logs in ([sessions](sessions.md#recent-login)).'),
   }),
   publicUrl: z.string().refine(url => url === '' || !!originOf(url), { error: got('must be an http(s) URL such as \'https://app.example.com\'') }).default(''),
   enableSSR: bool.default(true).describe('`true` when SSR is on.'),
@@ -189,8 +190,8 @@ export function validateRateLimitOptions(options: RateLimitOptions): string[] {
   return schemaErrors(rateLimitSchema, options, 'svcAuth.rateLimit')
 }
 
-export type CoreOptionsChecked = Checked<SameType<z.output<typeof coreOptionsSchema>, Omit<ModuleOptions, 'providers' | 'twoFactor'>>>
-export type RateLimitChecked = Checked<SameType<z.output<typeof rateLimitSchema>, RateLimitOptions>>
+export type CoreOptionsChecked = Checked<SameType<z.output<typeof coreOptionsSchema>, Parsed<Omit<ModuleOptions, 'providers' | 'twoFactor'>>>>
+export type RateLimitChecked = Checked<SameType<z.output<typeof rateLimitSchema>, Parsed<RateLimitOptions>>>
 
 /**
  * Checks resolved options. `secretRequired` is false during a production build when the secret is
@@ -202,9 +203,10 @@ export type RateLimitChecked = Checked<SameType<z.output<typeof rateLimitSchema>
  */
 export function validateOptions(options: ModuleOptions, { secretRequired = true, baseURL = '/', env, target }: { secretRequired?: boolean, baseURL?: string, env?: ServerEnv, target?: RuntimeTarget } = {}): ValidationResult {
   const { storage, cookie } = options.tokenRefresh
+  const core = parseOptions(coreOptionsSchema, options)
   const errors = [
     ...(secretRequired && !options.token.secret ? ['svcAuth.token.secret is required: set it in nuxt.config or with NUXT_SVC_AUTH_TOKEN_SECRET.'] : []),
-    ...schemaErrors(coreOptionsSchema, options),
+    ...core.errors,
     ...(storage.driver === 'upstash' ? upstashOptionErrors(storage, env) : []),
     ...[target && storageDriverError(storage.driver, target, target)].filter(error => typeof error === 'string'),
     ...refreshCookiePathErrors(options, baseURL),
@@ -213,7 +215,7 @@ export function validateOptions(options: ModuleOptions, { secretRequired = true,
     ...(cookie.secure ? [] : ['svcAuth.tokenRefresh.cookie.secure is false: the refresh cookie is sent over plain HTTP.']),
     ...(storage.driver === 'memory' ? ['svcAuth.tokenRefresh.storage.driver is \'memory\': sessions are lost on restart and not shared between instances.'] : []),
   ]
-  return { errors, warnings }
+  return { errors, warnings, options: { ...options, ...core.value } as Parsed<ModuleOptions> }
 }
 
 /**

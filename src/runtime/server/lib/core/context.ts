@@ -1,8 +1,7 @@
 import type { H3Event } from 'h3'
 import type { AuthUser, CustomClaims, ProviderTokens, SvcAuthHooks } from '../../../types/auth'
-import type { ModuleOptions, StorageDriverName } from '../../../types/options'
+import type { ModuleOptions, Parsed, StorageDriverName } from '../../../types/options'
 import { createKeyHasher, createSealer, plainSealer } from '../store/crypto'
-import { parseDuration } from '../config/duration'
 import type { EdgeContext } from '../edge/edge-context'
 import { createLogger } from '../edge/logger'
 import { createStoreBackend, type StoreBackend } from '../store'
@@ -20,7 +19,7 @@ export interface AuthContext extends EdgeContext {
   dev: boolean
   /** Emits a `svc:*` Nitro runtime hook (no-op outside Nitro). */
   callHook: HookCaller
-  /** Parsed lifetimes in seconds. */
+  /** Lifetimes in seconds. */
   lifetimes: { access: number, ssr: number, authCode: number, refresh: number, impersonation: number, recentLogin: number }
   /** The app's base URL (`app.baseURL`): the path of the session presence cookie. */
   baseURL: string
@@ -56,6 +55,8 @@ export interface AuthFeature {
   name: string
   /** Problems of its options that refuse start-up. `dev`: a development server. */
   optionErrors?: (options: ModuleOptions) => string[]
+  /** The options with its own parsed (durations in seconds), once at start-up when they have no errors. */
+  parseOptions?: (options: Parsed<ModuleOptions>) => Parsed<ModuleOptions>
   /** Advice on its options, logged once at start-up (`dev`: a development server). */
   optionWarnings?: (options: ModuleOptions, dev: boolean) => string[]
   /**
@@ -86,13 +87,15 @@ export interface AuthContextSetup {
 }
 
 /** Validates the options (throwing one clear error listing every problem) and builds the context. */
-export async function createAuthContext(options: ModuleOptions, { dev = false, callHook = noHooks, backend: given, baseURL, deployTarget: recorded, features = [] }: AuthContextSetup = {}): Promise<AuthContext> {
+export async function createAuthContext(input: ModuleOptions, { dev = false, callHook = noHooks, backend: given, baseURL, deployTarget: recorded, features = [] }: AuthContextSetup = {}): Promise<AuthContext> {
   const env = serverEnv()
   const deployTarget = runtimeTarget(recorded, { env })
   // Development runs on the developer's machine whatever the preset (and `vercel dev` sets VERCEL).
-  const { errors, warnings } = validateOptions(options, { baseURL, env, target: dev ? undefined : deployTarget })
-  errors.push(...features.flatMap(feature => feature.optionErrors?.(options) ?? []))
+  const { errors, warnings, options: core } = validateOptions(input, { baseURL, env, target: dev ? undefined : deployTarget })
+  errors.push(...features.flatMap(feature => feature.optionErrors?.(input) ?? []))
   if (errors.length) throw new Error(formatValidationErrors(errors))
+  // Parsed once here: the runtime config (which NUXT_SVC_AUTH_* variables may set to '15m') is never read as given.
+  const options = features.reduce((parsed, feature) => feature.parseOptions?.(parsed) ?? parsed, core)
   const logger = createLogger(options.logging.level, options.logging.security)
   for (const warning of warnings) logger.debug(warning)
   for (const warning of features.flatMap(feature => feature.optionWarnings?.(options, dev) ?? [])) logger.warn(warning)
@@ -110,12 +113,12 @@ export async function createAuthContext(options: ModuleOptions, { dev = false, c
     onInvalid: (namespace, reason) => logger.warn(`Ignoring a stored ${namespace} record (${reason.replace('_', ' ')}): treated as absent`),
   })
   const lifetimes = {
-    access: parseDuration(options.token.expiresIn),
-    ssr: parseDuration(options.tokenRefresh.ssrTokenExpiry),
+    access: options.token.expiresIn,
+    ssr: options.tokenRefresh.ssrTokenExpiry,
     authCode: options.authCode.expiresIn,
     refresh: options.tokenRefresh.cookie.maxAge,
     impersonation: options.impersonation.tokenExpiration,
-    recentLogin: parseDuration(options.sessions.recentLogin),
+    recentLogin: options.sessions.recentLogin,
   }
   let revocations: RevocationList | undefined
   if (options.sessions.revokeAccessTokens) {

@@ -1,6 +1,6 @@
 import type { H3Event } from 'h3'
 import { deleteCookie, getRequestHeader, setCookie } from 'h3'
-import type { RefreshCookieOptions } from '../../../types/options'
+import type { Parsed, RefreshCookieOptions } from '../../../types/options'
 import { hasCookie, presenceCookieName, PRESENCE_VALUE } from '../../../shared/presence'
 
 /** Path of the presence flag: the base URL without trailing slash, so every page reads it (`/` for `__Host-`). */
@@ -25,7 +25,7 @@ export function clearPresenceCookie(event: H3Event, cookie: RefreshCookieOptions
 }
 
 /** A request with the refresh cookie and no presence flag gets the flag (no storage read). */
-export function restorePresenceCookie(event: H3Event, cookie: RefreshCookieOptions, baseURL: string): void {
+export function restorePresenceCookie(event: H3Event, cookie: Parsed<RefreshCookieOptions>, baseURL: string): void {
   const header = getRequestHeader(event, 'cookie')
   if (!hasCookie(header, cookie.cookieName) || hasCookie(header, presenceCookieName(cookie.cookieName))) return
   setPresenceCookie(event, cookie, baseURL, cookie.maxAge)
