@@ -160,7 +160,7 @@ describe('the configuration of an app directory', () => {
 
   it('reads svcAuth of nuxt.config with the module defaults, and the environment over it', async () => {
     const options = await loadAuthOptions({ rootDir: playground, env: {} })
-    expect(options.token).toMatchObject({ secret: 'playground-development-secret-change-me-0123456789', algorithm: 'HS256', issuer: 'svc', expiresIn: '1h' })
+    expect(options.token).toMatchObject({ secret: 'playground-development-secret-change-me-0123456789', algorithm: 'HS256', issuer: 'svc', expiresIn: 3600 })
     expect(options.impersonation.enabled).toBe(true)
     const overridden = await loadAuthOptions({ rootDir: playground, env: { NUXT_SVC_AUTH_TOKEN_SECRET: OTHER_SECRET, NUXT_SVC_AUTH_TOKEN_EXPIRES_IN: '5m' } })
     expect(overridden.token).toMatchObject({ secret: OTHER_SECRET, expiresIn: '5m' })

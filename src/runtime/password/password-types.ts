@@ -4,7 +4,7 @@
  */
 
 import type { CustomClaims } from '../types/auth'
-import type { Duration } from '../types/options'
+import type { Duration } from '../types/duration'
 
 export interface PasswordPolicyOptions {
   /**

@@ -4,7 +4,7 @@
  * added, and logins of users who need a second factor stop at that page.
  */
 
-import type { Duration } from '../types/options'
+import type { Duration } from '../types/duration'
 
 /** HMAC of the TOTP codes. Authenticator apps support SHA1 everywhere; SHA256/SHA512 only some. */
 export type TwoFactorAlgorithm = 'SHA1' | 'SHA256' | 'SHA512'

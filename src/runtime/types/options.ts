@@ -6,6 +6,7 @@
  * runtime config. Only the non-secret part listed in `PublicAuthConfig` reaches the browser.
  */
 
+import type { Duration } from './duration'
 import type { ProvidersOptions } from './providers'
 import type { RateLimitOptions } from './rate-limit-options'
 import type { TokenRefreshOptions } from './refresh'
@@ -13,13 +14,7 @@ import type { TwoFactorOptions } from '../two-factor/two-factor-types'
 
 export type { RedisNode, RefreshCookieOptions, RefreshEncryptionOptions, RefreshStorageOptions, TokenRefreshOptions } from './refresh'
 export type { TwoFactorAlgorithm, TwoFactorOptions } from '../two-factor/two-factor-types'
-
-/** Duration: a number of seconds, or a string such as `'90s'`, `'5m'`, `'1h'`, `'7d'` (every option that is a time span). */
-export type Duration = string | number
-
-/** Options as the server reads them once they are checked: every {@link Duration} a number (of seconds). */
-export type Parsed<T> = [T] extends [Duration] ? ([Duration] extends [T] ? number : T)
-  : T extends (...args: never[]) => unknown ? T : T extends object ? { [K in keyof T]: Parsed<T[K]> } : T
+export type { Duration, Parsed } from './duration'
 
 export type TokenAlgorithm = 'HS256' | 'RS256'
 export type StorageDriverName = 'fs' | 'redis' | 'memory' | 'upstash'

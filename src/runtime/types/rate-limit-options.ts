@@ -3,7 +3,7 @@
  * storage mount (`tokenRefresh.storage`), so with Redis they hold across server instances.
  */
 
-import type { Duration } from './options'
+import type { Duration } from './duration'
 
 /**
  * One endpoint's limits: fixed windows counted per client address and per email. IPv6 clients
