@@ -8,7 +8,6 @@ import type { BcryptHasher } from '../hashing'
 import { usePasswordRuntime } from '../password-runtime'
 import { MAX_PASSWORD_BYTES, normalizePassword, passwordBytes, passwordForms, policyMessage, TOO_LONG } from '../policy'
 
-/** `$2a$`, `$2b$`, `$2x$` or `$2y$`, a two-digit cost, then 53 characters of bcrypt's base64. */
 const BCRYPT_HASH = /^\$2[abxy]\$\d{2}\$[./A-Za-z0-9]{53}$/
 
 /** True for a string shaped like a bcrypt hash (what the provider stores). */
@@ -16,7 +15,6 @@ export function isBcryptHash(value: unknown): value is string {
   return typeof value === 'string' && BCRYPT_HASH.test(value)
 }
 
-/** The provider's hasher without the host's handlers: bcrypt at `passwordHashRounds`, in its slots. */
 async function bcrypt(): Promise<BcryptHasher> {
   return usePasswordRuntime(await useAuthContext()).hasher.bcrypt
 }
@@ -51,10 +49,7 @@ export async function hashPassword(password: string): Promise<string> {
  * if (!(await verifyPassword(user?.hashedPassword ?? null, password))) throw createError({ statusCode: 401 })
  */
 export async function verifyPassword(hash: string | null | undefined, password: string): Promise<boolean> {
-  const typed = typeof password === 'string' ? password : ''
-  const forms = passwordForms(typed)
-  // As the provider's checkPassword: a password too long is never compared, but costs the same work.
-  const candidates = passwordBytes(forms[0]!) > MAX_PASSWORD_BYTES ? [] : forms.filter(form => passwordBytes(form) <= MAX_PASSWORD_BYTES)
+  const { candidates, work } = passwordForms(typeof password === 'string' ? password : '', MAX_PASSWORD_BYTES)
   const stored = isBcryptHash(hash) ? hash : null
-  return (await bcrypt()).verifyFirst(typeof password === 'string' ? candidates : [], stored, forms.length)
+  return (await bcrypt()).verifyFirst(typeof password === 'string' ? candidates : [], stored, work)
 }
