@@ -8,10 +8,7 @@ import { createKeyHasher, createSealer, deriveKey, randomBelow, safeEqual, type 
 import { stringList } from '../../server/lib/config/string-list'
 import { oncePer } from '../../shared/values'
 
-/**
- * HKDF info of the key that seals TOTP secrets: the same under `twoFactor.secret` and `token.secret`, so a
- * `token.secret` moved to `twoFactor.previousSecrets` still opens what it sealed.
- */
+/** The same HKDF info under `twoFactor.secret` and `token.secret`: a moved `token.secret` still opens what it sealed. */
 const SECRET_PURPOSE = 'nuxt-svc-auth:two-factor-secret'
 const RECOVERY_KEY_PURPOSE = 'nuxt-svc-auth:two-factor-recovery-code'
 /** HMAC purpose of recovery codes from before they had a key of their own: still matched, never made. */
@@ -135,10 +132,7 @@ export function hashRecoveryCode(ctx: AuthContext, userId: string, code: string)
   return recoveryHmac(keyringOf(ctx).recoveryKeys[0]!, userId, normalizeRecoveryCode(code) ?? code)
 }
 
-/**
- * The stored HMAC a typed code matches, under every key, also as the legacy store-hasher HMAC; every
- * stored HMAC is compared with every candidate in constant time.
- */
+/** The stored HMAC a typed code matches under any key; every stored HMAC is compared with every candidate in constant time. */
 export function findRecoveryCode(ctx: AuthContext, userId: string, typed: string, stored: readonly string[]): string | undefined {
   const code = normalizeRecoveryCode(typed)
   if (!code) return undefined

@@ -104,10 +104,7 @@ export function reserveTwoFactorFailure(ctx: AuthContext, userId: string, max: n
   return reserveUnits(ctx, [{ key: ctx.store.key(TWO_FACTOR_RECORDS.twoFactorFailures, userId), max }], windowSeconds)
 }
 
-/**
- * Marks a TOTP time step of a user's secret as used: true for the first use only (atomic across
- * processes), so a code works once. The secret is in the key: a new enrolment starts afresh.
- */
+/** Marks a TOTP time step as used (true the first time only, atomic); the secret is in the key, so a new enrolment starts afresh. */
 export function claimTimeStep(ctx: AuthContext, userId: string, secret: string, step: number, ttlSeconds: number): Promise<boolean> {
   return ctx.store.writeIfAbsent(ctx.store.key(TWO_FACTOR_RECORDS.twoFactorStep, `${userId}\0${secret}\0${step}`), Date.now(), ttlSeconds)
 }

@@ -20,10 +20,8 @@ async function bcrypt(): Promise<BcryptHasher> {
 }
 
 /**
- * Hashes a password as the provider does at registration: NFC, bcrypt at `passwordHashRounds`, on the
- * provider's engine and within its `hashConcurrency` (never the host's `hashPassword` handler). Of the
- * policy only the length limit applies (bcrypt reads 72 bytes): the other rules are yours to apply.
- * @param password The password as typed.
+ * Hashes a password as the provider does at registration (NFC, bcrypt at `passwordHashRounds`, within its
+ * `hashConcurrency`; never the host's `hashPassword`). Of the policy only the 72-byte limit applies.
  * @returns A standard `$2b$` bcrypt hash.
  * @throws 400 `password_policy` for a password over 72 bytes in UTF-8; a `TypeError` for a non-string.
  * @example
@@ -38,12 +36,8 @@ export async function hashPassword(password: string): Promise<string> {
 }
 
 /**
- * Checks a password against any standard bcrypt hash as the provider's login does (NFC, then as typed;
- * never over 72 bytes). Every `false` costs the same work: pass `null` for an unknown account so the
- * timing does not tell which accounts exist. The hash comes first (unlike the `verifyPassword` handler).
- * @param hash The stored hash; anything that is not a bcrypt hash never matches.
- * @param password The password as typed.
- * @returns True only when the password matches the hash.
+ * Checks a password against any standard bcrypt hash as the provider's login does. Every `false` costs the
+ * same work: pass `null` for an unknown account. The hash comes first (unlike the `verifyPassword` handler).
  * @example
  * const user = await db.users.findByEmail(email)
  * if (!(await verifyPassword(user?.hashedPassword ?? null, password))) throw createError({ statusCode: 401 })
