@@ -26,7 +26,6 @@ export async function saveMockCode(ctx: AuthContext, code: string, record: MockC
   await ctx.store.write(ctx.store.key(OAUTH_RECORDS.mockCode, code), record, MOCK_CODE_TTL)
 }
 
-/** Consumes a mock code atomically (single use). */
 export function takeMockCode(ctx: AuthContext, code: string): Promise<MockCodeRecord | null> {
   return ctx.store.take(ctx.store.key(OAUTH_RECORDS.mockCode, code), mockCodeRecord)
 }

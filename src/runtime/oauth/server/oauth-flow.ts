@@ -162,7 +162,6 @@ const PROVIDER_ERROR_TEXT: Record<string, string> = {
   access_denied: 'The login was cancelled or refused at the provider',
 }
 
-/** Finishes a login at the provider's callback; resolves where the browser goes next. */
 async function finishLogin(event: H3Event, ctx: AuthContext, provider: ResolvedProvider, query: LoginQuery, finish: FinishContext): Promise<string> {
   const cookies = readLoginCookies(event, ctx)
 

@@ -22,12 +22,10 @@ export interface ProfileRequest {
   as: oauth.AuthorizationServer
   client: oauth.Client
   tokens: ProviderTokens
-  /** Claims of the validated id_token (OpenID Connect). */
   idClaims?: oauth.IDToken
   fetchFn: ProviderFetch
 }
 
-/** The user a provider login produced. */
 export interface FetchedUser {
   user: AuthUser
   /** Claims the provider itself contributes (the mock user's extra keys). */
@@ -74,7 +72,6 @@ export interface ResolvedProvider {
   tokenEndpointAuthMethod: TokenEndpointAuthMethod
   /** Issuer whose discovery document supplies the endpoints not given explicitly. */
   discoveryIssuer?: string
-  /** Built-in or explicit endpoints (explicit ones win over discovered ones). Relative ones are on the app's origin. */
   endpoints: ProviderEndpoints
   /** OpenID Connect: a nonce is sent and a valid id_token is required. */
   openid: boolean
