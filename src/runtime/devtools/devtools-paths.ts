@@ -1,10 +1,4 @@
-/**
- * Paths of the DevTools tab (development only), used by the build step that registers them and by
- * the page that calls them. Under `/__nuxt`, like the dev server's own routes: the server
- * middleware never treats them as page requests.
- */
-
-/** The tab's page; its JSON routes live below it. Served under `app.baseURL`. */
+/** The DevTools tab's page (development only, under `app.baseURL`); its JSON routes live below it. */
 export const DEVTOOLS_ROUTE = '/__svc_auth__/devtools'
 
 /** JSON routes of the tab, relative to {@link DEVTOOLS_ROUTE}. */

@@ -46,10 +46,6 @@ export interface OAuthEventHandlerOptions<TConfig> extends ProviderLoginHandlers
 /** Options of the `defineOAuth<Label>EventHandler` of a built-in provider, e.g. `OAuthPresetEventHandlerOptions<'keycloak'>`. */
 export type OAuthPresetEventHandlerOptions<K extends BuiltInOAuthProvider> = OAuthEventHandlerOptions<OAuthProviderOptionsOf<K>>
 
-export type GoogleEventHandlerOptions = OAuthPresetEventHandlerOptions<'google'>
-export type GitHubEventHandlerOptions = OAuthPresetEventHandlerOptions<'github'>
-export type Auth0EventHandlerOptions = OAuthPresetEventHandlerOptions<'auth0'>
-export type MicrosoftEventHandlerOptions = OAuthPresetEventHandlerOptions<'microsoft'>
 export type MockEventHandlerOptions = OAuthEventHandlerOptions<MockProviderOptions>
 
 /** Options of `defineOAuthEventHandler` for a custom provider. */

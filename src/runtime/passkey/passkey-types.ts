@@ -88,11 +88,7 @@ export interface ResolvedPasskeyOptions {
   maxNameLength: number
 }
 
-/**
- * One passkey as the host stores it: everything the module needs to verify a login with it.
- * Nothing in it is secret (the private key never leaves the authenticator), but the public key
- * and counter must not be writable by users.
- */
+/** One passkey as the host stores it. Nothing in it is secret, but the public key and counter must not be writable by users. */
 export interface PasskeyCredential {
   /** Credential id (base64url), unique across all users: the primary key. */
   id: string
@@ -106,7 +102,6 @@ export interface PasskeyCredential {
   transports?: PasskeyTransport[]
   /** `multiDevice`: may be synced to other devices (a synced passkey); `singleDevice`: bound to one. */
   deviceType: 'singleDevice' | 'multiDevice'
-  /** The passkey is backed up (synced) now. */
   backedUp: boolean
   /** A name for the user's list ('MacBook', 'YubiKey'); given at registration. */
   name?: string
@@ -129,63 +124,39 @@ export interface PasskeyInfo {
 
 /** What every passkey handler receives besides its own arguments. */
 export interface PasskeyHandlerContext {
-  /** The request being answered. */
   event: H3Event
 }
 
 /** What `saveCredential` receives besides the credential. */
 export interface PasskeySaveContext extends PasskeyHandlerContext {
-  /**
-   * True at registration: a new passkey, to insert (fail when the id exists). False after a
-   * login: update `counter`, `backedUp`, `deviceType` and `lastUsedAt` of the existing row only,
-   * never insert (a passkey the user deleted meanwhile must stay deleted).
-   */
+  /** True at registration (insert); false after a login: update the existing row only, never insert (a deleted passkey stays deleted). */
   created: boolean
 }
 
-/**
- * Handlers of the passkey provider (`defineAuthHandlers({ passkey })`): the host keeps the
- * credentials in its own database; the module never stores them.
- */
+/** Handlers of the passkey provider (`defineAuthHandlers({ passkey })`): the host keeps the credentials; the module never stores them. */
 export interface PasskeyHandlers {
   /**
-   * The credential of an id, or null. Required. Called by login/verify with the id the browser
-   * answered with (before its signature is checked: never trust the result beyond looking it
-   * up), and by register/verify to refuse an id registered already (any row it returns counts,
-   * also one whose id differs in case: keep ids in a case-sensitive column, a binary collation).
+   * The credential of an id, or null. Required. Called before the signature is checked, and to refuse an id
+   * registered already (any row counts: keep ids in a case-sensitive column).
    */
   findCredential?: (credentialId: string, context: PasskeyHandlerContext) => PasskeyCredential | null | undefined | Promise<PasskeyCredential | null | undefined>
-  /**
-   * Every credential of a user (by the `sub` of their tokens). Required. Called by
-   * register/options (the authenticator refuses to create a second passkey for one of them),
-   * by GET credentials (the user's list) and by DELETE credentials/:id (only the user's own).
-   */
+  /** Every credential of a user (by the `sub` of their tokens). Required. */
   listCredentials?: (userId: string, context: PasskeyHandlerContext) => PasskeyCredential[] | null | undefined | Promise<PasskeyCredential[] | null | undefined>
   /**
-   * Stores a credential: a new one at register/verify (after its attestation was verified;
-   * `context.created` true: insert, and fail when the id exists), or the same id with a higher
-   * `counter`, `backedUp`, `deviceType` and `lastUsedAt` after each login (`created` false:
-   * update those fields of the existing row only; before the login completes, so a failure here
-   * ends the login with 500). Required.
+   * Stores a credential: a new one at register/verify (`context.created`: insert, fail when the id exists), or
+   * the updated fields after each login (update only; a failure ends the login with 500). Required.
    */
   saveCredential?: (credential: PasskeyCredential, context: PasskeySaveContext) => void | Promise<void>
-  /**
-   * Deletes one credential of a user (`DELETE <authPath>/passkey/credentials/:id`, after the
-   * module checked that it is theirs). Optional: without it, that route answers 404.
-   */
+  /** Deletes one credential of a user, after the module checked it is theirs. Optional: without it, that route answers 404. */
   deleteCredential?: (credentialId: string, userId: string, context: PasskeyHandlerContext) => void | Promise<void>
   /**
-   * The user id of an email, for logins that give an email hint (allowCredentials is then that
-   * user's passkeys). For an unknown email, or a user without passkeys, the answer lists decoy
-   * credentials derived from the email (the same on every request), so it does not tell whether
-   * the email has an account. Optional: without it the hint is ignored (a discoverable login).
+   * The user id of an email, for logins with an email hint; an unknown email gets stable decoy credentials, so
+   * the answer does not tell whether it has an account. Optional: without it the hint is ignored.
    */
   findUserIdByEmail?: (email: string, context: PasskeyHandlerContext) => string | null | undefined | Promise<string | null | undefined>
   /**
-   * The user of a passkey login (`{ sub: userId, email, name, … }`), as the login pipeline
-   * receives it (onUserPersist, claims). Optional: without it the user is `{ sub: userId }`, and
-   * the global `onUserPersist` and `customClaims` handlers may complete it. When it is given and
-   * returns null (a deleted or blocked account), the login is refused (400 `invalid_passkey`).
+   * The user of a passkey login, as the login pipeline receives it. Optional: without it the user is
+   * `{ sub: userId }`; null (a deleted or blocked account) refuses the login (400 `invalid_passkey`).
    */
   findUser?: (userId: string, context: PasskeyHandlerContext) => Record<string, unknown> | null | undefined | Promise<Record<string, unknown> | null | undefined>
 }

@@ -1,7 +1,4 @@
-/**
- * Client plugin of the DevTools tab (development only): gives the tab's same-origin iframe the app's
- * session operations as `$svcAuthDevtools`, through the module's client API so the app's state follows.
- */
+/** Gives the DevTools tab's iframe the app's session operations as `$svcAuthDevtools` (development only). */
 import { defineNuxtPlugin, useNuxtApp, useRouter } from '#imports'
 import type { AuthSession } from '../../types/auth'
 import { useAuth } from '../../app/auth-client'
@@ -15,7 +12,6 @@ export interface DevtoolsBridge {
   accessToken(): string | null
   /** One refresh with the cookie, as the app does it: the app's state follows. */
   refresh(): Promise<{ ok: boolean, status?: number, message?: string }>
-  /** GET sessions with the app's bearer token. */
   listSessions(): Promise<AuthSession[]>
   /** DELETE one session (the current one logs the app out). */
   revokeSession(id: string): Promise<void>

@@ -1,7 +1,6 @@
 /**
- * Who may use the DevTools routes (development only): requests from this machine to a loopback name.
- * The peer address stops a dev server listening on every interface, the Host header DNS rebinding, and
- * the JSON routes' header a cross-site page (it needs a CORS preflight, never answered).
+ * Who may use the DevTools routes: requests from this machine to a loopback name. The peer address stops a dev
+ * server listening on every interface, the Host header DNS rebinding, the JSON routes' header a cross-site page.
  */
 
 /** Header the tab sends with every JSON request. */
@@ -23,21 +22,16 @@ export function isLoopbackHost(host: string | undefined): boolean {
   return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name)
 }
 
-/** What a request to a DevTools route carries that the check needs. */
 export interface DevtoolsRequest {
   /** Peer address of the connection; omitted where the request came through the dev server's own proxy. */
   remoteAddress?: string
   host?: string
   /** `Sec-Fetch-Site` (browsers send it; other clients may not). */
   fetchSite?: string
-  /** Value of {@link DEVTOOLS_HEADER}. */
   marker?: string
 }
 
-/**
- * Why a request may not use a DevTools route, or undefined. `checkPeer`: the peer address is the client's;
- * `json`: the marker header and a same-origin request are required.
- */
+/** Why a request may not use a DevTools route, or undefined; `json`: the marker header and a same-origin request are required. */
 export function devtoolsRefusal(request: DevtoolsRequest, { checkPeer, json }: { checkPeer: boolean, json: boolean }): string | undefined {
   if (checkPeer && !isLoopbackAddress(request.remoteAddress)) return 'The DevTools routes answer requests from this machine only'
   if (!isLoopbackHost(request.host)) return 'The DevTools routes answer requests to localhost or a loopback address only'

@@ -12,10 +12,7 @@ function refusal(event: H3Event, { checkPeer, json }: { checkPeer: boolean, json
   }, { checkPeer, json })
 }
 
-/**
- * A DevTools route: 403 `forbidden` unless the Host is loopback (and, for JSON routes, the header comes
- * same-origin); never cached; failures as JSON errors. The peer is checked by {@link devtoolsGate}.
- */
+/** A DevTools route: 403 `forbidden` unless {@link devtoolsRefusal} passes; never cached; failures as JSON errors. */
 export function defineDevtoolsRoute<T>(handler: (event: H3Event) => T | Promise<T>, { json }: { json: boolean }) {
   return defineEventHandler(async (event) => {
     try {

@@ -1,7 +1,4 @@
-/**
- * Nitro plugin of the DevTools tab (development only): records every `svc:*` hook call, redacted, in a
- * ring buffer of 50 (`GET /__svc_auth__/devtools/events`), before the app's hooks and without changing them.
- */
+/** Records every `svc:*` hook call for the DevTools tab (development only), before the app's hooks and without changing them. */
 import { defineNitroPlugin } from 'nitropack/runtime'
 import { eventLogOf, hookArgs, isModuleHook } from './event-log'
 

@@ -2,19 +2,14 @@
 import { redact } from './redact'
 import { oncePer } from '../../shared/values'
 
-/** One recorded hook call. */
 export interface DevtoolsEvent {
-  /** Increasing number of the call in this process (starts at 1). */
   id: number
-  /** ISO time of the call. */
   time: string
-  /** Hook name, e.g. `svc:session:revoked`. */
   name: string
   /** The payload, redacted (see `redact`). */
   payload: unknown
 }
 
-/** How many hook calls the log keeps. */
 export const EVENT_LOG_SIZE = 50
 
 /** A ring buffer of the last `size` hook calls. */
@@ -37,7 +32,6 @@ export class EventLog {
     return this.entries.filter(event => event.id > after)
   }
 
-  /** Forgets every call (ids keep increasing). */
   clear(): void {
     this.entries.length = 0
   }
@@ -48,7 +42,6 @@ export function hookArgs(name: string, args: readonly unknown[]): readonly unkno
   return args[0] === name ? args.slice(1) : args
 }
 
-/** True for the module's hooks (`svc:userInfo`, `svc:session:revoked`, …). */
 export function isModuleHook(name: string): boolean {
   return name.startsWith('svc:')
 }

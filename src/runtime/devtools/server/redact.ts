@@ -31,7 +31,6 @@ function keyWords(key: string): string[] {
   return key.replace(/([a-z\d])([A-Z])/g, '$1 $2').toLowerCase().split(/[\s_.-]+/).filter(Boolean)
 }
 
-/** The last word of a key name, or '' (see {@link keyWords}). */
 function lastWord(key: string): string {
   const words = keyWords(key)
   return words[words.length - 1] ?? ''
@@ -110,11 +109,10 @@ export function redactString(value: string, key = ''): string {
 
 /** Bounds of a redacted copy: nothing unbounded reaches the event log or the tab. */
 export interface RedactLimits {
-  /** Nesting depth below which objects are summarized. @default 6 */
+  /** Nesting depth below which objects are summarized. */
   depth: number
-  /** Items of an array, keys of an object kept. @default 50 */
+  /** Items of an array, keys of an object kept. */
   entries: number
-  /** Characters of a string kept. @default 1000 */
   stringLength: number
 }
 
@@ -220,10 +218,7 @@ function readProperty(object: object, key: string): unknown {
   }
 }
 
-/**
- * The resolved options for the tab, every secret as `•••` (secret key names, and secret-looking values
- * under other names: a URL password, a PEM key, a JWT).
- */
+/** The resolved options for the tab, every secret as `•••`. */
 export function maskOptions(options: unknown): unknown {
   return redact(options, { depth: 12, entries: 500, stringLength: 4000 })
 }

@@ -6,9 +6,7 @@ export const TAB_ASSETS = { base: 'svc-auth-devtools', file: 'tab.html' } as con
 
 /** What the page's script reads from its `#svc-auth-config` element. */
 export interface TabConfig {
-  /** The app's base URL (`app.baseURL`). */
   appBase: string
-  /** The JSON routes, with the base URL. */
   api: { events: string, options: string }
   /** The header the JSON routes require. */
   header: string

@@ -22,7 +22,6 @@ const STANDARD_CLAIMS = new Set<string>([...RESERVED_CLAIMS, 'email', 'name', 'p
 export interface ImpersonationRequest {
   /** Id or email of the user to impersonate, as `impersonation.fetchTarget` understands it. */
   targetUserId: string
-  /** Why, for the audit trail (empty: none). */
   reason?: string
 }
 
@@ -66,10 +65,7 @@ function requireEnabled(ctx: AuthContext): void {
   if (!ctx.options.impersonation.enabled) throw authError('not_found', 'Impersonation is disabled')
 }
 
-/**
- * A user by id through the host's `impersonation.fetchTarget`, with its identity; 404 when none.
- * The `svc:impersonate:fetchTarget` hook follows at POST /auth/impersonate only (`hook`).
- */
+/** A user by id through `impersonation.fetchTarget` (and its hook when `hook`), with its identity; 404 when none. */
 async function fetchUser(ctx: AuthContext, payload: ImpersonateFetchTargetPayload, notFound: string, hook: boolean) {
   const { answer: user } = await dispatch(ctx, 'svc:impersonate:fetchTarget', payload, { hook })
   const identity = user ? identityOf(user) : undefined
@@ -77,10 +73,7 @@ async function fetchUser(ctx: AuthContext, payload: ImpersonateFetchTargetPayloa
   return { user, identity: { ...identity, sub: identity.sub } }
 }
 
-/**
- * The caller of POST /auth/impersonate: 404 when disabled, 401 without a valid bearer, 403
- * `impersonation_chain` while impersonating, 401 `session_revoked` without a live session to return to.
- */
+/** The caller of POST /auth/impersonate, with a live session to return to. */
 export async function impersonationRequester(ctx: AuthContext, event: H3Event): Promise<AuthClaims & { sid: string }> {
   requireEnabled(ctx)
   const requester = await authenticate(event, ctx)
@@ -91,11 +84,7 @@ export async function impersonationRequester(ctx: AuthContext, event: H3Event): 
   return { ...requester, sid: session.id }
 }
 
-/**
- * Starts impersonating: the check and the target ({@link dispatch}: handler, then hook) → the impersonated
- * session and its record → `svc:impersonate:start` → its cookie replaces the requester's. The start hook runs
- * before any token leaves: if it fails, all is rolled back.
- */
+/** Starts impersonating; `svc:impersonate:start` runs before any token leaves: if it fails, all is rolled back. */
 export async function startImpersonation(ctx: AuthContext, event: H3Event, requester: AuthClaims & { sid: string }, request: ImpersonationRequest): Promise<{ accessToken: string }> {
   const { targetUserId } = request
   const reason = request.reason || undefined
@@ -129,7 +118,6 @@ export async function startImpersonation(ctx: AuthContext, event: H3Event, reque
     throw error
   }
 
-  // The impersonated session's cookie replaces the requester's; POST /auth/unimpersonate continues that session.
   if (fromSessionBrowser) await discardRefreshToken(ctx, previous!)
   setRefreshCookie(event, ctx, session.token, ttl)
   ctx.logger.security('impersonation_started', { requester: requester.sub, target: identity.sub, ip })
@@ -137,12 +125,8 @@ export async function startImpersonation(ctx: AuthContext, event: H3Event, reque
 }
 
 /**
- * Ends the impersonation of the bearer token (POST /auth/unimpersonate). Needs the impersonated session's
- * refresh cookie (403 `impersonation_session_mismatch`); the record is taken atomically (401
- * `impersonation_ended`), the requester fetched again (404) and continued in their own session with
- * their original custom claims (401 `session_revoked` when it ended; never a new session), capped by
- * `notAfter` when the start came with a bearer alone. `svc:impersonate:end` runs before anything is
- * handed out; on failure the impersonation stays.
+ * Ends the impersonation of the bearer token: the requester continues their own session (never a new one),
+ * capped by `notAfter`. `svc:impersonate:end` runs before anything is handed out; on failure the impersonation stays.
  */
 export async function endImpersonation(ctx: AuthContext, event: H3Event): Promise<{ accessToken: string }> {
   requireEnabled(ctx)

@@ -21,11 +21,7 @@ const impersonationRecord = z.object({
   expiresAt: timestamp,
 })
 
-/**
- * A running impersonation, keyed by the impersonated session: the only way back, taken atomically and
- * only with that session's refresh cookie, so a leaked impersonated access token never yields the
- * requester's session.
- */
+/** The only way back, taken only with the impersonated session's refresh cookie: a leaked impersonated token never yields the requester's session. */
 export type ImpersonationRecord = z.output<typeof impersonationRecord>
 
 export async function saveImpersonation(ctx: AuthContext, record: ImpersonationRecord): Promise<void> {

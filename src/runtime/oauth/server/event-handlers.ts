@@ -17,10 +17,7 @@ export function runOAuthLogin(event: H3Event, ctx: AuthContext, name: string, ha
   return handleOAuthRequest(event, ctx, { name, handlers, localFetch })
 }
 
-/**
- * Login route of the provider `name` with host handlers: every generated `defineOAuth<Label>EventHandler`
- * (`defineOAuthGoogleEventHandler`, …) is this function with the name filled in.
- */
+/** Login route of the provider `name` with host handlers: every generated `defineOAuth<Label>EventHandler` is this with the name filled in. */
 export function defineOAuthProviderEventHandler<TConfig extends object>(name: string, options: OAuthEventHandlerOptions<TConfig> = {}) {
   return defineAuthRoute((ctx, event) => runOAuthLogin(event, ctx, name, options as OAuthEventHandlerOptions<object>))
 }

@@ -22,7 +22,6 @@ export interface ExchangeInput {
   provider: ResolvedProvider
   as: oauth.AuthorizationServer
   client: oauth.Client
-  /** The validated authorization response. */
   params: URLSearchParams
   redirectUri: string
   verifier: string

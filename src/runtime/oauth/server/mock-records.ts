@@ -2,10 +2,8 @@ import { z } from 'zod'
 import type { AuthContext } from '../../server/lib/core/context'
 import { OAUTH_RECORDS } from './oauth-state'
 
-/** Lifetime of a mock authorization code (seconds). */
+/** Lifetimes of a mock authorization code and access token (seconds). */
 export const MOCK_CODE_TTL = 60
-
-/** Lifetime of a mock access token (seconds). */
 export const MOCK_TOKEN_TTL = 3600
 
 const mockCodeRecord = z.object({
@@ -24,17 +22,14 @@ const mockTokenRecord = z.object({ sub: z.string() })
 /** An access token of the mock provider: the mock user it stands for. */
 export type MockTokenRecord = z.output<typeof mockTokenRecord>
 
-/** Keeps a mock authorization code for {@link MOCK_CODE_TTL} seconds. */
 export async function saveMockCode(ctx: AuthContext, code: string, record: MockCodeRecord): Promise<void> {
   await ctx.store.write(ctx.store.key(OAUTH_RECORDS.mockCode, code), record, MOCK_CODE_TTL)
 }
 
-/** Consumes a mock code atomically (single use). */
 export function takeMockCode(ctx: AuthContext, code: string): Promise<MockCodeRecord | null> {
   return ctx.store.take(ctx.store.key(OAUTH_RECORDS.mockCode, code), mockCodeRecord)
 }
 
-/** Keeps a mock access token for {@link MOCK_TOKEN_TTL} seconds. */
 export async function saveMockToken(ctx: AuthContext, token: string, record: MockTokenRecord): Promise<void> {
   await ctx.store.write(ctx.store.key(OAUTH_RECORDS.mockToken, token), record, MOCK_TOKEN_TTL)
 }

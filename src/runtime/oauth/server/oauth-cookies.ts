@@ -15,11 +15,7 @@ type LoginCookie = keyof typeof LOGIN_COOKIES
 /** Lifetime of a started login (cookies, the state record and the browser binding), in seconds. */
 export const LOGIN_TTL = 600
 
-export interface LoginCookies {
-  state?: string
-  verifier?: string
-  nonce?: string
-}
+export type LoginCookies = Partial<Record<LoginCookie, string>>
 
 /** Name of a login cookie, `__Host-` prefixed when cookies are `Secure` (a sibling subdomain cannot plant a state). */
 export function loginCookieName(ctx: AuthContext, key: LoginCookie): string {

@@ -22,11 +22,9 @@ import { isErrorCode, isSafeRedirect, sanitizeErrorText, withQueryParams } from 
 const IN_PROCESS_ORIGIN = 'http://in-process.invalid'
 
 export interface OAuthRequestOptions {
-  /** Provider name. */
   name: string
   /** Handlers (and a `config` override) of a host route. */
   handlers?: OAuthEventHandlerOptions<object>
-  /** Fetch for requests to real providers (default: global fetch, guarded). */
   fetch?: ProviderFetch
   /** Fetch for the endpoints of a provider served by this app (in Nitro: an in-process call). */
   localFetch?: ProviderFetch
@@ -105,7 +103,6 @@ interface StartContext {
   /** Send the browser to a relative URL (the mock provider without a public URL). */
   relative: boolean
   fetchFn: ProviderFetch
-  /** Parameters of the login route passed on to the provider. */
   forwarded: Record<string, string>
 }
 
@@ -165,7 +162,6 @@ const PROVIDER_ERROR_TEXT: Record<string, string> = {
   access_denied: 'The login was cancelled or refused at the provider',
 }
 
-/** Finishes a login at the provider's callback; resolves where the browser goes next. */
 async function finishLogin(event: H3Event, ctx: AuthContext, provider: ResolvedProvider, query: LoginQuery, finish: FinishContext): Promise<string> {
   const cookies = readLoginCookies(event, ctx)
 

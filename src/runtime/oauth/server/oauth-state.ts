@@ -5,11 +5,8 @@ import { timestamp } from '../../server/lib/core/records/record-schema'
 
 /** The OAuth flow's record kinds (see store/record-types.ts). */
 export const OAUTH_RECORDS = recordTypes({
-  /** A started OAuth login, by its `state`. */
   oauthState: 'oauth-state',
-  /** An authorization code of the mock provider (mock-records.ts). */
   mockCode: 'mock-code',
-  /** An access token of the mock provider (mock-records.ts). */
   mockToken: 'mock-token',
 })
 
@@ -26,7 +23,6 @@ const oauthStateRecord = z.object({
 /** What a started provider login keeps server side: single use, keyed by its `state`. */
 export type OAuthStateRecord = z.output<typeof oauthStateRecord>
 
-/** Keeps the record of a started login for `ttlSeconds`. */
 export async function saveOAuthState(ctx: AuthContext, state: string, record: Omit<OAuthStateRecord, 'createdAt'>, ttlSeconds: number): Promise<void> {
   await ctx.store.write(ctx.store.key(OAUTH_RECORDS.oauthState, state), { ...record, createdAt: Date.now() }, ttlSeconds)
 }

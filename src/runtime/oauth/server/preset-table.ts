@@ -3,8 +3,8 @@
  * compiler checks they agree). Option, login route, env keys and `defineOAuth<label>EventHandler` derive
  * from the entry (see docs/oauth.md).
  */
-import type { Auth0ProviderOptions, BuiltInOAuthProviders, DiscordProviderOptions, GitHubProviderOptions, GitLabProviderOptions, GoogleProviderOptions, KeycloakProviderOptions, MicrosoftProviderOptions } from '../../types/providers'
-import { definePreset, type OAuthPreset } from './preset'
+import type { BuiltInOAuthProviders, GitHubProviderOptions } from '../../types/providers'
+import type { OAuthPreset } from './preset'
 import { fetchGitHubProfile, mapDiscordProfile } from './profiles'
 
 const OIDC_SCOPES = ['openid', 'email', 'profile']
@@ -32,8 +32,7 @@ export function gitHubApiUrl(o: GitHubProviderOptions): string {
 }
 
 export const OAUTH_PRESETS = {
-  /** Google (OpenID Connect). */
-  google: definePreset<GoogleProviderOptions>({
+  google: {
     label: 'Google',
     scopes: OIDC_SCOPES,
     tokenEndpointAuthMethod: 'client_secret_basic',
@@ -47,10 +46,9 @@ export const OAUTH_PRESETS = {
       jwks_uri: 'https://www.googleapis.com/oauth2/v3/certs',
       id_token_signing_alg_values_supported: ['RS256'],
     }),
-  }),
+  },
 
-  /** GitHub (OAuth 2.0). */
-  github: definePreset<GitHubProviderOptions>({
+  github: {
     label: 'GitHub',
     scopes: ['user:email', 'read:user'],
     tokenEndpointAuthMethod: 'client_secret_post',
@@ -62,10 +60,9 @@ export const OAUTH_PRESETS = {
       token_endpoint: 'https://github.com/login/oauth/access_token',
     }),
     fetchProfile: (request, o) => fetchGitHubProfile(request, gitHubApiUrl(o)),
-  }),
+  },
 
-  /** Auth0 (OpenID Connect on a tenant domain). */
-  auth0: definePreset<Auth0ProviderOptions>({
+  auth0: {
     label: 'Auth0',
     scopes: OIDC_SCOPES,
     tokenEndpointAuthMethod: 'client_secret_post',
@@ -84,10 +81,9 @@ export const OAUTH_PRESETS = {
       }
     },
     authorizationParams: (o): Record<string, string> => (o.audience ? { audience: o.audience } : {}),
-  }),
+  },
 
-  /** Microsoft Entra ID (OpenID Connect, v2.0 endpoints). */
-  microsoft: definePreset<MicrosoftProviderOptions>({
+  microsoft: {
     label: 'Microsoft',
     scopes: OIDC_SCOPES,
     tokenEndpointAuthMethod: 'client_secret_basic',
@@ -106,10 +102,10 @@ export const OAUTH_PRESETS = {
       }
     },
     tenantIssuer: isMultiTenant,
-  }),
+  },
 
   /** Keycloak (OpenID Connect; `baseUrl` and `realm`, or the realm's URL as `issuer`). */
-  keycloak: definePreset<KeycloakProviderOptions>({
+  keycloak: {
     label: 'Keycloak',
     scopes: OIDC_SCOPES,
     tokenEndpointAuthMethod: 'client_secret_basic',
@@ -128,10 +124,9 @@ export const OAUTH_PRESETS = {
         id_token_signing_alg_values_supported: ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512'],
       }
     },
-  }),
+  },
 
-  /** GitLab (OpenID Connect; gitlab.com or `baseUrl` of a self-managed instance). */
-  gitlab: definePreset<GitLabProviderOptions>({
+  gitlab: {
     label: 'GitLab',
     scopes: ['openid', 'profile', 'email'],
     tokenEndpointAuthMethod: 'client_secret_basic',
@@ -148,10 +143,9 @@ export const OAUTH_PRESETS = {
         id_token_signing_alg_values_supported: ['RS256'],
       }
     },
-  }),
+  },
 
-  /** Discord (OAuth 2.0 without OpenID Connect). */
-  discord: definePreset<DiscordProviderOptions>({
+  discord: {
     label: 'Discord',
     scopes: ['identify', 'email'],
     tokenEndpointAuthMethod: 'client_secret_post',
@@ -167,5 +161,5 @@ export const OAUTH_PRESETS = {
       }
     },
     mapProfile: mapDiscordProfile,
-  }),
+  },
 } satisfies { [K in keyof BuiltInOAuthProviders]: OAuthPreset<BuiltInOAuthProviders[K]> }

@@ -22,12 +22,10 @@ export interface ProfileRequest {
   as: oauth.AuthorizationServer
   client: oauth.Client
   tokens: ProviderTokens
-  /** Claims of the validated id_token (OpenID Connect). */
   idClaims?: oauth.IDToken
   fetchFn: ProviderFetch
 }
 
-/** The user a provider login produced. */
 export interface FetchedUser {
   user: AuthUser
   /** Claims the provider itself contributes (the mock user's extra keys). */
@@ -41,7 +39,6 @@ export type OwnOptionKeys<O> = Exclude<keyof O, keyof OAuthProviderOptions>
 export interface OAuthPreset<O extends OAuthProviderOptions> {
   /** Name in `defineOAuth<label>EventHandler` and in messages, e.g. `GitHub`. */
   label: string
-  /** Default scopes. */
   scopes: string[]
   tokenEndpointAuthMethod: TokenEndpointAuthMethod
   /** Speaks OpenID Connect (nonce, required id_token) when `openid` is among the scopes. */
@@ -64,15 +61,9 @@ export interface OAuthPreset<O extends OAuthProviderOptions> {
   mapProfile?(profile: Record<string, unknown>, options: O): AuthUser
 }
 
-/** Declares a preset entry with its option type (checked against `defaults`, `requires`, …). */
-export function definePreset<O extends OAuthProviderOptions>(preset: OAuthPreset<O>): OAuthPreset<O> {
-  return preset
-}
-
 /** One provider, ready for the login flow. */
 export interface ResolvedProvider {
   name: string
-  /** The preset key, `custom` or `mock`. */
   type: string
   clientId: string
   clientSecret: string
@@ -81,18 +72,15 @@ export interface ResolvedProvider {
   tokenEndpointAuthMethod: TokenEndpointAuthMethod
   /** Issuer whose discovery document supplies the endpoints not given explicitly. */
   discoveryIssuer?: string
-  /** Built-in or explicit endpoints (explicit ones win over discovered ones). Relative ones are on the app's origin. */
   endpoints: ProviderEndpoints
   /** OpenID Connect: a nonce is sent and a valid id_token is required. */
   openid: boolean
   /** The id_token issuer is `endpoints.issuer` with `{tenantid}` replaced by the token's `tid`. */
   multiTenantIssuer: boolean
-  /** Absolute redirect URI override. */
   redirectUrl?: string
   /** Served by this app (the mock): without a public URL, relative browser URLs and in-process endpoint calls. */
   local: boolean
   /** Login-route query parameters passed on to the authorization request (route name → provider name). */
   forwardedQuery: Record<string, string>
-  /** Reads the user once the code is exchanged. */
   fetchProfile(request: ProfileRequest): Promise<FetchedUser>
 }

@@ -63,7 +63,6 @@ export function mapCustomProfile(profile: Record<string, unknown>, mapping: Prof
   return user
 }
 
-/** One entry of GitHub's `GET /user/emails`. */
 export interface GitHubEmail {
   email: string
   primary: boolean
@@ -132,7 +131,6 @@ export async function standardProfile({ provider, as, client, tokens, idClaims, 
   return getJson(as.userinfo_endpoint, tokens.access_token, fetchFn)
 }
 
-/** The default way to read the user: the standard profile through `map`. */
 export function profileReader(map: (profile: Record<string, unknown>) => AuthUser) {
   return async (request: ProfileRequest): Promise<FetchedUser> => ({ user: map(await standardProfile(request)) })
 }

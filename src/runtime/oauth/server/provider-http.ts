@@ -29,7 +29,6 @@ function safeOrigin(url: string): string {
   }
 }
 
-/** Options of every oauth4webapi request. */
 export function httpOptions(fetchFn: ProviderFetch) {
   return {
     [oauth.customFetch]: (url: string, options: oauth.CustomFetchOptions<string, unknown>) => fetchFn(url, options as RequestInit),
@@ -110,7 +109,6 @@ function definedOnly(endpoints: ProviderEndpoints): ProviderEndpoints {
   return Object.fromEntries(Object.entries(endpoints).filter(([, v]) => v !== undefined && v !== '')) as ProviderEndpoints
 }
 
-/** A key set cache that lives as long as the process, per jwks_uri. */
 export function jwksCacheOf(jwksUri: string): oauth.JWKSCacheInput {
   let cache = jwksCaches.get(jwksUri)
   if (!cache) {

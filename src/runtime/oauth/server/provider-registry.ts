@@ -15,12 +15,10 @@ export type AnyPreset = OAuthPreset<AnyProviderOptions>
 
 export const BUILT_IN_OAUTH_PROVIDERS = Object.keys(OAUTH_PRESETS) as BuiltInOAuthProvider[]
 
-/** True when `name` is a key of the preset table. */
 export function isBuiltInProvider(name: string): name is BuiltInOAuthProvider {
   return Object.hasOwn(OAUTH_PRESETS, name)
 }
 
-/** The preset of a built-in provider. */
 export function presetOf(name: BuiltInOAuthProvider): AnyPreset {
   return OAUTH_PRESETS[name] as unknown as AnyPreset
 }
@@ -35,7 +33,6 @@ export const PROVIDER_NAME = /^[a-z0-9][\w-]{0,63}$/i
 export interface CustomEntry {
   /** Where it is in the options (`svcAuth.providers.custom.acme`, `svcAuth.providers.custom[0]`). */
   label: string
-  /** The record key, or the array entry's `name`. */
   name: unknown
   /** In the record form: the entry's own `name`, which must equal the key when given. */
   declaredName?: unknown
@@ -102,7 +99,6 @@ function scopesOf(value: unknown, fallback: string[]): string[] {
   return [...fallback]
 }
 
-/** Explicit endpoint options over a base set. */
 function withExplicitEndpoints(base: ProviderEndpoints, o: OAuthProviderOptions): ProviderEndpoints {
   const out = { ...base }
   if (trimmedString(o.authorizationUrl)) out.authorization_endpoint = trimmedString(o.authorizationUrl)

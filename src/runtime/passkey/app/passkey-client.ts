@@ -1,14 +1,10 @@
-/**
- * The browser side of passkeys (WebAuthn ceremonies and routes), loaded by `useAuth()` with `import()`
- * from `#build/svc-auth/client-features.mjs` only when the provider is built in.
- */
+/** The browser side of passkeys, loaded by `useAuth()` with `import()` only when the provider is built in. */
 import type { NuxtApp } from '#app'
 import { startAuthentication, startRegistration, type PublicKeyCredentialCreationOptionsJSON, type PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/browser'
 import type { PasskeyInfo, PasskeyLoginOptions, RegisterPasskeyOptions } from '../passkey-types'
 import { isRelativePath, underPath } from '../../shared/paths'
 import { goTo, postAuth, publicAuthConfig } from '../../app/state'
 
-/** What the passkey calls need of the app's session. */
 export interface PasskeyDeps {
   nuxtApp: NuxtApp
   /** The access token (after a refresh in flight), null when logged out. */
@@ -23,10 +19,7 @@ const MESSAGES: Record<string, string> = {
   AbortError: 'The passkey request was aborted.',
 }
 
-/**
- * A ceremony error as a rejection with a clear message, `name` the DOMException's (`NotAllowedError`,
- * `InvalidStateError`) and `cause` the original error.
- */
+/** A ceremony error with a clear message, `name` the DOMException's and `cause` the original error. */
 function ceremonyError(error: unknown): Error {
   const cause = error instanceof Error ? (error.cause instanceof Error ? error.cause : error) : undefined
   const name = cause?.name ?? 'Error'
@@ -77,7 +70,6 @@ export async function listPasskeys(deps: PasskeyDeps): Promise<PasskeyInfo[]> {
   return Array.isArray(answer?.credentials) ? answer.credentials : []
 }
 
-/** Deletes one of the user's passkeys. */
 export async function deletePasskey(deps: PasskeyDeps, id: string): Promise<void> {
   await $fetch(passkeyPath(deps, `credentials/${encodeURIComponent(id)}`), { method: 'DELETE', headers: await withToken(deps), retry: 0 })
 }

@@ -22,10 +22,7 @@ export const listPasskeys = guarded(PASSKEY_ROUTES.list, async (ctx: AuthContext
   return { credentials: credentials.map(passkeyInfo).sort(newestFirst) }
 })
 
-/**
- * DELETE credentials/:id: through the host's `deleteCredential`, then `svc:passkey:deleted`. Another user's
- * id, an unknown one and no handler answer 404 alike; 403 `reauthentication_required` without a recent login.
- */
+/** DELETE credentials/:id: through the host's `deleteCredential`; another user's id, an unknown one and no handler answer 404 alike. */
 export const deletePasskey = guarded(PASSKEY_ROUTES.delete, async (ctx: AuthContext, event): Promise<{ success: true }> => {
   const owner = await requirePasskeyOwner(event, ctx)
   usePasskeyRuntime(ctx)

@@ -6,12 +6,10 @@ import { timestamp } from '../../server/lib/core/records/record-schema'
 /** The passkey ceremonies' record kind (see store/record-types.ts): a challenge awaiting its answer, by ceremony and challenge. */
 export const PASSKEY_RECORDS = recordTypes({ passkeyChallenge: 'passkey-challenge' })
 
-/** Lifetime of a passkey challenge (5 minutes). */
 export const PASSKEY_CHALLENGE_TTL = 300
 
 const CEREMONIES = ['registration', 'authentication'] as const
 
-/** A registration (creating a passkey) or an authentication (logging in with one). */
 export type PasskeyCeremony = typeof CEREMONIES[number]
 
 const passkeyChallengeRecord = z.object({
@@ -20,7 +18,6 @@ const passkeyChallengeRecord = z.object({
   userId: z.string().min(1).optional(),
   /** Authentication: HMAC of the binding of the browser that asked (see code-binding). */
   binding: z.string().min(1).optional(),
-  /** Authentication: same-origin path to land on after the login. */
   redirect: z.string().optional(),
   /** The relying party the options named: the answer must be signed for it. */
   rpID: z.string().min(1),
@@ -35,7 +32,6 @@ export type PasskeyChallengeRecord = z.output<typeof passkeyChallengeRecord>
 
 const challengeKey = (ctx: AuthContext, ceremony: PasskeyCeremony, challenge: string) => ctx.store.key(PASSKEY_RECORDS.passkeyChallenge, `${ceremony}:${challenge}`)
 
-/** Keeps a challenge for {@link PASSKEY_CHALLENGE_TTL} seconds. */
 export async function savePasskeyChallenge(ctx: AuthContext, challenge: string, record: Omit<PasskeyChallengeRecord, 'createdAt'>): Promise<void> {
   await ctx.store.write(challengeKey(ctx, record.ceremony, challenge), { ...record, createdAt: Date.now() }, PASSKEY_CHALLENGE_TTL)
 }

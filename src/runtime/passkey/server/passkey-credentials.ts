@@ -41,27 +41,26 @@ export function userHandleOf(rpID: string, userId: string): Uint8Array<ArrayBuff
   return new Uint8Array(createHash('sha256').update('nuxt-svc-auth:passkey-user\0').update(rpID).update('\0').update(userId).digest())
 }
 
-/** The challenge a browser answered, to find the stored one (the signature check decodes it again). */
-export function answeredChallenge(clientDataJSON: string): string | undefined {
+/** The client data a browser answered (empty when unreadable); the signature check decodes it again. */
+function clientData(clientDataJSON: string): { challenge?: unknown, crossOrigin?: unknown } {
   try {
     const data: unknown = JSON.parse(Buffer.from(clientDataJSON, 'base64url').toString('utf8'))
-    const challenge = typeof data === 'object' && data !== null ? (data as { challenge?: unknown }).challenge : undefined
-    return typeof challenge === 'string' && /^[\w-]{16,128}$/.test(challenge) ? challenge : undefined
+    return typeof data === 'object' && data !== null ? data : {}
   }
   catch {
-    return undefined
+    return {}
   }
+}
+
+/** The challenge a browser answered, to find the stored one. */
+export function answeredChallenge(clientDataJSON: string): string | undefined {
+  const { challenge } = clientData(clientDataJSON)
+  return typeof challenge === 'string' && /^[\w-]{16,128}$/.test(challenge) ? challenge : undefined
 }
 
 /** True when the ceremony ran in a frame of another origin: the module's pages never do that. */
 export function isCrossOriginAnswer(clientDataJSON: string): boolean {
-  try {
-    const data: unknown = JSON.parse(Buffer.from(clientDataJSON, 'base64url').toString('utf8'))
-    return typeof data === 'object' && data !== null && (data as { crossOrigin?: unknown }).crossOrigin === true
-  }
-  catch {
-    return false
-  }
+  return clientData(clientDataJSON).crossOrigin === true
 }
 
 /** The caller of a bearer passkey route: a valid access token, not impersonated (an impersonator must not touch passkeys). */

@@ -1,6 +1,7 @@
 import type { H3Event } from 'h3'
 import type { PasskeyCredential } from '../passkey-types'
 import { getAuthHandlers, requiredHandler } from '../../server/lib/core/handlers'
+import { isRecord } from '../../shared/values'
 
 /** The passkey handlers of the host, checked: a missing required one is a clear configuration error. */
 export interface ResolvedPasskeyHandlers {
@@ -9,19 +10,15 @@ export interface ResolvedPasskeyHandlers {
   credentialExists(credentialId: string): Promise<boolean>
   listCredentials(userId: string): Promise<PasskeyCredential[]>
   saveCredential(credential: PasskeyCredential, created: boolean): Promise<void>
-  /** Undefined when the host registered no `deleteCredential`. */
   deleteCredential?: (credentialId: string, userId: string) => Promise<void>
   /** Undefined when the host registered no `findUserIdByEmail` (email hints are then ignored). */
   findUserIdByEmail?: (email: string) => Promise<string | null>
-  /** Undefined when the host registered no `findUser`. */
   findUser?: (userId: string) => Promise<Record<string, unknown> | null>
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
-
 /** A credential as the host returned it, when it has the fields the module relies on. */
 function isCredential(value: unknown): value is PasskeyCredential {
-  return isObject(value) && typeof value.id === 'string' && typeof value.userId === 'string' && value.userId !== ''
+  return isRecord(value) && typeof value.id === 'string' && typeof value.userId === 'string' && value.userId !== ''
     && typeof value.publicKey === 'string' && typeof value.counter === 'number' && Number.isInteger(value.counter) && value.counter >= 0
 }
 
@@ -55,7 +52,7 @@ export function passkeyHandlers(event: H3Event): ResolvedPasskeyHandlers {
     }),
     findUser: findUser && (async (userId) => {
       const user = await findUser(userId, context)
-      return isObject(user) ? user : null
+      return isRecord(user) ? user : null
     }),
   }
 }

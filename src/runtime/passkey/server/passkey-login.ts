@@ -1,7 +1,4 @@
-/**
- * Logging in with a passkey: browser-bound single-use challenge, assertion check, counter check,
- * `saveCredential`, then the shared login pipeline.
- */
+/** Logging in with a passkey: browser-bound single-use challenge, assertion and counter checks, then the login pipeline. */
 import { generateAuthenticationOptions, verifyAuthenticationResponse, type AuthenticationResponseJSON, type PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server'
 import type { AuthUser } from '../../types/auth'
 import type { PasskeyCredential, PasskeyTransport } from '../passkey-types'
@@ -31,9 +28,8 @@ const DECOY_ID_BYTES = [16, 20, 32, 32, 48, 64] as const
 const DECOY_COUNTS = [1, 1, 1, 2, 2, 3] as const
 
 /**
- * Credentials that look like a user's for an email that has none: derived from the email alone with the
- * keyed hash, so every request, process and restart answers the same list (a change would give it
- * away). No transports, as in real lists.
+ * Credentials that look like a user's for an email that has none: derived from the email with the keyed hash,
+ * so every request, process and restart answers the same list (a change would give it away).
  */
 export function decoyCredentials(ctx: AuthContext, email: string): Descriptor[] {
   const seed = Buffer.from(ctx.store.hash('passkey-decoy', email), 'hex')
@@ -45,10 +41,7 @@ export function decoyCredentials(ctx: AuthContext, email: string): Descriptor[] 
   })
 }
 
-/**
- * allowCredentials of a login: none without an email; else the user's passkeys, or decoys, so the answer
- * never tells which emails have accounts.
- */
+/** allowCredentials of a login: none without an email; else the user's passkeys, or decoys. */
 async function allowedCredentials(ctx: AuthContext, handlers: ResolvedPasskeyHandlers, email: string | undefined): Promise<Descriptor[]> {
   if (!email || !handlers.findUserIdByEmail) return []
   const userId = await handlers.findUserIdByEmail(email)
@@ -94,10 +87,8 @@ function handleMatches(rpID: string, credential: PasskeyCredential, userHandle: 
 }
 
 /**
- * POST login/verify: `{ response }` → `{ redirect }`. The challenge is consumed first (one answer goes
- * on) and must be this browser's; the credential must be known (checked against
- * {@link STAND_IN_PUBLIC_KEY} otherwise), the assertion signed for this relying party and origin, and
- * the counter must move forward (401 `passkey_counter_regressed`: a cloned authenticator).
+ * POST login/verify: `{ response }` → `{ redirect }`. The challenge is consumed first and must be this browser's;
+ * the counter must move forward (a cloned authenticator does not).
  */
 export const authenticationVerify = guarded(PASSKEY_ROUTES.loginVerify, async (ctx: AuthContext, event, { response }): Promise<{ redirect: string }> => {
   usePasskeyRuntime(ctx)

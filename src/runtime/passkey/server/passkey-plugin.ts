@@ -1,7 +1,4 @@
-/**
- * Checks the passkey options when the server starts (Workers: first request) and, outside development,
- * logs loudly when no relying party is configured (every ceremony would answer 500).
- */
+/** Checks the passkey options when the server starts and, outside development, logs loudly without a relying party. */
 import { defineNitroPlugin } from 'nitropack/runtime'
 import { configuredRelyingParty } from './passkey-options'
 import { usePasskeyRuntime } from './passkey-runtime'

@@ -18,7 +18,7 @@ import { emitHook } from '../../server/lib/core/handlers'
 /** Longest credential id WebAuthn allows (§5.8.3), in bytes. */
 const MAX_CREDENTIAL_ID_BYTES = 1023
 
-/** The caller, whose session must have logged in recently (`sessions.recentLogin`): else 403 `reauthentication_required`. */
+/** The caller, whose session must have logged in recently. */
 async function recentOwner(ctx: AuthContext, event: H3Event) {
   const owner = await requirePasskeyOwner(event, ctx)
   await requireRecentLogin(ctx, owner, 'passkey_register')
@@ -59,11 +59,7 @@ export const registrationOptions = guarded(PASSKEY_ROUTES.registerOptions, async
   return creation
 }, recentOwner)
 
-/**
- * POST register/verify (bearer): `{ response, name? }`. The login must still be recent; the challenge is
- * consumed first and must be this user's; the attestation signed for this relying party and an origin.
- * Then the host stores the credential and `svc:passkey:registered` runs.
- */
+/** POST register/verify (bearer): `{ response, name? }`; the challenge is consumed first and must be this user's. */
 export const registrationVerify = guarded(PASSKEY_ROUTES.registerVerify, async (ctx: AuthContext, event, body, owner): Promise<{ credential: PasskeyInfo }> => {
   const runtime = usePasskeyRuntime(ctx)
   const challenge = answeredChallenge(body.response.response.clientDataJSON)

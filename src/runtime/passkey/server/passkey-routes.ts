@@ -5,16 +5,15 @@ import * as res from '../../server/lib/edge/response-schemas'
 import { underPath } from '../../shared/paths'
 
 const at = (path: string) => (e: EndpointOptions) => underPath(e.authPath, 'passkey', path)
-const handler = (file: string) => `passkey/server/routes/${file}`
+/** Method, path and handler file (`<file>.<method>`, by default the path with `-` for `/`) of a route. */
+const route = <M extends 'get' | 'post' | 'delete'>(path: string, method: M, file = path.replace('/', '-')) => ({ method, path: at(path), handler: `passkey/server/routes/${file}.${method}` })
 const OWNER_ERRORS = ['unauthorized', 'session_revoked', 'impersonated_session'] as const
 
 /** The passkey provider's routes under `<authPath>/passkey/` (registered when the provider is on). */
 export const PASSKEY_ROUTES = {
   registerOptions: {
     id: 'PasskeyRegisterOptions',
-    method: 'post',
-    handler: handler('register-options.post'),
-    path: at('register/options'),
+    ...route('register/options', 'post'),
     summary: 'Start registering a passkey',
     description: 'The options for `navigator.credentials.create()` with a single-use challenge (5 minutes) bound to the caller; `excludeCredentials` lists their passkeys.',
     auth: 'bearer',
@@ -24,9 +23,7 @@ export const PASSKEY_ROUTES = {
   },
   registerVerify: {
     id: 'PasskeyRegisterVerify',
-    method: 'post',
-    handler: handler('register-verify.post'),
-    path: at('register/verify'),
+    ...route('register/verify', 'post'),
     summary: 'Register a passkey',
     description: 'Consumes the challenge (issued to this caller), verifies the attestation for the relying party and its origins and stores the passkey through the host\'s `saveCredential`.',
     auth: 'bearer',
@@ -37,9 +34,7 @@ export const PASSKEY_ROUTES = {
   },
   loginOptions: {
     id: 'PasskeyLoginOptions',
-    method: 'post',
-    handler: handler('login-options.post'),
-    path: at('login/options'),
+    ...route('login/options', 'post'),
     summary: 'Start a passkey login',
     description: 'The options for `navigator.credentials.get()` with a single-use challenge (5 minutes) bound to this browser. Without `email`, `allowCredentials` is empty (discoverable passkeys); with one, that user\'s passkeys or, for an email without any, the same decoys on every request.',
     sameOrigin: true,
@@ -50,9 +45,7 @@ export const PASSKEY_ROUTES = {
   },
   loginVerify: {
     id: 'PasskeyLoginVerify',
-    method: 'post',
-    handler: handler('login-verify.post'),
-    path: at('login/verify'),
+    ...route('login/verify', 'post'),
     summary: 'Log in with a passkey',
     description: 'Consumes the challenge (this browser\'s only), verifies the assertion, refuses a signature counter that went backwards and completes the login: `redirect` is where the browser goes next (the callback page with a code bound to this browser).',
     sameOrigin: true,
@@ -63,9 +56,7 @@ export const PASSKEY_ROUTES = {
   },
   list: {
     id: 'PasskeyList',
-    method: 'get',
-    handler: handler('credentials.get'),
-    path: at('credentials'),
+    ...route('credentials', 'get'),
     summary: 'The caller\'s passkeys',
     description: 'The caller\'s passkeys, newest first (no public keys, no counters).',
     auth: 'bearer',
@@ -74,9 +65,7 @@ export const PASSKEY_ROUTES = {
   },
   delete: {
     id: 'PasskeyDelete',
-    method: 'delete',
-    handler: handler('credential.delete'),
-    path: at('credentials/:id'),
+    ...route('credentials/:id', 'delete', 'credential'),
     summary: 'Delete a passkey',
     description: 'Deletes one of the caller\'s passkeys through the host\'s `deleteCredential`. Another user\'s passkey answers 404.',
     auth: 'bearer',

@@ -9,9 +9,8 @@ import type { PasskeyRuntime } from './passkey-runtime'
 const LOOPBACK_HOST = /^(?:localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\])$/
 
 /**
- * The relying party of a ceremony: the configured one (`origins`/`rpID`, else `publicUrl`); in
- * development only, a loopback request's own origin. Otherwise 500 `passkey_not_configured`: the
- * Host header never decides where passkeys belong.
+ * The relying party of a ceremony: the configured one; in development only, a loopback request's own origin.
+ * Otherwise 500 `passkey_not_configured`: the Host header never decides where passkeys belong.
  */
 export function relyingPartyOf(ctx: AuthContext, runtime: PasskeyRuntime, event: H3Event): RelyingParty {
   const configured = configuredRelyingParty(runtime.options, ctx.options.publicUrl)

@@ -1,9 +1,5 @@
-/**
- * `usePassword()`: the email and password flows from the browser, in a module of its own so it never
- * reaches the entry chunk with `useAuth`.
- */
-import type { NuxtApp } from '#app'
-import type { ComputedRef, Ref } from 'vue'
+/** `usePassword()`: in a module of its own so it never reaches the entry chunk with `useAuth`. */
+import type { ComputedRef } from 'vue'
 import { computed } from 'vue'
 import { useNuxtApp, useState } from '#imports'
 import { passwordRoutePath } from '../password-paths'
@@ -26,11 +22,7 @@ export interface UsePasswordReturn {
   register(email: string, password: string, options?: PasswordLoginOptions): Promise<void>
   /** POST `<authPath>/password/login`: checks the password and emails a code (`invalid_credentials` for an unknown email alike). */
   login(email: string, password: string, options?: PasswordLoginOptions): Promise<void>
-  /**
-   * POST `<authPath>/password/<action>-verify` with the emailed code, then goes where the server answers:
-   * the callback page (or second-factor page) after `register` and `login`, the reset page after
-   * `requestReset`. A refused code keeps the pending step, so the user can type it again.
-   */
+  /** POST `<authPath>/password/<action>-verify` with the emailed code, then goes where the server answers; a refused code keeps the pending step. */
   verify(code: string, options?: PasswordVerifyOptions): Promise<void>
   /** POST `<authPath>/password/reset-request`: resolves the server's message, the same whether or not the account exists. */
   requestReset(email: string): Promise<string>
@@ -44,11 +36,6 @@ export interface UsePasswordReturn {
   errorOf(error: unknown): PasswordError
 }
 
-/** The pending step of the app (`useState`). */
-function pendingState(nuxtApp: NuxtApp): Ref<PendingPasswordCode | null> {
-  return inApp(nuxtApp, () => useState<PendingPasswordCode | null>(PASSWORD_STATE, () => null))
-}
-
 /** The `redirect` to keep: a relative path, else none. */
 function relativeOrNone(path: unknown): string | undefined {
   return isRelativePath(path) ? path : undefined
@@ -59,23 +46,19 @@ export function usePassword(): UsePasswordReturn {
   const nuxtApp = useNuxtApp()
   const { endpoints } = publicAuthConfig(nuxtApp)
   const path = (name: string) => passwordRoutePath(endpoints.authPath, name)
-  const pending = pendingState(nuxtApp)
-
-  /** Records the step now waiting for its emailed code. */
+  const pending = inApp(nuxtApp, () => useState<PendingPasswordCode | null>(PASSWORD_STATE, () => null))
   const awaitCode = (action: PasswordCodeAction, email: string, redirect?: string) => {
     pending.value = { action, email, ...(redirect ? { redirect } : {}) }
+  }
+  const start = (action: 'register' | 'login'): UsePasswordReturn['login'] => async (email, password, options = {}) => {
+    await postAuth(path(action), { email, password })
+    awaitCode(action, email, relativeOrNone(options.redirect))
   }
 
   return {
     pending: computed(() => pending.value),
-    register: async (email, password, options = {}) => {
-      await postAuth(path('register'), { email, password })
-      awaitCode('register', email, relativeOrNone(options.redirect))
-    },
-    login: async (email, password, options = {}) => {
-      await postAuth(path('login'), { email, password })
-      awaitCode('login', email, relativeOrNone(options.redirect))
-    },
+    register: start('register'),
+    login: start('login'),
     verify: async (code, options = {}) => {
       const step = pending.value
       const action = options.action ?? step?.action
@@ -92,7 +75,6 @@ export function usePassword(): UsePasswordReturn {
       })
       if (!isRelativePath(answer?.redirect)) throw new Error('The verification did not answer where to go next.')
       if (same) pending.value = null
-      // The callback page (perhaps after the second-factor page) finishes the login and goes there.
       if (action !== 'reset') authRuntime(nuxtApp).afterLogin = relativeOrNone(options.redirect ?? same?.redirect)
       await goTo(nuxtApp, answer.redirect, { replace: true })
     },

@@ -6,12 +6,7 @@ export interface BcryptEngine {
    */
   readonly kind: 'native' | 'worker' | 'inline'
   hash(password: string, cost: number): Promise<string>
-  /**
-   * False for a wrong password and for a hash that is not a bcrypt hash. Rejects only when the
-   * engine could not compute (bcryptjs could not be loaded, a worker thread stopped): that is no
-   * answer about the password, and must not read as a wrong one.
-   */
+  /** False for a wrong password or a non-bcrypt hash; rejects only when the engine could not compute (never read as a wrong password). */
   verify(password: string, hash: string): Promise<boolean>
-  /** Stops the threads the engine started (none for `native`). */
   close(): Promise<void>
 }

@@ -6,13 +6,11 @@ import { Worker } from 'node:worker_threads'
 import type { BcryptEngine } from './bcrypt-engine'
 
 /**
- * The worker thread's code, as text (`eval`, only `import()`): a worker file of its own would not be
- * copied into `.output`. It loads bcryptjs from the URL the main thread resolved (Nitro traces it
- * from `bcrypt.ts`) and answers one message at a time, synchronously: the thread is there to block.
+ * The worker thread's code, as text (`eval`): a worker file of its own would not be copied into
+ * `.output`. It answers one message at a time, synchronously: the thread is there to block.
  */
 const WORKER_SOURCE = `
 import('node:worker_threads').then(({ parentPort, workerData }) => {
-  // The thread runs: the main thread stops waiting for this (see START_TIMEOUT_MS).
   parentPort.postMessage({ started: true })
   const loaded = import(workerData.module).then(m => m.default && m.default.hashSync ? m.default : m)
   // A module that cannot load fails each job with its reason instead of ending the thread.
@@ -36,7 +34,6 @@ import('node:worker_threads').then(({ parentPort, workerData }) => {
 })
 `
 
-/** The ES module entry of a package manifest (`exports['.'].import`, `module`, `main`). */
 function moduleEntry(manifest: unknown): string {
   const pkg = (manifest ?? {}) as { exports?: Record<string, { import?: string | { default?: string } }>, module?: string, main?: string }
   const target = pkg.exports?.['.']?.import
@@ -68,7 +65,6 @@ interface Reply {
   id?: number
   value?: unknown
   error?: string
-  /** The first message of a thread: it runs. */
   started?: true
 }
 
@@ -86,35 +82,25 @@ export interface WorkerThread {
   terminate(): Promise<number>
 }
 
-/** Starts a worker thread running `source` (node:worker_threads' `new Worker(source, { eval: true, workerData })`). */
 export type StartThread = (source: string, workerData: { module: string }) => WorkerThread
 
 const startThread: StartThread = (source, workerData) => new Worker(source, { eval: true, workerData })
 
-/**
- * How long a new thread may take to run its first line (a stand-in Worker that never starts fails its
- * job instead of hanging). It bounds the start only, never a hash.
- */
+/** How long a new thread may take to start (a stand-in Worker that never starts fails its job instead of hanging). */
 export const START_TIMEOUT_MS = 30_000
 
-/** One worker thread and the one job it runs, if any. */
 interface Slot {
   worker: WorkerThread
   job?: { id: number, resolve(value: unknown): void, reject(error: Error): void }
   dead: boolean
-  /** Set until the thread's first message. */
   startTimer?: ReturnType<typeof setTimeout>
 }
 
-/** Options of {@link createWorkerEngine}. */
 export interface WorkerEngineOptions {
-  /** Most worker threads (the hasher's concurrency: each computation has a thread of its own). */
+  /** Most worker threads (each computation has a thread of its own). */
   size: number
-  /** URL of the bcryptjs module the workers load. @default bcryptjs as the main thread resolves it */
   module?: string
-  /** @default a node:worker_threads Worker */
   start?: StartThread
-  /** @default START_TIMEOUT_MS */
   startTimeout?: number
 }
 
@@ -160,7 +146,6 @@ export function createWorkerEngine({ size, module = bcryptjsUrl(), start = start
     }
     const slot: Slot = { worker, dead: false }
     slot.startTimer = setTimeout(() => fail(slot, `it did not start within ${startTimeout >= 1000 ? `${Math.round(startTimeout / 1000)} s` : `${startTimeout} ms`}: worker threads do not seem to work here`), startTimeout)
-    // The timer keeps nothing alive by itself: a thread with a job is referenced.
     slot.startTimer.unref?.()
     worker.on('message', (reply: Reply) => {
       if (reply?.started) {

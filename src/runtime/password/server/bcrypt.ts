@@ -3,24 +3,18 @@ import type { BcryptEngine } from './bcrypt-engine'
 
 export type { BcryptEngine } from './bcrypt-engine'
 
-/** The part of `@node-rs/bcrypt` the engine uses. */
 export interface NativeBcrypt {
   hash(password: string, options: { cost: number }): Promise<string>
   verify(password: string, hash: string): Promise<boolean>
 }
 
-/**
- * Environment variable that chooses the implementation: `js` forces bcryptjs in worker threads (to
- * reproduce a platform without native addons).
- */
+/** Environment variable: `js` forces bcryptjs in worker threads (to reproduce a platform without native addons). */
 export const BCRYPT_ENV = 'NUXT_SVC_AUTH_BCRYPT'
 
-/** `js` when {@link BCRYPT_ENV} asks for bcryptjs, else `native`. */
 export function bcryptPreference(env: Record<string, string | undefined> = process.env): 'native' | 'js' {
   return env[BCRYPT_ENV]?.trim().toLowerCase() === 'js' ? 'js' : 'native'
 }
 
-/** Loads `@node-rs/bcrypt` (fails where native addons cannot load). */
 export async function loadNativeBcrypt(): Promise<NativeBcrypt> {
   const loaded = await import('@node-rs/bcrypt') as Partial<NativeBcrypt> & { default?: Partial<NativeBcrypt>, unavailable?: unknown }
   // The stand-in of edge builds (bcrypt-unavailable.ts) says why there is no addon.
@@ -30,21 +24,17 @@ export async function loadNativeBcrypt(): Promise<NativeBcrypt> {
   return native as NativeBcrypt
 }
 
-/** Options of {@link createBcryptEngine}. */
 export interface BcryptEngineOptions {
-  /** Most worker threads of the fallback (the hasher's concurrency). */
+  /** Most worker threads of the fallback. */
   workers: number
-  /** Reports the fallback, once, in one line (the module's logger). */
+  /** Reports the fallback, once. */
   warn(message: string): void
-  /** @default bcryptPreference() */
   prefer?: 'native' | 'js'
-  /** @default loadNativeBcrypt */
   loadNative?: () => Promise<NativeBcrypt>
-  /** Whether worker threads can be started (else bcryptjs in this thread). @default workerThreadsAvailable() */
+  /** Whether worker threads can be started (else bcryptjs in this thread). */
   threads?: boolean
 }
 
-/** The part of bcryptjs the engines use (its promise API). */
 interface Bcryptjs {
   hash(password: string, cost: number): Promise<string>
   compare(password: string, hash: string): Promise<boolean>
@@ -58,16 +48,12 @@ async function loadBcryptjs(): Promise<Bcryptjs> {
   return bcryptjs as Bcryptjs
 }
 
-/**
- * bcryptjs in this thread through its async API, for runtimes without threads (Workers: each request
- * is billed its own CPU time, and concurrent hashes take turns).
- */
+/** bcryptjs in this thread through its async API, for runtimes without threads (Workers). */
 export async function createInlineEngine(load: () => Promise<Bcryptjs> = loadBcryptjs): Promise<BcryptEngine> {
   const bcryptjs = await load()
   return {
     kind: 'inline',
     hash: (password, cost) => bcryptjs.hash(password, cost),
-    // A hash bcryptjs cannot read is no match, as with the other engines.
     verify: async (password, hash) => {
       try {
         return (await bcryptjs.compare(password, hash)) === true
@@ -90,10 +76,7 @@ function nativeEngine(native: NativeBcrypt): BcryptEngine {
   }
 }
 
-/**
- * The process's bcrypt: `@node-rs/bcrypt`, else (or with {@link BCRYPT_ENV} `js`) bcryptjs in worker
- * threads, else (no threads: Cloudflare Workers) bcryptjs in this thread.
- */
+/** `@node-rs/bcrypt`, else (or with {@link BCRYPT_ENV} `js`) bcryptjs in worker threads, else (no threads) bcryptjs in this thread. */
 export async function createBcryptEngine(options: BcryptEngineOptions): Promise<BcryptEngine> {
   if (!(options.threads ?? workerThreadsAvailable())) return createInlineEngine()
   const prefer = options.prefer ?? bcryptPreference()

@@ -30,10 +30,7 @@ export async function issueCode(ctx: AuthContext, runtime: PasswordRuntime, hand
   }
 }
 
-/**
- * Verifies a code of `action` given as `{ code, email?, flow? }` (the query of a link, or the
- * body of a form); 400 `invalid_verification_code` or `too_many_attempts`.
- */
+/** Verifies a code of `action` from a link's query or a form's body; 400 `invalid_verification_code` or `too_many_attempts`. */
 export async function verifyCode<TData>(ctx: AuthContext, runtime: PasswordRuntime, action: MagicCodeAction, input: z.output<typeof verifyRequest>): Promise<MagicCodeRecord<TData>> {
   const code = input.code.trim()
   const email = input.email === undefined || input.email.trim() === '' ? undefined : requireEmail(input.email)

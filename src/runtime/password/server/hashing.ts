@@ -5,9 +5,7 @@ import { createBcryptEngine, type BcryptEngine } from './bcrypt'
 /** Limits how many tasks run at once; the others wait in order. */
 export interface Semaphore {
   run<T>(task: () => Promise<T>): Promise<T>
-  /** Slots taken: tasks running now, and a freed slot already handed to the next waiting task. */
   readonly active: number
-  /** Tasks waiting. */
   readonly waiting: number
 }
 
@@ -48,17 +46,13 @@ export function automaticHashConcurrency(cores: number, poolSize = Number(global
   return Math.max(1, Math.min(cores - 1, poolSize - 1))
 }
 
-/** CPU cores: `navigator.hardwareConcurrency`, else `os.availableParallelism()` (node:os loaded only then). */
 export async function cpuCores(): Promise<number> {
   const cores = globalThis.navigator?.hardwareConcurrency
   if (typeof cores === 'number' && cores > 0) return cores
   return (await import('node:os')).availableParallelism()
 }
 
-/**
- * Password hashing of the provider: bcrypt off the event loop (`@node-rs/bcrypt` on the libuv pool, else
- * bcryptjs in worker threads), or the host's `hashPassword`/`verifyPassword`.
- */
+/** Password hashing of the provider: bcrypt off the event loop, or the host's `hashPassword`/`verifyPassword`. */
 export interface PasswordHasher {
   hash(password: string): Promise<string>
   /** False for a wrong password or an unreadable hash; rejects when bcrypt could not compute (a 500, never a silent false). */
@@ -67,11 +61,9 @@ export interface PasswordHasher {
   verifyDummy(password: string): Promise<false>
   /**
    * Checks the forms of a typed password against `hash` (null: unknown user), stopping at the first match.
-   * Every non-match costs `work` hashes (default: one per candidate, at least one), so timing tells
-   * an unknown user, a wrong password and an unchecked one apart in no way.
+   * Every non-match costs `work` hashes, so timing tells an unknown user, a wrong password and an unchecked one apart in no way.
    */
   verifyFirst(candidates: readonly string[], hash: string | null, work?: number): Promise<boolean>
-  /** Computes the dummy hash ahead of the first unknown-user login. */
   warmUp(): Promise<void>
   /** The same on the built-in bcrypt alone (never the host's handlers), in the same slots: for the server utils. */
   readonly bcrypt: BcryptHasher
@@ -80,18 +72,14 @@ export interface PasswordHasher {
 /** {@link PasswordHasher} without the host's handlers: bcrypt only. */
 export type BcryptHasher = Omit<PasswordHasher, 'bcrypt'>
 
-/** Options of {@link createPasswordHasher}. */
 export interface HasherOptions {
   rounds: number
   /** 0: automatic. */
   concurrency: number
   /** The host's handlers, read on every call (plugins may register them after startup). */
   handlers: () => PasswordHandlers | undefined
-  /** Reports a fallback to bcryptjs (one line, once). @default console.warn */
   warn?: (message: string) => void
-  /** Whether worker threads can be started (false: bcryptjs in the current thread). @default workerThreadsAvailable() */
   threads?: boolean
-  /** The bcrypt implementation, made on first use. @default createBcryptEngine (native, else bcryptjs in workers) */
   engine?: (options: { workers: number, warn: (message: string) => void, threads?: boolean }) => Promise<BcryptEngine>
 }
 
@@ -126,7 +114,6 @@ export function createPasswordHasher(options: HasherOptions): PasswordHasher {
   // One dummy hash per hashing function in use, so its cost matches the real hashes.
   const dummies = new WeakMap<object, Promise<string>>()
 
-  /** The operations, with the host's handlers of `handlers()` where it registered them. */
   const operations = (handlers: () => PasswordHandlers | undefined): BcryptHasher => {
     const hash = async (password: string): Promise<string> => {
       const custom = handlers()?.hashPassword
@@ -137,10 +124,8 @@ export function createPasswordHasher(options: HasherOptions): PasswordHasher {
     const verify = async (password: string, hashed: string): Promise<boolean> => {
       if (typeof hashed !== 'string' || !hashed) return false
       const custom = handlers()?.verifyPassword
-      if (!custom) {
-        // False for a wrong password or unreadable hash; an engine failure rejects (a 500), never a wrong password.
-        return (await builtInVerify(password, hashed)) === true
-      }
+      // An engine failure rejects (a 500), never reads as a wrong password.
+      if (!custom) return (await builtInVerify(password, hashed)) === true
       try {
         return (await custom(password, hashed)) === true
       }

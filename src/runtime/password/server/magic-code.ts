@@ -9,19 +9,14 @@ import { jsonObject, timestamp } from '../../server/lib/core/records/record-sche
 
 /** The emailed codes' record kinds (see store/record-types.ts). */
 export const MAGIC_CODE_RECORDS = recordTypes({
-  /** A pending emailed code, by action and email. */
   magicPending: 'magic',
-  /** A pending emailed code, by action and code. */
   magicByCode: 'magic-code',
-  /** A pending emailed code, by action and browser flow. */
   magicByFlow: 'magic-flow',
-  /** Wrong guesses at one pending code. */
   magicAttempts: 'magic-attempts',
   /** Lookups by code alone that found nothing. */
   magicMisses: 'magic-misses',
   /** Codes issued per action and time slot. */
   magicIssued: 'magic-issued',
-  /** Failed code verifications per email. */
   magicFailures: 'magic-failed',
 })
 
@@ -34,9 +29,7 @@ const magicCodeRecord = z.object({
   action: z.enum(ACTIONS),
   /** Key of the by-code index entry: an HMAC of action and code (the code is never stored). */
   indexKey: z.string().min(1),
-  /** Key of the by-flow index entry. */
   flowKey: z.string().min(1),
-  /** Extra data kept with the code (registration: the hashed password). */
   data: jsonObject<Record<string, unknown>>(),
   createdAt: timestamp,
 })
@@ -55,7 +48,7 @@ export type MagicCodeResult<TData>
 
 export interface IssuedMagicCode {
   code: string
-  /** Identifies the pending code without revealing the email (the `flow` parameter of its link). */
+  /** The `flow` parameter of its link: identifies the pending code without revealing the email. */
   flow: string
 }
 
@@ -108,9 +101,7 @@ export async function discardMagicCode(ctx: AuthContext, action: MagicCodeAction
 export interface VerifyMagicCodeInput {
   action: MagicCodeAction
   code: string
-  /** Identifies the pending code by its email (the per-code attempt count applies). */
   email?: string
-  /** Identifies the pending code by its flow id (the per-code attempt count applies). */
   flow?: string
   maxAttempts: number
   ttlSeconds: number
@@ -125,7 +116,7 @@ export interface VerifyMagicCodeInput {
 
 const missKeyOf = (ctx: AuthContext, action: MagicCodeAction) => ctx.store.key(MAGIC_CODE_RECORDS.magicMisses, action)
 
-/** Counter of the codes of `action` issued in window `index` (windows as long as a code lives). */
+// Codes issued per window as long as a code lives: those of this and the previous window bound the codes alive.
 const issuedKey = (ctx: AuthContext, action: MagicCodeAction, index: number) => ctx.store.key(MAGIC_CODE_RECORDS.magicIssued, `${action}:${index}`)
 const windowIndex = (ttlSeconds: number, now = Date.now()) => Math.floor(now / (ttlSeconds * 1000))
 
@@ -133,7 +124,6 @@ async function noteIssued(ctx: AuthContext, action: MagicCodeAction, ttlSeconds:
   await ctx.store.incr(issuedKey(ctx, action, windowIndex(ttlSeconds)), ttlSeconds * 2)
 }
 
-/** An upper bound of the codes of `action` alive now: those issued in this and the previous window. */
 async function outstandingCodes(ctx: AuthContext, action: MagicCodeAction, ttlSeconds: number): Promise<number> {
   const index = windowIndex(ttlSeconds)
   const [current, previous] = await Promise.all([ctx.store.count(issuedKey(ctx, action, index)), ctx.store.count(issuedKey(ctx, action, index - 1))])
@@ -151,7 +141,6 @@ async function emailOfCode(ctx: AuthContext, input: VerifyMagicCodeInput): Promi
   if (budget) {
     if (budget.max <= 0) return null
     const outstanding = await outstandingCodes(ctx, input.action, input.ttlSeconds)
-    // misses × max(N, 10) ≤ max × 10, in whole misses.
     const allowed = Math.floor(budget.max * REFERENCE_OUTSTANDING / Math.max(REFERENCE_OUTSTANDING, outstanding))
     const reserved = await reserveUnits(ctx, [{ key: missKeyOf(ctx, input.action), max: allowed }], budget.windowSeconds)
     if (!reserved.granted) return 'budget_exhausted'

@@ -27,12 +27,10 @@ export const resetRequest = guarded(PASSWORD_ROUTES.resetRequest, async (ctx: Au
   const email = await limitedEmail(ctx, event, 'resetRequest', body.email)
   const runtime = usePasswordRuntime(ctx)
   const handlers = passwordHandlers()
-  // Everything that depends on the account existing starts after the answer is sent, so neither the
-  // answer nor its timing tells; failures are logged.
+  // Everything that depends on the account existing starts after the answer is sent, so neither the answer nor its timing tells.
   const delivery = afterAnswer().then(async () => {
     if (await handlers.findUser(email)) await issueCode(ctx, runtime, handlers, { email, action: 'reset' })
   }).catch((error: unknown) => {
-    // A failed delivery has been logged by issueCode.
     if (authErrorCode(error) !== 'send_failed') ctx.logger.error('Handling a reset request failed', error)
   })
   const waitUntil = (event as H3Event & { waitUntil?: (promise: Promise<unknown>) => void }).waitUntil
@@ -59,18 +57,10 @@ async function revokeSubjectSessions(ctx: AuthContext, subjects: Iterable<string
   return revoked
 }
 
-/** Subjects a password account's sessions may be indexed under: its own, and what `onUserPersist` named. */
-function subjectsOf(user: SubjectSource, email: string, persisted?: SubjectSource): string[] {
-  const subjects = [passwordSubject(user, email)]
-  const assigned = hostSubjectOf(persisted)
-  if (assigned) subjects.push(assigned)
-  return subjects
-}
-
-/** Subjects that persisting revealed beyond those known before (an id the handler returned). */
+/** The subject `onUserPersist` named beyond the account's own (an id the handler returned), if any. */
 function newSubjects(user: SubjectSource, email: string, persisted: SubjectSource | undefined): string[] {
-  const before = new Set(subjectsOf(user, email))
-  return subjectsOf(user, email, persisted).filter(subject => !before.has(subject))
+  const assigned = hostSubjectOf(persisted)
+  return assigned && assigned !== passwordSubject(user, email) ? [assigned] : []
 }
 
 /** POST reset-complete: `{ sessionId, newPassword }`; persists the hash, revokes every session. */
@@ -93,7 +83,7 @@ export const resetComplete = guarded(PASSWORD_ROUTES.resetComplete, async (ctx: 
   const user = await handlers.findUser(session.email)
   if (!user) throw invalid()
   // Sessions are revoked before the new password is stored: a failure in between leaves no thief's session alive.
-  let revoked = await revokeSubjectSessions(ctx, subjectsOf(user, session.email), 'password_reset')
+  let revoked = await revokeSubjectSessions(ctx, [passwordSubject(user, session.email)], 'password_reset')
   const persisted = await persistPasswordUser(event, { ...user, email: session.email, hashedPassword })
   revoked += await revokeSubjectSessions(ctx, newSubjects(user, session.email, persisted), 'password_reset')
   ctx.logger.security('password_reset', { revokedSessions: revoked })
@@ -125,7 +115,7 @@ export const change = guarded(PASSWORD_ROUTES.change, async (ctx: AuthContext, e
   const hashedPassword = await runtime.hasher.hash(newPassword)
   // The other sessions end before the new password is stored (see resetComplete).
   const keep = { subject: claims.sub, sid: claims.sid }
-  let revoked = await revokeSubjectSessions(ctx, [claims.sub, ...subjectsOf(user, email)], 'password_change', keep)
+  let revoked = await revokeSubjectSessions(ctx, [claims.sub, passwordSubject(user, email)], 'password_change', keep)
   const persisted = await persistPasswordUser(event, { ...user, email, hashedPassword })
   revoked += await revokeSubjectSessions(ctx, newSubjects(user, email, persisted), 'password_change', keep)
   ctx.logger.security('password_changed', { revokedSessions: revoked })

@@ -8,8 +8,6 @@ import type { ResolvedPasswordHandlers } from './password-handlers'
 import { checkPasswordPolicy, MAX_PASSWORD_BYTES, normalizePassword, passwordBytes, passwordForms, policyMessage, TOO_LONG } from './policy'
 import type { PasswordRuntime } from './password-runtime'
 
-export { emailField, passwordField } from '../../server/lib/edge/request-schemas'
-
 /** A typed email in canonical form (400 `invalid_email`), counted by the per-email limit of `rule`. */
 export async function limitedEmail(ctx: AuthContext, event: H3Event, rule: RateLimitRuleName, typed: string): Promise<string> {
   const email = requireEmail(typed)
@@ -17,7 +15,7 @@ export async function limitedEmail(ctx: AuthContext, event: H3Event, rule: RateL
   return email
 }
 
-/** Longest password (UTF-8 bytes) the hash checks whole: bcrypt's 72, none for the host's own hash. */
+/** bcrypt's 72 bytes; no limit for the host's own hash. */
 function byteLimit(handlers: ResolvedPasswordHandlers): number {
   return handlers.customHash ? Number.POSITIVE_INFINITY : MAX_PASSWORD_BYTES
 }
@@ -42,13 +40,8 @@ export async function requirePolicy(runtime: PasswordRuntime, handlers: Resolved
   return password
 }
 
-/**
- * Checks a typed password against a hash (null: unknown account), normalised then as typed; one too
- * long is never checked but costs the same work, so every refusal looks and takes the same.
- */
+/** Checks a typed password against a hash (null: unknown account); every refusal looks and takes the same. */
 export function checkPassword(runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, typed: string, hash: string | null): Promise<boolean> {
-  const forms = passwordForms(typed)
-  const limit = byteLimit(handlers)
-  const candidates = passwordBytes(forms[0]!) > limit ? [] : forms.filter(form => passwordBytes(form) <= limit)
-  return runtime.hasher.verifyFirst(candidates, hash, forms.length)
+  const { candidates, work } = passwordForms(typed, byteLimit(handlers))
+  return runtime.hasher.verifyFirst(candidates, hash, work)
 }

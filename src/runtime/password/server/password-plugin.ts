@@ -1,7 +1,4 @@
-/**
- * Checks the password provider's options when the server starts (Workers: first request) and, where work
- * may outlive a request, computes the dummy hash ahead of the first unknown-user login.
- */
+/** Checks the password provider's options when the server starts (Workers: first request). */
 import { defineNitroPlugin } from 'nitropack/runtime'
 import { usePasswordRuntime } from './password-runtime'
 import { reportStartupError, runAtStartup } from '../../server/lib/config/startup'

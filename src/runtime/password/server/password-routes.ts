@@ -6,6 +6,8 @@ import * as res from '../../server/lib/edge/response-schemas'
 import { passwordRoutePath } from '../password-paths'
 
 const at = (path: string) => (e: EndpointOptions) => passwordRoutePath(e.authPath, path)
+/** Method, path and handler file (`<name>.<method>`) of a route. */
+const route = (name: string) => ({ method: 'post', path: at(name), handler: `password/server/routes/${name}.post` }) as const
 const CODE_LINK = 'The link of the emailed message (`code`, `flow`; `email` instead of `flow` when the code is typed).'
 const CODE_FORM = 'The code typed into a form (JSON or form body). With `Accept: application/json` the answer is JSON, else a redirect.'
 
@@ -22,9 +24,7 @@ function verifyRoutes(action: 'register' | 'login' | 'reset', id: string, effect
 export const PASSWORD_ROUTES = {
   register: {
     id: 'PasswordRegister',
-    method: 'post',
-    handler: 'password/server/routes/register.post',
-    path: at('register'),
+    ...route('register'),
     summary: 'Register with email and password',
     description: 'Stores a pending registration and emails a 6-digit code.',
     sameOrigin: true,
@@ -36,9 +36,7 @@ export const PASSWORD_ROUTES = {
   registerVerify: verifyRoutes('register', 'PasswordRegisterVerify', 'The callback page with an authorization code', { schema: res.redirectResponse, description: 'The account is created; `redirect` is the callback page with a code' }, ['user_exists']),
   login: {
     id: 'PasswordLogin',
-    method: 'post',
-    handler: 'password/server/routes/login.post',
-    path: at('login'),
+    ...route('login'),
     summary: 'Log in with email and password',
     description: 'Checks the password and emails a 6-digit code. An unknown email and a wrong password answer alike.',
     sameOrigin: true,
@@ -50,9 +48,7 @@ export const PASSWORD_ROUTES = {
   loginVerify: verifyRoutes('login', 'PasswordLoginVerify', 'The callback page with an authorization code', { schema: res.redirectResponse, description: '`redirect` is the callback page with a code' }),
   resetRequest: {
     id: 'PasswordResetRequest',
-    method: 'post',
-    handler: 'password/server/routes/reset-request.post',
-    path: at('reset-request'),
+    ...route('reset-request'),
     summary: 'Ask for a password reset code',
     description: 'Always the same answer: whether the account exists is told neither by the answer nor by its timing.',
     sameOrigin: true,
@@ -64,9 +60,7 @@ export const PASSWORD_ROUTES = {
   resetVerify: verifyRoutes('reset', 'PasswordResetVerify', 'The reset page with `?session=<sessionId>`', { schema: res.resetSessionResponse, description: 'A 5-minute reset session' }),
   resetComplete: {
     id: 'PasswordResetComplete',
-    method: 'post',
-    handler: 'password/server/routes/reset-complete.post',
-    path: at('reset-complete'),
+    ...route('reset-complete'),
     summary: 'Set a new password with a reset session',
     description: 'Consumes the reset session, stores the new hash and ends every session of the account.',
     sameOrigin: true,
@@ -77,9 +71,7 @@ export const PASSWORD_ROUTES = {
   },
   change: {
     id: 'PasswordChange',
-    method: 'post',
-    handler: 'password/server/routes/change.post',
-    path: at('change'),
+    ...route('change'),
     summary: 'Change the password',
     description: 'Stores the new hash and ends every other session of the user; the current one stays.',
     auth: 'bearer',

@@ -12,20 +12,24 @@ export function normalizePassword(password: string): string {
   return password.normalize('NFC')
 }
 
-/** The forms a typed password is checked in: normalised, then as typed (hashes stored before normalisation). */
-export function passwordForms(typed: string): string[] {
+/**
+ * The forms a typed password is checked in (normalised, then as typed: hashes stored before normalisation),
+ * none when it is longer than `limit` bytes; `work` is the hashes every refusal costs, so all look alike.
+ */
+export function passwordForms(typed: string, limit: number): { candidates: string[], work: number } {
   const normal = normalizePassword(typed)
-  return normal === typed ? [normal] : [normal, typed]
+  const forms = normal === typed ? [normal] : [normal, typed]
+  const candidates = passwordBytes(normal) > limit ? [] : forms.filter(form => passwordBytes(form) <= limit)
+  return { candidates, work: forms.length }
 }
 
-/** UTF-8 length of a password. */
 export function passwordBytes(password: string): number {
   return Buffer.byteLength(password, 'utf8')
 }
 
 let common: ReadonlySet<string> | undefined
 
-/** The shipped list of common passwords (lowercase), parsed on first use. */
+/** Parsed on first use. */
 export function commonPasswords(): ReadonlySet<string> {
   common ??= new Set(COMMON_PASSWORDS.split(/\s+/).filter(Boolean))
   return common
@@ -55,7 +59,6 @@ export function checkPasswordPolicy(password: string, policy: Required<PasswordP
 /** The violation of a password longer than bcrypt can check whole. */
 export const TOO_LONG = `at most ${MAX_PASSWORD_BYTES} bytes`
 
-/** The 400 message of a policy failure, naming every violation. */
 export function policyMessage(violations: string[]): string {
   return `Password does not meet the policy: needs ${violations.join(', ')}`
 }

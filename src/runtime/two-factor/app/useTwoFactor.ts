@@ -1,7 +1,4 @@
-/**
- * `useTwoFactor()`: the second factor from the browser, in a module of its own so it never reaches the
- * entry chunk with `useAuth`.
- */
+/** `useTwoFactor()`: in a module of its own so it never reaches the entry chunk with `useAuth`. */
 import { useNuxtApp } from '#imports'
 import { underPath } from '../../shared/paths'
 import { getAuthFetch } from '../../app/auth-client'
@@ -19,7 +16,6 @@ export interface TwoFactorStatus {
 export interface TwoFactorEnrolment {
   /** `otpauth://totp/<issuer>:<account>?secret=…`: the QR code's content. */
   uri: string
-  /** The secret in base32. */
   secret: string
 }
 

@@ -15,7 +15,6 @@ export interface ChallengeInput {
   provider: string
   tokens: ProviderTokens
   redirect?: string
-  /** The user has no enrolment and enrols on the page. */
   enrol: boolean
 }
 

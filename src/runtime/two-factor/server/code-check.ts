@@ -12,7 +12,6 @@ import { findRecoveryCode, matchTimeStep, secretBox } from './secret'
 import { findTwoFactorState, parametersOf, saveTwoFactorState } from './two-factor-state'
 import { emitHook } from '../../server/lib/core/handlers'
 
-/** What the user typed: a code of the authenticator app or a recovery code. */
 export type SecondFactorInput = { code: string, recoveryCode?: undefined } | { recoveryCode: string, code?: undefined }
 
 export type CheckResult
@@ -24,7 +23,6 @@ export function stepMarkerTtl(period: number, window: number): number {
   return (2 * window + 2) * period
 }
 
-/** Claims a TOTP code: true when it matches a step in the window not used before (by any process). */
 export async function claimTotpCode(ctx: AuthContext, userId: string, secret: string, params: ReturnType<typeof parametersOf>, code: string): Promise<'ok' | 'invalid_code' | 'replayed_code'> {
   const window = ctx.options.twoFactor.window
   // Apps show codes as `123 456`: spaces typed with them are not part of the code.
@@ -33,16 +31,11 @@ export async function claimTotpCode(ctx: AuthContext, userId: string, secret: st
   return await claimTimeStep(ctx, userId, secret, step, stepMarkerTtl(params.period, window)) ? 'ok' : 'replayed_code'
 }
 
-/**
- * Checks a second factor of an enrolled user: a TOTP code draws on the failure budget (429 `rate_limited`
- * when spent; a right code gives its unit back). A recovery code is claimed and saved away; a secret
- * sealed under a previous key is saved again under the current one.
- */
+/** Checks a second factor of an enrolled user; a secret sealed under a previous key is saved again under the current one. */
 export async function checkSecondFactor(ctx: AuthContext, event: H3Event, userId: string, state: TwoFactorState, input: SecondFactorInput, stage: 'login' | 'regenerate' | 'disable'): Promise<CheckResult> {
   const { maxFailures, failureWindow } = ctx.options.twoFactor
   let reservation: { release: () => Promise<void> } | undefined
-  // Only TOTP codes draw on the budget: a recovery code (~50 bits) cannot be guessed, and stays the way
-  // out of a budget someone else's guesses spent.
+  // Only TOTP codes draw on the budget: a recovery code (~50 bits) cannot be guessed, and stays the way out of a spent budget.
   if (maxFailures > 0 && input.code !== undefined) {
     const reserved = await reserveTwoFactorFailure(ctx, userId, maxFailures, failureWindow)
     if (!reserved.granted) {
@@ -66,7 +59,6 @@ export async function checkSecondFactor(ctx: AuthContext, event: H3Event, userId
 async function checkTotp(ctx: AuthContext, event: H3Event, userId: string, state: TwoFactorState, code: string): Promise<CheckResult> {
   const opened = secretBox(ctx).open(userId, state.secret)
   if (!opened) {
-    // A secret sealed under a key that is no longer configured, or another user's.
     ctx.logger.warn('A second-factor secret does not decrypt with the configured keys (twoFactor.secret and previousSecrets, else token.secret and previousSecrets)')
     return { ok: false, reason: 'invalid_code' }
   }

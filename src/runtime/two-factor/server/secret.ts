@@ -8,12 +8,8 @@ import { createKeyHasher, createSealer, deriveKey, randomBelow, safeEqual, type 
 import { stringList } from '../../server/lib/config/string-list'
 import { oncePer } from '../../shared/values'
 
-/**
- * HKDF info of the key that seals TOTP secrets: the same under `twoFactor.secret` and `token.secret`, so a
- * `token.secret` moved to `twoFactor.previousSecrets` still opens what it sealed.
- */
+/** The same HKDF info under `twoFactor.secret` and `token.secret`: a moved `token.secret` still opens what it sealed. */
 const SECRET_PURPOSE = 'nuxt-svc-auth:two-factor-secret'
-/** HKDF info of the HMAC key of recovery codes. */
 const RECOVERY_KEY_PURPOSE = 'nuxt-svc-auth:two-factor-recovery-code'
 /** HMAC purpose of recovery codes from before they had a key of their own: still matched, never made. */
 const LEGACY_RECOVERY_PURPOSE = 'two-factor-recovery-code'
@@ -29,13 +25,11 @@ export function twoFactorKeys(options: Pick<ModuleOptions, 'token' | 'twoFactor'
   return [...new Set(keys)]
 }
 
-/** What the keys of the second factor's data are made into, once per context. */
+/** What the keys of the second factor's data are made into (current first), once per context. */
 interface TwoFactorKeyring {
-  /** Sealers of TOTP secrets, current first. */
   sealers: Sealer[]
-  /** HMAC keys of recovery codes, current first. */
   recoveryKeys: Buffer[]
-  /** The store's key hashers of the same keys: recovery codes HMACed before they had their own key. */
+  /** Recovery codes HMACed before they had their own key. */
   legacyHashers: KeyHasher[]
 }
 
@@ -48,7 +42,6 @@ const keyringOf = oncePer((ctx: AuthContext): TwoFactorKeyring => {
   }
 })
 
-/** The code parameters an authenticator app is given. */
 export interface TotpParameters {
   algorithm: TwoFactorAlgorithm
   digits: number
@@ -58,12 +51,10 @@ export interface TotpParameters {
 /** Bytes of a new secret: the HMAC's block-size recommendation of RFC 6238 (20, 32, 64). */
 const SECRET_BYTES: Record<TwoFactorAlgorithm, number> = { SHA1: 20, SHA256: 32, SHA512: 64 }
 
-/** A new random TOTP secret in base32 (what authenticator apps take). */
 export function newTotpSecret(algorithm: TwoFactorAlgorithm): string {
   return new Secret({ size: SECRET_BYTES[algorithm] }).base32
 }
 
-/** The `otpauth://totp/…` URI of an enrolment (the QR code's content). */
 export function totpUri(secret: string, params: TotpParameters, issuer: string, account: string): string {
   return new TOTP({ issuer, label: account || 'account', secret: Secret.fromBase32(secret), ...params }).toString()
 }
@@ -76,15 +67,14 @@ export function matchTimeStep(secret: string, params: TotpParameters, code: stri
   return delta === null ? null : counter + delta
 }
 
-/** The code of a secret at a time step (tests, and nothing else in the module). */
+/** For tests. */
 export function codeAt(secret: string, params: TotpParameters, step: number): string {
   return HOTP.generate({ secret: Secret.fromBase32(secret), algorithm: params.algorithm, digits: params.digits, counter: step })
 }
 
-/** Seals TOTP secrets for the host's storage, bound to their user. */
 export interface SecretBox {
   seal(userId: string, secret: string): string
-  /** The secret, and whether it was sealed under a previous key; null when it does not open. */
+  /** `stale`: sealed under a previous key. */
   open(userId: string, sealed: string): { secret: string, stale: boolean } | null
 }
 
@@ -118,7 +108,7 @@ export const secretBox = oncePer((ctx: AuthContext): SecretBox => {
 const RECOVERY_ALPHABET = '23456789abcdefghjkmnpqrstuvwxyz'
 const RECOVERY_LENGTH = 10
 
-/** `count` new recovery codes, `xxxxx-xxxxx` (about 50 bits each). */
+/** `xxxxx-xxxxx` (about 50 bits each). */
 export function newRecoveryCodes(count: number): string[] {
   return Array.from({ length: count }, () => {
     let code = ''
@@ -133,20 +123,16 @@ export function normalizeRecoveryCode(typed: string): string | null {
   return code.length === RECOVERY_LENGTH && [...code].every(c => RECOVERY_ALPHABET.includes(c)) ? code : null
 }
 
-/** HMAC-SHA256 (hex) of a user's recovery code under one key. */
 function recoveryHmac(key: Buffer, userId: string, code: string): string {
   return createHmac('sha256', key).update(`${userId}\0${code}`).digest('hex')
 }
 
-/** The HMAC of a recovery code of a user, under the current two-factor key (what the state keeps). */
+/** Under the current two-factor key (what the state keeps). */
 export function hashRecoveryCode(ctx: AuthContext, userId: string, code: string): string {
   return recoveryHmac(keyringOf(ctx).recoveryKeys[0]!, userId, normalizeRecoveryCode(code) ?? code)
 }
 
-/**
- * The stored HMAC a typed code matches, under every key, also as the legacy store-hasher HMAC; every
- * stored HMAC is compared with every candidate in constant time.
- */
+/** The stored HMAC a typed code matches under any key; every stored HMAC is compared with every candidate in constant time. */
 export function findRecoveryCode(ctx: AuthContext, userId: string, typed: string, stored: readonly string[]): string | undefined {
   const code = normalizeRecoveryCode(typed)
   if (!code) return undefined

@@ -11,13 +11,12 @@ import { requireEmail } from '../../server/lib/edge/email'
 import { usePasswordRuntime } from '../../password/server/password-runtime'
 import { tooMany } from '../../server/lib/edge/rate-limit'
 import { retryAfterOf } from '../../server/lib/edge/rate-counter'
-import { TWO_FACTOR_RECORDS, reserveTwoFactorFailure, savePendingEnrolment } from './two-factor-records'
+import { TWO_FACTOR_RECORDS, reserveTwoFactorFailure } from './two-factor-records'
 import { requireRecentLogin } from '../../server/lib/core/recent-login'
 import { revokeSessions } from '../../server/lib/core/session-list'
 import { checkSecondFactor } from './code-check'
-import { confirmEnrolmentCode } from './two-factor-flow'
-import { issuerOf } from './two-factor-options'
-import { hashRecoveryCode, newRecoveryCodes, newTotpSecret, secretBox, totpUri } from './secret'
+import { confirmEnrolmentCode, newEnrolment } from './two-factor-flow'
+import { hashRecoveryCode, newRecoveryCodes } from './secret'
 import { findTwoFactorState, saveTwoFactorState } from './two-factor-state'
 import { guarded } from '../../server/lib/edge/route-contract'
 import { TWO_FACTOR_ROUTES } from './two-factor-routes'
@@ -31,28 +30,20 @@ async function owner(ctx: AuthContext, event: H3Event): Promise<AuthClaims> {
   return claims
 }
 
-/**
- * A change of how a user logs in ends their other own sessions (one opened before the second factor,
- * or by whoever turned it off, must not live on); the caller's stays.
- */
+/** A change of how a user logs in ends their other own sessions (one opened before it must not live on). */
 async function endOtherSessions(ctx: AuthContext, claims: AuthClaims): Promise<void> {
   const except = typeof claims.sid === 'string' ? claims.sid : undefined
   const ended = await revokeSessions(ctx, claims.sub, 'two_factor_change', { except, own: true })
   if (ended > 0) ctx.logger.security('two_factor_sessions_ended', { sessions: ended })
 }
 
-/**
- * The caller of a change to the second factor: the bearer token of a recent login (403
- * `reauthentication_required`, checked before the body is read and before any proof, so a stale
- * session spends no failure budget). `action` names the change in the security log.
- */
+/** A recent login is checked before the body and any proof, so a stale session spends no failure budget. */
 const recentOwner = (action: string) => async (ctx: AuthContext, event: H3Event): Promise<AuthClaims> => {
   const claims = await owner(ctx, event)
   await requireRecentLogin(ctx, claims, action)
   return claims
 }
 
-/** The enrolled caller's state: 400 `two_factor_not_enabled` without one. */
 async function enrolledState(ctx: AuthContext, event: H3Event, claims: AuthClaims): Promise<TwoFactorState> {
   const state = await findTwoFactorState(ctx, claims.sub, event)
   if (!state) throw authError('two_factor_not_enabled')
@@ -66,19 +57,12 @@ export const twoFactorStatus = guarded(TWO_FACTOR_ROUTES.status, async (ctx: Aut
   return { enabled: state !== null, recoveryCodesLeft: state?.recoveryCodes.length ?? 0 }
 })
 
-/**
- * POST enrol → `{ uri, secret }`: a new secret kept as a pending enrolment (`enrolmentTTL`) until a code
- * confirms it. 409 while enrolled; 403 `reauthentication_required` without a recent login.
- */
+/** POST enrol → `{ uri, secret }`: a new secret kept as a pending enrolment until a code confirms it. */
 export const startEnrolment = guarded(TWO_FACTOR_ROUTES.enrol, async (ctx: AuthContext, event) => {
   const claims = await owner(ctx, event)
   if (await findTwoFactorState(ctx, claims.sub, event)) throw authError('two_factor_already_enabled')
   await requireRecentLogin(ctx, claims, 'two_factor_enrol')
-  const { algorithm, digits, period, enrolmentTTL } = ctx.options.twoFactor
-  const secret = newTotpSecret(algorithm)
-  await savePendingEnrolment(ctx, { userId: claims.sub }, { userId: claims.sub, secret: secretBox(ctx).seal(claims.sub, secret) }, enrolmentTTL)
-  const account = typeof claims.email === 'string' && claims.email ? claims.email : claims.sub
-  return { uri: totpUri(secret, { algorithm, digits, period }, issuerOf(ctx.options), account), secret }
+  return newEnrolment(ctx, { userId: claims.sub }, claims.sub, claims.email, ctx.options.twoFactor.enrolmentTTL)
 })
 
 /** POST confirm `{ code }` → `{ recoveryCodes }` (shown once); the login must still be recent. */
@@ -120,10 +104,7 @@ async function checkAccountPassword(ctx: AuthContext, event: H3Event, claims: Au
   return valid
 }
 
-/**
- * POST disable `{ password }`, `{ code }` or `{ recoveryCode }` → `{ success: true }`: `save(userId, null)`.
- * Needs a recent login: a proof from an older session's token does not remove the second factor.
- */
+/** POST disable `{ password }`, `{ code }` or `{ recoveryCode }` → `{ success: true }`: `save(userId, null)`. */
 export const disableTwoFactor = guarded(TWO_FACTOR_ROUTES.disable, async (ctx: AuthContext, event, body, claims) => {
   const state = await enrolledState(ctx, event, claims)
   let method: 'password' | 'code' | 'recovery_code'

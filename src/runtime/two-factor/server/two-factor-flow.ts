@@ -9,7 +9,7 @@ import type { AuthContext } from '../../server/lib/core/context'
 import { authError } from '../../server/lib/edge/errors'
 import { callbackLocation } from '../../server/lib/core/login'
 import { createAuthCode } from '../../server/lib/core/records/auth-code'
-import { countLoginAttempt, pendingLoginTokens, readPendingEnrolment, readPendingLogin, savePendingEnrolment, takePendingEnrolment, takePendingLogin, type PendingLoginRecord } from './two-factor-records'
+import { countLoginAttempt, pendingLoginTokens, readPendingEnrolment, readPendingLogin, savePendingEnrolment, takePendingEnrolment, takePendingLogin, type EnrolmentOwner, type PendingLoginRecord } from './two-factor-records'
 import { checkSecondFactor, claimTotpCode, type SecondFactorInput } from './code-check'
 import { issuerOf } from './two-factor-options'
 import { hashRecoveryCode, newRecoveryCodes, newTotpSecret, secretBox, totpUri } from './secret'
@@ -18,10 +18,7 @@ import { guarded } from '../../server/lib/edge/route-contract'
 import { TWO_FACTOR_ROUTES } from './two-factor-routes'
 import { dispatch, emitHook } from '../../server/lib/core/handlers'
 
-/**
- * The pending login of `flow`, from its own browser: else 400 `two_factor_login_expired`, or (another
- * browser) burnt and 401 `code_binding_mismatch`.
- */
+/** The pending login of `flow`, from its own browser; from another it is burnt. */
 async function pendingLoginOf(ctx: AuthContext, event: H3Event, flow: string): Promise<PendingLoginRecord> {
   const pending = await readPendingLogin(ctx, flow)
   if (!pending) throw authError('two_factor_login_expired')
@@ -40,18 +37,21 @@ async function pendingLoginOf(ctx: AuthContext, event: H3Event, flow: string): P
  */
 async function countAttempt(ctx: AuthContext, event: H3Event, pending: PendingLoginRecord): Promise<number> {
   const attempts = await countLoginAttempt(ctx, pending.id, ctx.options.twoFactor.pendingLoginTTL)
-  if (attempts > ctx.options.twoFactor.maxAttempts) {
-    await emitHook(ctx, 'svc:twoFactor:failed', { userId: pending.userId, stage: 'login', reason: 'too_many_attempts', event })
-    throw authError('too_many_attempts', 'Too many wrong codes: log in again')
-  }
+  if (attempts > ctx.options.twoFactor.maxAttempts) await tooManyAttempts(ctx, event, pending)
   return attempts
 }
 
-async function exhausted(ctx: AuthContext, event: H3Event, pending: PendingLoginRecord): Promise<never> {
-  await takePendingLogin(ctx, pending.id)
-  ctx.logger.security('two_factor_attempts_exceeded', { provider: pending.provider })
+async function tooManyAttempts(ctx: AuthContext, event: H3Event, pending: PendingLoginRecord): Promise<never> {
   await emitHook(ctx, 'svc:twoFactor:failed', { userId: pending.userId, stage: 'login', reason: 'too_many_attempts', event })
   throw authError('too_many_attempts', 'Too many wrong codes: log in again')
+}
+
+/** A wrong code: 400 `two_factor_invalid_code`, or on the last attempt the pending login is removed. */
+async function wrongCode(ctx: AuthContext, event: H3Event, pending: PendingLoginRecord, attempts: number): Promise<never> {
+  if (attempts < ctx.options.twoFactor.maxAttempts) throw authError('two_factor_invalid_code')
+  await takePendingLogin(ctx, pending.id)
+  ctx.logger.security('two_factor_attempts_exceeded', { provider: pending.provider })
+  return tooManyAttempts(ctx, event, pending)
 }
 
 /** Takes the pending login (one winner) and issues the authorization code: `svc:success` first. */
@@ -74,10 +74,7 @@ export const verifyLogin = guarded(TWO_FACTOR_ROUTES.verify, async (ctx: AuthCon
   if (!state) throw authError('two_factor_not_enabled')
   const input: SecondFactorInput = body.code !== undefined ? { code: body.code } : { recoveryCode: body.recoveryCode! }
   const result = await checkSecondFactor(ctx, event, pending.userId, state, input, 'login')
-  if (!result.ok) {
-    if (attempts >= ctx.options.twoFactor.maxAttempts) await exhausted(ctx, event, pending)
-    throw authError('two_factor_invalid_code')
-  }
+  if (!result.ok) return wrongCode(ctx, event, pending, attempts)
   return { success: true as const, redirect: await completeSecondFactor(ctx, event, body.flow, result.method) }
 })
 
@@ -85,22 +82,24 @@ export const verifyLogin = guarded(TWO_FACTOR_ROUTES.verify, async (ctx: AuthCon
 const secondsLeft = (ctx: AuthContext, pending: PendingLoginRecord) =>
   Math.max(1, Math.ceil((pending.createdAt + ctx.options.twoFactor.pendingLoginTTL * 1000 - Date.now()) / 1000))
 
+/** A new secret kept as the owner's pending enrolment for `ttl` seconds → `{ uri, secret }` (shown once). */
+export async function newEnrolment(ctx: AuthContext, owner: EnrolmentOwner, userId: string, email: unknown, ttl: number): Promise<{ uri: string, secret: string }> {
+  const { algorithm, digits, period } = ctx.options.twoFactor
+  const secret = newTotpSecret(algorithm)
+  await savePendingEnrolment(ctx, owner, { userId, secret: secretBox(ctx).seal(userId, secret) }, ttl)
+  const account = typeof email === 'string' && email ? email : userId
+  return { uri: totpUri(secret, { algorithm, digits, period }, issuerOf(ctx.options), account), secret }
+}
+
 /** POST login-enrol `{ flow }` → `{ uri, secret }`: a new secret for a login that must enrol. */
 export const startLoginEnrolment = guarded(TWO_FACTOR_ROUTES.loginEnrol, async (ctx: AuthContext, event, body) => {
   const pending = await pendingLoginOf(ctx, event, body.flow)
   if (!pending.enrol) throw authError('two_factor_already_enabled')
-  const { algorithm, digits, period } = ctx.options.twoFactor
-  const secret = newTotpSecret(algorithm)
-  await savePendingEnrolment(ctx, { flow: pending.id }, { userId: pending.userId, secret: secretBox(ctx).seal(pending.userId, secret) }, secondsLeft(ctx, pending))
-  const account = typeof pending.user.email === 'string' && pending.user.email ? pending.user.email : pending.userId
-  return { uri: totpUri(secret, { algorithm, digits, period }, issuerOf(ctx.options), account), secret }
+  return newEnrolment(ctx, { flow: pending.id }, pending.userId, pending.user.email, secondsLeft(ctx, pending))
 })
 
-/**
- * Confirms an enrolment with its first code: the pending enrolment is taken atomically, and an existing
- * enrolment is never replaced.
- */
-export async function confirmEnrolmentCode(ctx: AuthContext, event: H3Event, owner: { userId: string } | { flow: string }, userId: string, code: string): Promise<{ state: TwoFactorState, recoveryCodes: string[] } | 'invalid_code' | 'expired'> {
+/** Confirms an enrolment with its first code; an existing enrolment is never replaced. */
+export async function confirmEnrolmentCode(ctx: AuthContext, event: H3Event, owner: EnrolmentOwner, userId: string, code: string): Promise<{ state: TwoFactorState, recoveryCodes: string[] } | 'invalid_code' | 'expired'> {
   const enrolment = await readPendingEnrolment(ctx, owner)
   const opened = enrolment && enrolment.userId === userId ? secretBox(ctx).open(userId, enrolment.secret) : null
   if (!enrolment || !opened) return 'expired'
@@ -123,10 +122,7 @@ export const confirmLoginEnrolment = guarded(TWO_FACTOR_ROUTES.loginConfirm, asy
   const attempts = await countAttempt(ctx, event, pending)
   const confirmed = await confirmEnrolmentCode(ctx, event, { flow: pending.id }, pending.userId, body.code)
   if (confirmed === 'expired') throw authError('two_factor_enrolment_expired')
-  if (confirmed === 'invalid_code') {
-    if (attempts >= ctx.options.twoFactor.maxAttempts) await exhausted(ctx, event, pending)
-    throw authError('two_factor_invalid_code')
-  }
+  if (confirmed === 'invalid_code') return wrongCode(ctx, event, pending, attempts)
   await emitHook(ctx, 'svc:twoFactor:enrolled', { userId: pending.userId, during: 'login', event })
   return { success: true as const, redirect: await completeSecondFactor(ctx, event, body.flow, 'code'), recoveryCodes: confirmed.recoveryCodes }
 })

@@ -13,40 +13,26 @@ import { oncePer } from '../../shared/values'
 
 /** The second factor's record kinds (see store/record-types.ts). */
 export const TWO_FACTOR_RECORDS = recordTypes({
-  /** A login waiting for its second factor, by flow id. */
   twoFactorLogin: 'two-factor-login',
-  /** Code attempts at one pending second-factor login. */
   twoFactorAttempts: 'two-factor-attempts',
-  /** Wrong second-factor codes per user. */
   twoFactorFailures: 'two-factor-failed',
-  /** A TOTP time step a user has used, so its code works once. */
   twoFactorStep: 'two-factor-step',
-  /** An enrolment waiting for its first code, by user or by login flow. */
   twoFactorEnrolment: 'two-factor-enrol',
-  /** A recovery code that was used (claimed atomically). */
   twoFactorRecovery: 'two-factor-recovery',
 })
 
-/**
- * Short-lived records of the second factor (the durable state lives with the host): pending logins and
- * enrolments, counters, and the markers that make a code and a recovery code work once.
- */
-
 const pendingLoginRecord = z.object({
-  /** The flow id (also the record's key). */
   id: z.string().min(1),
   /** `sub` of the user: the subject of the tokens the login will issue. */
   userId: z.string().min(1),
   user: userSchema,
   claims: claimsSchema,
   provider: z.string().min(1),
-  /** Same-origin path chosen at login, returned to the callback page. */
   redirect: z.string().optional(),
   /** Provider tokens for `svc:success`, sealed with a key of their own whether or not records are encrypted. */
   tokens: z.string(),
   /** HMAC of the browser binding (the code cookie) of the browser that passed the first factor. */
   binding: z.string().min(1),
-  /** The user has no enrolment and must make one before the login completes. */
   enrol: z.boolean(),
   createdAt: timestamp,
 })
@@ -66,7 +52,6 @@ export interface PendingLoginInput {
 
 const pendingKey = (ctx: AuthContext, id: string) => ctx.store.key(TWO_FACTOR_RECORDS.twoFactorLogin, id)
 
-/** HKDF info of the key that seals the provider tokens of pending logins. */
 const TOKENS_PURPOSE = 'nuxt-svc-auth:two-factor-pending-tokens'
 
 /** The sealer of pending logins' provider tokens (`token.previousSecrets` still open them). */
@@ -102,7 +87,6 @@ export async function createPendingLogin(ctx: AuthContext, event: H3Event, input
   return id
 }
 
-/** Reads a pending login without consuming it (to check a code first). */
 export function readPendingLogin(ctx: AuthContext, id: string): Promise<PendingLoginRecord | null> {
   return ctx.store.read(pendingKey(ctx, id), pendingLoginRecord)
 }
@@ -112,20 +96,15 @@ export function takePendingLogin(ctx: AuthContext, id: string): Promise<PendingL
   return ctx.store.take(pendingKey(ctx, id), pendingLoginRecord)
 }
 
-/** Counts one code attempt at a pending login (atomic); returns the attempts so far. */
 export function countLoginAttempt(ctx: AuthContext, id: string, ttlSeconds: number): Promise<number> {
   return ctx.store.incr(ctx.store.key(TWO_FACTOR_RECORDS.twoFactorAttempts, id), ttlSeconds)
 }
 
-/** Reserves one failure of a user's budget (see `reserveUnits`); given back when the code was right. */
 export function reserveTwoFactorFailure(ctx: AuthContext, userId: string, max: number, windowSeconds: number): Promise<Reservation> {
   return reserveUnits(ctx, [{ key: ctx.store.key(TWO_FACTOR_RECORDS.twoFactorFailures, userId), max }], windowSeconds)
 }
 
-/**
- * Marks a TOTP time step of a user's secret as used: true for the first use only (atomic across
- * processes), so a code works once. The secret is in the key: a new enrolment starts afresh.
- */
+/** Marks a TOTP time step as used (true the first time only, atomic); the secret is in the key, so a new enrolment starts afresh. */
 export function claimTimeStep(ctx: AuthContext, userId: string, secret: string, step: number, ttlSeconds: number): Promise<boolean> {
   return ctx.store.writeIfAbsent(ctx.store.key(TWO_FACTOR_RECORDS.twoFactorStep, `${userId}\0${secret}\0${step}`), Date.now(), ttlSeconds)
 }
@@ -145,7 +124,6 @@ const enrolmentRecord = z.object({
   createdAt: timestamp,
 })
 
-/** An enrolment waiting for its first code. */
 export type EnrolmentRecord = z.output<typeof enrolmentRecord>
 
 /** Whose enrolment: a logged-in user's (settings) or the one of a pending login (flow id). */
@@ -153,12 +131,10 @@ export type EnrolmentOwner = { userId: string } | { flow: string }
 
 const enrolmentKey = (ctx: AuthContext, owner: EnrolmentOwner) => ctx.store.key(TWO_FACTOR_RECORDS.twoFactorEnrolment, 'flow' in owner ? `flow\0${owner.flow}` : `user\0${owner.userId}`)
 
-/** Stores (or replaces) the pending enrolment of an owner. */
 export async function savePendingEnrolment(ctx: AuthContext, owner: EnrolmentOwner, record: Omit<EnrolmentRecord, 'createdAt'>, ttlSeconds: number): Promise<void> {
   await ctx.store.write(enrolmentKey(ctx, owner), { ...record, createdAt: Date.now() }, ttlSeconds)
 }
 
-/** Reads the pending enrolment of an owner without consuming it. */
 export function readPendingEnrolment(ctx: AuthContext, owner: EnrolmentOwner): Promise<EnrolmentRecord | null> {
   return ctx.store.read(enrolmentKey(ctx, owner), enrolmentRecord)
 }

@@ -5,7 +5,8 @@ import * as res from '../../server/lib/edge/response-schemas'
 import { underPath } from '../../shared/paths'
 
 const at = (path: string) => (e: EndpointOptions) => underPath(e.authPath, 'two-factor', path)
-const handler = (file: string) => `two-factor/server/routes/${file}`
+/** Method, path and handler file (`<name>.<method>`) of a route. */
+const route = <M extends 'get' | 'post'>(name: string, method: M) => ({ method, path: at(name), handler: `two-factor/server/routes/${name}.${method}` })
 const SETTINGS_ERRORS = ['unauthorized', 'session_revoked', 'impersonated_session', 'reauthentication_required'] as const
 const FLOW_ERRORS = ['two_factor_login_expired', 'code_binding_mismatch'] as const
 
@@ -13,9 +14,7 @@ const FLOW_ERRORS = ['two_factor_login_expired', 'code_binding_mismatch'] as con
 export const TWO_FACTOR_ROUTES = {
   status: {
     id: 'TwoFactorStatus',
-    method: 'get',
-    handler: handler('status.get'),
-    path: at('status'),
+    ...route('status', 'get'),
     summary: 'The caller\'s second factor',
     description: 'Whether the caller has a confirmed second factor, and how many unused recovery codes are left.',
     auth: 'bearer',
@@ -24,9 +23,7 @@ export const TWO_FACTOR_ROUTES = {
   },
   enrol: {
     id: 'TwoFactorEnrol',
-    method: 'post',
-    handler: handler('enrol.post'),
-    path: at('enrol'),
+    ...route('enrol', 'post'),
     summary: 'Start a second-factor enrolment',
     description: 'A new TOTP secret, kept (encrypted) as a pending enrolment until a code confirms it. Shown once.',
     auth: 'bearer',
@@ -36,9 +33,7 @@ export const TWO_FACTOR_ROUTES = {
   },
   confirm: {
     id: 'TwoFactorConfirm',
-    method: 'post',
-    handler: handler('confirm.post'),
-    path: at('confirm'),
+    ...route('confirm', 'post'),
     summary: 'Confirm a second-factor enrolment',
     description: 'Checks the first code of the authenticator app, saves the enrolment through the host and answers the recovery codes (shown once).',
     auth: 'bearer',
@@ -49,9 +44,7 @@ export const TWO_FACTOR_ROUTES = {
   },
   recoveryCodes: {
     id: 'TwoFactorRecoveryCodes',
-    method: 'post',
-    handler: handler('recovery-codes.post'),
-    path: at('recovery-codes'),
+    ...route('recovery-codes', 'post'),
     summary: 'Make new recovery codes',
     description: 'With a current code of the authenticator app: new recovery codes (shown once); the old ones stop working.',
     auth: 'bearer',
@@ -62,9 +55,7 @@ export const TWO_FACTOR_ROUTES = {
   },
   disable: {
     id: 'TwoFactorDisable',
-    method: 'post',
-    handler: handler('disable.post'),
-    path: at('disable'),
+    ...route('disable', 'post'),
     summary: 'Turn the second factor off',
     description: 'With the account\'s password (password accounts), a code of the authenticator app or a recovery code: deletes the second factor.',
     auth: 'bearer',
@@ -75,9 +66,7 @@ export const TWO_FACTOR_ROUTES = {
   },
   verify: {
     id: 'TwoFactorVerify',
-    method: 'post',
-    handler: handler('verify.post'),
-    path: at('verify'),
+    ...route('verify', 'post'),
     summary: 'Prove the second factor of a login',
     description: 'A code of the authenticator app or a recovery code for the pending login `flow`, from the browser that passed the first factor. Completes the login: `redirect` is the callback page with an authorization code.',
     sameOrigin: true,
@@ -87,9 +76,7 @@ export const TWO_FACTOR_ROUTES = {
   },
   loginEnrol: {
     id: 'TwoFactorLoginEnrol',
-    method: 'post',
-    handler: handler('login-enrol.post'),
-    path: at('login-enrol'),
+    ...route('login-enrol', 'post'),
     summary: 'Start the enrolment a login requires',
     description: 'For a pending login whose user must enrol: a new TOTP secret, kept with the pending login. Shown once.',
     sameOrigin: true,
@@ -99,9 +86,7 @@ export const TWO_FACTOR_ROUTES = {
   },
   loginConfirm: {
     id: 'TwoFactorLoginConfirm',
-    method: 'post',
-    handler: handler('login-confirm.post'),
-    path: at('login-confirm'),
+    ...route('login-confirm', 'post'),
     summary: 'Confirm the enrolment a login requires',
     description: 'The first code of the authenticator app: saves the enrolment through the host and completes the login. The recovery codes are shown once.',
     sameOrigin: true,

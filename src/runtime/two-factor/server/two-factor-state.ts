@@ -27,26 +27,20 @@ export async function findTwoFactorState(ctx: AuthContext, userId: string, event
   return parsed.data
 }
 
-/** Hands a user's new state (or null: none) to the host. */
 export async function saveTwoFactorState(userId: string, state: TwoFactorState | null, event: H3Event, reason: TwoFactorSaveReason): Promise<void> {
   await requiredHandler('twoFactor', 'save')(userId, state, { event, reason })
 }
 
-/** The TOTP parameters kept with an enrolment. */
 export function parametersOf(state: Pick<TwoFactorState, 'algorithm' | 'digits' | 'period'>): TotpParameters {
   return { algorithm: state.algorithm, digits: state.digits, period: state.period }
 }
 
-/** A new state: the sealed secret, the recovery-code HMACs, the parameters, now. */
 export function newState(sealedSecret: string, recoveryHashes: string[], params: TotpParameters): TwoFactorState {
   const now = new Date().toISOString()
   return { version: 1, secret: sealedSecret, recoveryCodes: recoveryHashes, ...params, enabledAt: now, recoveryCodesAt: now }
 }
 
-/**
- * Whether this login asks for a second factor (enrolled users always; others when `isRequired`, else
- * `requireForAll`, says so), and whether the user must enrol first.
- */
+/** Whether this login asks for a second factor, and whether the user must enrol first. */
 export async function secondFactorNeeded(ctx: AuthContext, user: AuthUser & { sub: string }, context: { provider: string, event: H3Event }): Promise<{ enrol: boolean } | null> {
   const state = await findTwoFactorState(ctx, user.sub, context.event)
   if (state) return { enrol: false }

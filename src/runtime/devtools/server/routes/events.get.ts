@@ -1,9 +1,6 @@
 /**
- * GET /__svc_auth__/devtools/events (development only)
- * Header `x-svc-auth-devtools: 1`, from a loopback address to a loopback host. The last 50
- * `svc:*` hook calls of this server process, oldest first, with secrets and tokens redacted:
- * `{ events: [{ id, time, name, payload }] }`; `?after=<id>` lists only newer ones.
- * 400 bad_request (a bad `after`) · 403 forbidden (another machine, host or site; no header)
+ * GET /__svc_auth__/devtools/events (development only, guarded by `defineDevtoolsRoute`): the last `svc:*`
+ * hook calls, redacted, oldest first → `{ events: [{ id, time, name, payload }] }`; `?after=<id>`: newer ones.
  */
 import { getQuery } from 'h3'
 import { useNitroApp } from 'nitropack/runtime'

@@ -1,10 +1,6 @@
 /**
- * GET /__svc_auth__/devtools/options (development only)
- * Header `x-svc-auth-devtools: 1`, from a loopback address to a loopback host. The resolved
- * options (the private runtime config, environment overrides applied) with every secret shown
- * as `•••`, and the mock users to switch between:
- * `{ options, mockUsers: [{ index, sub, email?, name? }], endpoints }`.
- * 403 forbidden (another machine, host or site; no header)
+ * GET /__svc_auth__/devtools/options (development only, guarded by `defineDevtoolsRoute`): the resolved options,
+ * secrets as `•••`, and the mock users → `{ options, mockUsers: [{ index, sub, email?, name? }], endpoints }`.
  */
 import { useRuntimeConfig } from 'nitropack/runtime'
 import type { ModuleOptions } from '../../../types/options'

@@ -1,10 +1,6 @@
 /**
- * GET /__svc_auth__/devtools (development only)
- * The DevTools tab's page: one self-contained HTML document (no external resources), shown by
- * Nuxt DevTools in an iframe of the same origin, from where it reaches the app through the
- * DevTools client. From a loopback address to a loopback host only; a strict Content Security
- * Policy (scripts and styles by nonce, framed by this origin only).
- * 403 forbidden (another machine, host or site)
+ * GET /__svc_auth__/devtools (development only): the tab's self-contained HTML page, shown by Nuxt DevTools
+ * in a same-origin iframe, under a strict Content Security Policy.
  */
 import { setResponseHeader } from 'h3'
 import { useRuntimeConfig, useStorage } from 'nitropack/runtime'

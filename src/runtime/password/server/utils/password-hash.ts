@@ -8,7 +8,6 @@ import type { BcryptHasher } from '../hashing'
 import { usePasswordRuntime } from '../password-runtime'
 import { MAX_PASSWORD_BYTES, normalizePassword, passwordBytes, passwordForms, policyMessage, TOO_LONG } from '../policy'
 
-/** `$2a$`, `$2b$`, `$2x$` or `$2y$`, a two-digit cost, then 53 characters of bcrypt's base64. */
 const BCRYPT_HASH = /^\$2[abxy]\$\d{2}\$[./A-Za-z0-9]{53}$/
 
 /** True for a string shaped like a bcrypt hash (what the provider stores). */
@@ -16,16 +15,13 @@ export function isBcryptHash(value: unknown): value is string {
   return typeof value === 'string' && BCRYPT_HASH.test(value)
 }
 
-/** The provider's hasher without the host's handlers: bcrypt at `passwordHashRounds`, in its slots. */
 async function bcrypt(): Promise<BcryptHasher> {
   return usePasswordRuntime(await useAuthContext()).hasher.bcrypt
 }
 
 /**
- * Hashes a password as the provider does at registration: NFC, bcrypt at `passwordHashRounds`, on the
- * provider's engine and within its `hashConcurrency` (never the host's `hashPassword` handler). Of the
- * policy only the length limit applies (bcrypt reads 72 bytes): the other rules are yours to apply.
- * @param password The password as typed.
+ * Hashes a password as the provider does at registration (NFC, bcrypt at `passwordHashRounds`, within its
+ * `hashConcurrency`; never the host's `hashPassword`). Of the policy only the 72-byte limit applies.
  * @returns A standard `$2b$` bcrypt hash.
  * @throws 400 `password_policy` for a password over 72 bytes in UTF-8; a `TypeError` for a non-string.
  * @example
@@ -40,21 +36,14 @@ export async function hashPassword(password: string): Promise<string> {
 }
 
 /**
- * Checks a password against any standard bcrypt hash as the provider's login does (NFC, then as typed;
- * never over 72 bytes). Every `false` costs the same work: pass `null` for an unknown account so the
- * timing does not tell which accounts exist. The arguments come in the `verifyPassword` handler's order.
- * @param password The password as typed.
- * @param hash The stored hash; anything that is not a bcrypt hash never matches.
- * @returns True only when the password matches the hash.
+ * Checks a password against any standard bcrypt hash as the provider's login does. Every `false` costs the
+ * same work: pass `null` for an unknown account. The arguments come in the `verifyPassword` handler's order.
  * @example
  * const user = await db.users.findByEmail(email)
  * if (!(await verifyPassword(password, user?.hashedPassword ?? null))) throw createError({ statusCode: 401 })
  */
 export async function verifyPassword(password: string, hash: string | null | undefined): Promise<boolean> {
-  const typed = typeof password === 'string' ? password : ''
-  const forms = passwordForms(typed)
-  // As the provider's checkPassword: a password too long is never compared, but costs the same work.
-  const candidates = passwordBytes(forms[0]!) > MAX_PASSWORD_BYTES ? [] : forms.filter(form => passwordBytes(form) <= MAX_PASSWORD_BYTES)
+  const { candidates, work } = passwordForms(typeof password === 'string' ? password : '', MAX_PASSWORD_BYTES)
   const stored = isBcryptHash(hash) ? hash : null
-  return (await bcrypt()).verifyFirst(typeof password === 'string' ? candidates : [], stored, forms.length)
+  return (await bcrypt()).verifyFirst(typeof password === 'string' ? candidates : [], stored, work)
 }
