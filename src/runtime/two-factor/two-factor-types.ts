@@ -1,8 +1,4 @@
-/**
- * Options of the TOTP second factor (`svcAuth.twoFactor`). Off by default; with `enabled: true`
- * the routes under `<authPath>/two-factor/`, the second-factor page and `useTwoFactor()` are
- * added, and logins of users who need a second factor stop at that page.
- */
+/** Options of the TOTP second factor (`svcAuth.twoFactor`), off by default. */
 
 import type { Duration } from '../types/duration'
 

@@ -1,9 +1,6 @@
 /**
- * Module options of nuxt-svc-auth (`svcAuth` key in nuxt.config).
- *
- * Every option can be overridden at runtime through `NUXT_SVC_AUTH_*` environment variables
- * (for example `NUXT_SVC_AUTH_TOKEN_SECRET`), because the options are copied into the private
- * runtime config. Only the non-secret part listed in `PublicAuthConfig` reaches the browser.
+ * Module options (`svcAuth` in nuxt.config), each overridable at runtime by `NUXT_SVC_AUTH_*`
+ * environment variables. Only `PublicAuthConfig` reaches the browser.
  */
 
 import type { Duration } from './duration'
