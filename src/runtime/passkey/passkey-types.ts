@@ -3,7 +3,7 @@
  * Setting the key (even to `{}`) enables the provider and its routes under `<authPath>/passkey/`.
  */
 import type { H3Event } from 'h3'
-import type { Duration, Parsed } from '../types/duration'
+import type { Duration, Parsed } from '../types/time-span'
 
 /** How strongly the authenticator must verify the user (PIN, biometrics). */
 export type PasskeyUserVerification = 'required' | 'preferred' | 'discouraged'

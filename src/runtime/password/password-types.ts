@@ -4,7 +4,7 @@
  */
 
 import type { CustomClaims } from '../types/auth'
-import type { Duration } from '../types/duration'
+import type { Duration } from '../types/time-span'
 
 export interface PasswordPolicyOptions {
   /** Minimum number of characters. @default 8 */

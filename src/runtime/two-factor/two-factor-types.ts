@@ -1,6 +1,6 @@
 /** Options of the TOTP second factor (`svcAuth.twoFactor`), off by default. */
 
-import type { Duration } from '../types/duration'
+import type { Duration } from '../types/time-span'
 
 /** HMAC of the TOTP codes. Authenticator apps support SHA1 everywhere; SHA256/SHA512 only some. */
 export type TwoFactorAlgorithm = 'SHA1' | 'SHA256' | 'SHA512'

@@ -3,7 +3,7 @@
  * environment variables. Only `PublicAuthConfig` reaches the browser.
  */
 
-import type { Duration } from './duration'
+import type { Duration } from './time-span'
 import type { ProvidersOptions } from './providers'
 import type { RateLimitOptions } from './rate-limit-options'
 import type { TokenRefreshOptions } from './refresh'
@@ -12,7 +12,7 @@ import type { TwoFactorOptions } from '../two-factor/two-factor-types'
 export type { RedisNode, RefreshCookieOptions, RefreshEncryptionOptions, RefreshStorageOptions, TokenRefreshOptions } from './refresh'
 export type { TwoFactorAlgorithm, TwoFactorOptions } from '../two-factor/two-factor-types'
 
-export type { Duration, Parsed } from './duration'
+export type { Duration, Parsed } from './time-span'
 
 export type TokenAlgorithm = 'HS256' | 'RS256'
 export type StorageDriverName = 'fs' | 'redis' | 'memory' | 'upstash'

@@ -1,6 +1,6 @@
 /** Rate limits of the password and passkey endpoints (`svcAuth.rateLimit`), counted in `tokenRefresh.storage`. */
 
-import type { Duration } from './duration'
+import type { Duration } from './time-span'
 
 /** One endpoint's limits: fixed windows per client address (IPv6: per /64) and per email. */
 export interface RateLimitRule {
