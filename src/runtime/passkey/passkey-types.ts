@@ -3,7 +3,7 @@
  * Setting the key (even to `{}`) enables the provider and its routes under `<authPath>/passkey/`.
  */
 import type { H3Event } from 'h3'
-import type { Duration } from '../types/duration'
+import type { Duration, Parsed } from '../types/time-span'
 
 /** How strongly the authenticator must verify the user (PIN, biometrics). */
 export type PasskeyUserVerification = 'required' | 'preferred' | 'discouraged'
@@ -15,78 +15,28 @@ export type PasskeyResidentKey = 'required' | 'preferred' | 'discouraged'
 export type PasskeyTransport = 'ble' | 'cable' | 'hybrid' | 'internal' | 'nfc' | 'smart-card' | 'usb'
 
 export interface PasskeyProviderOptions {
-  /**
-   * Relying-party id: the domain the passkeys belong to (`example.com` lets `app.example.com`
-   * and `example.com` use them). A browser signs only for its page's domain or a parent of it.
-   * @default the host name of `publicUrl`; without it, in development only, the request's own
-   * loopback host (`localhost`)
-   */
+  /** Relying-party id: the domain the passkeys belong to (`example.com` also serves its subdomains). @default the host of `publicUrl` (development: the loopback host) */
   rpID?: string
-  /**
-   * Name of the site the authenticator shows when a passkey is created.
-   * @default the relying-party id
-   */
+  /** Site name the authenticator shows at registration. @default the relying-party id */
   rpName?: string
-  /**
-   * Origins (`https://app.example.com`) whose pages may create and use the passkeys: the
-   * `origin` the browser signs into every response must be one of them. An environment override
-   * may give one origin as a string.
-   * @default the origin of `publicUrl`; without it, in development only, the request's own
-   * loopback origin (`http://localhost:3000`)
-   */
+  /** Origins whose pages may create and use the passkeys. @default the origin of `publicUrl` (development: the loopback origin) */
   origins?: string[]
-  /**
-   * User verification asked of the authenticator. `required` refuses passkeys that did not
-   * verify the user; with `preferred` (and `discouraged`) a login without it is accepted, and
-   * `multiFactor` of the login pipeline tells whether it happened.
-   * @default 'preferred'
-   */
+  /** User verification asked of the authenticator (`required` refuses passkeys without it). @default 'preferred' */
   userVerification?: PasskeyUserVerification
-  /**
-   * Attestation asked for at registration. `none` is the right choice unless the app restricts
-   * which authenticator models may register (which then needs a metadata service of its own).
-   * @default 'none'
-   */
+  /** Attestation asked for at registration. @default 'none' */
   attestation?: 'none' | 'direct' | 'enterprise'
-  /**
-   * Whether a new passkey should be discoverable (stored on the authenticator with the user, so
-   * that login needs no email). `required` refuses authenticators that cannot store one (some
-   * older security keys); with `preferred` such a key still registers and logs in with an email
-   * hint (`findUserIdByEmail`).
-   * @default 'preferred'
-   */
+  /** Whether a new passkey should be discoverable (login without email). @default 'preferred' */
   residentKey?: PasskeyResidentKey
-  /**
-   * Restrict registration to one kind of authenticator: `platform` (built into the device),
-   * `cross-platform` (security keys, phones). Empty: any.
-   * @default ''
-   */
+  /** Restrict registration to `platform` or `cross-platform` authenticators; empty: any. @default '' */
   authenticatorAttachment?: '' | 'platform' | 'cross-platform'
-  /**
-   * Milliseconds (or a duration string such as `'1m'`) the browser gives the user to complete a ceremony
-   * (a hint to the browser; the server keeps a challenge 5 minutes, so at most 300000).
-   * @default 60000
-   */
+  /** Milliseconds (or a duration string) the browser gives a ceremony, at most 300000. @default 60000 */
   timeout?: Duration
-  /**
-   * Longest display name of a passkey, in characters (longer names are cut).
-   * @default 64
-   */
+  /** Longest display name of a passkey, in characters (longer names are cut). @default 64 */
   maxNameLength?: number
 }
 
 /** The options with every default applied. */
-export interface ResolvedPasskeyOptions {
-  rpID: string
-  rpName: string
-  origins: string[]
-  userVerification: PasskeyUserVerification
-  attestation: 'none' | 'direct' | 'enterprise'
-  residentKey: PasskeyResidentKey
-  authenticatorAttachment: '' | 'platform' | 'cross-platform'
-  timeout: number
-  maxNameLength: number
-}
+export type ResolvedPasskeyOptions = Parsed<Required<PasskeyProviderOptions>>
 
 /** One passkey as the host stores it. Nothing in it is secret, but the public key and counter must not be writable by users. */
 export interface PasskeyCredential {

@@ -4,77 +4,37 @@
  */
 
 import type { CustomClaims } from '../types/auth'
-import type { Duration } from '../types/duration'
+import type { Duration } from '../types/time-span'
 
 export interface PasswordPolicyOptions {
-  /**
-   * Minimum number of characters.
-   * @default 8
-   */
+  /** Minimum number of characters. @default 8 */
   minLength?: number
-  /**
-   * At least one uppercase letter.
-   * @default true
-   */
+  /** At least one uppercase letter. @default true */
   requireUppercase?: boolean
-  /**
-   * At least one lowercase letter.
-   * @default true
-   */
+  /** At least one lowercase letter. @default true */
   requireLowercase?: boolean
-  /**
-   * At least one digit.
-   * @default true
-   */
+  /** At least one digit. @default true */
   requireNumber?: boolean
-  /**
-   * At least one character that is neither a letter nor a digit.
-   * @default false
-   */
+  /** At least one character that is neither a letter nor a digit. @default false */
   requireSpecial?: boolean
-  /**
-   * Refuse the most common passwords (a list of a few thousand shipped with the module,
-   * compared case-insensitively, also with trailing symbols removed).
-   * @default true
-   */
+  /** Refuse the few thousand most common passwords (case-insensitive, trailing symbols removed). @default true */
   rejectCommon?: boolean
 }
 
 export interface PasswordProviderOptions {
-  /**
-   * Lifetime of an emailed 6-digit code (seconds or a duration string).
-   * @default 600
-   */
+  /** Lifetime of an emailed 6-digit code. @default 600 */
   magicCodeTTL?: Duration
-  /**
-   * Verification attempts allowed per code; past it even the right code is refused.
-   * @default 5
-   */
+  /** Verification attempts per code; past it even the right code is refused. @default 5 */
   magicCodeMaxAttempts?: number
-  /**
-   * bcrypt cost factor (4 to 31) of new hashes.
-   * @default 12
-   */
+  /** bcrypt cost factor (4 to 31) of new hashes. @default 12 */
   passwordHashRounds?: number
   /** Password rules of register, reset-complete and change (a host `validatePassword` replaces them). */
   passwordPolicy?: PasswordPolicyOptions
-  /**
-   * Static custom claims of password logins. A callback `(user, tokens) => claims` is registered
-   * with `defineAuthHandlers({ password: { customClaims } })` (runtime config holds JSON only).
-   * @default undefined
-   */
+  /** Static custom claims of password logins (a callback goes to `defineAuthHandlers`). @default undefined */
   customClaims?: CustomClaims
-  /**
-   * Page of the host application that reset-verify redirects to with `?session=<sessionId>`.
-   * @default '/reset-password'
-   */
+  /** Page that reset-verify redirects to with `?session=<sessionId>`. @default '/reset-password' */
   resetPasswordPath?: string
-  /**
-   * Most bcrypt computations running at the same time (they run on the libuv thread pool);
-   * more wait in a queue. 0 picks the number of CPU cores minus one (at least 1, at most 3), which
-   * keeps a core and a pool thread free for other requests while logins run.
-   * @default 0
-   */
+  /** Most bcrypt hashes computed at once (0: CPU cores minus one, 1 to 3). @default 0 */
   hashConcurrency?: number
 }
 

@@ -1,82 +1,40 @@
 /**
- * Module options of nuxt-svc-auth (`svcAuth` key in nuxt.config).
- *
- * Every option can be overridden at runtime through `NUXT_SVC_AUTH_*` environment variables
- * (for example `NUXT_SVC_AUTH_TOKEN_SECRET`), because the options are copied into the private
- * runtime config. Only the non-secret part listed in `PublicAuthConfig` reaches the browser.
+ * Module options (`svcAuth` in nuxt.config), each overridable at runtime by `NUXT_SVC_AUTH_*`
+ * environment variables. Only `PublicAuthConfig` reaches the browser.
  */
 
-import type { Duration } from './duration'
+import type { Duration } from './time-span'
 import type { ProvidersOptions } from './providers'
 import type { RateLimitOptions } from './rate-limit-options'
 import type { TokenRefreshOptions } from './refresh'
 import type { TwoFactorOptions } from '../two-factor/two-factor-types'
 
-export type { RedisNode, RefreshCookieOptions, RefreshEncryptionOptions, RefreshStorageOptions, TokenRefreshOptions } from './refresh'
+export type { RedisNode, RefreshCookieOptions, RefreshEncryptionOptions, RefreshStorageOptions, SameSite, StorageDriverName, TokenRefreshOptions } from './refresh'
 export type { TwoFactorAlgorithm, TwoFactorOptions } from '../two-factor/two-factor-types'
-export type { Duration, Parsed } from './duration'
+
+export type { Duration, Parsed } from './time-span'
 
 export type TokenAlgorithm = 'HS256' | 'RS256'
-export type StorageDriverName = 'fs' | 'redis' | 'memory' | 'upstash'
 export type LogLevel = 'silent' | 'error' | 'warn' | 'info' | 'debug'
-export type SameSite = 'lax' | 'strict' | 'none'
 
 export interface TokenOptions {
-  /**
-   * Server secret. Signs access tokens with HS256 (at least 32 bytes) and keys the HMAC that
-   * hides tokens and codes in storage (also with RS256). Required.
-   * @default ''
-   */
+  /** Server secret (32 bytes or more): signs HS256 tokens and keys the HMAC of stored tokens and codes. Required. @default '' */
   secret: string
-  /**
-   * Previous server secrets, newest first: they still verify HS256 access tokens and still find
-   * the records stored under their HMAC keys until those expire, while everything new is signed
-   * and stored with `secret`. Remove one once the refresh lifetime has passed since it was
-   * replaced (see the key rotation runbook in docs/deploying.md).
-   * @default []
-   */
+  /** Previous secrets, newest first: they still verify and find what they signed until it expires (docs/deploying.md). @default [] */
   previousSecrets: string[]
-  /**
-   * Access token lifetime (seconds or a duration string).
-   * @default '1h'
-   */
+  /** Access token lifetime. @default '1h' */
   expiresIn: Duration
-  /**
-   * Signing algorithm. RS256 needs `privateKey`.
-   * @default 'HS256'
-   */
+  /** Signing algorithm; RS256 needs `privateKey`. @default 'HS256' */
   algorithm: TokenAlgorithm
-  /**
-   * `iss` claim, checked on verification.
-   * @default 'svc'
-   */
+  /** `iss` claim, checked on verification. @default 'svc' */
   issuer: string
-  /**
-   * `aud` claim, checked on verification.
-   * @default ''
-   */
+  /** `aud` claim, checked on verification. @default '' */
   audience: string
-  /**
-   * RS256 only: PKCS#8 PEM private key (`-----BEGIN PRIVATE KEY-----`). The public key is derived
-   * from it and served as a JWKS at `/.well-known/jwks.json`.
-   * @default ''
-   */
+  /** RS256 only: PKCS#8 PEM private key; its public key is served at `jwksPath`. @default '' */
   privateKey: string
-  /**
-   * RS256 only: `kid` of `privateKey`, written into tokens and the JWKS. A token's `kid` selects
-   * among the configured keys only (this one and `previousKeys`), never a key from elsewhere.
-   * Empty: the RFC 7638 thumbprint of the public key.
-   * @default 'svc-auth'
-   */
+  /** RS256 only: `kid` of `privateKey` (empty: its RFC 7638 thumbprint). @default 'svc-auth' */
   keyId: string
-  /**
-   * RS256 only: keys that verify tokens but never sign, each `{ keyId?, key }` with `key` a PEM
-   * (PKCS#8 private or SPKI public key; only the public half is used) and `keyId` its `kid`
-   * (default: the RFC 7638 thumbprint). All are published in the JWKS. Holds the previous key
-   * after a rotation, and may hold the next one before it starts signing, so that verifiers that
-   * cache the JWKS know it in time (see the key rotation runbook in docs/deploying.md).
-   * @default []
-   */
+  /** RS256 only: keys that verify but never sign (the previous or the next key), all in the JWKS. @default [] */
   previousKeys: RsaVerificationKey[]
 }
 
@@ -89,14 +47,9 @@ export interface RsaVerificationKey {
 }
 
 export interface AuthCodeOptions {
-  /** Authorization code lifetime (seconds or a duration string). @default 60 */
+  /** Authorization code lifetime. @default 60 */
   expiresIn: Duration
-  /**
-   * Name of the short-lived HttpOnly cookie that binds an authorization code to the browser it
-   * was issued to (POST /auth/token refuses the code without it). With `tokenRefresh.cookie.secure`
-   * the name gets the `__Host-` prefix, so a sibling subdomain cannot plant one.
-   * @default 'svc-code'
-   */
+  /** HttpOnly cookie binding a code to its browser (`__Host-` prefixed when secure). @default 'svc-code' */
   cookieName: string
 }
 
@@ -143,17 +96,9 @@ export interface EndpointOptions {
   impersonatePath: string
   /** End impersonating. @default '/auth/unimpersonate' */
   unimpersonatePath: string
-  /**
-   * The caller's sessions: `GET` lists them, `DELETE <path>/:id` ends one,
-   * `POST <path>/revoke-others` ends all but the caller's.
-   * @default '/auth/sessions'
-   */
+  /** The caller's sessions: list, `DELETE <path>/:id`, `POST <path>/revoke-others`. @default '/auth/sessions' */
   sessionsPath: string
-  /**
-   * Page of the second factor (when `twoFactor.enabled`): logins that need one stop here with
-   * `?flow=<id>`. The module registers a minimal page; an app page at the same path replaces it.
-   * @default '/auth/second-factor'
-   */
+  /** Second-factor page (an app page at this path replaces the module's). @default '/auth/second-factor' */
   secondFactorPath: string
 }
 
@@ -167,54 +112,23 @@ export interface LoggingOptions {
 export interface ImpersonationOptions {
   /** @default false */
   enabled: boolean
-  /** Lifetime of impersonated tokens (seconds or a duration string). @default 900 */
+  /** Lifetime of impersonated tokens. @default 900 */
   tokenExpiration: Duration
   /** Claim of the requester used to look them up again when impersonation ends. @default 'sub' */
   originalUserLookupClaim: string
 }
 
 export interface SessionOptions {
-  /**
-   * Access tokens die with their session: once a session is revoked (logout, refresh token
-   * reuse, password reset or change, the end of an impersonation, the session endpoints), its
-   * access tokens are refused (401 `session_revoked`) by route protection, `requireAuthUser` and
-   * the user info endpoint: at once on the process that revoked it, and on every other process
-   * that shares the store within milliseconds on Redis (pub/sub) or about a second on fs (each
-   * process reloads the revoked sessions every second). The check is a lookup in an in-process
-   * set (no store access per request). Off: access tokens are purely stateless and stay valid
-   * until they expire. See docs/sessions.md for the guarantee and its limits.
-   * @default true
-   */
+  /** Refuse access tokens of revoked sessions (401 `session_revoked`; docs/sessions.md). @default true */
   revokeAccessTokens: boolean
-  /**
-   * How recent a login must be to change how a user logs in: registering (options and verify)
-   * or deleting a passkey, and enrolling (start and confirm), new recovery codes or turning off a
-   * second factor, need the access token of a session that logged in at most this long ago (the
-   * session's start, not its last refresh; a token without a session: its issue time). Older
-   * sessions get 403 `reauthentication_required`, and the user logs in again. A stolen access
-   * token of an older session then cannot plant the thief's own passkey or authenticator, nor
-   * remove the user's.
-   * Seconds or a duration string.
-   * @default '15m'
-   */
+  /** How recent a login must be to change how the user logs in (else 403 `reauthentication_required`). @default '15m' */
   recentLogin: Duration
 }
 
 export interface SecurityOptions {
-  /**
-   * Largest request body, in bytes, that a POST endpoint of the module accepts (413
-   * `payload_too_large` otherwise, before the rest of the body is read).
-   * @default 16384
-   */
+  /** Largest request body in bytes of the module's POST endpoints (else 413). @default 16384 */
   maxBodySize: number
-  /**
-   * Origins (`https://admin.example.com`) besides the app's own that may call the
-   * cookie-authenticated endpoints (token, refresh, logout, unimpersonate) and the password
-   * endpoints from a browser. A request whose `Origin` (or `Referer`) is another origin, or that a
-   * browser marks `Sec-Fetch-Site: cross-site` or `same-site` without an allowed origin, is refused
-   * with 403 `cross_origin_request`.
-   * @default []
-   */
+  /** Origins besides the app's own that may call the cookie and password endpoints (else 403 `cross_origin_request`). @default [] */
   allowedOrigins: string[]
 }
 
@@ -237,18 +151,9 @@ export interface ModuleOptions {
   sessions: SessionOptions
   /** The TOTP second factor with recovery codes (off by default). */
   twoFactor: TwoFactorOptions
-  /**
-   * The app's public URL (`https://app.example.com`). When set, it is the app's own origin for
-   * the origin check, the base of absolute URLs the module builds (OAuth `redirect_uri`, the mock
-   * provider, verify links given to `sendVerificationCode`), and the request's `Host` header is
-   * never used for them. Recommended in production behind a proxy.
-   * @default ''
-   */
+  /** The app's public URL: its origin and the base of absolute URLs instead of the `Host` header. @default '' */
   publicUrl: string
-  /**
-   * Per-request SSR access token and the server side of the fetch helper.
-   * @default true when `ssr` is on
-   */
+  /** Per-request SSR access token and the server side of the fetch helper. @default true when `ssr` is on */
   enableSSR: boolean
 }
 
@@ -269,11 +174,7 @@ export interface PublicAuthConfig {
   redirect: RedirectOptions
   clientMiddleware: ClientMiddlewareOptions
   tokenRefresh: Pick<TokenRefreshOptions, 'enabled' | 'automaticRefresh'> & {
-    /**
-     * Name of the session presence flag (`<tokenRefresh.cookie.cookieName>-present`), a readable
-     * cookie beside the refresh cookie: without it the browser makes no refresh at start-up.
-     * Absent: every start refreshes (as before the flag existed).
-     */
+    /** Readable cookie `<cookieName>-present` beside the refresh cookie; without it no refresh at start-up. */
     presenceCookie?: string
   }
   enableSSR: boolean

@@ -1,15 +1,14 @@
-/**
- * Options of the refresh token: its cookie, the storage that keeps it (memory, fs, Redis over TCP
- * or over HTTP) and the
- * encryption of stored records. Part of the module options (`svcAuth.tokenRefresh`).
- */
+/** Options of the refresh token: its cookie, storage and encryption (`svcAuth.tokenRefresh`). */
 
-import type { Duration, SameSite, StorageDriverName } from './options'
+import type { Duration } from './time-span'
+
+export type StorageDriverName = 'fs' | 'redis' | 'memory' | 'upstash'
+export type SameSite = 'lax' | 'strict' | 'none'
 
 export interface RefreshCookieOptions {
   /** @default 'svc-refresh' */
   cookieName: string
-  /** Cookie and refresh token lifetime (seconds or a duration string). @default 604800 */
+  /** Cookie and refresh token lifetime. @default 604800 */
   maxAge: Duration
   /** @default true */
   secure: boolean
@@ -22,86 +21,37 @@ export interface RefreshCookieOptions {
 }
 
 export interface RefreshStorageOptions {
-  /**
-   * unstorage driver of the module's single mount: `fs`, `memory`, `redis`, or `upstash` (Redis
-   * over HTTP, the Upstash REST protocol: for serverless hosts and Cloudflare Workers, where TCP
-   * connections and the file system are not available).
-   * @default 'fs'
-   */
+  /** Storage driver: `fs`, `memory`, `redis`, or `upstash` (Redis over HTTP, for serverless and Workers). @default 'fs' */
   driver: StorageDriverName
-  /**
-   * Key prefix of every record.
-   * @default 'refresh:'
-   */
+  /** Key prefix of every record. @default 'refresh:' */
   prefix: string
-  /**
-   * fs driver: directory of the records.
-   * @default './.data/refresh-tokens'
-   */
+  /** fs: directory of the records. @default './.data/refresh-tokens' */
   base: string
-  /**
-   * redis driver: connection URL (`redis://user:pass@host:port/db`). Wins over host/port.
-   * upstash driver: the REST URL (`https://…`; `http://` only for a loopback host); when empty,
-   * `UPSTASH_REDIS_REST_URL` from the environment of the server.
-   * @default ''
-   */
+  /** redis: connection URL (wins over host/port); upstash: REST URL, else `UPSTASH_REDIS_REST_URL`. @default '' */
   url: string
-  /**
-   * upstash driver: the REST token, sent as `Authorization: Bearer <token>`. A secret: it stays
-   * in the private runtime config. When empty, `UPSTASH_REDIS_REST_TOKEN` from the environment of
-   * the server.
-   * @default ''
-   */
+  /** upstash: REST token (a secret), else `UPSTASH_REDIS_REST_TOKEN`. @default '' */
   token: string
-  /** redis driver: host. @default '127.0.0.1' */
+  /** redis: host. @default '127.0.0.1' */
   host: string
-  /** redis driver: port. @default 6379 */
+  /** redis: port. @default 6379 */
   port: number
-  /** redis driver: password. @default '' */
+  /** redis: password. @default '' */
   password: string
-  /** redis driver: database index (a cluster has only 0). @default 0 */
+  /** redis: database index (a cluster has only 0). @default 0 */
   db: number
-  /**
-   * redis driver: TLS for `host`/`port`, Sentinel (the sentinels and the master) and Cluster
-   * (every node) connections; a `rediss://` URL turns it on by itself. The server certificate is
-   * always checked, against the system's CAs or `tlsCa`.
-   * @default false
-   */
+  /** redis: TLS for every connection (a `rediss://` URL turns it on); certificates are always checked. @default false */
   tls: boolean
-  /**
-   * redis driver: PEM of the CA that signed the Redis server's certificate, for servers with a
-   * private CA (with `tls: true` or a `rediss://` URL). Literal `\n` sequences are read as line
-   * breaks, so that the PEM fits in one environment variable.
-   * @default ''
-   */
+  /** redis: PEM of a private CA of the server's certificate (`\n` read as line breaks). @default '' */
   tlsCa: string
-  /**
-   * redis driver: host name the server certificates are checked against (TLS SNI), instead of
-   * the address connected to. For servers reached by IP address, e.g. the master a sentinel
-   * names or the nodes a cluster announces, whose certificate carries a DNS name. Applies to
-   * every TLS connection.
-   * @default ''
-   */
+  /** redis: host name the certificates are checked against (SNI), for servers reached by IP. @default '' */
   tlsServername: string
-  /**
-   * redis driver, Sentinel: the sentinels to ask for the current master (`password` and `db`
-   * are the master's, `tls` applies to both). When set, `host` and `port` are not used; setting
-   * `url` or `cluster` too is a configuration error. From the environment: a JSON array
-   * (`'[{"host":"sentinel-1","port":26379}]'`).
-   * @default []
-   */
+  /** redis Sentinel: the sentinels that name the master (instead of host/port; env: a JSON array). @default [] */
   sentinels: RedisNode[]
-  /** redis driver, Sentinel: name of the master group the sentinels watch. @default 'mymaster' */
+  /** redis Sentinel: name of the master group. @default 'mymaster' */
   sentinelName: string
-  /** redis driver, Sentinel: password of the sentinels, when they require one. @default '' */
+  /** redis Sentinel: password of the sentinels. @default '' */
   sentinelPassword: string
-  /**
-   * redis driver, Cluster: some nodes of the cluster (the others are discovered). When set,
-   * `host` and `port` are not used; `password` and `tls` apply to every node; setting `url`,
-   * `sentinels` or a `db` other than 0 too is a configuration error. From the environment: a JSON
-   * array (`'[{"host":"redis-0","port":6379}]'`).
-   * @default []
-   */
+  /** redis Cluster: some nodes of the cluster (instead of host/port; env: a JSON array). @default [] */
   cluster: RedisNode[]
 }
 
@@ -112,50 +62,24 @@ export interface RedisNode {
 }
 
 export interface RefreshEncryptionOptions {
-  /**
-   * Encrypt the stored refresh token records (user object included) at rest.
-   * @default false
-   */
+  /** Encrypt the stored refresh token records at rest. @default false */
   enabled: boolean
-  /**
-   * Encryption key, 32 characters or more. Required when enabled.
-   * @default ''
-   */
+  /** Encryption key, 32 characters or more; required when enabled. @default '' */
   key: string
-  /**
-   * Previous encryption keys: records sealed with them stay readable until they expire, while
-   * everything new is sealed with `key`. Remove one once the refresh lifetime has passed since
-   * it was replaced (see the key rotation runbook in docs/deploying.md).
-   * @default []
-   */
+  /** Previous keys: what they sealed stays readable until it expires (docs/deploying.md). @default [] */
   previousKeys: string[]
   /** @default 'aes-256-gcm' */
   algorithm: 'aes-256-gcm'
 }
 
 export interface TokenRefreshOptions {
-  /**
-   * Issue refresh tokens (cookie + storage) on POST /auth/token.
-   * @default true
-   */
+  /** Issue refresh tokens (cookie + storage) on POST /auth/token. @default true */
   enabled: boolean
-  /**
-   * Client helper refreshes and retries once on a 401.
-   * @default true
-   */
+  /** Client helper refreshes and retries once on a 401. @default true */
   automaticRefresh: boolean
-  /**
-   * Lifetime of the per-request SSR access token.
-   * @default '5m'
-   */
+  /** Lifetime of the per-request SSR access token. @default '5m' */
   ssrTokenExpiry: Duration
-  /**
-   * How long (seconds or a duration string) a refresh token that was just rotated is still accepted (tabs that
-   * refresh at the same moment, a retry after a lost answer). Such a use gets the same successor
-   * refresh token as the first one, so a session never has two live tokens. Any later use is
-   * treated as theft and revokes the whole session. 0: only the first use succeeds.
-   * @default 10
-   */
+  /** How long a just-rotated refresh token still gets the same successor; later use revokes the session. @default 10 */
   reuseGracePeriod: Duration
   cookie: RefreshCookieOptions
   storage: RefreshStorageOptions

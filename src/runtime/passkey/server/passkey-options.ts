@@ -7,10 +7,7 @@ import { duration, got, int, oneOf, schemaErrors, listOf, text, type Checked, ty
 /** A host name as a relying-party id: lowercase labels, no scheme, port or path. */
 const HOST_NAME = /^(?=.{1,253}$)[a-z\d](?:[a-z\d-]{0,61}[a-z\d])?(?:\.[a-z\d](?:[a-z\d-]{0,61}[a-z\d])?)*$/
 
-/**
- * The options of the passkey provider (`svcAuth.providers.passkey`). Every key is written into the
- * runtime config, so each can be set with `NUXT_SVC_AUTH_PROVIDERS_PASSKEY_*`.
- */
+/** The options of the passkey provider (`svcAuth.providers.passkey`). */
 export const passkeySchema = z.object({
   rpID: text.refine(id => id === '' || HOST_NAME.test(id), { error: got('must be a host name such as \'example.com\' (no scheme, port or path)') }).default(''),
   rpName: text.default(''),
@@ -64,11 +61,7 @@ export interface RelyingParty {
   origins: string[]
 }
 
-/**
- * The relying party the options and `publicUrl` name: origins from `origins`, else the origin
- * of `publicUrl`; the id from `rpID`, else the host of the first origin. Undefined when neither
- * names an origin (development may then use its loopback request origin; see relying-party.ts).
- */
+/** The relying party of `origins` (else `publicUrl`'s origin) and `rpID` (else the first origin's host); undefined without an origin. */
 export function configuredRelyingParty(options: ResolvedPasskeyOptions, publicUrl: string): RelyingParty | undefined {
   const fromUrl = publicUrl ? originOf(publicUrl) : undefined
   const origins = options.origins.length ? options.origins : fromUrl ? [fromUrl] : []

@@ -1,7 +1,7 @@
 import type { TwoFactorOptions } from '../two-factor-types'
 import type { Parsed } from '../../types/options'
 import type { z } from 'zod'
-import { bool, duration, group, int, oneOf, schemaErrors, secret, listOf, text, type Checked, type SameType } from '../../server/lib/config/schema'
+import { bool, duration, group, int, limit, oneOf, schemaErrors, secret, listOf, text, type Checked, type SameType } from '../../server/lib/config/schema'
 
 export const TWO_FACTOR_ALGORITHMS = ['SHA1', 'SHA256', 'SHA512'] as const
 
@@ -25,7 +25,7 @@ export const twoFactorSchema = group({
   pendingLoginTTL: duration(300, { min: 30, max: 3600 }),
   enrolmentTTL: duration(600, { min: 60, max: 86400 }),
   recoveryCodes: int(1, 'must be a whole number from 1 to 20.', 20).default(10),
-  maxFailures: int(0, 'must be a whole number, 0 (no limit) or more.').default(20),
+  maxFailures: limit.default(20),
   failureWindow: duration(86400),
 })
 
@@ -44,11 +44,7 @@ export function validateTwoFactorOptions(options: TwoFactorOptions | undefined, 
   ]
 }
 
-/**
- * The one-line warning of a production server with the second factor on and no
- * `twoFactor.secret`: its data is keyed by `token.secret`, which a rotation may remove. Undefined
- * when there is nothing to say.
- */
+/** Warning of a production server with the second factor on and no `twoFactor.secret` (a `token.secret` rotation would lose its data). */
 export function twoFactorKeyWarning(options: { twoFactor?: Pick<TwoFactorOptions, 'enabled' | 'secret'> }, dev: boolean): string | undefined {
   if (dev || !isTwoFactorEnabled(options) || options.twoFactor?.secret) return undefined
   return 'svcAuth.twoFactor.secret is not set: rotating token.secret would make the second factors unreadable: set twoFactor.secret (NUXT_SVC_AUTH_TWO_FACTOR_SECRET).'

@@ -9,13 +9,9 @@ const DURATION_PATTERN = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(?:(s(?:ecs?|econds?)?|m(?
 const invalidDuration = (value: unknown) => new Error(`Invalid duration "${String(value)}": expected a number of seconds or a string such as '90s', '5m', '1h', '7d', '2 weeks'`)
 
 /**
- * Convert a duration to a whole number of seconds (`unit: 'ms'`, an option in milliseconds: milliseconds).
- *
- * Numbers are in that unit. Strings hold an integer or decimal and an optional, case-insensitive unit
- * (`s`/`sec`/`second(s)`, `m`/`min`/`minute(s)`, `h`/`hr`/`hour(s)`, `d`/`day(s)`, `w`/`week(s)`);
- * without a unit the number is seconds. The result is rounded and must be at least 1 (0 with `zero`: an option that 0 turns off).
- *
- * @throws Error for anything else (negative, zero, non-finite, unknown unit, empty string).
+ * A duration in whole seconds (`unit: 'ms'`: milliseconds): a number of that unit, or a string with an
+ * optional unit of {@link DURATION_PATTERN} (none: seconds); rounded, at least 1 (0 with `zero`).
+ * @throws Error for anything else.
  */
 export function parseDuration(value: Duration, { zero = false, unit = 's' }: { zero?: boolean, unit?: 's' | 'ms' } = {}): number {
   let amount: unknown = value

@@ -1,24 +1,12 @@
 import { isCloudflareWorkers } from './platform'
 
 /**
- * Where the server runs, as far as the storage and the password engine care: the same rules for
- * the build (src/build/deploy-target.ts, from the Nitro preset) and for the server when it starts
- * (from what the build recorded, else from signals of the runtime itself).
- */
-
-/**
- * What kind of platform runs the server. `server`: a long-running Node process (one or several).
- * `serverless`: Node functions, many short-lived instances that share no memory and no disk
- * that lasts. `edge`: an isolate runtime without a Node process or TCP connections for the
- * storage (Cloudflare Workers).
+ * What kind of platform runs the server: long-running Node processes, short-lived Node functions
+ * that share no memory or lasting disk, or isolates without TCP (Cloudflare Workers).
  */
 export type TargetKind = 'server' | 'serverless' | 'edge'
 
-/**
- * The deploy target a build records in the private runtime config (`svcAuth.deployTarget`): set by
- * the module when Nitro resolved the preset, not an option. No secrets: the kind, the platform's
- * name as messages say it, the preset.
- */
+/** The deploy target a build records in the private runtime config (`svcAuth.deployTarget`); not an option. */
 export interface RecordedDeployTarget {
   kind: TargetKind
   /** The platform, as messages name it (`Vercel Functions`); `Node.js server` for servers. */
@@ -38,11 +26,8 @@ export interface RuntimeTarget {
 }
 
 /**
- * Where each storage driver of `tokenRefresh.storage.driver` works. `fs` and `memory` keep the
- * records in one machine's disk or one process's memory: on serverless functions and Workers
- * every instance would have its own (and lose them when it stops), so sessions would vanish at
- * random. `redis` needs TCP connections (serverless functions have them; Workers do not give
- * them to ioredis). `upstash` is Redis over HTTP (fetch): everywhere.
+ * Where each storage driver works: `fs` and `memory` are per instance, so sessions would vanish on
+ * functions and Workers; `redis` needs TCP (none on Workers); `upstash` (HTTP) works everywhere.
  */
 export const DRIVER_TARGETS: Readonly<Record<string, readonly TargetKind[]>> = {
   fs: ['server'],
@@ -66,11 +51,7 @@ function joinOr(items: string[]): string {
   return items.length > 1 ? `${items.slice(0, -1).join(', ')} or ${items.at(-1)}` : (items[0] ?? '')
 }
 
-/**
- * Why a storage driver cannot work on a target, or undefined when it can (or is unknown: the
- * options check reports that). `source` says how the target is known: the Nitro preset (the
- * build, and the server of a build that recorded it: the same message), or a runtime signal.
- */
+/** Why a storage driver cannot work on a target, or undefined; `source`: the Nitro preset or a runtime signal. */
 export function storageDriverError(driver: string, target: Pick<RuntimeTarget, 'kind' | 'platform'>, source: string | { preset?: string, signal?: string }): string | undefined {
   const kinds = DRIVER_TARGETS[driver]
   if (!kinds || kinds.includes(target.kind)) return undefined
@@ -86,11 +67,7 @@ export function storageDriverError(driver: string, target: Pick<RuntimeTarget, '
 
 const KINDS: readonly TargetKind[] = ['server', 'serverless', 'edge']
 
-/**
- * The build's record from the runtime config, or undefined when there is none or it is not one
- * (the environment can override any runtime config key; a value that is not a record counts as
- * none, and the runtime's signals decide).
- */
+/** The build's record from the runtime config, or undefined when there is none or it is malformed (an env override). */
 export function recordedDeployTarget(value: unknown): RecordedDeployTarget | undefined {
   if (typeof value !== 'object' || value === null) return undefined
   const { kind, platform, preset } = value as Record<string, unknown>
@@ -101,10 +78,7 @@ export function recordedDeployTarget(value: unknown): RecordedDeployTarget | und
 /** Cloudflare Workers, known by the runtime itself. */
 const WORKERS: RuntimeTarget = { kind: 'edge', platform: 'Cloudflare Workers', signal: 'detected at runtime: navigator.userAgent is Cloudflare-Workers' }
 
-/**
- * Environment variables the serverless platforms set in their functions, first match wins: the
- * target of a server whose build recorded none (a build made by an older version of the module).
- */
+/** Environment variables serverless platforms set, first match wins: the target of a build that recorded none. */
 export const RUNTIME_SIGNALS: ReadonlyArray<{ env: string, target: RuntimeTarget }> = [
   { env: 'VERCEL', target: { kind: 'serverless', platform: 'Vercel Functions', signal: 'detected at runtime: VERCEL is set' } },
   { env: 'NETLIFY', target: { kind: 'serverless', platform: 'Netlify Functions', signal: 'detected at runtime: NETLIFY is set' } },
@@ -120,12 +94,8 @@ export interface RuntimeSignals {
 }
 
 /**
- * The deploy target the server runs on. Cloudflare Workers are a fact of the runtime and win over
- * a record that says otherwise (a preset the build took for a server). Otherwise the build's
- * record, which is all there is to know: a server build that runs on a platform's build machine
- * (prerendering on Vercel or Netlify, where their variables are set) is still a server. Without a
- * record, the platforms' environment variables ({@link RUNTIME_SIGNALS}); none: undefined (a
- * server, nothing to check).
+ * The deploy target the server runs on: Workers when the runtime is (whatever the record says), else
+ * the build's record (a server build prerendering on Vercel is still a server), else {@link RUNTIME_SIGNALS}.
  */
 export function runtimeTarget(recorded: RecordedDeployTarget | undefined, { env, workers = isCloudflareWorkers() }: RuntimeSignals): RuntimeTarget | undefined {
   if (workers) return recorded?.kind === 'edge' ? recorded : WORKERS

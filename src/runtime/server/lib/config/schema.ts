@@ -1,8 +1,4 @@
-/**
- * Building blocks of the options schema (zod): each option is declared once, with its type, its
- * default and the message that names what is wrong with it. The core's schema is in
- * validate-options.ts, each feature's beside its code; src/build/options-schema.ts composes them.
- */
+/** Building blocks of the options schema (zod): each option's type, default and message, declared once. */
 import { z } from 'zod'
 import type { Duration } from '../../../types/options'
 import { parseDuration } from './duration'
@@ -16,6 +12,9 @@ export const got = (text: string) => (issue: { input?: unknown }): string => `${
 export const int = (min: number, message: string | ReturnType<typeof got>, max = Number.MAX_SAFE_INTEGER) =>
   z.number({ error: message }).refine(value => Number.isInteger(value) && value >= min && value <= max, { error: message })
 
+/** A count where 0 turns the limit off. */
+export const limit = int(0, 'must be a whole number, 0 (no limit) or more.')
+
 export const bool = z.boolean({ error: got('must be true or false') })
 
 export const text = z.string({ error: 'must be a string.' })
@@ -24,17 +23,11 @@ export const text = z.string({ error: 'must be a string.' })
 export const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
   z.enum(values, { error: got(`must be one of ${values.join(', ')}`) })
 
-/**
- * A value that `guard` accepts, of the type it guards; `type` names it in docs/options.md. (Not
- * `z.custom`: its failure stops the group's cross-field rules, and one error should list every mistake.)
- */
+/** A value `guard` accepts; `type` names it in docs/options.md (not `z.custom`, which stops the cross-field rules). */
 export const is = <T>(guard: (value: unknown) => value is T, error: string | ReturnType<typeof got>, type = 'object') =>
   z.unknown().refine(guard, { error }).meta({ type })
 
-/**
- * A duration, read once by {@link parseDuration} (the module's one parser) into a whole number of
- * seconds (`unit: 'ms'`: milliseconds) from `min` to `max`: a number of that unit, or a string such as `'15m'`.
- */
+/** A duration, parsed by {@link parseDuration} into whole seconds (or `unit: 'ms'`) from `min` to `max`. */
 export const duration = (fallback: Duration, { min = 1, max = Number.MAX_SAFE_INTEGER, unit = 's' }: { min?: number, max?: number, unit?: 's' | 'ms' } = {}) => {
   const [unitName, example] = unit === 'ms' ? ['milliseconds', '1m'] : ['seconds', '15m']
   const range = max < Number.MAX_SAFE_INTEGER ? ` from ${min} to ${max}` : min ? '' : ', 0 or more,'
@@ -65,9 +58,8 @@ export const secret = z.string({ error: 'must be a string.' }).refine(value => v
 export const group = <T extends z.ZodRawShape>(shape: T) => z.object(shape, { error: 'must be an object.' }).prefault({} as z.input<z.ZodObject<T>>)
 
 /**
- * Cross-field rules of a group: `rules` returns `[path, message]` for each problem (path '' for the
- * group itself, a key, or a list of keys). They run even when a field of the group is wrong, so one
- * error lists every mistake: `rules` must expect fields of any type.
+ * Cross-field rules of a group: `[path, message]` per problem (path '': the group). They run even when a
+ * field is wrong, so that one error lists every mistake: `rules` must expect fields of any type.
  */
 export const crossChecks = <T>(rules: (value: T) => Array<[string | PropertyKey[], string] | false | undefined>) =>
   [(value: T, ctx: z.RefinementCtx<T>) => {

@@ -1,10 +1,6 @@
 import { isGlobalScopeRestricted } from './platform'
 
-/**
- * When the module's start-up checks run: `now` (Node: when the server starts, so a configuration
- * mistake is reported before the first request), or `first-request` (Workers, which forbid I/O,
- * timers and random values while the plugins run: at the start of the first request instead).
- */
+/** When the start-up checks run: `now` (Node), or at the `first-request` (Workers forbid I/O while plugins run). */
 export type StartupMode = 'now' | 'first-request'
 
 /** {@link StartupMode} of the runtime, decided where the plugins run. */
@@ -18,11 +14,8 @@ export interface RequestHooks {
 }
 
 /**
- * Runs a start-up task of the module: at once, or (`first-request`) once, at the start of the
- * first request, which waits for it (on Workers work left behind by a request is cancelled when
- * it ends, so the task is never left running). A failure is reported once through `report`; the
- * task never fails a request (the module's routes answer their generic 500 themselves while the
- * configuration is wrong).
+ * Runs a start-up task at once, or once at the start of the first request, which awaits it (Workers
+ * cancel work a request leaves behind). A failure goes to `report` once and never fails a request.
  */
 export function runAtStartup(hooks: RequestHooks, task: () => Promise<unknown>, report: (error: unknown) => void, mode: StartupMode = startupMode()): void {
   const run = () => task().then(() => {}, report)

@@ -8,7 +8,7 @@ import { refreshCookiePathErrors } from '../edge/cookie-path'
 import { upstashOptionErrors, type ServerEnv } from '../store/upstash-connection'
 import { storageDriverError, type RuntimeTarget } from './runtime-target'
 import { isClientAddressHeader, isTrustedProxyEntry, MULTI_HOP_HEADERS } from '../edge/rate-limit'
-import { bool, crossChecks, duration, got, group, int, is, oneOf, parseOptions, relativePath, schemaErrors, secret, listOf, text, type Checked, type SameType } from './schema'
+import { bool, crossChecks, duration, got, group, int, is, limit, oneOf, parseOptions, relativePath, schemaErrors, secret, listOf, text, type Checked, type SameType } from './schema'
 
 export interface ValidationResult {
   errors: string[]
@@ -27,8 +27,8 @@ const redisNodes = is((value): value is RedisNode[] => Array.isArray(value) && v
 
 /** One rate-limit rule: per client address, per email, in a window. */
 const rule = (perIp: number, perEmail: number, window: number) => ({
-  perIp: int(0, 'must be a whole number, 0 (no limit) or more.').default(perIp),
-  perEmail: int(0, 'must be a whole number, 0 (no limit) or more.').default(perEmail),
+  perIp: limit.default(perIp),
+  perEmail: limit.default(perEmail),
   window: duration(window),
 })
 
@@ -45,7 +45,7 @@ export const rateLimitSchema = group({
   register: group(rule(10, 5, 3600)),
   login: group({
     ...rule(30, 100, 900),
-    perEmailAndIp: int(0, 'must be a whole number, 0 (no limit) or more.').default(5),
+    perEmailAndIp: limit.default(5),
     deviceCookieMaxAge: duration(31536000, { min: 0, max: MAX_COOKIE_AGE }),
   }),
   resetRequest: group(rule(10, 5, 3600)),
@@ -55,7 +55,7 @@ export const rateLimitSchema = group({
     window: duration(3600),
   }),
   verifyFailures: group({
-    perEmail: int(0, 'must be a whole number, 0 (no limit) or more.').default(10),
+    perEmail: limit.default(10),
     window: duration(86400),
   }),
   resetComplete: group(rule(10, 0, 900)),
@@ -194,12 +194,8 @@ export type CoreOptionsChecked = Checked<SameType<z.output<typeof coreOptionsSch
 export type RateLimitChecked = Checked<SameType<z.output<typeof rateLimitSchema>, Parsed<RateLimitOptions>>>
 
 /**
- * Checks resolved options. `secretRequired` is false during a production build when the secret is
- * expected at runtime (NUXT_SVC_AUTH_TOKEN_SECRET); the server checks it again when it starts.
- * `env` is the server's environment when it starts: settings that may come from it (the upstash
- * driver's REST URL and token) must be known then; without it (a build) only given ones are checked.
- * `target` is where the server runs (when it starts): a storage driver that cannot work there is
- * refused with the build's message.
+ * Checks resolved options. `secretRequired`: false in a production build expecting the secret at runtime.
+ * At server start, `env` (upstash URL and token may come from it) and `target` (refuses a driver that cannot work there).
  */
 export function validateOptions(options: ModuleOptions, { secretRequired = true, baseURL = '/', env, target }: { secretRequired?: boolean, baseURL?: string, env?: ServerEnv, target?: RuntimeTarget } = {}): ValidationResult {
   const { storage, cookie } = options.tokenRefresh
@@ -218,11 +214,7 @@ export function validateOptions(options: ModuleOptions, { secretRequired = true,
   return { errors, warnings, options: { ...options, ...core.value } as Parsed<ModuleOptions> }
 }
 
-/**
- * Mistakes of the refresh cookie's name: not a cookie name, or a prefix whose rules the other
- * settings break (browsers drop such a cookie): `__Host-` needs `secure` and path `/` (the module
- * never sets a Domain), `__Secure-` needs `secure`.
- */
+/** Mistakes of the refresh cookie's name: not a cookie name, or a `__Host-`/`__Secure-` prefix the settings break. */
 export function refreshCookieNameErrors(cookie: Pick<ModuleOptions['tokenRefresh']['cookie'], 'cookieName' | 'secure' | 'path'>): string[] {
   const name = cookie.cookieName
   if (typeof name !== 'string' || !COOKIE_NAME.test(name)) return [`must be a cookie name (letters, digits, - and _) (got ${JSON.stringify(name)}).`]
@@ -233,10 +225,7 @@ export function refreshCookieNameErrors(cookie: Pick<ModuleOptions['tokenRefresh
   return []
 }
 
-/**
- * The line a production server logs at start when its refresh cookie is Secure but has no `__Host-`
- * name: a sibling subdomain can then plant a cookie of the same name (see the production checklist).
- */
+/** Advice for a Secure refresh cookie without `__Host-`: a sibling subdomain could plant one of the same name. */
 export function hostPrefixAdvice(cookie: Pick<ModuleOptions['tokenRefresh']['cookie'], 'cookieName' | 'secure'>): string | undefined {
   if (!cookie.secure || cookie.cookieName.startsWith('__Host-')) return undefined
   return `The refresh cookie '${cookie.cookieName}' has no __Host- prefix, so another subdomain of this site can plant one of the same name: set tokenRefresh.cookie.cookieName to '__Host-${cookie.cookieName.replace(/^__Secure-/, '')}' (production checklist in docs/deploying.md).`
