@@ -145,6 +145,14 @@ describe('dispatch: the route option, then the global handler, then the hook', (
     expect(calls.slice(1)).toEqual(['route onSuccess', 'hook svc:success {"sub":"google:1"}'])
   })
 
+  it('a password account is persisted with its email and hash even when onUserInfo replaces the user', async () => {
+    const persistHash = vi.fn(async () => ({ id: 'row-7' }))
+    defineAuthHandlers({ onUserInfo: () => ({ sub: 'x', name: 'Ada' }), password: { onUserPersist: persistHash } })
+    const { user } = await completeLogin(ctx, { event: fakeEvent(), provider: 'password', user: { sub: 'ada@example.com', email: 'ada@example.com', hashedPassword: '$2b$hash' }, tokens: { access_token: '' }, keepSubject: true })
+    expect(persistHash).toHaveBeenCalledWith('ada@example.com', '$2b$hash')
+    expect(user.sub).toBe('row-7')
+  })
+
   it('impersonation: canImpersonate before its check hook (false answers 403), fetchTarget before its hook', async () => {
     const requester = { sub: 'admin' }
     const event = fakeEvent()

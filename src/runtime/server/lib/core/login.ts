@@ -48,7 +48,10 @@ export async function completeLogin(ctx: AuthContext, input: CompleteLoginInput)
 
   const { onUserPersist } = getAuthHandlers()
   if (onUserPersist) {
-    const persisted = await onUserPersist(user, { provider, event })
+    // A password account is stored under its email and hash whatever onUserInfo returned.
+    const { email, hashedPassword } = input.user
+    const stored = typeof hashedPassword === 'string' ? { ...user, email, hashedPassword } : user
+    const persisted = await onUserPersist(stored, { provider, event })
     if (persisted && typeof persisted === 'object') {
       const persistedId = hostSubjectOf(persisted, { given: input.keepSubject ? undefined : input.user })
       user = { ...user, ...persisted }
