@@ -1,12 +1,9 @@
-import type { EndpointOptions } from '../../types/options'
-import type { RouteContract } from '../../server/lib/edge/route-contract'
+import { featureRoute, type RouteContract } from '../../server/lib/edge/route-contract'
 import * as req from '../../server/lib/edge/request-schemas'
 import * as res from '../../server/lib/edge/response-schemas'
-import { underPath } from '../../shared/paths'
 
-const at = (path: string) => (e: EndpointOptions) => underPath(e.authPath, 'passkey', path)
-/** Method, path and handler file (`<file>.<method>`, by default the path with `-` for `/`) of a route. */
-const route = <M extends 'get' | 'post' | 'delete'>(path: string, method: M, file = path.replace('/', '-')) => ({ method, path: at(path), handler: `passkey/server/routes/${file}.${method}` })
+/** A route of this feature ({@link featureRoute}). */
+const route = <M extends RouteContract['method']>(path: string, method: M, file?: string) => featureRoute('passkey', path, method, file)
 const OWNER_ERRORS = ['unauthorized', 'session_revoked', 'impersonated_session'] as const
 
 /** The passkey provider's routes under `<authPath>/passkey/` (registered when the provider is on). */

@@ -1,19 +1,16 @@
-import type { EndpointOptions } from '../../types/options'
 import type { AuthErrorCode } from '../../server/lib/edge/errors'
-import type { RouteContract } from '../../server/lib/edge/route-contract'
+import { featurePath, featureRoute, type RouteContract } from '../../server/lib/edge/route-contract'
 import * as req from '../../server/lib/edge/request-schemas'
 import * as res from '../../server/lib/edge/response-schemas'
-import { passwordRoutePath } from '../password-paths'
 
-const at = (path: string) => (e: EndpointOptions) => passwordRoutePath(e.authPath, path)
-/** Method, path and handler file (`<name>.<method>`) of a route. */
-const route = (name: string) => ({ method: 'post', path: at(name), handler: `password/server/routes/${name}.post` }) as const
+/** A route of this feature ({@link featureRoute}). */
+const route = (name: string) => featureRoute('password', name, 'post')
 const CODE_LINK = 'The link of the emailed message (`code`, `flow`; `email` instead of `flow` when the code is typed).'
 const CODE_FORM = 'The code typed into a form (JSON or form body). With `Accept: application/json` the answer is JSON, else a redirect.'
 
 /** One verify step, for GET (the emailed link, from the query) and POST (a form, from the body). */
 function verifyRoutes(action: 'register' | 'login' | 'reset', id: string, effect: string, ok: NonNullable<RouteContract['ok']>, extra: AuthErrorCode[] = []) {
-  const common = { summary: `Verify a ${action} code`, redirect: effect, handler: `password/server/routes/${action}-verify`, path: at(`${action}-verify`), rateLimit: 'verify', errors: ['invalid_verification_code', 'too_many_attempts', ...extra] } as const
+  const common = { summary: `Verify a ${action} code`, redirect: effect, handler: `password/server/routes/${action}-verify`, path: featurePath('password', `${action}-verify`), rateLimit: 'verify', errors: ['invalid_verification_code', 'too_many_attempts', ...extra] } as const
   return [
     { ...common, id: `${id}Link`, method: 'get', description: CODE_LINK, query: req.verifyRequest },
     { ...common, id, method: 'post', description: CODE_FORM, sameOrigin: true, body: req.verifyRequest, bodyTypes: ['json', 'form'], ok },

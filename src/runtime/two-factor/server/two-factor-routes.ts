@@ -1,12 +1,9 @@
-import type { EndpointOptions } from '../../types/options'
-import type { RouteContract } from '../../server/lib/edge/route-contract'
+import { featureRoute, type RouteContract } from '../../server/lib/edge/route-contract'
 import * as req from '../../server/lib/edge/request-schemas'
 import * as res from '../../server/lib/edge/response-schemas'
-import { underPath } from '../../shared/paths'
 
-const at = (path: string) => (e: EndpointOptions) => underPath(e.authPath, 'two-factor', path)
-/** Method, path and handler file (`<name>.<method>`) of a route. */
-const route = <M extends 'get' | 'post'>(name: string, method: M) => ({ method, path: at(name), handler: `two-factor/server/routes/${name}.${method}` })
+/** A route of this feature ({@link featureRoute}). */
+const route = <M extends 'get' | 'post'>(name: string, method: M) => featureRoute('two-factor', name, method)
 const SETTINGS_ERRORS = ['unauthorized', 'session_revoked', 'impersonated_session', 'reauthentication_required'] as const
 const FLOW_ERRORS = ['two_factor_login_expired', 'code_binding_mismatch'] as const
 

@@ -8,6 +8,7 @@ import { authError, type AuthErrorCode } from './errors'
 import { enforceRateLimit } from './rate-limit'
 import { describeIssues, readBodyWith } from './read-body'
 import { refuseCrossOrigin } from './request-guards'
+import { underPath } from '../../../shared/paths'
 
 /** How a call of a route authenticates. */
 export type RouteAuth = 'bearer' | 'refreshCookie' | 'bearerAndRefreshCookie'
@@ -44,6 +45,14 @@ export interface RouteContract {
   redirect?: string
   /** Error codes the handler answers with, besides those of the guards ({@link guardErrors}). */
   errors: readonly AuthErrorCode[]
+}
+
+/** The path of a feature's route: `<authPath>/<feature>/<path>`. */
+export const featurePath = (feature: string, path: string) => (e: EndpointOptions) => underPath(e.authPath, feature, path)
+
+/** Method, path and handler file (`<feature>/server/routes/<file>.<method>`) of a feature's route. */
+export function featureRoute<M extends RouteContract['method']>(feature: string, path: string, method: M, file = path.replace('/', '-')) {
+  return { method, path: featurePath(feature, path), handler: `${feature}/server/routes/${file}.${method}` }
 }
 
 /** The error codes the guards of a route answer with. */
