@@ -3,6 +3,7 @@ import { providersSchema } from '../runtime/oauth/server/provider-checks'
 import { passwordSchema } from '../runtime/password/server/password-options'
 import { passkeySchema } from '../runtime/passkey/server/passkey-options'
 import { twoFactorSchema } from '../runtime/two-factor/server/two-factor-options'
+import { organizationsSchema } from '../runtime/organizations/server/organizations-options'
 
 /**
  * Every option of the module: the core's schema with the features' pieces. The source of the
@@ -11,4 +12,5 @@ import { twoFactorSchema } from '../runtime/two-factor/server/two-factor-options
 export const moduleOptionsSchema = coreOptionsSchema.extend({
   providers: providersSchema.extend({ password: passwordSchema.optional(), passkey: passkeySchema.optional() }).prefault({}),
   twoFactor: twoFactorSchema,
+  organizations: organizationsSchema.optional(),
 })

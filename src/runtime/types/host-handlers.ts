@@ -3,7 +3,9 @@ import type { H3Event } from 'h3'
 import type { AuthClaims, AuthUser, ProviderTokens } from './identity'
 import type { UserInfoPayload } from './hooks'
 import type { PasskeyHandlers } from '../passkey/passkey-types'
+import type { OrganizationsHandlers } from '../organizations/organization-types'
 
+export type { InvitationMessage, Organization, OrganizationInvitation, OrganizationMember, OrganizationsAdapter, OrganizationsHandlers, ResolveRolesInput, Team, UserOrganization } from '../organizations/organization-types'
 export type { PasskeyCredential, PasskeyHandlerContext, PasskeyHandlers, PasskeyInfo, PasskeyTransport } from '../passkey/passkey-types'
 
 /** A password account as the host's `findUser` returns it. */
@@ -169,4 +171,6 @@ export interface AuthHandlers {
   twoFactor?: TwoFactorHandlers
   /** Handlers of the passkey provider: the host's store of passkeys. */
   passkey?: PasskeyHandlers
+  /** Handlers of organizations (`svcAuth.organizations`). */
+  organizations?: OrganizationsHandlers
 }

@@ -8,9 +8,11 @@ import type { ProvidersOptions } from './providers'
 import type { RateLimitOptions } from './rate-limit-options'
 import type { TokenRefreshOptions } from './refresh'
 import type { TwoFactorOptions } from '../two-factor/two-factor-types'
+import type { OrganizationsOptions } from '../organizations/organization-types'
 
 export type { RedisNode, RefreshCookieOptions, RefreshEncryptionOptions, RefreshStorageOptions, SameSite, StorageDriverName, TokenRefreshOptions } from './refresh'
 export type { TwoFactorAlgorithm, TwoFactorOptions } from '../two-factor/two-factor-types'
+export type { OrganizationsOptions, RoleTable } from '../organizations/organization-types'
 
 export type { Duration, Parsed } from './time-span'
 
@@ -151,6 +153,8 @@ export interface ModuleOptions {
   sessions: SessionOptions
   /** The TOTP second factor with recovery codes (off by default). */
   twoFactor: TwoFactorOptions
+  /** Organizations, teams, roles and invitations (off until set, even to `{}`). */
+  organizations?: OrganizationsOptions
   /** The app's public URL: its origin and the base of absolute URLs instead of the `Host` header. @default '' */
   publicUrl: string
   /** Per-request SSR access token and the server side of the fetch helper. @default true when `ssr` is on */

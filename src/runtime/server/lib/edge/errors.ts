@@ -54,6 +54,17 @@ export const ERRORS = {
   two_factor_not_enabled: { status: 400, message: 'Two-factor authentication is not enabled for this account' },
   two_factor_enrolment_expired: { status: 400, message: 'No two-factor enrolment is pending: start again' },
   two_factor_already_enabled: { status: 409, message: 'Two-factor authentication is already enabled for this account' },
+  session_stale: { status: 401, message: 'The access token is out of date: refresh it' },
+  permission_denied: { status: 403, message: 'You do not have the permission for this' },
+  role_not_grantable: { status: 403, message: 'You cannot grant, or change a member with, a role that has permissions you do not have' },
+  own_role: { status: 403, message: 'You cannot change your own role' },
+  unknown_role: { status: 400, message: 'No such role' },
+  last_owner: { status: 409, message: 'An organization must keep at least one owner' },
+  slug_taken: { status: 409, message: 'This slug is taken' },
+  already_member: { status: 409, message: 'Already a member of this organization' },
+  invitation_invalid: { status: 400, message: 'Invalid, expired or already used invitation' },
+  invitation_email_mismatch: { status: 403, message: 'This invitation was sent to another email address, or that address is not verified' },
+  organization_limit: { status: 409, message: 'You have reached the number of organizations you may create' },
 } as const satisfies Record<string, AuthErrorSpec>
 
 /** Stable machine-readable codes carried in the `error` field of every error body. */
