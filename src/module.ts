@@ -1,5 +1,6 @@
 import { addImports, addServerHandler, addServerImports, addServerPlugin, addTypeTemplate, createResolver, defineNuxtModule, useLogger } from '@nuxt/kit'
 import { checkOptions } from './build/checks'
+import { checkAccessRules } from './build/access-rules'
 import { setupDeployTarget } from './build/deploy-target'
 import { setupFeatures } from './build/features'
 import { resolveOptions } from './build/resolve-options'
@@ -10,6 +11,7 @@ import { setupDevtools } from './build/devtools'
 import { setupPassword } from './build/password'
 import { setupTwoFactor } from './build/two-factor'
 import { setupPasskey } from './build/passkey'
+import { setupOrganizations } from './build/organizations'
 import { setupTesting } from './build/testing'
 import { setupOpenAPI } from './build/openapi'
 import { buildRuntimeConfig, writeRuntimeConfig } from './build/runtime-config'
@@ -61,6 +63,8 @@ export default defineNuxtModule<ModuleOptionsInput>({
     setupPassword(setup)
     setupTwoFactor(setup)
     setupPasskey(setup)
+    setupOrganizations(setup)
+    checkAccessRules(setup)
     await setupDevtools(setup)
     setupTesting(setup, process.env)
     setupOpenAPI(setup)
