@@ -2,7 +2,7 @@
 import type { NuxtApp } from '#app'
 import type { Ref } from 'vue'
 import { ref } from 'vue'
-import { navigateTo, useState } from '#imports'
+import { createError, navigateTo, useState } from '#imports'
 import { organizations } from '#build/svc-auth/client-features.mjs'
 import type { AuthClaims } from '../types/auth'
 import type { PublicAuthConfig } from '../types/options'
@@ -251,7 +251,7 @@ export async function guardRoute(nuxtApp: NuxtApp, to: { path: string, fullPath:
   const loggedIn = !!session.value.user || !!tokenState(nuxtApp).value
   if (access === 'protected') {
     if (!loggedIn) return navigateTo(loginRedirect(config, to.fullPath))
-    if (organizations && rule && !organizations.meets(config.organizations?.roles, session.value.user ?? userFromToken(tokenState(nuxtApp).value), rule)) return organizations.permissionDenied()
+    if (organizations && rule && !organizations.meets(config.organizations?.roles, session.value.user ?? userFromToken(tokenState(nuxtApp).value), rule)) return createError(organizations.PERMISSION_DENIED)
     return
   }
   const home = config.clientMiddleware.loggedOutRedirectTo || '/'

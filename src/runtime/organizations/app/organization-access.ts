@@ -3,7 +3,6 @@
  * and `auth: { role }`, and which endpoints refresh on a 401. In the core client's chunk through
  * `#build/svc-auth/client-features.mjs`; a build without organizations has none of it.
  */
-import { createError } from '#imports'
 import type { AuthClaims } from '../../types/auth'
 import type { EndpointOptions } from '../../types/options'
 import { createAccessCheck, type AccessCheck } from '../../shared/access-rule'
@@ -42,10 +41,8 @@ export function meets(table: RoleTable | undefined, claims: AuthClaims | null | 
   return check(rule, roleOf(claims))
 }
 
-/** What the guard answers for a page the user may not open: Nuxt's error page with a 403 (`data.error`: `permission_denied`). */
-export function permissionDenied() {
-  return createError({ statusCode: 403, statusMessage: 'Forbidden', message: 'You do not have the permission for this', data: { error: 'permission_denied' }, fatal: true })
-}
+/** The error of a page the user may not open (the guard shows Nuxt's error page with it): a 403, `data.error` `permission_denied`. */
+export const PERMISSION_DENIED = { statusCode: 403, statusMessage: 'Forbidden', message: 'You do not have the permission for this', data: { error: 'permission_denied' }, fatal: true }
 
 /**
  * The core's authentication endpoints, but `<authPath>/orgs/**` are ordinary APIs: a 401 there (`session_stale`

@@ -56,5 +56,7 @@ function acceptNow(event: H3Event, ctx: AuthContext, claims: AuthClaims): AuthCl
  */
 export function authenticationError(event: H3Event, message = 'Authentication required'): H3Error {
   const refusal = (event.context as AuthEventContext)[REVOKED]
-  return refusal ? authError(refusal) : authError('unauthorized', message)
+  if (refusal === 'session_revoked') return authError('session_revoked')
+  if (refusal === 'session_stale') return authError('session_stale')
+  return authError('unauthorized', message)
 }
