@@ -1,6 +1,6 @@
 import { addImports, addServerHandler, addServerImports, addServerPlugin, addTypeTemplate, createResolver, defineNuxtModule, useLogger } from '@nuxt/kit'
 import { checkOptions } from './build/checks'
-import { checkAccessRules } from './build/access-rules'
+import { checkAccessRules } from './build/route-rule-checks'
 import { setupDeployTarget } from './build/deploy-target'
 import { setupFeatures } from './build/features'
 import { resolveOptions } from './build/resolve-options'

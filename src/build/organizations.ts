@@ -18,7 +18,7 @@ export function setupOrganizations({ options, resolver, features, clientFeatures
   if (errors.length) throw new Error(formatValidationErrors(errors))
   features.push(resolver.resolve('./runtime/organizations/server/organizations-feature'))
   addRoutes(resolver, organizationRoutes(options))
-  const permissionUtils = resolver.resolve('./runtime/organizations/server/utils/permissions')
+  const permissionUtils = resolver.resolve('./runtime/organizations/server/utils/require-permission')
   addServerImports([
     { name: 'requirePermission', from: permissionUtils },
     { name: 'hasPermission', from: permissionUtils },

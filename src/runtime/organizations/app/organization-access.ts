@@ -5,7 +5,7 @@
  */
 import type { AuthClaims } from '../../types/auth'
 import type { EndpointOptions } from '../../types/options'
-import { createAccessCheck, type AccessCheck } from '../../shared/access-rule'
+import { createAccessCheck, type AccessCheck } from '../../shared/access-check'
 import { isPathUnder, joinBase, normalizePath, underPath } from '../../shared/paths'
 import { rolesGrant, type RoleTable } from '../../shared/permissions'
 import { isAuthEndpoint as isCoreAuthEndpoint } from '../../app/lib/route-paths'

@@ -16,7 +16,7 @@ import { resolveAuthRule } from '../lib/edge/route-rules'
 import { mintSessionToken, readRefreshCookie, resolveGlobalClaims } from '../lib/core/session-tokens'
 import { authOptions, peekAuthContext, useAuthContext } from '../utils/auth-context'
 import { authenticate, authenticationError } from '../lib/core/authenticate'
-import { requireAccessRule } from '../lib/core/access-rule'
+import { requireAccessRule } from '../lib/core/permission-rule'
 
 /** The paths the module answers on (the build's list): whole paths, so `/authors` is a page while `/auth/google` is not. */
 const isModuleRoute = createPathMatcher(routePaths)

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest'
-import { accessRuleChecks, checkAccessRules } from '../../src/build/access-rules'
+import { accessRuleChecks, checkAccessRules } from '../../src/build/route-rule-checks'
 import type { SetupContext } from '../../src/build/setup-context'
 import { resolveOptions } from '../../src/build/resolve-options'
 

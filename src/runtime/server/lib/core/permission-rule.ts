@@ -1,6 +1,6 @@
 /** The permission and role rules of `auth` route rules (`{ permission }`, `{ role }`), checked on the token's `orgRole`. */
 import type { AuthClaims } from '../../../types/auth'
-import { createAccessCheck, type AccessCheck } from '../../../shared/access-rule'
+import { createAccessCheck, type AccessCheck } from '../../../shared/access-check'
 import { authError } from '../edge/errors'
 import type { AuthContext } from './context'
 

@@ -3,7 +3,7 @@ import { formatValidationErrors } from '../runtime/server/lib/config/validate-op
 import type { SetupContext } from './setup-context'
 import { isOrganizationsEnabled, organizationsSchema } from '../runtime/organizations/server/organizations-options'
 import { PERMISSION, roleList } from '../runtime/shared/permissions'
-import { rolesMeeting } from '../runtime/shared/access-rule'
+import { rolesMeeting } from '../runtime/shared/access-check'
 
 /** Route rules as the app sets them (`routeRules`, `nitro.routeRules`): only their `auth` values are read. */
 export type RouteRulesInput = Record<string, { auth?: unknown } | undefined> | undefined
