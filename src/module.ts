@@ -10,6 +10,7 @@ import { setupDevtools } from './build/devtools'
 import { setupPassword } from './build/password'
 import { setupTwoFactor } from './build/two-factor'
 import { setupPasskey } from './build/passkey'
+import { setupOrganizations } from './build/organizations'
 import { setupTesting } from './build/testing'
 import { setupOpenAPI } from './build/openapi'
 import { buildRuntimeConfig, writeRuntimeConfig } from './build/runtime-config'
@@ -61,6 +62,7 @@ export default defineNuxtModule<ModuleOptionsInput>({
     setupPassword(setup)
     setupTwoFactor(setup)
     setupPasskey(setup)
+    setupOrganizations(setup)
     await setupDevtools(setup)
     setupTesting(setup, process.env)
     setupOpenAPI(setup)

@@ -11,12 +11,14 @@ import { isTwoFactorEnabled } from '../runtime/two-factor/server/two-factor-opti
 import { TWO_FACTOR_ROUTES } from '../runtime/two-factor/server/two-factor-routes'
 import { isPasskeyEnabled } from '../runtime/passkey/server/passkey-options'
 import { PASSKEY_ROUTES } from '../runtime/passkey/server/passkey-routes'
+import { isOrganizationsEnabled } from '../runtime/organizations/server/organizations-options'
+import { ORGANIZATION_ROUTES } from '../runtime/organizations/server/organizations-routes'
 
 /** A server endpoint of the module. */
 export interface ServerRoute {
   /** Path as Nitro registers it (`:name` matches one segment). */
   route: string
-  method: 'get' | 'post' | 'delete'
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete'
   /** The handler's file under `src/runtime`, without its extension. */
   handler: string
 }
@@ -27,7 +29,7 @@ const routesOf = (contracts: RouteContract[], e: EndpointOptions): ServerRoute[]
   contracts.map(c => ({ route: c.path(e), method: c.method, handler: c.handler }))
 
 /** Every route contract of the module, by method and handler file (`post server/routes/token.post`). */
-export const ROUTE_CONTRACTS = new Map([CORE_ROUTES, IMPERSONATION_ROUTES, OAUTH_ROUTES, PASSWORD_ROUTES, TWO_FACTOR_ROUTES, PASSKEY_ROUTES]
+export const ROUTE_CONTRACTS = new Map([CORE_ROUTES, IMPERSONATION_ROUTES, OAUTH_ROUTES, PASSWORD_ROUTES, TWO_FACTOR_ROUTES, PASSKEY_ROUTES, ORGANIZATION_ROUTES]
   .flatMap(contractsOf).map(c => [`${c.method} ${c.handler}`, c]))
 
 /** The contract of a route, or undefined for a handler that is not one of the module's API. */
@@ -78,8 +80,8 @@ export function passwordRoutes(options: Pick<ModuleOptions, 'endpoints' | 'provi
   return isPasswordEnabled(options.providers?.password) ? routesOf(contractsOf(PASSWORD_ROUTES), options.endpoints) : []
 }
 
-/** Options that decide the module's routes (`twoFactor` may be absent: off). */
-export type RouteOptions = Pick<ModuleOptions, 'endpoints' | 'providers'> & Partial<Pick<ModuleOptions, 'twoFactor'>>
+/** Options that decide the module's routes (`twoFactor` and `organizations` may be absent: off). */
+export type RouteOptions = Pick<ModuleOptions, 'endpoints' | 'providers'> & Partial<Pick<ModuleOptions, 'twoFactor' | 'organizations'>>
 
 /** The second factor's routes under `<authPath>/two-factor/`, when `twoFactor.enabled`. */
 export function twoFactorRoutes(options: RouteOptions): ServerRoute[] {
@@ -91,9 +93,14 @@ export function passkeyRoutes(options: Pick<ModuleOptions, 'endpoints' | 'provid
   return isPasskeyEnabled(options.providers?.passkey) ? routesOf(contractsOf(PASSKEY_ROUTES), options.endpoints) : []
 }
 
+/** The routes of organizations under `<authPath>/orgs/` and `<authPath>/invitations/`, when `organizations` is set. */
+export function organizationRoutes(options: RouteOptions): ServerRoute[] {
+  return isOrganizationsEnabled(options) ? routesOf(contractsOf(ORGANIZATION_ROUTES), options.endpoints) : []
+}
+
 /** Every path the module answers on for these options: its routes, the callback page and the second factor's page. */
 export function moduleRoutePaths(options: RouteOptions): string[] {
-  const routes = [...coreRoutes(options.endpoints), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...twoFactorRoutes(options)]
-  const pages = [options.endpoints.callbackPath, ...(isTwoFactorEnabled(options) ? [options.endpoints.secondFactorPath] : [])]
+  const routes = [...coreRoutes(options.endpoints), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...twoFactorRoutes(options), ...organizationRoutes(options)]
+  const pages = [options.endpoints.callbackPath, ...(isTwoFactorEnabled(options) ? [options.endpoints.secondFactorPath] : []), ...(isOrganizationsEnabled(options) ? [options.organizations.invitationPath ?? '/auth/invitation'] : [])]
   return [...routes.map(route => route.route), ...pages]
 }
