@@ -60,18 +60,21 @@ export function invitationLink(ctx: AuthContext, token: string): string {
   return `${base}${underPath(ctx.options.endpoints.authPath, 'invitations', 'accept')}?${new URLSearchParams({ token })}`
 }
 
-/** 429 unless the inviter and the organization are within their invitation limits (both counted, or neither). */
+/** 429 unless the inviter (per hour) and the organization (per day) are within their invitation limits; a refusal counts for neither. */
 async function countInvitation(ctx: AuthContext, inviter: string, orgId: string): Promise<void> {
   const { invitationsPerInviter, invitationsPerOrganization } = orgOptions(ctx)
-  const checks: Array<[string, number, number]> = [[`inviter\0${inviter}`, invitationsPerInviter, 3600], [`org\0${orgId}`, invitationsPerOrganization, 86400]]
-  for (const [subject, max, window] of checks) {
+  const limits: Array<[string, number, number]> = [[`inviter\0${inviter}`, invitationsPerInviter, 3600], [`org\0${orgId}`, invitationsPerOrganization, 86400]]
+  const taken: Array<() => Promise<void>> = []
+  for (const [subject, max, window] of limits) {
     if (max <= 0) continue
     const key = ctx.store.key(ORG_RECORDS.invitationCount, subject)
     const reserved = await reserveUnits(ctx, [{ key, max }], window)
     if (!reserved.granted) {
+      await Promise.all(taken.map(release => release()))
       ctx.logger.security('rate_limited', { rule: 'invitations', organization: orgId })
       throw tooMany(await retryAfterOf(ctx, key, window))
     }
+    taken.push(reserved.release)
   }
 }
 

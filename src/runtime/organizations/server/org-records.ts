@@ -36,7 +36,7 @@ export const TEAM_ID = /^team_[\w-]{22}$/
 export const INVITATION_ID = /^inv_[\w-]{22}$/
 
 /** A slug: lowercase letters, digits and inner hyphens, 2 to 48 characters. */
-export const SLUG = /^[a-z\d](?:[a-z\d-]{0,46}[a-z\d])$/
+export const SLUG = /^[a-z\d][a-z\d-]{0,46}[a-z\d]$/
 
 export const organizationSchema = z.object({
   id: z.string().regex(ORG_ID),

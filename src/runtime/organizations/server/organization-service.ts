@@ -37,11 +37,17 @@ export interface Membership {
 
 const notFound = () => authError('not_found', 'No such organization')
 
+/** A well-formed organization id, else 404 (the same answer as for an unknown one). */
+export function requireOrgId(orgId: string | undefined): string {
+  if (!orgId || !ORG_ID.test(orgId)) throw notFound()
+  return orgId
+}
+
 /** The organization `orgId` and `userId`'s membership: 404 alike for a malformed id, an unknown one and a non-member. */
 export async function membershipOf(ctx: AuthContext, orgId: string | undefined, userId: string): Promise<Membership> {
-  if (!orgId || !ORG_ID.test(orgId)) throw notFound()
+  const id = requireOrgId(orgId)
   const adapter = organizationsAdapter(ctx)
-  const [organization, member] = await Promise.all([adapter.getOrganization(orgId), adapter.getMember(orgId, userId)])
+  const [organization, member] = await Promise.all([adapter.getOrganization(id), adapter.getMember(id, userId)])
   if (!organization || !member) throw notFound()
   return { organization, member }
 }
@@ -220,7 +226,7 @@ export async function changeMemberRole(ctx: AuthContext, event: H3Event, caller:
     throw authError('own_role')
   }
   const adapter = organizationsAdapter(ctx)
-  const { organization, previousRole, member } = await withOrganization(ctx, orgId!, async () => {
+  const { organization, previousRole, member } = await withOrganization(ctx, requireOrgId(orgId), async () => {
     // Read again under the lease: the roles may have changed since.
     const change = await memberChange(ctx, caller, orgId, userId, 'member:update')
     requireGrantable(ctx, change.member.role, role)
@@ -239,7 +245,7 @@ export async function changeMemberRole(ctx: AuthContext, event: H3Event, caller:
 /** DELETE orgs/:orgId/members/:userId: one's own id leaves; another's needs `member:delete` and a role covering theirs. */
 export async function removeMember(ctx: AuthContext, event: H3Event, caller: AuthClaims, orgId: string | undefined, userId: string | undefined): Promise<{ success: true }> {
   const leaving = userId === caller.sub
-  const { organization, target } = await withOrganization(ctx, ORG_ID.test(orgId ?? '') ? orgId! : 'none', async () => {
+  const { organization, target } = await withOrganization(ctx, requireOrgId(orgId), async () => {
     const change = leaving
       ? { ...(await membershipOf(ctx, orgId, caller.sub)), target: undefined }
       : await memberChange(ctx, caller, orgId, userId, 'member:delete')
