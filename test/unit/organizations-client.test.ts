@@ -112,6 +112,7 @@ function logIn(claims: Record<string, unknown>): string {
 const organization = (id: string, name: string, slug: string) => ({ id, name, slug, createdAt: '2026-01-01T00:00:00.000Z' })
 const ACME = organization('org_acme0000000000000000000', 'Acme', 'acme')
 const BETA = organization('org_beta0000000000000000000', 'Beta', 'beta')
+const PREVIEW = { organization: { id: ACME.id, name: 'Acme', slug: 'acme' }, email: 'una@example.com', role: 'member', expiresAt: '2026-01-08T00:00:00.000Z' }
 const calls = () => requests.map(r => `${r.method} ${r.url}`)
 
 beforeEach(() => {
@@ -355,6 +356,24 @@ describe('useOrganizations: members, invitations and teams', () => {
     expect(requests[1]!.body).toEqual({ token: 'tok-1' })
   })
 
+  it('an answer that is not the route\'s (an HTML page of a missing route) rejects instead of reaching the page', async () => {
+    logIn({ sub: 'una' })
+    const orgs = useOrganizations()
+    answer('POST /auth/invitations/lookup', '<!DOCTYPE html><html></html>')
+    await expect(orgs.lookupInvitation()).rejects.toThrow(/no invitation/)
+    answer('POST /auth/invitations/accept', '<!DOCTYPE html><html></html>')
+    await expect(orgs.accept()).rejects.toThrow(/no organization/)
+    answer('POST /auth/orgs', { success: true })
+    await expect(orgs.create({ name: 'Acme' })).rejects.toThrow(/no organization/)
+    expect(orgs.organizations.value).toEqual([])
+    // The page shows a refusal instead of rendering what is not there.
+    answer('POST /auth/invitations/lookup', '<!DOCTYPE html><html></html>')
+    fakeApp()
+    const page = useInvitationPage()
+    await page.start()
+    expect(page.view.value).toMatchObject({ step: 'failed', error: 'network_error' })
+  })
+
   it('teams: list, create, delete, set and remove a team member', async () => {
     logIn({ sub: 'ada' })
     const orgs = useOrganizations()
@@ -379,14 +398,13 @@ describe('useOrganizations: members, invitations and teams', () => {
     fakeApp({ endpoints: { authPath: '/api/auth/' } } as ModuleOptionsInput)
     logIn({ sub: 'ada' })
     answer('GET /api/auth/orgs', { organizations: [] })
-    answer('POST /api/auth/invitations/lookup', { email: 'x' })
+    answer('POST /api/auth/invitations/lookup', PREVIEW)
     await useOrganizations().refresh()
     await useOrganizations().lookupInvitation()
     expect(calls()).toEqual(['GET /api/auth/orgs', 'POST /api/auth/invitations/lookup'])
   })
 })
 
-const PREVIEW = { organization: { id: ACME.id, name: 'Acme', slug: 'acme' }, email: 'una@example.com', role: 'member', expiresAt: '2026-01-08T00:00:00.000Z' }
 
 describe('the invitation page\'s flow', () => {
   function deps(over: Partial<InvitationPageDeps> = {}) {

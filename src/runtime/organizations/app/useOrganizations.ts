@@ -30,6 +30,20 @@ function summaryOf({ organization, role }: OrganizationWithRole): OrganizationSu
 
 const listOf = <T>(value: unknown): T[] => (Array.isArray(value) ? value as T[] : [])
 
+/** An answer that names an organization and a role (else an error: not the module's route answered). */
+function withRoleOf(answer: unknown): OrganizationWithRole {
+  const { organization, role } = (answer ?? {}) as Partial<OrganizationWithRole>
+  if (typeof organization?.id !== 'string' || typeof organization.name !== 'string' || typeof role !== 'string') throw new Error('The answer holds no organization')
+  return answer as OrganizationWithRole
+}
+
+/** An answer that describes an invitation (else an error, as above). */
+function invitationOf(answer: unknown): InvitationPreview {
+  const { organization, email, role } = (answer ?? {}) as Partial<InvitationPreview>
+  if (typeof organization?.name !== 'string' || typeof email !== 'string' || typeof role !== 'string') throw new Error('The answer holds no invitation')
+  return answer as InvitationPreview
+}
+
 /** A string claim of the current user, or null. */
 function claimOf(session: Ref<AuthSessionState>, name: string): string | null {
   const value = session.value.user?.[name]
@@ -93,7 +107,7 @@ export function useOrganizations(): UseOrganizationsReturn {
       return state.value.list
     },
     create: async (input) => {
-      const answer = await call<OrganizationWithRole>(orgPath(), 'POST', input)
+      const answer = withRoleOf(await call(orgPath(), 'POST', input))
       put(summaryOf(answer))
       return answer
     },
@@ -125,12 +139,12 @@ export function useOrganizations(): UseOrganizationsReturn {
       await call(orgPath(orgId, 'invitations', invitationId), 'DELETE')
     },
     accept: async (token) => {
-      const answer = await call<OrganizationWithRole>(underPath(authPath, 'invitations', 'accept'), 'POST', token ? { token } : {})
+      const answer = withRoleOf(await call(underPath(authPath, 'invitations', 'accept'), 'POST', token ? { token } : {}))
       put(summaryOf(answer))
       return answer
     },
     // No access token: the invited person may have no account yet. The cookie carries the invitation.
-    lookupInvitation: async token => await postAuth(underPath(authPath, 'invitations', 'lookup'), token ? { token } : {}) as InvitationPreview,
+    lookupInvitation: async token => invitationOf(await postAuth(underPath(authPath, 'invitations', 'lookup'), token ? { token } : {})),
     teams: async orgId => listOf<Team>((await call<{ teams?: unknown }>(orgPath(orgId, 'teams')))?.teams),
     createTeam: async (orgId, name) => (await call<{ team: Team }>(orgPath(orgId, 'teams'), 'POST', { name })).team,
     deleteTeam: async (orgId, teamId) => {
