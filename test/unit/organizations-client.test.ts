@@ -405,7 +405,6 @@ describe('useOrganizations: members, invitations and teams', () => {
   })
 })
 
-
 describe('the invitation page\'s flow', () => {
   function deps(over: Partial<InvitationPageDeps> = {}) {
     const log: string[] = []
