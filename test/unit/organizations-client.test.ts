@@ -36,10 +36,10 @@ const kit = vi.hoisted(() => ({ addImports: vi.fn(), extendPages: vi.fn() }))
 vi.mock('@nuxt/kit', () => kit)
 
 const { useOrganizations, ORGANIZATIONS_STATE } = await import('../../src/runtime/organizations/app/useOrganizations')
-const { openInvitation, useInvitationPage, INVITATION_MESSAGES } = await import('../../src/runtime/organizations/app/invitation-flow')
+const { openInvitation, useInvitationPage, INVITATION_MESSAGES } = await import('../../src/runtime/organizations/app/invitation-page')
 const { ACCESS_TOKEN_STATE, SESSION_STATE } = await import('../../src/runtime/app/state')
 const { setupOrganizationsClient } = await import('../../src/build/organizations')
-type InvitationPageDeps = import('../../src/runtime/organizations/app/invitation-flow').InvitationPageDeps
+type InvitationPageDeps = import('../../src/runtime/organizations/app/invitation-page').InvitationPageDeps
 
 interface Request {
   url: string
