@@ -7,6 +7,7 @@ import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/
 import { passwordRoutePath } from '../../src/runtime/password/password-paths'
 import { peekAuthContext } from '../../src/runtime/server/utils/auth-context'
 import type { InvitationMessage } from '../../src/runtime/organizations/organization-types'
+import { organizationsSchema } from '../../src/runtime/organizations/server/organizations-options'
 import type { ModuleOptions } from '../../src/runtime/types/options'
 import { memoryPasswordAccounts, serveModule } from './helpers/module-router'
 
@@ -107,7 +108,7 @@ async function logIn(email: string): Promise<string> {
   return `id-${email}`
 }
 
-const tokenOfLink = (email: string) => new URL(sent.findLast(m => m.email === email)!.link).searchParams.get('token')!
+const tokenOfLink = (email: string) => new URL(sent.findLast(m => m.email === email)!.link, base).searchParams.get('token')!
 
 beforeAll(async () => {
   options = resolveOptions({
@@ -117,7 +118,8 @@ beforeAll(async () => {
     providers: { password: { passwordHashRounds: 4 } },
     rateLimit: { invitation: { perIp: 0, perEmail: 0, window: 900 } },
     clientMiddleware: { enabled: true, global: true, redirectTo: '/login', loggedOutRedirectTo: '/profile' },
-    organizations: { redirectAfterAccept: '/orgs' },
+    // As the server reads them: with every default.
+    organizations: organizationsSchema.parse({ redirectAfterAccept: '/orgs' }),
   }, false)
   env.nitro.options = options
   const served = await serveModule(options)

@@ -1,5 +1,5 @@
 /** The bodies of the organizations routes as a client reads them (docs/organizations.md, "HTTP surface"). */
-import type { Organization, OrganizationInvitation } from './organization-types'
+import type { Organization, Team } from './organization-types'
 
 export type { Organization, OrganizationInvitation, Team } from './organization-types'
 
@@ -43,9 +43,6 @@ export interface InvitationInput {
   teamId?: string
 }
 
-/** A sent invitation (`POST /orgs/:orgId/invitations`); its link goes only to the invited address. */
-export type SentInvitation = Pick<OrganizationInvitation, 'id' | 'email' | 'role' | 'teamId' | 'expiresAt'>
-
 /** What an invitation offers, readable before logging in (`POST /invitations/lookup`). */
 export interface InvitationPreview {
   organization: Pick<Organization, 'id' | 'name' | 'slug'>
@@ -54,4 +51,9 @@ export interface InvitationPreview {
   role: string
   /** ISO 8601. */
   expiresAt: string
+}
+
+/** A team as the team list shows it (`GET /orgs/:orgId/teams`): with how many members it has. */
+export interface TeamSummary extends Team {
+  members: number
 }

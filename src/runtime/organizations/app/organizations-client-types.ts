@@ -1,6 +1,6 @@
 /** The public type of `useOrganizations()` (implementation: useOrganizations.ts). */
 import type { ComputedRef } from 'vue'
-import type { InvitationInput, InvitationPreview, MemberInfo, Organization, OrganizationInvitation, OrganizationSummary, OrganizationWithRole, SentInvitation, Team } from '../org-answer-types'
+import type { InvitationInput, InvitationPreview, MemberInfo, Organization, OrganizationInvitation, OrganizationSummary, OrganizationWithRole, Team, TeamSummary } from '../org-answer-types'
 
 /** The active organization: id and role from the access token's `org` and `orgRole` claims, name and slug from the list once loaded. */
 export interface ActiveOrganization {
@@ -46,7 +46,7 @@ export interface UseOrganizationsReturn {
   /** Leaves an organization (DELETE of one's own membership); when it was the active one, the session switches to none. */
   leave(orgId: string): Promise<void>
   /** POST `/orgs/:orgId/invitations`: the link goes to the invited address through the host's `sendInvitation`. */
-  invite(orgId: string, input: InvitationInput): Promise<SentInvitation>
+  invite(orgId: string, input: InvitationInput): Promise<OrganizationInvitation>
   /** GET `/orgs/:orgId/invitations`: the open invitations. */
   invitations(orgId: string): Promise<OrganizationInvitation[]>
   /** DELETE `/orgs/:orgId/invitations/:id`: the link stops working. */
@@ -58,8 +58,8 @@ export interface UseOrganizationsReturn {
   accept(token?: string): Promise<OrganizationWithRole>
   /** POST `/invitations/lookup` without the access token: what the invitation of the cookie (or `token`) offers. */
   lookupInvitation(token?: string): Promise<InvitationPreview>
-  /** GET `/orgs/:orgId/teams`. */
-  teams(orgId: string): Promise<Team[]>
+  /** GET `/orgs/:orgId/teams`: by name, each with how many members it has. */
+  teams(orgId: string): Promise<TeamSummary[]>
   /** POST `/orgs/:orgId/teams`. */
   createTeam(orgId: string, name: string): Promise<Team>
   /** DELETE `/orgs/:orgId/teams/:teamId` (its members stay in the organization). */

@@ -6,7 +6,7 @@ import { underPath } from '../../shared/paths'
 import { getAuthFetch } from '../../app/auth-client'
 import { statusOf } from '../../app/lib/auth-fetch'
 import { authErrorOf, inApp, postAuth, publicAuthConfig, refreshSession, sessionState, setAccessToken, tokenOf, type AuthSessionState } from '../../app/state'
-import type { InvitationPreview, MemberInfo, Organization, OrganizationInvitation, OrganizationSummary, OrganizationWithRole, SentInvitation, Team } from '../org-answer-types'
+import type { InvitationPreview, MemberInfo, Organization, OrganizationInvitation, OrganizationSummary, OrganizationWithRole, Team, TeamSummary } from '../org-answer-types'
 import type { ActiveOrganization, UseOrganizationsReturn } from './organizations-client-types'
 
 export type { ActiveOrganization, UseOrganizationsReturn } from './organizations-client-types'
@@ -133,7 +133,7 @@ export function useOrganizations(): UseOrganizationsReturn {
       await call(orgPath(orgId, 'members', me), 'DELETE')
       await forget(orgId)
     },
-    invite: async (orgId, input) => (await call<{ invitation: SentInvitation }>(orgPath(orgId, 'invitations'), 'POST', { ...input })).invitation,
+    invite: async (orgId, input) => (await call<{ invitation: OrganizationInvitation }>(orgPath(orgId, 'invitations'), 'POST', { ...input })).invitation,
     invitations: async orgId => listOf<OrganizationInvitation>((await call<{ invitations?: unknown }>(orgPath(orgId, 'invitations')))?.invitations),
     revokeInvitation: async (orgId, invitationId) => {
       await call(orgPath(orgId, 'invitations', invitationId), 'DELETE')
@@ -145,7 +145,7 @@ export function useOrganizations(): UseOrganizationsReturn {
     },
     // No access token: the invited person may have no account yet. The cookie carries the invitation.
     lookupInvitation: async token => invitationOf(await postAuth(underPath(authPath, 'invitations', 'lookup'), token ? { token } : {})),
-    teams: async orgId => listOf<Team>((await call<{ teams?: unknown }>(orgPath(orgId, 'teams')))?.teams),
+    teams: async orgId => listOf<TeamSummary>((await call<{ teams?: unknown }>(orgPath(orgId, 'teams')))?.teams),
     createTeam: async (orgId, name) => (await call<{ team: Team }>(orgPath(orgId, 'teams'), 'POST', { name })).team,
     deleteTeam: async (orgId, teamId) => {
       await call(orgPath(orgId, 'teams', teamId), 'DELETE')
