@@ -182,4 +182,14 @@ export interface PublicAuthConfig {
     presenceCookie?: string
   }
   enableSSR: boolean
+  /** Present when `organizations` is set: what the invitation page needs. */
+  organizations?: PublicOrganizationsConfig
+}
+
+/** The browser's part of `organizations` (`runtimeConfig.public.svcAuth.organizations`). */
+export interface PublicOrganizationsConfig {
+  /** The invitation page's path. */
+  invitationPath: string
+  /** Where the invitation page goes once the invitation is accepted. */
+  redirectAfterAccept: string
 }
