@@ -1,3 +1,5 @@
+import { ORG_ROLES } from './org-roles'
+
 export default defineNuxtConfig({
   modules: ['../src/module'],
   devtools: { enabled: true },
@@ -28,6 +30,10 @@ export default defineNuxtConfig({
     // TOTP second factor: set it up on /profile; states live in memory
     // (server/plugins/two-factor.ts).
     twoFactor: { enabled: true, issuer: 'svc-auth playground' },
+    // Organizations with teams and invitations, kept in the module's store (here the fs driver of
+    // tokenRefresh.storage); invitation links are printed to the console
+    // (server/plugins/organizations.ts). /projects needs the `project:write` permission.
+    organizations: { roles: ORG_ROLES, redirectAfterAccept: '/organizations' },
     // Email + password with emailed codes; users live in memory and codes are printed to the
     // console (server/plugins/password-users.ts).
     providers: {

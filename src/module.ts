@@ -25,6 +25,7 @@ export type * from './runtime/types/providers'
 export type * from './runtime/oauth/oauth-types'
 export type * from './runtime/passkey/passkey-types'
 export type * from './runtime/password/password-types'
+export type * from './runtime/organizations/org-answer-types'
 
 export default defineNuxtModule<ModuleOptionsInput>({
   meta: {

@@ -18,7 +18,7 @@ import { ORGANIZATION_ROUTES } from '../runtime/organizations/server/organizatio
 export interface ServerRoute {
   /** Path as Nitro registers it (`:name` matches one segment). */
   route: string
-  method: 'get' | 'post' | 'delete'
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete'
   /** The handler's file under `src/runtime`, without its extension. */
   handler: string
 }
@@ -83,11 +83,6 @@ export function passwordRoutes(options: Pick<ModuleOptions, 'endpoints' | 'provi
 /** Options that decide the module's routes (`twoFactor` and `organizations` may be absent: off). */
 export type RouteOptions = Pick<ModuleOptions, 'endpoints' | 'providers'> & Partial<Pick<ModuleOptions, 'twoFactor' | 'organizations'>>
 
-/** The routes of organizations under `<authPath>/orgs/`, when `organizations` is set. */
-export function organizationRoutes(options: RouteOptions): ServerRoute[] {
-  return isOrganizationsEnabled(options) ? routesOf(contractsOf(ORGANIZATION_ROUTES), options.endpoints) : []
-}
-
 /** The second factor's routes under `<authPath>/two-factor/`, when `twoFactor.enabled`. */
 export function twoFactorRoutes(options: RouteOptions): ServerRoute[] {
   return isTwoFactorEnabled(options) ? routesOf(contractsOf(TWO_FACTOR_ROUTES), options.endpoints) : []
@@ -98,9 +93,14 @@ export function passkeyRoutes(options: Pick<ModuleOptions, 'endpoints' | 'provid
   return isPasskeyEnabled(options.providers?.passkey) ? routesOf(contractsOf(PASSKEY_ROUTES), options.endpoints) : []
 }
 
+/** The routes of organizations under `<authPath>/orgs/` and `<authPath>/invitations/`, when `organizations` is set. */
+export function organizationRoutes(options: RouteOptions): ServerRoute[] {
+  return isOrganizationsEnabled(options) ? routesOf(contractsOf(ORGANIZATION_ROUTES), options.endpoints) : []
+}
+
 /** Every path the module answers on for these options: its routes, the callback page and the second factor's page. */
 export function moduleRoutePaths(options: RouteOptions): string[] {
   const routes = [...coreRoutes(options.endpoints), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...twoFactorRoutes(options), ...organizationRoutes(options)]
-  const pages = [options.endpoints.callbackPath, ...(isTwoFactorEnabled(options) ? [options.endpoints.secondFactorPath] : [])]
+  const pages = [options.endpoints.callbackPath, ...(isTwoFactorEnabled(options) ? [options.endpoints.secondFactorPath] : []), ...(isOrganizationsEnabled(options) ? [options.organizations.invitationPath ?? '/auth/invitation'] : [])]
   return [...routes.map(route => route.route), ...pages]
 }

@@ -1,6 +1,7 @@
 import { defu } from 'defu'
 import { customProviders } from '../runtime/oauth/server/provider-registry'
 import { moduleOptionsSchema } from './options-schema'
+import { isOrganizationsEnabled, organizationsSchema } from '../runtime/organizations/server/organizations-options'
 import type { ModuleOptions, ModuleOptionsInput, PublicAuthConfig } from '../runtime/types/options'
 
 /** Defaults of every option, from the schema. */
@@ -31,7 +32,17 @@ export function toPublicConfig(options: ModuleOptions): PublicAuthConfig {
       automaticRefresh: options.tokenRefresh.automaticRefresh,
     },
     enableSSR: options.enableSSR,
+    ...publicOrganizations(options),
   }
+}
+
+/** `organizations` for the browser, with its defaults; nothing when it is off (or invalid: the build's checks report that). */
+function publicOrganizations(options: ModuleOptions): Pick<PublicAuthConfig, 'organizations'> {
+  if (!isOrganizationsEnabled(options)) return {}
+  const parsed = organizationsSchema.safeParse(options.organizations)
+  if (!parsed.success) return {}
+  const { invitationPath, redirectAfterAccept, roles } = parsed.data
+  return { organizations: { invitationPath, redirectAfterAccept, roles } }
 }
 
 /** Names of the configured providers: the keys of `providers`, with `custom` entries by their name (either form). */

@@ -6,7 +6,6 @@ import { BUILT_IN_OAUTH_PROVIDERS, customProviders, presetOf } from '../runtime/
 import type { ModuleOptions, PublicAuthConfig } from '../runtime/types/options'
 import type { MockProviderOptions, NamedCustomProviderOptions, ProvidersOptions } from '../runtime/types/providers'
 import { presenceCookieName } from '../runtime/shared/presence'
-import { isOrganizationsEnabled, organizationsSchema } from '../runtime/organizations/server/organizations-options'
 import { toPublicConfig } from './resolve-options'
 
 /** The module's part of the runtime config: private (server only) and public (browser). */
@@ -65,8 +64,6 @@ export function buildRuntimeConfig(options: ModuleOptions, { dev }: { dev: boole
       ...publicConfig,
       providers: publicProviderNames(publicConfig.providers, options, dev),
       tokenRefresh: { ...publicConfig.tokenRefresh, presenceCookie: presenceCookieName(options.tokenRefresh.cookie.cookieName) },
-      // The browser checks permissions itself only when organizations are on: without them nothing is added.
-      ...(isOrganizationsEnabled(options) ? { organizations: { roles: organizationsSchema.safeParse(options.organizations).data?.roles ?? {} } } : {}),
     },
   }
 }

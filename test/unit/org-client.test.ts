@@ -68,7 +68,7 @@ beforeEach(() => {
 
 describe('the public config of a build with organizations', () => {
   it('carries the role table (and a build without organizations carries none)', () => {
-    expect(buildRuntimeConfig(resolveOptions({ organizations: { roles: ROLES } }, true), { dev: false }).public.organizations).toEqual({ roles: ROLES })
+    expect(buildRuntimeConfig(resolveOptions({ organizations: { roles: ROLES } }, true), { dev: false }).public.organizations?.roles).toEqual(ROLES)
     expect(buildRuntimeConfig(resolveOptions({ organizations: {} }, true), { dev: false }).public.organizations?.roles).toHaveProperty('owner')
     expect(buildRuntimeConfig(resolveOptions({}, true), { dev: false }).public).not.toHaveProperty('organizations')
   })

@@ -2,6 +2,7 @@
 import type { H3Event } from 'h3'
 import type { AuthClaims, AuthUser, ProviderTokens } from './identity'
 import type { PasskeyInfo } from '../passkey/passkey-types'
+import type { Organization, OrganizationInvitation, Team } from '../organizations/organization-types'
 
 /** Payload of the `onUserInfo` handlers and of the `svc:userInfo` and `svc:success` hooks: one login. */
 export interface UserInfoPayload {
@@ -139,6 +140,21 @@ export interface PasskeyDeletedPayload extends UserEventPayload {
   credential: PasskeyInfo
 }
 
+/** Payload of every `svc:org:*` hook: who changed what in which organization, after the change. */
+export interface OrganizationChangePayload {
+  /** Claims of the member who made the change (for `memberAdded` by invitation: the new member). */
+  actor: AuthClaims
+  /** The organization as it is after the change (for `deleted`: as it was). */
+  organization: Organization
+  /** The member the change is about: `sub`, the role after it, and the role before it when it changed. */
+  member?: { userId: string, role?: string, previousRole?: string }
+  /** The invitation created, revoked, or accepted (`memberAdded`). */
+  invitation?: OrganizationInvitation
+  /** The team the change is about. */
+  team?: Team
+  event: H3Event
+}
+
 /** Nitro runtime hooks emitted by the module. */
 export interface SvcAuthHooks {
   /** Every login, before `onUserPersist`; a hook that throws ends the login. */
@@ -176,4 +192,28 @@ export interface SvcAuthHooks {
   'svc:passkey:registered': (payload: PasskeyRegisteredPayload) => void | Promise<void>
   /** See {@link PasskeyDeletedPayload}. */
   'svc:passkey:deleted': (payload: PasskeyDeletedPayload) => void | Promise<void>
+  /** An organization was created (its creator is its first member). Organization hooks are audit points (errors logged only); see {@link OrganizationChangePayload}. */
+  'svc:org:created': (payload: OrganizationChangePayload) => void | Promise<void>
+  /** An organization was renamed or got a new slug. Organization hooks are audit points (errors logged only); see {@link OrganizationChangePayload}. */
+  'svc:org:updated': (payload: OrganizationChangePayload) => void | Promise<void>
+  /** An organization was deleted with its members, teams and invitations. Organization hooks are audit points (errors logged only); see {@link OrganizationChangePayload}. */
+  'svc:org:deleted': (payload: OrganizationChangePayload) => void | Promise<void>
+  /** A user joined (by invitation: `invitation` is set). Organization hooks are audit points (errors logged only); see {@link OrganizationChangePayload}. */
+  'svc:org:memberAdded': (payload: OrganizationChangePayload) => void | Promise<void>
+  /** A member's role changed (`previousRole`). Organization hooks are audit points (errors logged only); see {@link OrganizationChangePayload}. */
+  'svc:org:memberUpdated': (payload: OrganizationChangePayload) => void | Promise<void>
+  /** A member was removed, or left (`actor.sub` is the member). Organization hooks are audit points (errors logged only); see {@link OrganizationChangePayload}. */
+  'svc:org:memberRemoved': (payload: OrganizationChangePayload) => void | Promise<void>
+  /** An invitation was sent. Organization hooks are audit points (errors logged only); see {@link OrganizationChangePayload}. */
+  'svc:org:invitationCreated': (payload: OrganizationChangePayload) => void | Promise<void>
+  /** An invitation was deleted before it was accepted. Organization hooks are audit points (errors logged only); see {@link OrganizationChangePayload}. */
+  'svc:org:invitationRevoked': (payload: OrganizationChangePayload) => void | Promise<void>
+  /** A team was created. Organization hooks are audit points (errors logged only); see {@link OrganizationChangePayload}. */
+  'svc:org:teamCreated': (payload: OrganizationChangePayload) => void | Promise<void>
+  /** A team was deleted. Organization hooks are audit points (errors logged only); see {@link OrganizationChangePayload}. */
+  'svc:org:teamDeleted': (payload: OrganizationChangePayload) => void | Promise<void>
+  /** A member joined a team or got another role in it. Organization hooks are audit points (errors logged only); see {@link OrganizationChangePayload}. */
+  'svc:org:teamMemberUpdated': (payload: OrganizationChangePayload) => void | Promise<void>
+  /** A member left a team or was removed from it. Organization hooks are audit points (errors logged only); see {@link OrganizationChangePayload}. */
+  'svc:org:teamMemberRemoved': (payload: OrganizationChangePayload) => void | Promise<void>
 }

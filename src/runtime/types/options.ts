@@ -182,6 +182,16 @@ export interface PublicAuthConfig {
     presenceCookie?: string
   }
   enableSSR: boolean
-  /** Only when `organizations` is set: the role table, for `useAuth().can()` and the page guard. */
-  organizations?: { roles: RoleTable }
+  /** Present when `organizations` is set: what the invitation page needs. */
+  organizations?: PublicOrganizationsConfig
+}
+
+/** The browser's part of `organizations` (`runtimeConfig.public.svcAuth.organizations`). */
+export interface PublicOrganizationsConfig {
+  /** The invitation page's path. */
+  invitationPath: string
+  /** Where the invitation page goes once the invitation is accepted. */
+  redirectAfterAccept: string
+  /** The role table, for `useAuth().can()` and the page guard of permissions and roles. */
+  roles: RoleTable
 }

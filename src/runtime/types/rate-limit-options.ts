@@ -61,6 +61,8 @@ export interface RateLimitOptions {
   change: RateLimitRule
   /** Passkey login options and verify. @default { perIp: 60, perEmail: 10, window: 900 } */
   passkey: RateLimitRule
+  /** The invitation link, lookup and accept of organizations. @default { perIp: 30, perEmail: 0, window: 900 } */
+  invitation: RateLimitRule
 }
 
 /** Names of the rules (the endpoints they apply to). */

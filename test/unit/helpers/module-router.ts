@@ -10,8 +10,8 @@ const ROUTES_DIR = join(import.meta.dirname, '..', '..', '..', 'src', 'runtime')
 
 /**
  * A router with every endpoint the module registers for `options` (core, OAuth and the mock
- * provider, password, passkey, second factor, organizations), each served by its real route file,
- * as Nitro would mount them.
+ * provider, password, passkey, second factor, organizations), each served by its real route file, as Nitro
+ * would mount them.
  */
 export async function moduleRouter(options: ModuleOptions): Promise<Router> {
   const router = createRouter()

@@ -6,8 +6,9 @@ import { MAGIC_CODE_RECORDS } from '../../../src/runtime/password/server/magic-c
 import { PASSKEY_RECORDS } from '../../../src/runtime/passkey/server/passkey-challenge'
 import { TWO_FACTOR_RECORDS } from '../../../src/runtime/two-factor/server/two-factor-records'
 import { IMPERSONATION_RECORDS } from '../../../src/runtime/impersonation/server/impersonation-record'
+import { ORG_RECORDS } from '../../../src/runtime/organizations/server/org-records'
 
 /** Each declaration on its own (two declaring the same namespace would collide in storage). */
-export const RECORD_DECLARATIONS = [CORE_RECORDS, RATE_RECORDS, OAUTH_RECORDS, MAGIC_CODE_RECORDS, PASSKEY_RECORDS, TWO_FACTOR_RECORDS, IMPERSONATION_RECORDS]
+export const RECORD_DECLARATIONS = [CORE_RECORDS, RATE_RECORDS, OAUTH_RECORDS, MAGIC_CODE_RECORDS, PASSKEY_RECORDS, TWO_FACTOR_RECORDS, IMPERSONATION_RECORDS, ORG_RECORDS]
 
-export const RECORD_TYPES = { ...CORE_RECORDS, ...RATE_RECORDS, ...OAUTH_RECORDS, ...MAGIC_CODE_RECORDS, ...PASSKEY_RECORDS, ...TWO_FACTOR_RECORDS, ...IMPERSONATION_RECORDS }
+export const RECORD_TYPES = { ...CORE_RECORDS, ...RATE_RECORDS, ...OAUTH_RECORDS, ...MAGIC_CODE_RECORDS, ...PASSKEY_RECORDS, ...TWO_FACTOR_RECORDS, ...IMPERSONATION_RECORDS, ...ORG_RECORDS }

@@ -1,31 +1,10 @@
-/** The active organization of each session, and where organizations live (the host's adapter, else the store). */
-import type { H3Event } from 'h3'
+/** The active organization of each session, and the claims it gives the session's tokens. */
 import { z } from 'zod'
-import type { OrganizationsAdapter } from '../organization-types'
 import type { AuthContext } from '../../server/lib/core/context'
-import { getAuthHandlers } from '../../server/lib/core/handlers'
 import { ORG_ID, ORG_RECORDS } from './org-records'
-import { createStoreOrganizations } from './org-store'
+import { organizationsAdapter } from './organization-service'
 
 const activeRecord = z.strictObject({ orgId: z.string().regex(ORG_ID) })
-
-/** The store adapter of each context (one per process). */
-const storeAdapters = new WeakMap<AuthContext, OrganizationsAdapter>()
-
-/**
- * Where organizations, members and teams live: the host's `defineAuthHandlers({ organizations: { adapter } })`
- * (read on each call: plugins may register it after start-up), else the module's store.
- */
-export function organizationsAdapter(ctx: AuthContext, _event?: H3Event): OrganizationsAdapter {
-  const host = getAuthHandlers().organizations?.adapter
-  if (host) return host
-  let adapter = storeAdapters.get(ctx)
-  if (!adapter) {
-    adapter = createStoreOrganizations(ctx.store)
-    storeAdapters.set(ctx, adapter)
-  }
-  return adapter
-}
 
 /** The organization the session `sid` chose (one store read), or undefined. */
 export async function readActiveOrganization(ctx: AuthContext, sid: string): Promise<string | undefined> {

@@ -15,11 +15,11 @@ export const ORG_RECORDS = recordTypes({
   orgTeams: 'org-teams',
   /** The lease that serialises the changes of one organization (store/lease.ts). */
   orgLock: 'org-lock',
-  /** An invitation, by the HMAC of its token (invitations.ts). */
+  /** An invitation, by the HMAC of its token (invitation-flow.ts). */
   invitation: 'org-invitation',
-  /** Map of an organization's open invitations: invitation id → invitation (invitations.ts). */
+  /** Map of an organization's open invitations: invitation id → invitation (invitation-flow.ts). */
   orgInvitations: 'org-invitations',
-  /** Invitations sent per inviter and per organization (rate limits, invitations.ts). */
+  /** Invitations sent per inviter and per organization (rate limits, invitation-flow.ts). */
   invitationCount: 'org-invitation-count',
   /** The active organization of a session, by session id (organizations-feature.ts). */
   activeOrg: 'org-active',
@@ -36,7 +36,7 @@ export const TEAM_ID = /^team_[\w-]{22}$/
 export const INVITATION_ID = /^inv_[\w-]{22}$/
 
 /** A slug: lowercase letters, digits and inner hyphens, 2 to 48 characters. */
-export const SLUG = /^[a-z\d](?:[a-z\d-]{0,46}[a-z\d])$/
+export const SLUG = /^[a-z\d][a-z\d-]{0,46}[a-z\d]$/
 
 export const organizationSchema = z.object({
   id: z.string().regex(ORG_ID),

@@ -5,7 +5,7 @@ import type { OrganizationMember } from '../organization-types'
 import type { AuthContext } from '../../server/lib/core/context'
 import { getAuthHandlers } from '../../server/lib/core/handlers'
 import { rolesGrant } from '../../shared/permissions'
-import { organizationsAdapter } from './active-organization'
+import { organizationsAdapter } from './organization-service'
 import { ORG_ID } from './org-records'
 
 /** What a permission check is about. */
@@ -40,13 +40,13 @@ export async function callerRoles(ctx: AuthContext, event: H3Event, claims: Auth
   const roles: string[] = []
   if (organization === active) roles.push(claims.orgRole as string)
   else {
-    member = await organizationsAdapter(ctx, event).getMember(organization, claims.sub)
+    member = await organizationsAdapter(ctx).getMember(organization, claims.sub)
     if (!member) return undefined
     roles.push(member.role)
   }
   const teamId = teamIdOf(scope.resource)
   if (teamId) {
-    member ??= await organizationsAdapter(ctx, event).getMember(organization, claims.sub)
+    member ??= await organizationsAdapter(ctx).getMember(organization, claims.sub)
     const teamRole = member && Object.hasOwn(member.teams, teamId) ? member.teams[teamId] : undefined
     if (teamRole) roles.push(teamRole)
   }

@@ -2,9 +2,8 @@ import { createHash } from 'node:crypto'
 import type { H3Event } from 'h3'
 import type { AuthClaims } from '../../types/auth'
 import type { PasskeyCredential, PasskeyInfo, PasskeyTransport } from '../passkey-types'
-import { authenticate, authenticationError } from '../../server/lib/core/authenticate'
+import { requireCaller } from '../../server/lib/core/authenticate'
 import type { AuthContext } from '../../server/lib/core/context'
-import { authError } from '../../server/lib/edge/errors'
 
 const TRANSPORTS: readonly PasskeyTransport[] = ['ble', 'cable', 'hybrid', 'internal', 'nfc', 'smart-card', 'usb']
 
@@ -64,9 +63,6 @@ export function isCrossOriginAnswer(clientDataJSON: string): boolean {
 }
 
 /** The caller of a bearer passkey route: a valid access token, not impersonated (an impersonator must not touch passkeys). */
-export async function requirePasskeyOwner(event: H3Event, ctx: AuthContext): Promise<AuthClaims> {
-  const claims = await authenticate(event, ctx)
-  if (!claims) throw authenticationError(event, 'Missing or invalid access token')
-  if (claims.impersonation) throw authError('impersonated_session', 'Impersonated sessions cannot manage the user\'s passkeys')
-  return claims
+export function requirePasskeyOwner(event: H3Event, ctx: AuthContext): Promise<AuthClaims> {
+  return requireCaller(event, ctx, 'manage the user\'s passkeys')
 }

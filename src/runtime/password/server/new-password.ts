@@ -2,7 +2,7 @@
 import type { H3Event } from 'h3'
 import type { AuthClaims } from '../../types/auth'
 import type { AuthContext } from '../../server/lib/core/context'
-import { authenticate, authenticationError } from '../../server/lib/core/authenticate'
+import { requireCaller } from '../../server/lib/core/authenticate'
 import { browserBindingOf, matchesCodeBinding } from '../../server/lib/core/code-binding'
 import { authError, authErrorCode } from '../../server/lib/edge/errors'
 import { enforceRateLimit } from '../../server/lib/edge/rate-limit'
@@ -91,11 +91,8 @@ export const resetComplete = guarded(PASSWORD_ROUTES.resetComplete, async (ctx: 
 })
 
 /** The caller of a password change: 401 without a valid bearer token, 403 for an impersonated session. */
-async function passwordOwner(ctx: AuthContext, event: H3Event): Promise<AuthClaims> {
-  const claims = await authenticate(event, ctx)
-  if (!claims) throw authenticationError(event)
-  if (claims.impersonation) throw authError('impersonated_session', 'Impersonated sessions cannot change the password')
-  return claims
+function passwordOwner(ctx: AuthContext, event: H3Event): Promise<AuthClaims> {
+  return requireCaller(event, ctx, 'change the password')
 }
 
 /** POST change (bearer): `{ currentPassword, newPassword }`; keeps the current session only. */

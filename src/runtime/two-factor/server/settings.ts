@@ -1,7 +1,7 @@
 /** The logged-in user's second-factor settings (bearer): status, enrolment, new recovery codes, turning it off. */
 import type { H3Event } from 'h3'
 import type { AuthClaims, TwoFactorState } from '../../types/auth'
-import { authenticate, authenticationError } from '../../server/lib/core/authenticate'
+import { requireCaller } from '../../server/lib/core/authenticate'
 import type { AuthContext } from '../../server/lib/core/context'
 import { authError } from '../../server/lib/edge/errors'
 import { passwordHandlers } from '../../password/server/password-handlers'
@@ -23,11 +23,8 @@ import { TWO_FACTOR_ROUTES } from './two-factor-routes'
 import { emitHook } from '../../server/lib/core/handlers'
 
 /** The caller's claims: 401 without a valid bearer token, 403 for an impersonated session. */
-async function owner(ctx: AuthContext, event: H3Event): Promise<AuthClaims> {
-  const claims = await authenticate(event, ctx)
-  if (!claims) throw authenticationError(event)
-  if (claims.impersonation) throw authError('impersonated_session', 'Impersonated sessions cannot change the second factor')
-  return claims
+function owner(ctx: AuthContext, event: H3Event): Promise<AuthClaims> {
+  return requireCaller(event, ctx, 'change the second factor')
 }
 
 /** A change of how a user logs in ends their other own sessions (one opened before it must not live on). */

@@ -61,6 +61,7 @@ export const rateLimitSchema = group({
   resetComplete: group(rule(10, 0, 900)),
   change: group(rule(10, 5, 900)),
   passkey: group(rule(60, 10, 900)),
+  invitation: group(rule(30, 0, 900)),
 })
 
 /** Every option of the core; the features' own (`providers`, `twoFactor`) are composed in at build time. */

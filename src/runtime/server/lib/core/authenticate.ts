@@ -60,3 +60,14 @@ export function authenticationError(event: H3Event, message = 'Authentication re
   if (refusal === 'session_stale') return authError('session_stale')
   return authError('unauthorized', message)
 }
+
+/**
+ * The verified claims of the request's bearer, else 401. With `notImpersonated` (what the caller wants
+ * to do), an impersonated session is refused: 403 `impersonated_session`.
+ */
+export async function requireCaller(event: H3Event, ctx: AuthContext, notImpersonated?: string): Promise<AuthClaims> {
+  const claims = await authenticate(event, ctx)
+  if (!claims) throw authenticationError(event, 'Missing or invalid access token')
+  if (notImpersonated && claims.impersonation) throw authError('impersonated_session', `Impersonated sessions cannot ${notImpersonated}`)
+  return claims
+}

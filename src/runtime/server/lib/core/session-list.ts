@@ -2,7 +2,7 @@ import { isIP } from 'node:net'
 import type { H3Event } from 'h3'
 import { getRequestHeader } from 'h3'
 import type { AuthClaims, AuthSession, SessionRevocationReason } from '../../../types/auth'
-import { authenticate, authenticationError } from './authenticate'
+import { requireCaller } from './authenticate'
 import type { AuthContext } from './context'
 import { authError } from '../edge/errors'
 import { ipv6Groups, normalizeAddress, clientAddressOf } from '../edge/rate-limit'
@@ -106,8 +106,6 @@ export async function revokeSessions(ctx: AuthContext, userId: string, reason: S
 /** The caller of a session endpoint: a valid bearer token, never impersonated (403 `impersonated_session`). */
 export async function requireSessionOwner(event: H3Event, ctx: AuthContext): Promise<AuthClaims & { sid?: string }> {
   if (!ctx.options.tokenRefresh.enabled) throw authError('not_found', 'Sessions need token refresh')
-  const claims = await authenticate(event, ctx)
-  if (!claims) throw authenticationError(event, 'Missing or invalid access token')
-  if (claims.impersonation) throw authError('impersonated_session', 'Impersonated sessions cannot manage the user\'s sessions')
+  const claims = await requireCaller(event, ctx, 'manage the user\'s sessions')
   return { ...claims, sid: typeof claims.sid === 'string' ? claims.sid : undefined }
 }

@@ -64,6 +64,7 @@ export const ERRORS = {
   already_member: { status: 409, message: 'Already a member of this organization' },
   invitation_invalid: { status: 400, message: 'Invalid, expired or already used invitation' },
   invitation_email_mismatch: { status: 403, message: 'This invitation was sent to another email address, or that address is not verified' },
+  busy: { status: 503, message: 'Busy: try again shortly' },
   organization_limit: { status: 409, message: 'You have reached the number of organizations you may create' },
 } as const satisfies Record<string, AuthErrorSpec>
 

@@ -17,7 +17,7 @@ export type RouteAuth = 'bearer' | 'refreshCookie' | 'bearerAndRefreshCookie'
 export interface RouteContract {
   /** Operation id without the `svcAuth` prefix (PascalCase). */
   id: string
-  method: 'get' | 'post' | 'delete'
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete'
   /** The handler's file under `src/runtime`, without its extension. */
   handler: string
   /** Path as Nitro registers it (`:name` matches one segment), from the configured endpoints. */

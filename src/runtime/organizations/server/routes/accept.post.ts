@@ -1,0 +1,4 @@
+import { acceptInvitation } from '../org-endpoints'
+import { defineAuthRoute } from '../../../server/utils/auth-context'
+
+export default defineAuthRoute(acceptInvitation)

@@ -1,0 +1,4 @@
+import { createOrganization } from '../org-endpoints'
+import { defineAuthRoute } from '../../../server/utils/auth-context'
+
+export default defineAuthRoute(createOrganization)

@@ -1,0 +1,4 @@
+import { invite } from '../org-endpoints'
+import { defineAuthRoute } from '../../../server/utils/auth-context'
+
+export default defineAuthRoute(invite)

@@ -1,0 +1,4 @@
+import { lookupInvitation } from '../org-endpoints'
+import { defineAuthRoute } from '../../../server/utils/auth-context'
+
+export default defineAuthRoute(lookupInvitation)

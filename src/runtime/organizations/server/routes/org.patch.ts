@@ -1,0 +1,4 @@
+import { updateOrganization } from '../org-endpoints'
+import { defineAuthRoute } from '../../../server/utils/auth-context'
+
+export default defineAuthRoute(updateOrganization)
