@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
-import { BASIC, ensureBuilt, PASSWORD } from './lib/fixtures.mjs'
+import { BASIC, ensureBuilt, ORG_ACCESS, PASSWORD } from './lib/fixtures.mjs'
 import { cleanupAll, installCleanup, log, ROOT } from './lib/processes.mjs'
 import { openRedis } from './lib/redis.mjs'
 import { goalTable, machineLines, writeDoc } from './lib/report.mjs'
@@ -130,7 +130,7 @@ async function main() {
   const started = Date.now()
   installCleanup()
   const redisVersion = await openRedis()
-  await ensureBuilt([BASIC, PASSWORD], opts.build)
+  await ensureBuilt([BASIC, PASSWORD, ORG_ACCESS], opts.build)
   const load = { start: loadavg()[0] }
   const chosen = SECTIONS.filter(s => (opts.only ? opts.only.includes(s.name) : !s.optional || opts.profile))
   const results = []
