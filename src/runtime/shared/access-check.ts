@@ -24,13 +24,19 @@ export function rolesMeeting(table: RoleTable, value: object): ReadonlySet<strin
   return new Set(Object.keys(table).filter(role => (permission === undefined || rolesGrant(table, [role], permission)) && (roles === undefined || roles.includes(role))))
 }
 
-/** The text a requirement is cached under (objects merged per request by the router are new each time). */
+/** The text a requirement is cached under (objects merged per request by the router are new each time); malformed parts read as absent. */
 function keyOf(value: object): string {
-  const { permission, roles } = requirementOf(value)
-  return `${permission ?? ''}|${roles?.join(',') ?? '-'}`
+  const { permission, role } = value as { permission?: unknown, role?: unknown }
+  const p = typeof permission === 'string' ? permission : ''
+  if (typeof role === 'string') return `${p}|=${role}`
+  return Array.isArray(role) && role.every(r => typeof r === 'string') ? `${p}|[${role.join(',')}` : `${p}|`
 }
 
-/** A check of `auth` objects against a fixed role table: each value is compiled once (by identity, then by its text). */
+/**
+ * A check of `auth` objects against a fixed role table: each value is compiled once. The object a rule was first
+ * compiled from is found by identity (a rule matched alone reaches every request as that object); an equal object
+ * (rules merged per request) by its text, without being remembered itself.
+ */
 export function createAccessCheck(table: RoleTable): AccessCheck {
   const byValue = new WeakMap<object, ReadonlySet<string>>()
   const byKey = new Map<string, ReadonlySet<string>>()
@@ -42,8 +48,8 @@ export function createAccessCheck(table: RoleTable): AccessCheck {
       if (!allowed) {
         allowed = rolesMeeting(table, value)
         byKey.set(key, allowed)
+        byValue.set(value, allowed)
       }
-      byValue.set(value, allowed)
     }
     return typeof role === 'string' && allowed.has(role)
   }
