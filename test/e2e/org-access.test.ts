@@ -15,20 +15,23 @@ const GLOBEX = `org_${'globex'.padEnd(22, '0')}`
 async function userOf(sub: string) {
   const session: Session = await login(server, { sub, email: `${sub}@example.com` })
   let cookie = session.refreshCookie!
+  let token = session.token
   const user = {
-    token: session.token,
-    claims: () => decodeJwt(user.token),
-    get: (path: string, token = user.token) => server.fetch(path, bearer(token)),
-    async activate(orgId: string | null) {
-      const res = await server.fetch('/auth/orgs/active', json({ orgId }, { authorization: `Bearer ${user.token}`, cookie: `svc-refresh=${cookie}` }))
-      if (res.status === 200) user.token = (await res.json() as { accessToken: string }).accessToken
+    get token(): string {
+      return token
+    },
+    claims: () => decodeJwt(token),
+    get: (path: string, as: string = token): Promise<Response> => server.fetch(path, bearer(as)),
+    async activate(orgId: string | null): Promise<Response> {
+      const res = await server.fetch('/auth/orgs/active', json({ orgId }, { authorization: `Bearer ${token}`, cookie: `svc-refresh=${cookie}` }))
+      if (res.status === 200) token = (await res.json() as { accessToken: string }).accessToken
       return res
     },
-    async refresh() {
+    async refresh(): Promise<void> {
       const res = await server.fetch('/auth/refresh', { method: 'POST', headers: { cookie: `svc-refresh=${cookie}` } })
       expect(res.status).toBe(200)
       cookie = setCookieValue(res, 'svc-refresh') ?? cookie
-      user.token = (await res.json() as { accessToken: string }).accessToken
+      token = (await res.json() as { accessToken: string }).accessToken
     },
   }
   return user

@@ -36,9 +36,9 @@ export interface AuthSession {
  * given, both must hold. A logged-in user is needed first (401), then the check (403 `permission_denied`,
  * also when no organization is active).
  */
-export type AuthAccessRule =
-  | { permission: string, role?: string | string[] }
-  | { role: string | string[], permission?: string }
+export type AuthAccessRule
+  = | { permission: string, role?: string | string[] }
+    | { role: string | string[], permission?: string }
 
 /**
  * Value of the `auth` key in route rules: `true | 'required' | 'protected'` need a logged-in user
