@@ -13,7 +13,7 @@ export const ORG_RECORDS = recordTypes({
   userOrgs: 'user-orgs',
   /** Map of an organization's teams: teamId → team (org-store.ts). */
   orgTeams: 'org-teams',
-  /** The lease that serialises the changes of one organization (store/lease.ts). */
+  /** The lease that serialises the changes of one organization (edge/lease.ts). */
   orgLock: 'org-lock',
   /** An invitation, by the HMAC of its token (invitation-flow.ts). */
   invitation: 'org-invitation',
