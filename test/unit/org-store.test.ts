@@ -71,6 +71,17 @@ describe('the store adapter', () => {
     expect(await adapter.getMember(org.id, 'user-2')).toBeNull()
   })
 
+  it('takes a repeated creation (a retry after a lost answer) as done, never deleting the organization', async () => {
+    const { store } = await freshStore('memory')
+    const adapter = createStoreOrganizations(store)
+    const org = organization()
+    expect(await adapter.createOrganization(org, member('user-1'))).toBe('created')
+    expect(await adapter.createOrganization(org, member('user-1'))).toBe('created')
+    expect(await adapter.getOrganization(org.id)).toEqual(org)
+    expect(await adapter.listMembers(org.id)).toEqual([member('user-1')])
+    expect(await adapter.createOrganization({ ...organization(), slug: org.slug }, member('user-2'))).toBe('slug_taken')
+  })
+
   it('answers malformed ids as unknown, without throwing', async () => {
     const { store } = await freshStore('memory')
     const adapter = createStoreOrganizations(store)

@@ -88,7 +88,8 @@ export function createStoreOrganizations(store: RecordStore): OrganizationsAdapt
       const member = checked(memberSchema, creator, 'member')
       // The record first: a slug never names an organization that is not there.
       await store.write(orgKey(org.id), org, FOREVER_SECONDS)
-      if (!await store.writeIfAbsent(slugKey(org.slug), org.id, FOREVER_SECONDS)) {
+      // A retry of a creation that went through finds the slug its own.
+      if (!await claimSlug(org.slug, org.id)) {
         await store.remove(orgKey(org.id))
         return 'slug_taken'
       }
