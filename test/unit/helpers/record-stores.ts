@@ -1,6 +1,7 @@
 /**
- * Record stores on the memory, fs and Redis drivers for tests that run the same checks on each:
- * sealed records, HMACed keys, a key prefix of their own on the shared test Redis.
+ * Record stores on the memory, fs, Redis and Upstash drivers for tests that run the same checks on
+ * each: sealed records, HMACed keys, a key prefix of their own on the shared test Redis (also behind
+ * the loopback Upstash REST server).
  */
 import { randomUUID } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -10,9 +11,10 @@ import { createStoreBackend, type StoreBackend } from '../../../src/runtime/serv
 import { createKeyHasher, createSealer } from '../../../src/runtime/server/lib/store/crypto'
 import { createRecordStore, type RecordStore } from '../../../src/runtime/server/lib/store/record-store'
 import { testRedisUrl } from '../../support/test-redis'
+import { startUpstashRestServer } from '../../helpers/upstash-rest-server.mjs'
 
 /** The drivers the cross-driver tests run on. */
-export const STORE_DRIVERS = ['memory', 'fs', 'redis'] as const
+export const STORE_DRIVERS = ['memory', 'fs', 'redis', 'upstash'] as const
 export type StoreDriver = typeof STORE_DRIVERS[number]
 
 /** Storage-key secrets, current first (a store made with two reads what the first wrote). */
@@ -24,28 +26,35 @@ export interface StorePlace {
   driver: StoreDriver
   /** The fs driver's directory ('' elsewhere). */
   base: string
-  /** The Redis URL ('' elsewhere). */
+  /** The Redis URL, or the REST server's ('' elsewhere). */
   url: string
+  /** The REST server's token ('' elsewhere). */
+  token: string
   prefix: string
-  /** Removes the fs directory (Redis keys stay under their unique prefix). */
+  /** Removes the fs directory and stops the REST server (Redis keys stay under their unique prefix). */
   cleanup(): Promise<void>
 }
 
 /** A new place for records on `driver`. */
 export async function storePlace(driver: StoreDriver): Promise<StorePlace> {
   const base = driver === 'fs' ? await mkdtemp(join(tmpdir(), 'svc-auth-records-')) : ''
+  const rest = driver === 'upstash' ? await startUpstashRestServer({ token: `records-${randomUUID()}`, redis: testRedisUrl() }) : undefined
   return {
     driver,
     base,
-    url: driver === 'redis' ? testRedisUrl() : '',
+    url: rest?.url ?? (driver === 'redis' ? testRedisUrl() : ''),
+    token: rest?.token ?? '',
     prefix: `svc-auth-test:${randomUUID()}:`,
-    cleanup: () => (base ? rm(base, { recursive: true, force: true }) : Promise.resolve()),
+    async cleanup() {
+      if (base) await rm(base, { recursive: true, force: true })
+      await rest?.close()
+    },
   }
 }
 
 /** A backend on a place (a memory backend is new each time: share one for several stores). */
 export function openBackend(place: StorePlace): Promise<StoreBackend> {
-  return createStoreBackend({ driver: place.driver, base: place.base, url: place.url, host: '', port: 0, password: '', db: 0 })
+  return createStoreBackend({ driver: place.driver, base: place.base, url: place.url, token: place.token, host: '', port: 0, password: '', db: 0 })
 }
 
 /** A sealed record store on `backend` under the place's prefix, with the storage-key secrets `secrets` (current first). */
