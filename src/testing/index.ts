@@ -4,4 +4,4 @@ export type { MintedToken, MintImpersonatedOptions, MintOptions, TestAuth, TestU
 export { loadAuthOptions } from './test-options'
 export type { AuthOptionsSource } from './test-options'
 export type { EnvironmentVariables } from './env'
-export { verifyOrganizationsAdapter } from './organizations'
+export { verifyOrganizationsAdapter } from './verify-organizations'

@@ -1,5 +1,5 @@
 /**
- * The rules of an organizations adapter (see `verifyOrganizationsAdapter` in organizations.ts), each
+ * The rules of an organizations adapter (see `verifyOrganizationsAdapter` in verify-organizations.ts), each
  * a named check that fails with the first thing it found wrong.
  */
 import type { Organization, OrganizationMember, OrganizationsAdapter, Team, UserOrganization } from '../runtime/organizations/organization-types'
