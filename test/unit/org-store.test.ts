@@ -6,7 +6,7 @@ import type { StoreBackend } from '../../src/runtime/server/lib/store'
 import type { RecordStore } from '../../src/runtime/server/lib/store/record-store'
 import { randomToken } from '../../src/runtime/server/lib/store/crypto'
 import { verifyOrganizationsAdapter } from '../../src/testing'
-import { memoryOrganizations, type AdapterBug } from './helpers/memory-organizations'
+import { organizationsWithBug, type AdapterBug } from './helpers/organizations-with-bugs'
 import { openBackend, recordStoreOn, storePlace, STORE_DRIVERS, STORE_SECRETS, type StoreDriver, type StorePlace } from './helpers/record-stores'
 
 const places: StorePlace[] = []
@@ -137,7 +137,7 @@ describe('the store adapter', () => {
 
 describe('verifyOrganizationsAdapter', () => {
   it('passes a plain correct adapter', async () => {
-    await verifyOrganizationsAdapter(() => memoryOrganizations())
+    await verifyOrganizationsAdapter(() => organizationsWithBug())
   })
 
   const broken: Array<[AdapterBug, RegExp]> = [
@@ -151,20 +151,20 @@ describe('verifyOrganizationsAdapter', () => {
     ['member-found-anywhere', /breaks the rule "organizations are isolated: .*": a member of one organization is a member of another/],
   ]
   it.each(broken)('fails an adapter with the bug %s, naming the rule it breaks', async (bug, message) => {
-    const error = await verifyOrganizationsAdapter(() => memoryOrganizations(bug)).then(() => null, (e: unknown) => e)
+    const error = await verifyOrganizationsAdapter(() => organizationsWithBug(bug)).then(() => null, (e: unknown) => e)
     expect(error).toBeInstanceOf(Error)
     expect((error as Error).message).toMatch(message)
   })
 
   it('names the rule when the adapter throws', async () => {
-    const adapter = { ...memoryOrganizations(), listTeams: async () => {
+    const adapter = { ...organizationsWithBug(), listTeams: async () => {
       throw new Error('connection lost')
     } }
     await expect(verifyOrganizationsAdapter(() => adapter)).rejects.toThrow(/breaks the rule "unknown ids read as null or empty, .*": the adapter threw: connection lost/)
   })
 
   it('accepts an adapter made asynchronously, and deletes the organizations it created', async () => {
-    const adapter = memoryOrganizations()
+    const adapter = organizationsWithBug()
     const created: string[] = []
     const deleted: string[] = []
     await verifyOrganizationsAdapter(async () => ({

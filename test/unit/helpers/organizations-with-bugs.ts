@@ -20,7 +20,7 @@ const tick = () => new Promise<void>(resolve => setTimeout(resolve, 1))
 const copy = <T>(value: T): T => structuredClone(value)
 
 /** The adapter, with `bug` (if any) switched on. */
-export function memoryOrganizations(bug?: AdapterBug): OrganizationsAdapter {
+export function organizationsWithBug(bug?: AdapterBug): OrganizationsAdapter {
   const orgs = new Map<string, Organization>()
   const slugs = new Map<string, string>()
   const members = new Map<string, Map<string, OrganizationMember>>()
