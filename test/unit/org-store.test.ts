@@ -68,6 +68,7 @@ describe('the store adapter', () => {
     const membersMap = store.key(ORG_RECORDS.orgMembers, org.id).current
     await backend.mapSet(membersMap, store.hash('org-member', 'user-2'), 'not a sealed record', 60_000)
     expect((await adapter.listMembers(org.id)).map(m => m.userId)).toEqual(['user-1'])
+    await backend.set(store.key(ORG_RECORDS.orgMembership, `${org.id}\0user-2`).current, 'not a sealed record', 60_000)
     expect(await adapter.getMember(org.id, 'user-2')).toBeNull()
   })
 

@@ -27,7 +27,8 @@ async function inBatches<T>(items: readonly T[], fn: (item: T) => Promise<void>)
  * Organizations, members and teams in the module's record store (the default adapter). Layout:
  * - `org:<id>` → the organization; `org-slug:<slug>` → its id (`writeIfAbsent`: of two claims of
  *   one slug, one wins);
- * - `org-members:<orgId>` map, field `hash('org-member', userId)` → the member;
+ * - `org-members:<orgId>` map, field `hash('org-member', userId)` → the member (the list), and
+ *   `org-membership:<orgId>\0<userId>` → the same member (a membership check in one read);
  * - `user-orgs:<userId>` map, field orgId → `{ organization, role }`: the organization is copied
  *   into each member's map, so a user's list is one map read (renames rewrite the copies);
  * - `org-teams:<orgId>` map, field teamId → the team.
@@ -47,6 +48,7 @@ export function createStoreOrganizations(store: RecordStore): OrganizationsAdapt
   const membersKey = (orgId: string) => store.key(ORG_RECORDS.orgMembers, orgId)
   const userOrgsKey = (userId: string) => store.key(ORG_RECORDS.userOrgs, userId)
   const teamsKey = (orgId: string) => store.key(ORG_RECORDS.orgTeams, orgId)
+  const membershipKey = (orgId: string, userId: string) => store.key(ORG_RECORDS.orgMembership, `${orgId}\0${userId}`)
   const isOrgId = (orgId: string) => typeof orgId === 'string' && ORG_ID.test(orgId)
 
   const readOrganization = (orgId: string): Promise<Organization | null> =>
@@ -75,6 +77,9 @@ export function createStoreOrganizations(store: RecordStore): OrganizationsAdapt
   /** Writes a member's entry under the current field and drops those of previous storage keys. */
   async function writeMember(orgId: string, member: OrganizationMember): Promise<void> {
     const [field, ...previous] = store.hashes(MEMBER_FIELD, member.userId)
+    const membership = membershipKey(orgId, member.userId)
+    await store.write(membership, member, FOREVER_SECONDS)
+    await Promise.all(membership.previous.map(old => store.remove(store.at(old))))
     await store.mapSet(membersKey(orgId), field!, member, FOREVER_SECONDS)
     await Promise.all(previous.map(old => store.mapDelete(membersKey(orgId), old)))
   }
@@ -119,6 +124,7 @@ export function createStoreOrganizations(store: RecordStore): OrganizationsAdapt
       // Members' lists first, so that a list never names a deleted organization after this returns.
       const members = await store.mapEntries(membersKey(orgId), memberSchema)
       await inBatches(members, ({ value }) => store.mapDelete(userOrgsKey(value.userId), orgId))
+      await inBatches(members, ({ value }) => store.remove(membershipKey(orgId, value.userId)))
       await inBatches(members, ({ field }) => store.mapDelete(membersKey(orgId), field))
       const teams = await store.mapEntries(teamsKey(orgId), teamSchema)
       await inBatches(teams, ({ field }) => store.mapDelete(teamsKey(orgId), field))
@@ -134,9 +140,8 @@ export function createStoreOrganizations(store: RecordStore): OrganizationsAdapt
 
     async getMember(orgId, userId) {
       if (!isOrgId(orgId)) return null
-      const fields = new Set(store.hashes(MEMBER_FIELD, userId))
-      const entries = await store.mapEntries(membersKey(orgId), memberSchema)
-      return entries.find(({ field, value }) => fields.has(field) && value.userId === userId)?.value ?? null
+      const member = await store.read(membershipKey(orgId, userId), memberSchema)
+      return member?.userId === userId ? member : null
     },
 
     async listMembers(orgId) {
@@ -155,6 +160,8 @@ export function createStoreOrganizations(store: RecordStore): OrganizationsAdapt
 
     async removeMember(orgId, userId) {
       if (!isOrgId(orgId)) return
+      // The membership record first: a removed member fails every check at once.
+      await store.remove(membershipKey(orgId, userId))
       await Promise.all(store.hashes(MEMBER_FIELD, userId).map(field => store.mapDelete(membersKey(orgId), field)))
       await store.mapDelete(userOrgsKey(userId), orgId)
     },
