@@ -138,7 +138,7 @@ export default createConfigForNuxt({
     stylistic: true,
   },
   dirs: {
-    src: ['./playground', './test/fixtures/basic', './test/fixtures/client', './test/fixtures/oauth', './test/fixtures/password', './test/fixtures/openapi', './test/fixtures/passkey', './bench/fixtures/with-module', './bench/fixtures/without-module'],
+    src: ['./playground', './test/fixtures/basic', './test/fixtures/client', './test/fixtures/oauth', './test/fixtures/password', './test/fixtures/openapi', './test/fixtures/passkey', './test/fixtures/org-access', './bench/fixtures/with-module', './bench/fixtures/without-module'],
   },
 })
   .append(

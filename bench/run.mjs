@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
-import { BASIC, ensureBuilt, PASSWORD } from './lib/fixtures.mjs'
+import { BASIC, ensureBuilt, ORG_ACCESS, PASSWORD } from './lib/fixtures.mjs'
 import { cleanupAll, installCleanup, log, ROOT } from './lib/processes.mjs'
 import { openRedis } from './lib/redis.mjs'
 import { goalTable, machineLines, writeDoc } from './lib/report.mjs'
@@ -133,7 +133,7 @@ async function main() {
   installCleanup()
   const redisVersion = await openRedis()
   const chosen = SECTIONS.filter(s => (opts.only ? opts.only.includes(s.name) : !s.optional || opts.profile))
-  if (chosen.some(s => !s.noFixtures)) await ensureBuilt([BASIC, PASSWORD], opts.build)
+  if (chosen.some(s => !s.noFixtures)) await ensureBuilt([BASIC, PASSWORD, ORG_ACCESS], opts.build)
   const load = { start: loadavg()[0] }
   const results = []
   for (const section of chosen) results.push(await runSection(section, opts))

@@ -1,5 +1,6 @@
 import { addImports, addServerHandler, addServerImports, addServerPlugin, addTypeTemplate, createResolver, defineNuxtModule, useLogger } from '@nuxt/kit'
 import { checkOptions } from './build/checks'
+import { checkAccessRules } from './build/route-rule-checks'
 import { setupDeployTarget } from './build/deploy-target'
 import { setupFeatures } from './build/features'
 import { resolveOptions } from './build/resolve-options'
@@ -64,6 +65,7 @@ export default defineNuxtModule<ModuleOptionsInput>({
     setupTwoFactor(setup)
     setupPasskey(setup)
     setupOrganizations(setup)
+    checkAccessRules(setup)
     await setupDevtools(setup)
     setupTesting(setup, process.env)
     setupOpenAPI(setup)

@@ -1,5 +1,6 @@
 // The built test fixtures the measurements start: test/fixtures/basic (test routes that issue
-// codes, fs storage by default) and test/fixtures/password (the password provider).
+// codes, fs storage by default), test/fixtures/password (the password provider) and
+// test/fixtures/org-access (organizations, with permission and role route rules).
 
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
@@ -10,6 +11,8 @@ const fixture = name => ({ dir: join(ROOT, 'test/fixtures', name), entry: join(R
 
 export const BASIC = fixture('basic')
 export const PASSWORD = fixture('password')
+/** Organizations on: a permission route rule beside `auth: true` (the routes section). */
+export const ORG_ACCESS = fixture('org-access')
 
 /** Builds each fixture whose `.output` is missing, or every one with `force`. */
 export async function ensureBuilt(fixtures, force) {

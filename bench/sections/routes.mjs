@@ -1,20 +1,40 @@
 // Route protection: requests/s of a public route without a token and of a protected route with a
 // bearer token (autocannon, alternating rounds against the same server process), with the
-// revocation check on and off.
+// revocation check on and off; and, on a server with organizations, a route with a permission
+// rule against one with `auth: true`.
 
 import { Agent } from 'node:http'
-import { BASIC, MEMORY_ENV } from '../lib/fixtures.mjs'
+import { BASIC, MEMORY_ENV, ORG_ACCESS } from '../lib/fixtures.mjs'
 import { cannon, httpRequest, login, logout } from '../lib/http.mjs'
 import { cpuSecondsOf, log, startServer, stopServer } from '../lib/processes.mjs'
 import { avg, fmtInt, fmtMs, goal, median, status } from '../lib/stats.mjs'
 
 /** Measured in this order in every round: each server's public route right before its protected one. */
-const VARIANTS = ['public', 'protected', 'statelessPublic', 'stateless']
+const VARIANTS = ['public', 'protected', 'statelessPublic', 'stateless', 'orgProtected', 'permission']
 const REVOKED_SESSIONS = 200
+/** The organization of the bench user on the organizations server, where its role is `admin`. */
+const BENCH_ORG = `org_${'bench'.padEnd(22, '0')}`
 
-/** Logs in `bench-user`, logs out 200 other sessions and checks both routes; resolves the token. */
+/**
+ * On the organizations server: `bench-user` an admin of {@link BENCH_ORG}, its session switched to it;
+ * checks that the permission route refuses a token without the organization and accepts the new one.
+ */
+async function prepareOrganization(agent, server, token, cookie) {
+  const seeded = await httpRequest(agent, server.port, 'POST', '/api/test/member', { body: { orgId: BENCH_ORG, userId: 'bench-user', role: 'admin' } })
+  if (seeded.status !== 200) throw new Error(`POST /api/test/member answered ${seeded.status}: ${seeded.text}`)
+  const denied = await httpRequest(agent, server.port, 'GET', '/api/project/hello', { headers: { authorization: `Bearer ${token}` } })
+  if (denied.status !== 403) throw new Error(`GET /api/project/hello without an organization answered ${denied.status}, expected 403`)
+  const switched = await httpRequest(agent, server.port, 'POST', '/auth/orgs/active', { body: { orgId: BENCH_ORG }, headers: { authorization: `Bearer ${token}`, cookie: `svc-refresh=${cookie}` } })
+  if (switched.status !== 200) throw new Error(`POST /auth/orgs/active answered ${switched.status}: ${switched.text}`)
+  const orgToken = JSON.parse(switched.text).accessToken
+  const allowed = await httpRequest(agent, server.port, 'GET', '/api/project/hello', { headers: { authorization: `Bearer ${orgToken}` } })
+  if (allowed.status !== 200 || JSON.parse(allowed.text).orgRole !== 'admin') throw new Error(`GET /api/project/hello with the organization answered ${allowed.status}: ${allowed.text}`)
+  return orgToken
+}
+
+/** Logs in `bench-user`, logs out 200 other sessions and checks both routes; resolves the token and the session's cookie. */
 async function prepare(agent, server) {
-  const { token } = await login(agent, server.port, 'bench-user')
+  const { token, cookie } = await login(agent, server.port, 'bench-user')
   for (let i = 0; i < REVOKED_SESSIONS; i++) await logout(agent, server.port, (await login(agent, server.port, `bench-revoked-${i}`)).cookie)
   const anonymous = await httpRequest(agent, server.port, 'GET', '/api/protected/hello')
   if (anonymous.status !== 401) throw new Error(`GET /api/protected/hello without a token answered ${anonymous.status}, expected 401`)
@@ -22,7 +42,7 @@ async function prepare(agent, server) {
   if (authed.status !== 200 || JSON.parse(authed.text).sub !== 'bench-user') throw new Error(`GET /api/protected/hello with a token answered ${authed.status}: ${authed.text}`)
   const pub = await httpRequest(agent, server.port, 'GET', '/api/public/hello')
   if (pub.status !== 200) throw new Error(`GET /api/public/hello answered ${pub.status}: ${pub.text}`)
-  return token
+  return { token, cookie }
 }
 
 /** Rounds of every variant: `{ public: [{ reqPerSec, cpuMicrosPerRequest, p50, p99 }, …], … }`. */
@@ -33,17 +53,22 @@ async function run(opts) {
   const servers = {
     on: await startServer(BASIC.entry, MEMORY_ENV),
     off: await startServer(BASIC.entry, { ...MEMORY_ENV, NUXT_SVC_AUTH_SESSIONS_REVOKE_ACCESS_TOKENS: 'false' }),
+    orgs: await startServer(ORG_ACCESS.entry, MEMORY_ENV),
   }
-  log(`route servers pid ${servers.on.pid} (revocation on), pid ${servers.off.pid} (revocation off)`)
+  log(`route servers pid ${servers.on.pid} (revocation on), pid ${servers.off.pid} (revocation off), pid ${servers.orgs.pid} (organizations)`)
   const agent = new Agent({ keepAlive: true, maxSockets: 4 })
   try {
-    const tokens = { on: await prepare(agent, servers.on), off: await prepare(agent, servers.off) }
+    const sessions = { on: await prepare(agent, servers.on), off: await prepare(agent, servers.off), orgs: await prepare(agent, servers.orgs) }
+    const tokens = { on: sessions.on.token, off: sessions.off.token, orgs: await prepareOrganization(agent, servers.orgs, sessions.orgs.token, sessions.orgs.cookie) }
     const variant = (server, path, token) => ({ server: servers[server], path, headers: token ? { authorization: `Bearer ${tokens[server]}` } : {} })
     const variants = {
       public: variant('on', '/api/public/hello'),
       protected: variant('on', '/api/protected/hello', true),
       statelessPublic: variant('off', '/api/public/hello'),
       stateless: variant('off', '/api/protected/hello', true),
+      // The same token (with `org` and `orgRole`) on both: the permission check is the only difference.
+      orgProtected: variant('orgs', '/api/protected/hello', true),
+      permission: variant('orgs', '/api/project/hello', true),
     }
     const once = (name, duration) => cannon(variants[name].server.url + variants[name].path, { connections: opts.connections, duration, headers: variants[name].headers })
 
@@ -83,9 +108,12 @@ export async function measure(opts) {
   const cpuRatio = roundRatio('public', 'protected', r => r.cpuMicrosPerRequest)
   const statelessRatio = roundRatio('stateless', 'statelessPublic', r => r.reqPerSec)
   const statelessCpuRatio = roundRatio('statelessPublic', 'stateless', r => r.cpuMicrosPerRequest)
+  const permissionRatio = roundRatio('permission', 'orgProtected', r => r.reqPerSec)
+  const permissionCpuRatio = roundRatio('orgProtected', 'permission', r => r.cpuMicrosPerRequest)
   const goals = [
     goal('Routes: protected / public, requests/s', ratio, '≥', 0.95),
     goal('Routes: protected / public, server CPU per request', cpuRatio, '≥', 0.95),
+    goal('Routes: permission rule / `auth: true`, requests/s', permissionRatio, '≥', 0.95),
   ]
   const lines = [
     '### Routes: public vs protected',
@@ -100,6 +128,8 @@ export async function measure(opts) {
     ['revocation on', 'protected', '/api/protected/hello', 'Bearer JWT (`auth: true`), revocation check'],
     ['revocation off', 'statelessPublic', '/api/public/hello', 'none (`auth: false`)'],
     ['revocation off', 'stateless', '/api/protected/hello', 'Bearer JWT (`auth: true`)'],
+    ['organizations', 'orgProtected', '/api/protected/hello', 'Bearer JWT with `org`, `orgRole` (`auth: true`), revocation check'],
+    ['organizations', 'permission', '/api/project/hello', 'the same JWT (`auth: { permission: \'project:write\' }`), revocation check'],
   ]
   for (const [server, name, path, auth] of rows) {
     const rs = routes[name]
@@ -109,6 +139,7 @@ export async function measure(opts) {
     '',
     `Ratio protected / public with the revocation check (${REVOKED_SESSIONS} revoked sessions in the set): **${ratio.toFixed(3)}** in requests/s (target ≥ 0.95: ${status(goals[0].met)}); **${cpuRatio.toFixed(3)}** in server CPU per request (public / protected: the throughput ratio of a server that has the machine to itself; target ≥ 0.95: ${status(goals[1].met)}).`,
     `Without the revocation check: **${statelessRatio.toFixed(3)}** in requests/s, **${statelessCpuRatio.toFixed(3)}** in server CPU per request. What the check costs (ratio with / ratio without): **${(ratio / statelessRatio).toFixed(3)}** in requests/s, **${(cpuRatio / statelessCpuRatio).toFixed(3)}** in server CPU per request.`,
+    `A permission rule against \`auth: true\` on the organizations server (test/fixtures/org-access, the same token with \`org\` and \`orgRole\`, each round measuring \`auth: true\` right before the permission route): **${permissionRatio.toFixed(3)}** in requests/s (target ≥ 0.95: ${status(goals[2].met)}); **${permissionCpuRatio.toFixed(3)}** in server CPU per request.`,
   )
   return { lines, goals }
 }

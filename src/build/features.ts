@@ -1,6 +1,7 @@
 import { addServerTemplate, addTemplate } from '@nuxt/kit'
 import { moduleRoutePaths } from './module-routes'
 import { PASSKEY_CLIENT } from './passkey'
+import { ORGANIZATIONS_CLIENT } from './organizations'
 import type { ClientFeatureName, SetupContext } from './setup-context'
 
 /** The server template that lists what the core needs of a build: its features and its route paths. */
@@ -16,25 +17,39 @@ export function featuresModule(entries: readonly string[], routePaths: readonly 
   ].join('\n')
 }
 
-/** The client modules the core client may call into, by name (registered only when the feature is on). */
-const CLIENT_FEATURE_MODULES: Record<ClientFeatureName, string> = {
-  passkey: PASSKEY_CLIENT,
+/**
+ * The client modules the core client may call into, by name (registered only when the feature is on), and
+ * how: `lazy`, loaded with `import()` on first use; `static`, in the core client's chunk (its answers are
+ * synchronous).
+ */
+const CLIENT_FEATURE_MODULES: Record<ClientFeatureName, { path: string, load: 'lazy' | 'static' }> = {
+  passkey: { path: PASSKEY_CLIENT, load: 'lazy' },
+  organizations: { path: ORGANIZATIONS_CLIENT, load: 'static' },
 }
 
 /** The app template that lists the client code of the features a build has on. */
 export const CLIENT_FEATURES_TEMPLATE = 'svc-auth/client-features.mjs'
 
-/** `#build/svc-auth/client-features.mjs`: a loader per registered client feature, else `undefined` (dropped). */
+/**
+ * `#build/svc-auth/client-features.mjs`: per registered client feature a loader (`lazy`) or its module's
+ * exports (`static`), else `undefined`, which the bundler folds so that the core client's calls are dropped.
+ */
 export function clientFeaturesModule(registered: Partial<Record<ClientFeatureName, string>>): string {
   return (Object.keys(CLIENT_FEATURE_MODULES) as ClientFeatureName[])
-    .map(name => `export const ${name} = ${registered[name] ? `() => import(${JSON.stringify(registered[name])})` : 'undefined'}`)
+    .map((name) => {
+      const path = registered[name]
+      if (!path) return `export const ${name} = undefined`
+      return CLIENT_FEATURE_MODULES[name].load === 'lazy' ? `export const ${name} = () => import(${JSON.stringify(path)})` : `export * as ${name} from ${JSON.stringify(path)}`
+    })
     .join('\n') + '\n'
 }
 
 /** The declarations of {@link clientFeaturesModule}: `resolve` makes a module path absolute. */
 export function clientFeaturesTypes(resolve: (path: string) => string): string {
-  return (Object.entries(CLIENT_FEATURE_MODULES) as Array<[ClientFeatureName, string]>)
-    .map(([name, path]) => `/** The client code of the ${name} feature, loaded on first use; undefined when the build has the feature off. */\nexport declare const ${name}: (() => Promise<typeof import(${JSON.stringify(resolve(path))})>) | undefined\n`)
+  return (Object.entries(CLIENT_FEATURE_MODULES) as Array<[ClientFeatureName, { path: string, load: 'lazy' | 'static' }]>)
+    .map(([name, { path, load }]) => (load === 'lazy'
+      ? `/** The client code of the ${name} feature, loaded on first use; undefined when the build has the feature off. */\nexport declare const ${name}: (() => Promise<typeof import(${JSON.stringify(resolve(path))})>) | undefined\n`
+      : `/** The client code of the ${name} feature; undefined when the build has the feature off. */\nexport declare const ${name}: typeof import(${JSON.stringify(resolve(path))}) | undefined\n`))
     .join('')
 }
 

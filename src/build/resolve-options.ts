@@ -41,8 +41,8 @@ function publicOrganizations(options: ModuleOptions): Pick<PublicAuthConfig, 'or
   if (!isOrganizationsEnabled(options)) return {}
   const parsed = organizationsSchema.safeParse(options.organizations)
   if (!parsed.success) return {}
-  const { invitationPath, redirectAfterAccept } = parsed.data
-  return { organizations: { invitationPath, redirectAfterAccept } }
+  const { invitationPath, redirectAfterAccept, roles } = parsed.data
+  return { organizations: { invitationPath, redirectAfterAccept, roles } }
 }
 
 /** Names of the configured providers: the keys of `providers`, with `custom` entries by their name (either form). */

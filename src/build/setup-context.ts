@@ -2,8 +2,12 @@ import type { Resolver } from '@nuxt/kit'
 import type { Nuxt } from '@nuxt/schema'
 import type { ModuleOptions } from '../runtime/types/options'
 
-/** The optional features whose client code the core client calls into (`useAuth().login('passkey')`, …). */
-export type ClientFeatureName = 'passkey'
+/**
+ * The optional features whose client code the core client calls into: `passkey` loaded on first use
+ * (`useAuth().login('passkey')`), `organizations` in the core client's chunk (`useAuth().can()` and the
+ * page guard answer at once).
+ */
+export type ClientFeatureName = 'passkey' | 'organizations'
 
 /** What each setup step of the module receives. */
 export interface SetupContext {

@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path'
  * Fixtures the global setup builds once per run, in this order (`playground` is the repository's
  * playground app, the largest build: first, so that it does not finish alone at the end).
  */
-export const FIXTURES = ['playground', 'basic', 'password', 'client', 'oauth', 'openapi', 'passkey', 'worker', 'serverless'] as const
+export const FIXTURES = ['playground', 'basic', 'password', 'client', 'oauth', 'openapi', 'passkey', 'worker', 'serverless', 'org-access'] as const
 export type Fixture = (typeof FIXTURES)[number]
 
 /** Root directory of a fixture app: test/fixtures/<name>, or the playground. */

@@ -1,5 +1,5 @@
 import { describe, expect, expectTypeOf, it, vi } from 'vitest'
-import type { AuthPageMeta, AuthRouteRule } from '../../src/runtime/types/auth'
+import type { AuthAccessRule, AuthPageMeta, AuthRouteRule } from '../../src/runtime/types/auth'
 import { routeAccess, authMetaOf, namedMiddlewareOf } from '../../src/runtime/app/lib/access'
 import { createAuthFetchCore, shareRefresh, statusOf, withBearer, type AuthFetchDeps, type AuthFetchOptions, type RefreshHolder, type RefreshOutcome } from '../../src/runtime/app/lib/auth-fetch'
 import { decodeTokenClaims, userFromToken } from '../../src/runtime/app/lib/token-payload'
@@ -7,6 +7,7 @@ import { isAuthEndpoint, isPublicRoute, isSameOriginRequest, loginUrl, refreshEr
 import { originalUserOf } from '../../src/runtime/shared/original-user'
 import { isPathUnder, matchesRouteGlob, normalizePath, stripBase, withQuery } from '../../src/runtime/shared/paths'
 import { accessTokenOf } from '../../src/runtime/shared/token-response'
+import { accessRuleOf, can, isAuthEndpoint as isOrgAuthEndpoint, meets, PERMISSION_DENIED } from '../../src/runtime/organizations/app/organization-access'
 import { defaultOptions } from '../../src/build/resolve-options'
 
 const endpoints = defaultOptions.endpoints
@@ -417,6 +418,79 @@ describe('fetch helper rules', () => {
   })
 })
 
+/** A 401 of the module's error body with `error` (an ofetch error). */
+function refused(error: string) {
+  return Object.assign(new FakeHttpError(401), { data: { statusCode: 401, error, message: error } })
+}
+
+describe('stale tokens (organizations): a role changed since the token was issued', () => {
+  /** A server that refuses `stale` with 401 `session_stale` (and `still-stale` too), a refresh that answers `fresh`. */
+  function staleHarness(refreshTo = 'fresh', isAuth: AuthFetchDeps['isAuthEndpoint'] = (request, baseURL) => isOrgAuthEndpoint(request, endpoints, baseURL)) {
+    const h = harness({ isAuthEndpoint: isAuth }, { refreshResult: { token: refreshTo } })
+    h.state.token = 'stale'
+    const send = vi.fn(async (request: string | Request, options: AuthFetchOptions) => {
+      const authorization = new Headers(options.headers).get('authorization')
+      h.sent.push({ url: String(request), authorization, options })
+      if (authorization !== 'Bearer fresh') throw refused('session_stale')
+      return { ok: String(request) }
+    })
+    return { ...h, authFetch: createAuthFetchCore(send, h.deps) }
+  }
+
+  it('a 401 session_stale at the host\'s API or at the organizations\' routes refreshes once and retries: the caller sees no error', async () => {
+    for (const url of ['/api/projects', '/auth/orgs', '/auth/orgs/org_x/members']) {
+      const h = staleHarness()
+      expect(await h.authFetch(url), url).toEqual({ ok: url })
+      expect(h.refreshCalls, url).toHaveBeenCalledTimes(1)
+      expect(h.sent.map(s => s.authorization), url).toEqual(['Bearer stale', 'Bearer fresh'])
+    }
+  })
+
+  it('a second session_stale after the refresh is an error as usual (no second refresh)', async () => {
+    const h = staleHarness('still-stale')
+    await expect(h.authFetch('/auth/orgs/org_x')).rejects.toMatchObject({ status: 401, data: { error: 'session_stale' } })
+    expect(h.refreshCalls).toHaveBeenCalledTimes(1)
+    expect(h.sent).toHaveLength(2)
+    expect(h.failures).toHaveLength(0)
+  })
+
+  it('without organizations their paths are authentication endpoints (never refreshed); the module\'s other endpoints stay so with them', async () => {
+    const core = staleHarness('fresh', (request, baseURL) => isAuthEndpoint(request, endpoints, baseURL))
+    await expect(core.authFetch('/auth/orgs')).rejects.toMatchObject({ status: 401 })
+    expect(core.refreshCalls).not.toHaveBeenCalled()
+    for (const path of ['/auth/refresh', '/auth/token', '/auth/password/change', '/auth/orgsx']) expect(isOrgAuthEndpoint(path, endpoints), path).toBe(true)
+    for (const path of ['/auth/orgs', '/auth/orgs/active', '/base/auth/orgs/x', '/auth/sessions']) expect(isOrgAuthEndpoint(path.replace('/base', ''), endpoints, path.startsWith('/base') ? '/base/' : undefined), path).toBe(false)
+  })
+})
+
+describe('permissions in the browser (organizations)', () => {
+  const table = { owner: ['*'], admin: ['project:*', 'member:read'], member: ['project:read'] }
+  const claims = (orgRole?: string) => ({ sub: 'u', ...(orgRole ? { org: 'org_x', orgRole } : {}) })
+
+  it('can(): the role of the active organization in the token grants the permission', () => {
+    expect(can(table, claims('admin'), 'project:write')).toBe(true)
+    expect(can(table, claims('member'), 'project:write')).toBe(false)
+    expect(can(table, claims('member'), 'project:read')).toBe(true)
+    expect(can(table, claims('owner'), 'anything:at-all')).toBe(true)
+    expect(can(table, claims(), 'project:read')).toBe(false)
+    expect(can(table, null, 'project:read')).toBe(false)
+    expect(can(undefined, claims('owner'), 'project:read')).toBe(false)
+    expect(can(table, claims('unknown-role'), 'project:read')).toBe(false)
+  })
+
+  it('the page guard reads auth: { permission } and auth: { role } of the page meta', () => {
+    expect(accessRuleOf({ auth: { permission: 'project:write' } })).toEqual({ permission: 'project:write' })
+    for (const meta of [{ auth: true }, { auth: 'guest' }, {}, undefined, { auth: null }]) expect(accessRuleOf(meta)).toBeUndefined()
+    expect(meets(table, claims('admin'), { permission: 'project:write' })).toBe(true)
+    expect(meets(table, claims('member'), { permission: 'project:write' })).toBe(false)
+    expect(meets(table, claims('member'), { role: ['admin', 'member'] })).toBe(true)
+    expect(meets(table, claims('member'), { role: 'admin' })).toBe(false)
+    expect(meets(table, claims(), { role: 'admin' })).toBe(false)
+    expect(meets(undefined, claims('owner'), { role: 'owner' })).toBe(false)
+    expect(PERMISSION_DENIED).toMatchObject({ statusCode: 403, data: { error: 'permission_denied' }, fatal: true })
+  })
+})
+
 describe('helpers', () => {
   it('reads statuses of ofetch errors and sets no header without a token', () => {
     expect(statusOf(new FakeHttpError(401))).toBe(401)
@@ -444,9 +518,13 @@ describe('callback page registration', () => {
 
   it('lists the client code of the features a build has on, and nothing of those it has off', async () => {
     const { clientFeaturesModule, clientFeaturesTypes } = await import('../../src/build/features')
-    expect(clientFeaturesModule({})).toBe('export const passkey = undefined\n')
-    expect(clientFeaturesModule({ passkey: '/m/runtime/passkey/app/passkey-client' })).toBe('export const passkey = () => import("/m/runtime/passkey/app/passkey-client")\n')
-    expect(clientFeaturesTypes(path => `/m/${path.slice(2)}`)).toContain('export declare const passkey: (() => Promise<typeof import("/m/runtime/passkey/app/passkey-client")>) | undefined')
+    expect(clientFeaturesModule({})).toBe('export const passkey = undefined\nexport const organizations = undefined\n')
+    expect(clientFeaturesModule({ passkey: '/m/runtime/passkey/app/passkey-client' })).toBe('export const passkey = () => import("/m/runtime/passkey/app/passkey-client")\nexport const organizations = undefined\n')
+    // Organizations answer at once (`can()`, the page guard): their module is in the core client's chunk.
+    expect(clientFeaturesModule({ organizations: '/m/runtime/organizations/app/organization-access' })).toBe('export const passkey = undefined\nexport * as organizations from "/m/runtime/organizations/app/organization-access"\n')
+    const types = clientFeaturesTypes(path => `/m/${path.slice(2)}`)
+    expect(types).toContain('export declare const passkey: (() => Promise<typeof import("/m/runtime/passkey/app/passkey-client")>) | undefined')
+    expect(types).toContain('export declare const organizations: typeof import("/m/runtime/organizations/app/organization-access") | undefined')
   })
 
   it('types the auth page meta with the values of the route rules, plus \'guest\'', async () => {
@@ -456,7 +534,11 @@ describe('callback page registration', () => {
     expect(template).toContain('auth?: AuthPageMeta')
     expect(template).toContain('declare module \'#app\'')
     expectTypeOf<AuthPageMeta>().toEqualTypeOf<AuthRouteRule | 'guest'>()
-    expectTypeOf<AuthRouteRule>().toEqualTypeOf<boolean | 'required' | 'protected' | 'public' | 'skip'>()
+    expectTypeOf<AuthRouteRule>().toEqualTypeOf<boolean | 'required' | 'protected' | 'public' | 'skip' | AuthAccessRule>()
+    expectTypeOf<{ permission: 'project:write' }>().toExtend<AuthRouteRule>()
+    expectTypeOf<{ role: ['admin', 'owner'] }>().toExtend<AuthPageMeta>()
+    expectTypeOf<{ permission: 1 }>().not.toExtend<AuthRouteRule>()
+    expectTypeOf<{ other: 'x' }>().not.toExtend<AuthRouteRule>()
   })
 })
 

@@ -34,7 +34,7 @@ vi.mock('#imports', async () => {
     navigateTo: (path: string) => void env.navigations.push(path),
   }
 })
-vi.mock('#build/svc-auth/client-features.mjs', () => ({ passkey: undefined }))
+vi.mock('#build/svc-auth/client-features.mjs', async () => ({ passkey: undefined, organizations: await import('../../src/runtime/organizations/app/organization-access') }))
 vi.mock('nitropack/runtime', () => ({
   useRuntimeConfig: () => ({ svcAuth: env.nitro.options }),
   useNitroApp: () => ({

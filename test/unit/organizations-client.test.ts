@@ -5,6 +5,7 @@ import { ref } from 'vue'
 import { resolveOptions, toPublicConfig } from '../../src/build/resolve-options'
 import type { SetupContext } from '../../src/build/setup-context'
 import type { ModuleOptionsInput, PublicAuthConfig } from '../../src/runtime/types/options'
+import { DEFAULT_ROLES } from '../../src/runtime/organizations/server/organizations-options'
 
 // useOrganizations() and the invitation page against a fake Nuxt app: `useState` is a map of refs,
 // `navigateTo` records where it goes, `useRoute` is the page's route, and the global `$fetch`
@@ -30,7 +31,7 @@ vi.mock('#imports', async () => {
     },
   }
 })
-vi.mock('#build/svc-auth/client-features.mjs', () => ({ passkey: undefined }))
+vi.mock('#build/svc-auth/client-features.mjs', async () => ({ passkey: undefined, organizations: await import('../../src/runtime/organizations/app/organization-access') }))
 
 const kit = vi.hoisted(() => ({ addImports: vi.fn(), extendPages: vi.fn() }))
 vi.mock('@nuxt/kit', () => kit)
@@ -536,17 +537,17 @@ describe('the organizations client build step', () => {
     setupOrganizationsClient(setupContext({ organizations: {} }))
     expect(kit.addImports).toHaveBeenCalledWith([{ name: 'useOrganizations', from: '/module/runtime/organizations/app/useOrganizations' }])
     expect(pagesAfter([])).toEqual([{ name: 'svc-auth-invitation', path: '/auth/invitation', file: '/module/runtime/organizations/app/invitation.vue' }])
-    expect(toPublicConfig(resolveOptions({ organizations: {} }, true)).organizations).toEqual({ invitationPath: '/auth/invitation', redirectAfterAccept: '/' })
-    // Nothing else of the options reaches the browser.
-    const published = toPublicConfig(resolveOptions({ organizations: { roles: { owner: ['*'], secret_role: ['x:y'] }, creatorRole: 'owner', defaultRole: 'owner' } }, true))
-    expect(JSON.stringify(published)).not.toContain('secret_role')
+    expect(toPublicConfig(resolveOptions({ organizations: {} }, true)).organizations).toEqual({ invitationPath: '/auth/invitation', redirectAfterAccept: '/', roles: DEFAULT_ROLES })
+    // The role table goes to the browser (useAuth().can(), the page guard); nothing else of the options does.
+    const published = toPublicConfig(resolveOptions({ organizations: { roles: { owner: ['*'], viewer: ['x:y'] }, creatorRole: 'owner', defaultRole: 'viewer', maxNameLength: 77, invitationsPerInviter: 7 } }, true))
+    expect(published.organizations).toEqual({ invitationPath: '/auth/invitation', redirectAfterAccept: '/', roles: { owner: ['*'], viewer: ['x:y'] } })
   })
 
   it('a chosen path, an app page there wins, and an app without pages gets none', () => {
     setupOrganizationsClient(setupContext({ organizations: { invitationPath: '/join', redirectAfterAccept: '/teams' } }))
     expect(pagesAfter([]).map(p => p.path)).toEqual(['/join'])
     expect(pagesAfter([{ path: '/join', file: '/app/join.vue' }])).toEqual([{ path: '/join', file: '/app/join.vue' }])
-    expect(toPublicConfig(resolveOptions({ organizations: { invitationPath: '/join', redirectAfterAccept: '/teams' } }, true)).organizations).toEqual({ invitationPath: '/join', redirectAfterAccept: '/teams' })
+    expect(toPublicConfig(resolveOptions({ organizations: { invitationPath: '/join', redirectAfterAccept: '/teams' } }, true)).organizations).toEqual({ invitationPath: '/join', redirectAfterAccept: '/teams', roles: DEFAULT_ROLES })
     vi.clearAllMocks()
     setupOrganizationsClient(setupContext({ organizations: {} }, { pages: false }))
     expect(kit.addImports).toHaveBeenCalled()

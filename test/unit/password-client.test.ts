@@ -26,7 +26,7 @@ vi.mock('#imports', async () => {
     },
   }
 })
-vi.mock('#build/svc-auth/client-features.mjs', () => ({ passkey: undefined }))
+vi.mock('#build/svc-auth/client-features.mjs', () => ({ passkey: undefined, organizations: undefined }))
 
 const kit = vi.hoisted(() => ({ addServerHandler: vi.fn(), addServerPlugin: vi.fn(), addServerImports: vi.fn(), addImports: vi.fn() }))
 vi.mock('@nuxt/kit', () => kit)

@@ -43,6 +43,13 @@ export interface UseAuthReturn {
   revokeSession(id: string): Promise<void>
   /** POST /auth/sessions/revoke-others: ends every other session of the user; resolves how many. */
   revokeOtherSessions(): Promise<number>
+  /**
+   * True when the user's role in the active organization (the token's `orgRole`) grants `permission`
+   * (`resource:action`) in `organizations.roles`; false when logged out, with no organization active, and in
+   * a build without organizations. Reactive (it reads the session state). The server decides: this only
+   * shapes the page.
+   */
+  can(permission: string): boolean
   /** Creates a passkey for the logged-in user; rejects like `login('passkey')` (`InvalidStateError`: one exists). */
   registerPasskey(options?: RegisterPasskeyOptions): Promise<PasskeyInfo>
   /** GET `<authPath>/passkey/credentials`: the user's passkeys, newest first. */

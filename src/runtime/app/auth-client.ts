@@ -3,7 +3,7 @@ import type { NuxtApp } from '#app'
 import type { $Fetch, NitroFetchRequest } from 'nitropack'
 import { computed } from 'vue'
 import { navigateTo, useNuxtApp } from '#imports'
-import { passkey as passkeyClient } from '#build/svc-auth/client-features.mjs'
+import { organizations, passkey as passkeyClient } from '#build/svc-auth/client-features.mjs'
 import type { AuthSession } from '../types/auth'
 import type { LoginOptions, UseAuthReturn } from './auth-client-types'
 import { createAuthFetchCore, statusOf, type AuthFetchDeps, type AuthFetchOptions } from './lib/auth-fetch'
@@ -22,6 +22,7 @@ const SSR_DISABLED = '[svc-auth] useAuthFetch is not available on the server whe
 
 function browserDeps(nuxtApp: NuxtApp): AuthFetchDeps {
   const config = publicAuthConfig(nuxtApp)
+  const orgs = organizations
   return {
     automaticRefresh: config.tokenRefresh.enabled && config.tokenRefresh.automaticRefresh,
     getToken: () => tokenState(nuxtApp).value,
@@ -29,7 +30,8 @@ function browserDeps(nuxtApp: NuxtApp): AuthFetchDeps {
     refresh: () => refreshSession(nuxtApp),
     hasSession: () => !!sessionState(nuxtApp).value.user,
     onRefreshFailed: (outcome, { hadSession }) => handleRefreshFailure(nuxtApp, outcome, hadSession),
-    isAuthEndpoint: (request, baseURL) => isAuthEndpoint(request, config.endpoints, baseURL),
+    // With organizations, their routes refresh and retry on a 401 (a stale token after a role change).
+    isAuthEndpoint: orgs ? (request, baseURL) => orgs.isAuthEndpoint(request, config.endpoints, baseURL) : (request, baseURL) => isAuthEndpoint(request, config.endpoints, baseURL),
   }
 }
 
@@ -141,6 +143,7 @@ export function useAuth(): UseAuthReturn {
   // The passkey ceremonies as the provider's build step registered them; without the provider the loader is
   // undefined and the bundler drops these branches.
   const loadPasskeyClient = passkeyClient
+  const orgs = organizations
   const passkeys = async (load: NonNullable<typeof passkeyClient>) => ({ lib: await load(), deps: { nuxtApp, token: () => currentToken(nuxtApp) } })
 
   async function login(provider: string, options: LoginOptions = {}): Promise<void> {
@@ -209,6 +212,8 @@ export function useAuth(): UseAuthReturn {
     listSessions,
     revokeSession,
     revokeOtherSessions,
+    // Without organizations the bundler drops the check: nobody has a permission.
+    can: orgs ? permission => orgs.can(config.organizations?.roles, session.value.user, permission) : () => false,
     ...(loadPasskeyClient
       ? {
           registerPasskey: async (options) => {

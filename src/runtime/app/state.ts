@@ -2,7 +2,8 @@
 import type { NuxtApp } from '#app'
 import type { Ref } from 'vue'
 import { ref } from 'vue'
-import { navigateTo, useState } from '#imports'
+import { createError, navigateTo, useState } from '#imports'
+import { organizations } from '#build/svc-auth/client-features.mjs'
 import type { AuthClaims } from '../types/auth'
 import type { PublicAuthConfig } from '../types/options'
 import { routeAccess, type RouteAccess } from './lib/access'
@@ -225,11 +226,17 @@ export function loginRedirect(config: PublicAuthConfig, fullPath: string): strin
   return withQuery(target, { redirect: back })
 }
 
-/** The client middleware: protected routes send visitors to `redirectTo`, guest routes send users away. */
+/**
+ * The client middleware: protected routes send visitors to `redirectTo`, guest routes send users away. With
+ * organizations, a page whose `auth` asks for a permission or a role is protected, and a user whose role in the
+ * active organization does not meet it gets the 403 error page.
+ */
 export async function guardRoute(nuxtApp: NuxtApp, to: { path: string, fullPath: string, meta?: unknown }, named?: 'auth' | 'guest') {
   const config = publicAuthConfig(nuxtApp)
   if (!config.clientMiddleware.enabled) return
-  const access = accessOf(config, to, named)
+  // Without organizations the bundler folds `organizations` to undefined and drops these branches.
+  const rule = organizations ? organizations.accessRuleOf(to.meta) : undefined
+  const access = rule ? 'protected' : accessOf(config, to, named)
   if (access === 'open') return
   const session = sessionState(nuxtApp)
   if (!session.value.checked) {
@@ -243,7 +250,9 @@ export async function guardRoute(nuxtApp: NuxtApp, to: { path: string, fullPath:
   // The token counts too: while hydrating, a startup refresh keeps it at once but shows the user after.
   const loggedIn = !!session.value.user || !!tokenState(nuxtApp).value
   if (access === 'protected') {
-    return loggedIn ? undefined : navigateTo(loginRedirect(config, to.fullPath))
+    if (!loggedIn) return navigateTo(loginRedirect(config, to.fullPath))
+    if (organizations && rule && !organizations.meets(config.organizations?.roles, session.value.user ?? userFromToken(tokenState(nuxtApp).value), rule)) return createError(organizations.PERMISSION_DENIED)
+    return
   }
   const home = config.clientMiddleware.loggedOutRedirectTo || '/'
   if (loggedIn && normalizePath(home) !== normalizePath(to.path)) return navigateTo(home)

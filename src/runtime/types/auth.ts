@@ -31,10 +31,21 @@ export interface AuthSession {
 }
 
 /**
- * Value of the `auth` key in route rules: `true | 'required' | 'protected'` need a logged-in user
- * (a valid bearer token), `false | 'public' | 'skip'` do not (src/runtime/shared/auth-value.ts).
+ * What an `auth` value asks of the active organization (`organizations` on): a permission its role grants
+ * (`{ permission: 'project:write' }`), or one of its roles (`{ role: 'admin' }`, a list: any of them); both
+ * given, both must hold. A logged-in user is needed first (401), then the check (403 `permission_denied`,
+ * also when no organization is active).
  */
-export type AuthRouteRule = boolean | 'required' | 'protected' | 'public' | 'skip'
+export type AuthAccessRule =
+  | { permission: string, role?: string | string[] }
+  | { role: string | string[], permission?: string }
+
+/**
+ * Value of the `auth` key in route rules: `true | 'required' | 'protected'` need a logged-in user
+ * (a valid bearer token), `false | 'public' | 'skip'` do not, an {@link AuthAccessRule} needs a
+ * permission or a role in the active organization (src/runtime/shared/auth-value.ts).
+ */
+export type AuthRouteRule = boolean | 'required' | 'protected' | 'public' | 'skip' | AuthAccessRule
 
 /**
  * Value of `definePageMeta({ auth })`: the route-rule values (logged-in users; or anyone, never

@@ -8,7 +8,7 @@ import type { ProvidersOptions } from './providers'
 import type { RateLimitOptions } from './rate-limit-options'
 import type { TokenRefreshOptions } from './refresh'
 import type { TwoFactorOptions } from '../two-factor/two-factor-types'
-import type { OrganizationsOptions } from '../organizations/organization-types'
+import type { OrganizationsOptions, RoleTable } from '../organizations/organization-types'
 
 export type { RedisNode, RefreshCookieOptions, RefreshEncryptionOptions, RefreshStorageOptions, SameSite, StorageDriverName, TokenRefreshOptions } from './refresh'
 export type { TwoFactorAlgorithm, TwoFactorOptions } from '../two-factor/two-factor-types'
@@ -192,4 +192,6 @@ export interface PublicOrganizationsConfig {
   invitationPath: string
   /** Where the invitation page goes once the invitation is accepted. */
   redirectAfterAccept: string
+  /** The role table, for `useAuth().can()` and the page guard of permissions and roles. */
+  roles: RoleTable
 }

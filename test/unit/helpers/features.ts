@@ -3,8 +3,9 @@
  * module's route paths a test sets with {@link setRoutePaths} (a build lists them).
  */
 import twoFactor from '../../../src/runtime/two-factor/server/two-factor-feature'
+import organizations from '../../../src/runtime/organizations/server/organizations-feature'
 
-export const features = [twoFactor]
+export const features = [twoFactor, organizations]
 
 export const routePaths: string[] = []
 

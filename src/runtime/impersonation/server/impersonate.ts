@@ -11,7 +11,7 @@ import { clientAddressOf } from '../../server/lib/edge/rate-limit'
 import { liveSessionOf } from '../../server/lib/core/recent-login'
 import { removeImpersonation, saveImpersonation, takeImpersonation } from './impersonation-record'
 import { continueSession, discardRefreshToken, issueRefreshToken, readRefreshToken, refreshLifetime, revokeFamily } from '../../server/lib/core/records/refresh-token'
-import { accessLifetime, readRefreshCookie, setRefreshCookie } from '../../server/lib/core/session-tokens'
+import { mintSessionToken, readRefreshCookie, setRefreshCookie, withoutFeatureClaims } from '../../server/lib/core/session-tokens'
 import { describeClient } from '../../server/lib/core/session-list'
 import { asSubject, hostSubjectOf } from '../../server/lib/core/subject'
 
@@ -101,7 +101,8 @@ export async function startImpersonation(ctx: AuthContext, event: H3Event, reque
 
   const now = new Date()
   const context = impersonationContext(requester, ctx.options.impersonation.originalUserLookupClaim, reason, now)
-  const claims = customClaimsOf(target)
+  // An impersonated token carries no claim a feature owns (no organization).
+  const claims = withoutFeatureClaims(ctx, customClaimsOf(target))
   const ttl = ctx.lifetimes.impersonation
   const family = `imp_${randomToken(16)}`
   const session = await issueRefreshToken(ctx, { family, user: { ...target, ...identity }, userId: identity.sub, claims, provider: identity.provider, impersonation: context, client: describeClient(event, ctx), ttlSeconds: ttl })
@@ -148,8 +149,8 @@ export async function endImpersonation(ctx: AuthContext, event: H3Event): Promis
     const claims = { ...customClaimsOf(original), ...(record.context.originalClaims ?? {}) }
     const resumed = await continueSession(ctx, record.requesterSession, { user: { ...original, ...identity }, userId: identity.sub, claims, notAfter: record.notAfter })
     if (!resumed) throw authError('session_revoked', 'The session that started this impersonation has ended: log in again')
-    const payload = buildAccessClaims(identity, resumed.record.provider, claims, { sid: resumed.record.family })
-    const { token, payload: restoredUser } = await ctx.tokens.sign(payload, { expiresIn: accessLifetime(ctx, resumed.record) })
+    // Minted as a refresh does: the features' claims of the requester's session (its organization) come back.
+    const { token, payload: restoredUser } = await mintSessionToken(ctx, resumed.record, claims)
     const { ip, userAgent } = requestOrigin(event, ctx)
     try {
       await emitHook(ctx, 'svc:impersonate:end', { restoredUser, impersonatedUser: impersonated, event, ip, userAgent, timestamp: new Date() })

@@ -4,8 +4,7 @@ import { computed } from 'vue'
 import { useNuxtApp, useState } from '#imports'
 import { underPath } from '../../shared/paths'
 import { getAuthFetch } from '../../app/auth-client'
-import { statusOf } from '../../app/lib/auth-fetch'
-import { authErrorOf, inApp, postAuth, publicAuthConfig, refreshSession, sessionState, setAccessToken, tokenOf, type AuthSessionState } from '../../app/state'
+import { authErrorOf, inApp, postAuth, publicAuthConfig, sessionState, setAccessToken, tokenOf, type AuthSessionState } from '../../app/state'
 import type { InvitationPreview, MemberInfo, Organization, OrganizationInvitation, OrganizationSummary, OrganizationWithRole, Team, TeamSummary } from '../org-answer-types'
 import type { ActiveOrganization, UseOrganizationsReturn } from './organizations-client-types'
 
@@ -59,18 +58,9 @@ export function useOrganizations(): UseOrganizationsReturn {
   const authFetch = getAuthFetch(nuxtApp)
   const orgPath = (...segments: string[]) => underPath(authPath, 'orgs', ...segments.map(encodeURIComponent))
 
-  // The fetch helper never refreshes for paths under `authPath`: a 401 (expired, or `session_stale` after a
-  // role change) refreshes the session once and retries once here.
-  async function call<T>(path: string, method: Method = 'GET', body?: Record<string, unknown>): Promise<T> {
-    const send = () => authFetch<T>(path, { method, body }) as Promise<T>
-    try {
-      return await send()
-    }
-    catch (error) {
-      if (statusOf(error) !== 401 || !(await refreshSession(nuxtApp)).token) throw error
-      return await send()
-    }
-  }
+  // In a build with organizations the fetch helper treats `<authPath>/orgs` as ordinary APIs: a 401 (expired,
+  // or `session_stale` after a role change) refreshes the session once and retries once.
+  const call = <T>(path: string, method: Method = 'GET', body?: Record<string, unknown>): Promise<T> => authFetch<T>(path, { method, body }) as Promise<T>
 
   const setList = (list: OrganizationSummary[]) => {
     state.value = { list, loaded: true }

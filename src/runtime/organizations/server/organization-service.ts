@@ -9,7 +9,7 @@ import type { Organization, OrganizationMember, OrganizationsAdapter, ResolvedOr
 import type { AuthContext } from '../../server/lib/core/context'
 import { authError } from '../../server/lib/edge/errors'
 import { emitHook, getAuthHandlers } from '../../server/lib/core/handlers'
-import { markClaimsStale } from '../../server/lib/core/revocation'
+import { markClaimsStale } from '../../server/lib/core/stale-claims'
 import { randomToken } from '../../server/lib/store/crypto'
 import { withLease } from '../../server/lib/edge/lease'
 import { rolesGrant, rolesInclude } from '../../shared/permissions'

@@ -1,8 +1,8 @@
 import { z } from 'zod'
 import type { EndpointOptions } from '../../types/options'
 import type { RouteContract } from '../../server/lib/edge/route-contract'
-import { successResponse } from '../../server/lib/edge/response-schemas'
-import { emailField } from '../../server/lib/edge/request-schemas'
+import { activeOrganizationResponse, successResponse } from '../../server/lib/edge/response-schemas'
+import { activeOrganizationRequest, emailField } from '../../server/lib/edge/request-schemas'
 import { underPath } from '../../../runtime/shared/paths'
 import { SLUG } from './org-records'
 
@@ -202,5 +202,14 @@ export const ORGANIZATION_ROUTES = {
     auth: 'bearer', sameOrigin: true, params: { ...orgParams, teamId: id, userId },
     ok: { schema: successResponse, description: 'Removed' },
     errors: [...WRITE, 'not_found', 'permission_denied', 'role_not_grantable'],
+  },
+  active: {
+    id: 'OrgSetActive', ...route('orgs/active', 'post', 'active'),
+    summary: 'Switch the active organization',
+    description: 'Makes one of the caller\'s organizations (or none, `null`) the active one of the session of the bearer, which must be the session of the refresh cookie; answers an access token whose `org` and `orgRole` claims name it. The session remembers the choice: its refreshed tokens keep it while the caller is a member. An organization the caller is not a member of, or a malformed id, answers 404.',
+    auth: 'bearerAndRefreshCookie', sameOrigin: true,
+    body: activeOrganizationRequest,
+    ok: { schema: activeOrganizationResponse, description: 'An access token with the claims of the organization' },
+    errors: [...BEARER, 'invalid_refresh_token', 'impersonated_session', 'not_found'],
   },
 } satisfies Record<string, RouteContract>

@@ -1,5 +1,6 @@
 /**
- * Server middleware of every request: enforces the `auth` route rule (401 without a valid bearer),
+ * Server middleware of every request: enforces the `auth` route rule (401 without a valid bearer; 403 for a
+ * permission or role the active organization's role does not meet),
  * fills `event.context.user` from a bearer token (never from the refresh cookie), and with `enableSSR`
  * gives page requests with a refresh cookie `event.context.ssrAccessToken`.
  */
@@ -15,6 +16,7 @@ import { resolveAuthRule } from '../lib/edge/route-rules'
 import { mintSessionToken, readRefreshCookie, resolveGlobalClaims } from '../lib/core/session-tokens'
 import { authOptions, peekAuthContext, useAuthContext } from '../utils/auth-context'
 import { authenticate, authenticationError } from '../lib/core/authenticate'
+import { requireAccessRule } from '../lib/core/permission-rule'
 
 /** The paths the module answers on (the build's list): whole paths, so `/authors` is a page while `/auth/google` is not. */
 const isModuleRoute = createPathMatcher(routePaths)
@@ -43,7 +45,8 @@ export default defineEventHandler(async (event) => {
   let ctx = peekAuthContext()
   try {
     const options = ctx?.options ?? authOptions()
-    const rule = resolveAuthRule(getRouteRules(event).auth)
+    const value = getRouteRules(event).auth
+    const rule = resolveAuthRule(value)
     const hasBearer = !!event.node.req.headers.authorization
     const needsUser = hasBearer || rule === 'required'
     const page = isPageRequest(event)
@@ -55,7 +58,11 @@ export default defineEventHandler(async (event) => {
     ctx ??= await useAuthContext()
     if (needsUser) {
       const user = await authenticate(event, ctx)
-      if (!user && rule === 'required') throw authenticationError(event)
+      if (rule === 'required') {
+        if (!user) throw authenticationError(event)
+        // `{ permission }` or `{ role }`: the role of the active organization decides (403 `permission_denied`).
+        if (typeof value === 'object') requireAccessRule(ctx, value, user)
+      }
     }
     if (wantsSsrToken) {
       // A storage failure renders the page logged out instead of failing it.

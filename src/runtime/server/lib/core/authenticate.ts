@@ -4,11 +4,15 @@ import { originalUserOf } from '../../../shared/original-user'
 import type { AuthContext } from './context'
 import { authError } from '../edge/errors'
 import { bearerCandidate, parseBearer } from '../edge/route-rules'
+import { isStale } from './stale-claims'
 
 const CHECKED = Symbol.for('svc-auth:checked')
 const REVOKED = Symbol.for('svc-auth:session-revoked')
 
-type AuthEventContext = H3Event['context'] & { [CHECKED]?: Promise<AuthClaims | undefined>, [REVOKED]?: true }
+/** Why a valid token was refused: its session ended, or its claims are stale ({@link isStale}). */
+type Refusal = 'session_revoked' | 'session_stale'
+
+type AuthEventContext = H3Event['context'] & { [CHECKED]?: Promise<AuthClaims | undefined>, [REVOKED]?: Refusal }
 
 /** Verifies the bearer token once per request and fills `event.context.user` (never from the refresh cookie). */
 export function authenticate(event: H3Event, ctx: AuthContext): Promise<AuthClaims | undefined> {
@@ -33,10 +37,11 @@ function accept(event: H3Event, ctx: AuthContext, claims: AuthClaims): Promise<A
   return reload ? reload.then(() => acceptNow(event, ctx, claims)) : Promise.resolve(acceptNow(event, ctx, claims))
 }
 
-/** Valid claims, unless their session has been revoked since (`sessions.revokeAccessTokens`). */
+/** Valid claims, unless their session has been revoked since (`sessions.revokeAccessTokens`) or they are stale. */
 function acceptNow(event: H3Event, ctx: AuthContext, claims: AuthClaims): AuthClaims | undefined {
-  if (typeof claims.sid === 'string' && ctx.revocations?.isRevoked(claims.sid)) {
-    (event.context as AuthEventContext)[REVOKED] = true
+  const refusal = typeof claims.sid === 'string' && ctx.revocations?.isRevoked(claims.sid) ? 'session_revoked' : isStale(ctx, claims) ? 'session_stale' : undefined
+  if (refusal) {
+    (event.context as AuthEventContext)[REVOKED] = refusal
     return undefined
   }
   event.context.user = claims
@@ -45,9 +50,14 @@ function acceptNow(event: H3Event, ctx: AuthContext, claims: AuthClaims): AuthCl
   return claims
 }
 
-/** The 401 for a request {@link authenticate} refused: `session_revoked` for a valid token of an ended session. */
+/**
+ * The 401 for a request {@link authenticate} refused: `session_revoked` for a valid token of an ended session,
+ * `session_stale` for one issued before its user's claims changed (refresh and retry).
+ */
 export function authenticationError(event: H3Event, message = 'Authentication required'): H3Error {
-  if ((event.context as AuthEventContext)[REVOKED]) return authError('session_revoked')
+  const refusal = (event.context as AuthEventContext)[REVOKED]
+  if (refusal === 'session_revoked') return authError('session_revoked')
+  if (refusal === 'session_stale') return authError('session_stale')
   return authError('unauthorized', message)
 }
 

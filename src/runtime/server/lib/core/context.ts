@@ -23,7 +23,10 @@ export interface AuthContext extends EdgeContext {
   lifetimes: { access: number, ssr: number, authCode: number, refresh: number, impersonation: number, recentLogin: number }
   /** The app's base URL (`app.baseURL`): the path of the session presence cookie. */
   baseURL: string
-  /** Revoked sessions whose access tokens are refused; undefined when `sessions.revokeAccessTokens` is off. */
+  /**
+   * Revoked sessions and stale marks whose access tokens are refused; undefined when `sessions.revokeAccessTokens`
+   * is off and no feature marks claims stale ({@link AuthFeature.marksClaimsStale}: then it holds stale marks only).
+   */
   revocations: RevocationList | undefined
   /** Where the server runs (undefined: a server that recorded nothing); no password threads on `edge`. */
   deployTarget?: RuntimeTarget
@@ -64,6 +67,15 @@ export interface AuthFeature {
    * `beforeDetour` (the provider's `onSuccess`) runs once a detour is decided, before anything is stored.
    */
   detourLogin?: (ctx: AuthContext, login: FirstFactorLogin, beforeDetour: () => Promise<void>) => Promise<LoginDetour | undefined>
+  /** Claims only this feature sets ({@link sessionClaims}) with these options: custom claims of these names are dropped from every token. */
+  ownClaims?: (options: Parsed<ModuleOptions>) => readonly string[]
+  /**
+   * Claims of the access tokens of a stored session (login, refresh, SSR token), over the custom claims; never
+   * asked for an impersonated session. Runs on every refresh: keep it to a read or two.
+   */
+  sessionClaims?: (ctx: AuthContext, session: { userId: string, sid: string }) => Promise<CustomClaims>
+  /** True when the feature marks users' claims stale (`markClaimsStale`) with these options: the revocation list exists even with `sessions.revokeAccessTokens` off. */
+  marksClaimsStale?: (options: Parsed<ModuleOptions>) => boolean
 }
 
 export type HookCaller = <K extends keyof SvcAuthHooks>(name: K, payload: Parameters<SvcAuthHooks[K]>[0]) => Promise<void>
@@ -121,12 +133,14 @@ export async function createAuthContext(input: ModuleOptions, { dev = false, cal
     recentLogin: options.sessions.recentLogin,
   }
   let revocations: RevocationList | undefined
-  if (options.sessions.revokeAccessTokens) {
+  const sessions = options.sessions.revokeAccessTokens
+  if (sessions || features.some(feature => feature.marksClaimsStale?.(options))) {
     try {
       revocations = await createRevocationList(store, {
         ttlSeconds: Math.max(lifetimes.access, lifetimes.ssr, lifetimes.impersonation) + REVOCATION_MARGIN_SECONDS,
         pollMs: REVOCATION_POLL_MS[backend.driver],
         onDemand: REVOCATION_ON_DEMAND.has(backend.driver),
+        sessions,
         logger,
       })
     }

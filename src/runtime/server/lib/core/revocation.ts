@@ -1,16 +1,25 @@
 import type { Logger } from '../edge/logger'
-import { loadRevokedSessions, parseRevokedMessage, REVOKED_CHANNEL, storeRevokedSession } from './records/revoked-sessions'
+import { loadRevokedSessions, parseRevokedMessage, REVOKED_CHANNEL, storeRevokedSession, storeStaleMark, type RevokedEntry } from './records/revoked-sessions'
 import type { RecordStore } from '../store/record-store'
 
-/** In-process set of revoked session ids, stored and broadcast; reloaded on start, reconnection and every `pollMs`. */
+/**
+ * In-process set of revoked session ids and of stale marks (a user's tokens issued before a time), stored
+ * and broadcast; reloaded on start, reconnection and every `pollMs`.
+ */
 export interface RevocationList {
   isRevoked(sid: string): boolean
+  /** True when any stale mark is held: only then does a check hash the user's id ({@link staleBefore}). */
+  hasStaleMarks(): boolean
+  /** The time (ms) before which the tokens of the user hashed as `id` are refused, or undefined. */
+  staleBefore(id: string): number | undefined
   /** What to await before {@link isRevoked}: undefined when current; rejects before any reload succeeded (fail closed). */
   whenFresh(): Promise<void> | undefined
   /** How many revoked ids the process holds (expired ones are forgotten within a minute). */
   size(): number
-  /** Revokes a session's access tokens on every process sharing the store. */
+  /** Revokes a session's access tokens on every process sharing the store (nothing when `sessions` is false). */
   revoke(sid: string): Promise<void>
+  /** Refuses, on every process sharing the store, the tokens of the user hashed as `id` issued before `before` (ms). */
+  markStale(id: string, before: number): Promise<void>
   dispose(): Promise<void>
 }
 
@@ -21,6 +30,8 @@ export interface RevocationListOptions {
   pollMs: number
   /** Load when a check needs the set, not on a timer (hosts that freeze between requests). @default false */
   onDemand?: boolean
+  /** Revoke sessions' access tokens (`sessions.revokeAccessTokens`); false: stale marks only. @default true */
+  sessions?: boolean
   logger: Pick<Logger, 'warn'>
 }
 
@@ -34,13 +45,22 @@ const PRUNE_INTERVAL_MS = 60_000
 
 /** Creates the list and loads the revocations stored so far before resolving (on demand: at the first check). */
 export async function createRevocationList(store: RecordStore, options: RevocationListOptions): Promise<RevocationList> {
+  const sessions = options.sessions ?? true
   const revoked = new Map<string, number>()
-  const add = (sid: string, expiresAt: number) => {
-    if (expiresAt > Date.now() && (revoked.get(sid) ?? 0) < expiresAt) revoked.set(sid, expiresAt)
+  /** Stale marks: hashed user → the latest `before` and when the mark expires. */
+  const stale = new Map<string, { before: number, expiresAt: number }>()
+  const add = ({ id, expiresAt, before }: RevokedEntry) => {
+    if (expiresAt <= Date.now()) return
+    if (before !== undefined) {
+      const held = stale.get(id)
+      stale.set(id, held ? { before: Math.max(before, held.before), expiresAt: Math.max(expiresAt, held.expiresAt) } : { before, expiresAt })
+    }
+    else if (sessions && (revoked.get(id) ?? 0) < expiresAt) revoked.set(id, expiresAt)
   }
   const prune = () => {
     const now = Date.now()
     for (const [sid, expiresAt] of revoked) if (expiresAt <= now) revoked.delete(sid)
+    for (const [id, mark] of stale) if (mark.expiresAt <= now) stale.delete(id)
   }
   /** Whether a reload has succeeded yet (before, a check cannot be answered). */
   let loaded = false
@@ -51,7 +71,7 @@ export async function createRevocationList(store: RecordStore, options: Revocati
   const reload = async () => {
     const started = Date.now()
     try {
-      for (const { sid, expiresAt } of await loadRevokedSessions(store)) add(sid, expiresAt)
+      for (const entry of await loadRevokedSessions(store)) add(entry)
     }
     catch (error) {
       failedAt = Date.now()
@@ -107,7 +127,7 @@ export async function createRevocationList(store: RecordStore, options: Revocati
   // Subscribed before loading: a revocation between the two is received, not lost.
   const unsubscribe = await store.subscribe(REVOKED_CHANNEL, (message) => {
     const parsed = parseRevokedMessage(message)
-    if (parsed) add(parsed.sid, parsed.expiresAt)
+    if (parsed) add(parsed)
   }, options.onDemand ? markStale : resyncInBackground, error => options.logger.warn('Lost the connection that receives session revocations; reconnecting (the revoked sessions are loaded again then)', error))
   // On demand, the first check loads the list: Workers refuse I/O outside a request.
   if (!options.onDemand) {
@@ -141,12 +161,26 @@ export async function createRevocationList(store: RecordStore, options: Revocati
       revoked.delete(sid)
       return false
     },
+    hasStaleMarks: () => stale.size > 0,
+    staleBefore(id) {
+      const mark = stale.get(id)
+      if (mark === undefined) return undefined
+      if (mark.expiresAt > Date.now()) return mark.before
+      stale.delete(id)
+      return undefined
+    },
     whenFresh: () => (options.onDemand ? fresh() : undefined),
     size: () => revoked.size,
     async revoke(sid) {
+      if (!sessions) return
       const expiresAt = Date.now() + options.ttlSeconds * 1000
-      add(sid, expiresAt)
+      add({ id: sid, expiresAt })
       await storeRevokedSession(store, sid, expiresAt, error => options.logger.warn('Could not broadcast a session revocation (stored: other processes load it at their next reload)', error))
+    },
+    async markStale(id, before) {
+      const expiresAt = Date.now() + options.ttlSeconds * 1000
+      add({ id, expiresAt, before })
+      await storeStaleMark(store, id, before, expiresAt, error => options.logger.warn('Could not broadcast a stale mark (stored: other processes load it at their next reload)', error))
     },
     async dispose() {
       if (timer) clearInterval(timer)

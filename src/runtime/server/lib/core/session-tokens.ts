@@ -8,6 +8,7 @@ import type { AuthContext } from './context'
 import { getAuthHandlers } from './handlers'
 import { clearPresenceCookie, setPresenceCookie } from '../edge/presence-cookie'
 import { readSessionRecord, refreshLifetime, type RefreshTokenRecord } from './records/refresh-token'
+import { pastStaleMark } from './stale-claims'
 
 /** Sets the HttpOnly refresh cookie (`maxAge` overrides the lifetime) and the presence flag beside it. */
 export function setRefreshCookie(event: H3Event, ctx: AuthContext, token: string, maxAge?: number): void {
@@ -78,8 +79,31 @@ export function accessLifetime(ctx: AuthContext, record: Pick<RefreshTokenRecord
   return Math.max(1, Math.floor(Math.min(expiresIn, refreshLifetime(ctx, record))))
 }
 
-/** Signs an access token for a stored session (refresh token record), within {@link accessLifetime}. */
+/** `claims` without those a feature owns ({@link AuthFeature.ownClaims}): only the feature sets them. */
+export function withoutFeatureClaims(ctx: AuthContext, claims: CustomClaims): CustomClaims {
+  const owned = ctx.features.flatMap(feature => feature.ownClaims?.(ctx.options) ?? [])
+  if (!owned.some(name => Object.hasOwn(claims, name))) return claims
+  return Object.fromEntries(Object.entries(claims).filter(([name]) => !owned.includes(name)))
+}
+
+/** The features' claims of a session ({@link AuthFeature.sessionClaims}), later features over earlier ones. */
+async function featureSessionClaims(ctx: AuthContext, session: { userId: string, sid: string }): Promise<CustomClaims> {
+  let claims: CustomClaims = {}
+  for (const feature of ctx.features) {
+    if (feature.sessionClaims) claims = { ...claims, ...await feature.sessionClaims(ctx, session) }
+  }
+  return claims
+}
+
+/**
+ * Signs an access token for a stored session (refresh token record), within {@link accessLifetime}: the custom
+ * claims without the features' own, then the features' session claims (none for an impersonated session). Right
+ * after a stale mark of the user it first waits for the mark's time ({@link pastStaleMark}), so that its claims
+ * are read after the change and the token is accepted.
+ */
 export async function mintSessionToken(ctx: AuthContext, record: Pick<RefreshTokenRecord, 'user' | 'userId' | 'provider' | 'family' | 'impersonation' | 'notAfter'>, claims: CustomClaims, expiresIn: number = ctx.lifetimes.access): Promise<{ token: string, expiresIn: number, payload: AuthClaims }> {
-  const payload = buildAccessClaims({ ...record.user, sub: record.userId }, record.provider, claims, { sid: record.family, impersonation: record.impersonation })
+  await pastStaleMark(ctx, record.userId)
+  const own = record.impersonation ? {} : await featureSessionClaims(ctx, { userId: record.userId, sid: record.family })
+  const payload = buildAccessClaims({ ...record.user, sub: record.userId }, record.provider, { ...withoutFeatureClaims(ctx, claims), ...own }, { sid: record.family, impersonation: record.impersonation })
   return ctx.tokens.sign(payload, { expiresIn: accessLifetime(ctx, record, expiresIn) })
 }

@@ -129,3 +129,6 @@ export const passkeyRegisterVerifyRequest = z.object({ response: passkeyRegistra
 export const passkeyLoginOptionsRequest = z.object({ email: emailField.optional(), redirect: z.string().max(2048).optional() })
 /** POST passkey login/verify: the browser's answer. */
 export const passkeyLoginVerifyRequest = z.object({ response: passkeyAuthenticationResponse })
+
+/** POST `<authPath>/orgs/active`: an organization id (checked against the caller's memberships), or null for none. */
+export const activeOrganizationRequest = z.object({ orgId: z.string().max(64).nullable() })

@@ -28,6 +28,13 @@ export const refreshResponse = z.strictObject({
   expiresIn: count.describe('Lifetime of the access token in seconds'),
 })
 
+/** POST `<authPath>/orgs/active`: an access token with the new organization's claims. */
+export const activeOrganizationResponse = z.strictObject({
+  accessToken: jwt,
+  tokenType: z.literal('Bearer'),
+  expiresIn: count.describe('Lifetime of the access token in seconds'),
+})
+
 /** POST /auth/impersonate and /auth/unimpersonate. */
 export const accessTokenResponse = z.strictObject({ accessToken: jwt })
 

@@ -3,9 +3,13 @@ import { resolveAuthValue } from '../../../shared/auth-value'
 
 export type ResolvedAuthRule = 'required' | 'public' | undefined
 
-/** The `auth` route rule: `'required'`, `'public'`, or undefined (no rule, and `'guest'`, which only page meta takes). */
+/**
+ * The `auth` route rule: `'required'`, `'public'`, or undefined (no rule, and `'guest'`, which only page meta
+ * takes). An object (a permission or a role, `AuthAccessRule`) is `'required'`, checked further by the caller.
+ */
 export function resolveAuthRule(value: AuthRouteRule | unknown): ResolvedAuthRule {
   const requirement = resolveAuthValue(value)
+  if (requirement === undefined) return typeof value === 'object' && value !== null ? 'required' : undefined
   return requirement === 'guest' ? undefined : requirement
 }
 
