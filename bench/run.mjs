@@ -34,7 +34,8 @@ const FLAGS = { '--quick': 'quick', '--build': 'build', '--write': 'write', '--p
 /**
  * Sections in the order they run (`--only` names them). `optional`: only with `--profile` or
  * `--only`. `external`: written apart from the harness, the one place `tools` is for; skipped with
- * a note when its file is missing.
+ * a note when its file is missing. `noFixtures`: starts no built fixture (a run of such sections
+ * only builds none).
  */
 const SECTIONS = [
   { name: 'routes', file: 'routes.mjs' },
@@ -45,6 +46,7 @@ const SECTIONS = [
   { name: 'startup', file: 'startup.mjs' },
   { name: 'memory', file: 'memory.mjs' },
   { name: 'client-size', file: 'client-size.mjs', external: true, title: 'Client JS the module adds' },
+  { name: 'orgs', file: 'orgs.mjs', noFixtures: true },
   { name: 'profile', file: 'profile.mjs', optional: true },
 ]
 
@@ -130,9 +132,9 @@ async function main() {
   const started = Date.now()
   installCleanup()
   const redisVersion = await openRedis()
-  await ensureBuilt([BASIC, PASSWORD, ORG_ACCESS], opts.build)
-  const load = { start: loadavg()[0] }
   const chosen = SECTIONS.filter(s => (opts.only ? opts.only.includes(s.name) : !s.optional || opts.profile))
+  if (chosen.some(s => !s.noFixtures)) await ensureBuilt([BASIC, PASSWORD, ORG_ACCESS], opts.build)
+  const load = { start: loadavg()[0] }
   const results = []
   for (const section of chosen) results.push(await runSection(section, opts))
   load.end = loadavg()[0]

@@ -34,7 +34,7 @@ beforeAll(async () => {
     tokenRefresh: { storage: { driver: 'memory' } },
     logging: { level: 'silent' },
     providers: { password: { passwordHashRounds: 4 } },
-    rateLimit: { invitation: { perIp: 0, perEmail: 0, window: 900 } },
+    rateLimit: { enabled: false },
     organizations: {
       roles: { owner: ['*'], admin: ['org:read', 'org:update', 'member:*', 'invitation:*', 'team:*'], member: ['org:read', 'member:read', 'team:read'], writer: ['org:read', 'project:write'] },
       invitationsPerInviter: 40,
@@ -100,6 +100,11 @@ async function logIn(email: string, b: Browser = browser()): Promise<User> {
 let n = 0
 const unique = (name: string) => `${name}-${++n}-${Math.random().toString(36).slice(2, 8)}@example.com`
 
+/** A refresh of `user`'s session, as the client does on 401 `session_stale`: the new token replaces the old. */
+async function refresh(user: User): Promise<void> {
+  user.token = (await json<{ accessToken: string }>(await user.b.send('POST', options.endpoints.refreshPath, { body: {} }))).accessToken
+}
+
 /** `user`'s request under the auth path. */
 const call = (user: User, method: string, path: string, body?: unknown) => user.b.send(method, `/auth/${path}`, { body, bearer: user.token })
 
@@ -112,7 +117,7 @@ async function createOrg(owner: User, name = 'Acme'): Promise<string> {
 async function invite(inviter: User, orgId: string, email: string, role = 'member'): Promise<string> {
   await json(await call(inviter, 'POST', `orgs/${orgId}/invitations`, { email, role }), 201)
   const message = sent.findLast(m => m.email === email)!
-  return new URL(message.link).searchParams.get('token')!
+  return new URL(message.link, base).searchParams.get('token')!
 }
 
 async function join(inviter: User, orgId: string, role = 'member'): Promise<User> {
@@ -151,10 +156,12 @@ describe('organizations', () => {
       ['PUT', `orgs/${orgId}/teams/${teamId}/members/${outsider.sub}`, { role: 'member' }],
     ]
     for (const [method, path, body] of paths) {
-      expect(await errorOf(await call(outsider, method, path, body), 404), `${method} ${path}`).toBe('not_found')
+      const res = await call(outsider, method, path, body)
+      expect(`${method} ${path} ${res.status} ${await res.text()}`).toMatch(/ 404 .*"error":"not_found"/)
     }
-    for (const id of ['org_AAAAAAAAAAAAAAAAAAAAAA', 'nonsense', `${orgId}x`, '..']) {
-      expect(await errorOf(await call(owner, 'GET', `orgs/${id}/members`), 404)).toBe('not_found')
+    for (const id of ['org_AAAAAAAAAAAAAAAAAAAAAA', 'nonsense', `${orgId}x`, 'org_%00', `${orgId.slice(0, -1)}%2F`]) {
+      const res = await call(owner, 'GET', `orgs/${id}/members`)
+      expect(`${id} ${res.status} ${await res.text()}`).toMatch(/ 404 .*"error":"not_found"/)
     }
     // Nothing changed.
     expect((await json<{ organization: { name: string } }>(await call(owner, 'GET', `orgs/${orgId}`))).organization.name).toBe('Acme')
@@ -311,6 +318,9 @@ describe('organizations', () => {
     const invited = await logIn(unique('late'))
     const token = await invite(owner, orgId, invited.email)
     await json(await call(owner, 'DELETE', `orgs/${orgId}`))
+    // Every member's token from before is stale; a refresh gives one without the organization.
+    expect(await errorOf(await call(member, 'GET', 'orgs'), 401)).toBe('session_stale')
+    await Promise.all([refresh(owner), refresh(member)])
     expect(await errorOf(await call(owner, 'GET', `orgs/${orgId}`), 404)).toBe('not_found')
     expect((await json<{ organizations: unknown[] }>(await call(member, 'GET', 'orgs'))).organizations).toEqual([])
     expect(await errorOf(await call(invited, 'POST', 'invitations/accept', { token }), 400)).toBe('invitation_invalid')

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it, vi } from 'vitest'
 import { resolveOptions } from '../../src/build/resolve-options'
 import { authenticate, authenticationError } from '../../src/runtime/server/lib/core/authenticate'
 import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/core/context'
@@ -53,6 +53,23 @@ describe('stale marks: a user\'s tokens issued before a change of their claims',
     expect(Date.now() - started).toBeLessThan(1500)
     expect(await check(ctx, fresh)).toEqual({ sub: 'alice' })
     expect(await check(ctx, alice.token)).toEqual({ refused: 'session_stale' })
+  })
+
+  it('mint a token past the mark even when timers fire a little early', async () => {
+    const ctx = await unitContext(ORGS)
+    const carol = await sessionOf(ctx, 'carol')
+    await markClaimsStale(ctx, 'carol')
+    // Timers that fire 5 ms before they are due, as Date.now() counts.
+    const original = globalThis.setTimeout
+    const early = ((fn: () => void, ms?: number) => original(fn, Math.max(0, (ms ?? 0) - 5))) as typeof setTimeout
+    vi.stubGlobal('setTimeout', early)
+    try {
+      const { token } = await mintSessionToken(ctx, carol.record, {})
+      expect(await check(ctx, token)).toEqual({ sub: 'carol' })
+    }
+    finally {
+      vi.unstubAllGlobals()
+    }
   })
 
   it('never hash an id while no mark is held, and are stored under a hash of the user\'s id', async () => {

@@ -1,9 +1,7 @@
-import { fork } from 'node:child_process'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import fs from 'node:fs'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createStoreBackend } from '../../src/runtime/server/lib/store'
@@ -19,34 +17,13 @@ import { escapeRedisGlob } from '../../src/runtime/server/lib/store/redis-operat
 import type { StorageDriverName } from '../../src/runtime/types/options'
 import { startUpstashRestServer, type UpstashRestServer } from '../helpers/upstash-rest-server.mjs'
 import { testRedisUrl } from '../support/test-redis'
+import { raceProcesses } from './helpers/race-processes'
 
 const CONNECTION = { url: '', host: '', port: 0, password: '', db: 0 }
 const N = 50
 
 const sleep = (ms: number): Promise<void> => new Promise(resolve => setTimeout(resolve, ms))
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i + 1)
-
-/**
- * Forks `count` copies of a helper script (./helpers/<script>) with `args`, waits until each
- * reports ready, starts them all at one shared moment and resolves their final reports.
- */
-async function raceProcesses<Done>(script: string, args: string[], count = 4): Promise<Done[]> {
-  const helper = fileURLToPath(new URL(`./helpers/${script}`, import.meta.url))
-  const children = range(count).map(() => fork(helper, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }))
-  await Promise.all(children.map(child => new Promise<void>((resolve, reject) => {
-    child.once('message', () => resolve())
-    child.once('error', reject)
-  })))
-  const done = children.map(child => new Promise<Done>((resolve, reject) => {
-    child.once('message', message => resolve(message as Done))
-    child.once('exit', (code) => {
-      if (code !== 0) reject(new Error(`child exited with ${code}`))
-    })
-  }))
-  const startAt = Date.now() + 100
-  for (const child of children) child.send({ startAt })
-  return Promise.all(done)
-}
 
 function options(driver: StorageDriverName, base = '', rest?: UpstashRestServer): StoreBackendOptions {
   // The redis driver on the Redis the tests share (test/support/global-setup.ts).

@@ -9,11 +9,13 @@ export const ORG_RECORDS = recordTypes({
   orgSlug: 'org-slug',
   /** Map of an organization's members: hash(userId) → member (org-store.ts). */
   orgMembers: 'org-members',
+  /** One member of one organization, by `<orgId>\0<userId>`: a membership check is one read (org-store.ts). */
+  orgMembership: 'org-membership',
   /** Map of a user's organizations: orgId → organization and role (org-store.ts). */
   userOrgs: 'user-orgs',
   /** Map of an organization's teams: teamId → team (org-store.ts). */
   orgTeams: 'org-teams',
-  /** The lease that serialises the changes of one organization (store/lease.ts). */
+  /** The lease that serialises the changes of one organization (edge/lease.ts). */
   orgLock: 'org-lock',
   /** An invitation, by the HMAC of its token (invitation-flow.ts). */
   invitation: 'org-invitation',

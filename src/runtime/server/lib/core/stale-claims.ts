@@ -45,6 +45,7 @@ export function isStale(ctx: AuthContext, claims: AuthClaims): boolean {
 /** Waits until a token minted for `userId` would be past the user's stale mark (only right after one, about a second at most). */
 export async function pastStaleMark(ctx: AuthContext, userId: string): Promise<void> {
   const before = staleBefore(ctx, userId)
-  const wait = before === undefined ? 0 : before - Date.now()
-  if (wait > 0) await new Promise(resolve => setTimeout(resolve, wait))
+  if (before === undefined) return
+  // A timer may fire a millisecond before `Date.now()` says it is due: wait until it is.
+  for (let wait = before - Date.now(); wait > 0; wait = before - Date.now()) await new Promise(resolve => setTimeout(resolve, wait + 1))
 }

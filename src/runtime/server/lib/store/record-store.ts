@@ -1,5 +1,6 @@
 import type { z } from 'zod'
-import { safeEqual, type KeyHasher, type Sealer } from './crypto'
+import { plainSealer, safeEqual, type KeyHasher, type Sealer } from './crypto'
+import { cachedOpen } from './open-cache'
 import type { RecordType } from './record-types'
 import type { CommitResult, StoreBackend } from './types'
 
@@ -97,9 +98,11 @@ export function createRecordStore(backend: StoreBackend, prefix: string, hashers
     options.onInvalid?.(namespaceOf(key), reason)
     return null
   }
+  // Values read again and again (map entries listed on every request) are opened once.
+  const open = sealer === plainSealer ? plainSealer.open : cachedOpen(sealer)
   const decode = <T>(key: string, raw: string | null, schema: RecordSchema<T>): T | null => {
     if (raw === null) return null
-    const plain = sealer.open(raw)
+    const plain = open(raw)
     if (plain === null) return invalid(key, 'undecryptable')
     let value: unknown
     try {
