@@ -62,7 +62,7 @@ describe('duration options', () => {
     })
 
     it('has a default that parses to itself', () => {
-      const parsed = read(moduleOptionsSchema.parse({ providers: { password: {}, passkey: {} } }), path)
+      const parsed = read(moduleOptionsSchema.parse({ providers: { password: {}, passkey: {} }, organizations: {} }), path)
       expect(typeof parsed).toBe('number')
       expect(read(moduleOptionsSchema.parse(at(path, parsed)), path)).toBe(parsed)
     })

@@ -325,4 +325,13 @@ describe('organizations', () => {
     expect((await json<{ organizations: unknown[] }>(await call(member, 'GET', 'orgs'))).organizations).toEqual([])
     expect(await errorOf(await call(invited, 'POST', 'invitations/accept', { token }), 400)).toBe('invitation_invalid')
   })
+
+  it('keeps the organizations handlers of one plugin when another plugin registers others', async () => {
+    defineAuthHandlers({ organizations: { resolveRoles: () => [] } })
+    const owner = await logIn(unique('owner'))
+    const orgId = await createOrg(owner)
+    const email = unique('merged')
+    await json(await call(owner, 'POST', `orgs/${orgId}/invitations`, { email, role: 'member' }), 201)
+    expect(sent.at(-1)?.email).toBe(email)
+  })
 })

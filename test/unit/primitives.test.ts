@@ -76,10 +76,11 @@ describe('resolveAuthRule', () => {
     expect(resolveAuthRule('guest')).toBeUndefined()
   })
 
-  it('objects and arrays → undefined', () => {
-    expect(resolveAuthRule({})).toBeUndefined()
-    expect(resolveAuthRule(['required'])).toBeUndefined()
-    expect(resolveAuthRule({ auth: true })).toBeUndefined()
+  it('objects and arrays → required (an access rule, checked further; anything unknown fails closed)', () => {
+    expect(resolveAuthRule({ permission: 'project:write' })).toBe('required')
+    expect(resolveAuthRule({})).toBe('required')
+    expect(resolveAuthRule(['required'])).toBe('required')
+    expect(resolveAuthRule({ auth: true })).toBe('required')
   })
 })
 

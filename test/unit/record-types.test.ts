@@ -116,6 +116,7 @@ beforeAll(async () => {
       passkey: {},
     },
     twoFactor: { enabled: true },
+    organizations: {},
   }, false)
   nitro.options = options
   const served = await serveModule(options)
@@ -126,6 +127,7 @@ beforeAll(async () => {
   options.providers.passkey = { origins: [base] }
 
   defineAuthHandlers({
+    organizations: { sendInvitation: message => void invitations.push(message.link) },
     password: passwordAccounts,
     impersonation: {
       canImpersonate: () => true,
@@ -146,6 +148,7 @@ beforeAll(async () => {
 })
 
 const passkeys = new Map<string, PasskeyCredential>()
+const invitations: string[] = []
 
 afterAll(async () => {
   resetAuthHandlers()
@@ -199,6 +202,14 @@ describe('record types', () => {
     await json(await p.post(password('login-verify'), { code: String((Number(loginCode) + 1) % 1_000_000).padStart(6, '0'), email }), 400)
     const login = await json<{ redirect: string }>(await p.post(password('login-verify'), { code: loginCode, email }))
     const passwordToken = await exchange(p, new URL(login.redirect, base).searchParams.get('code')!)
+
+    // Organizations: one created, a team, an invitation accepted by the password user, an active organization.
+    const orgs = (path: string) => `${options.endpoints.authPath}/orgs${path}`
+    const { organization } = await json<{ organization: { id: string } }>(await b.post(orgs(''), { name: 'Acme' }, token), 201)
+    await json(await b.post(orgs(`/${organization.id}/teams`), { name: 'Core' }, token), 201)
+    await json(await b.post(orgs(`/${organization.id}/invitations`), { email, role: 'member' }, token), 201)
+    await json(await p.post(`${options.endpoints.authPath}/invitations/accept`, { token: new URL(invitations.at(-1)!, base).searchParams.get('token') }, passwordToken))
+    await json(await p.post(orgs('/active'), { orgId: organization.id }, passwordToken))
     await json(await p.post(password('reset-request'), { email }))
     await vi.waitFor(() => expect(lastCode('reset')).toBeDefined())
     const { sessionId } = await json<{ sessionId: string }>(await p.post(password('reset-verify'), { code: lastCode('reset').code, email }))

@@ -5,7 +5,7 @@ import * as res from './lib/edge/response-schemas'
 
 /** `<sessionsPath>/<rest>`, without a doubled slash. */
 const sessionsPath = (e: EndpointOptions, rest: string) => `${e.sessionsPath.replace(/\/$/, '')}/${rest}`
-const SESSION_ERRORS = ['unauthorized', 'session_revoked', 'impersonated_session', 'not_found'] as const satisfies RouteContract['errors']
+const SESSION_ERRORS = ['unauthorized', 'session_revoked', 'session_stale', 'impersonated_session', 'not_found'] as const satisfies RouteContract['errors']
 
 /** The module's own routes (tokens, user, keys, sessions) at their configured paths. */
 export const CORE_ROUTES = {
@@ -54,7 +54,7 @@ export const CORE_ROUTES = {
     description: 'The claims of the access token, custom claims included.',
     auth: 'bearer',
     ok: { schema: res.claimsResponse, description: 'The token\'s claims' },
-    errors: ['unauthorized', 'session_revoked'],
+    errors: ['unauthorized', 'session_revoked', 'session_stale'],
   },
   jwks: {
     id: 'Jwks',

@@ -14,7 +14,7 @@ export const IMPERSONATION_ROUTES = {
     auth: 'bearer',
     body: req.impersonateRequest,
     ok: { schema: res.accessTokenResponse, description: 'Access token of the impersonated user', setsRefreshCookie: true },
-    errors: ['unauthorized', 'session_revoked', 'impersonation_chain', 'forbidden', 'not_found'],
+    errors: ['unauthorized', 'session_revoked', 'session_stale', 'impersonation_chain', 'forbidden', 'not_found'],
   },
   unimpersonate: {
     id: 'Unimpersonate',
@@ -26,6 +26,6 @@ export const IMPERSONATION_ROUTES = {
     auth: 'bearerAndRefreshCookie',
     sameOrigin: true,
     ok: { schema: res.accessTokenResponse, description: 'Access token of the original user', setsRefreshCookie: true },
-    errors: ['not_impersonating', 'unauthorized', 'impersonation_ended', 'session_revoked', 'impersonation_session_mismatch', 'not_found'],
+    errors: ['not_impersonating', 'unauthorized', 'impersonation_ended', 'session_revoked', 'session_stale', 'impersonation_session_mismatch', 'not_found'],
   },
 } satisfies Record<string, RouteContract>

@@ -4,7 +4,7 @@ import * as res from '../../server/lib/edge/response-schemas'
 
 /** A route of this feature ({@link featureRoute}). */
 const route = <M extends RouteContract['method']>(path: string, method: M, file?: string) => featureRoute('passkey', path, method, file)
-const OWNER_ERRORS = ['unauthorized', 'session_revoked', 'impersonated_session'] as const
+const OWNER_ERRORS = ['unauthorized', 'session_revoked', 'session_stale', 'impersonated_session'] as const
 
 /** The passkey provider's routes under `<authPath>/passkey/` (registered when the provider is on). */
 export const PASSKEY_ROUTES = {

@@ -4,7 +4,7 @@ import * as res from '../../server/lib/edge/response-schemas'
 
 /** A route of this feature ({@link featureRoute}). */
 const route = <M extends 'get' | 'post'>(name: string, method: M) => featureRoute('two-factor', name, method)
-const SETTINGS_ERRORS = ['unauthorized', 'session_revoked', 'impersonated_session', 'reauthentication_required'] as const
+const SETTINGS_ERRORS = ['unauthorized', 'session_revoked', 'session_stale', 'impersonated_session', 'reauthentication_required'] as const
 const FLOW_ERRORS = ['two_factor_login_expired', 'code_binding_mismatch'] as const
 
 /** The second factor's routes under `<authPath>/two-factor/` (registered when `twoFactor.enabled`). */
@@ -16,7 +16,7 @@ export const TWO_FACTOR_ROUTES = {
     description: 'Whether the caller has a confirmed second factor, and how many unused recovery codes are left.',
     auth: 'bearer',
     ok: { schema: res.twoFactorStatusResponse, description: 'The second factor\'s status' },
-    errors: ['unauthorized', 'session_revoked', 'impersonated_session'],
+    errors: ['unauthorized', 'session_revoked', 'session_stale', 'impersonated_session'],
   },
   enrol: {
     id: 'TwoFactorEnrol',

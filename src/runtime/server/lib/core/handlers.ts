@@ -33,7 +33,7 @@ function canonical({ password: { onUserLookup, onMagicCodeGenerated, onUserPersi
 
 /**
  * Registers the host handlers of the module (onUserInfo, onUserPersist, customClaims, password,
- * impersonation, passkey, twoFactor). Call it from a Nitro plugin; later calls merge over earlier
+ * impersonation, passkey, twoFactor, organizations). Call it from a Nitro plugin; later calls merge over earlier
  * ones. docs/extending.md lists every handler, when it runs and what its answer does.
  *
  * ```ts
@@ -50,6 +50,7 @@ export function defineAuthHandlers(handlers: AuthHandlers): AuthHandlers {
     impersonation: { ...raw.impersonation, ...handlers.impersonation },
     twoFactor: { ...raw.twoFactor, ...handlers.twoFactor },
     passkey: { ...raw.passkey, ...handlers.passkey },
+    organizations: { ...raw.organizations, ...handlers.organizations },
   }
   registry = canonical(raw)
   return raw
