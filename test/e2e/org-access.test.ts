@@ -1,6 +1,9 @@
 import { decodeJwt } from 'jose'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { setupApp } from './app'
+import { startServerProcess } from './server-processes'
+import { testRedisUrl } from '../support/test-redis'
+import { deleteRedisKeys } from '../support/redis-servers'
 import { bearer, json, login, setCookieValue, type Session } from './requests'
 
 // Organizations' enforcement in a built app (test/fixtures/org-access): permission and role route
@@ -100,5 +103,65 @@ describe('organizations in a built app', () => {
     expect((await cid.get('/api/project/hello')).status).toBe(200)
     // The owner's own token is untouched.
     expect((await owner.get('/api/admin/hello')).status).toBe(200)
+  })
+
+  it('two processes on one Redis behave as one: 50 accepts of one invitation make one member, 50 demotions leave an owner, a role change is stale on the other process', async () => {
+    const prefix = `svc-auth-test:orgs-${Date.now()}:`
+    const env = { NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_DRIVER: 'redis', NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_URL: testRedisUrl(), NUXT_SVC_AUTH_TOKEN_REFRESH_STORAGE_PREFIX: prefix, NUXT_SVC_AUTH_RATE_LIMIT_ENABLED: 'false', FIXTURE_ORGS_IN_STORE: '1' }
+    const [a, b] = await Promise.all([startServerProcess(env, 'org-access'), startServerProcess(env, 'org-access')])
+    try {
+      /** A verified user logged in on `at`: its token, refresh cookie and calls to either process. */
+      const user = async (at: typeof a, sub: string) => {
+        const session = await login(at, { sub, email: `${sub}@example.com`, emailVerified: true })
+        const send = (on: typeof a, method: string, path: string, body?: unknown) => on.fetch(path, { method, headers: { 'authorization': `Bearer ${session.token}`, 'cookie': `svc-refresh=${session.refreshCookie}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+        return { sub, token: session.token, send }
+      }
+      const owner = await user(a, 'owner-a')
+      const created = await owner.send(a, 'POST', '/auth/orgs', { name: 'Shared' })
+      expect(created.status, await created.clone().text()).toBe(201)
+      const orgId = (await created.json() as { organization: { id: string } }).organization.id
+      const inviteAndLink = async (email: string, role: string) => {
+        expect((await owner.send(a, 'POST', `/auth/orgs/${orgId}/invitations`, { email, role })).status).toBe(201)
+        const { link } = await (await a.fetch(`/api/test/invitations?email=${encodeURIComponent(email)}`)).json() as { link: string }
+        return new URL(link, a.url).searchParams.get('token')!
+      }
+
+      // 50 accepts of one invitation, half on each process: one membership.
+      const racer = await user(b, 'racer')
+      const token = await inviteAndLink('racer@example.com', 'member')
+      const accepts = await Promise.all(Array.from({ length: 50 }, (_, i) => racer.send(i % 2 ? a : b, 'POST', '/auth/invitations/accept', { token })))
+      expect(accepts.map(res => res.status).filter(status => status === 200)).toHaveLength(1)
+      expect(accepts.every(res => res.status < 500)).toBe(true)
+      const { members } = await (await owner.send(b, 'GET', `/auth/orgs/${orgId}/members`)).json() as { members: Array<{ userId: string, role: string }> }
+      expect(members.filter(m => m.userId === 'racer')).toEqual([{ userId: 'racer', role: 'member', email: 'racer@example.com', teams: [] }])
+
+      // A role change on one process makes the member's token stale on the other within a second.
+      const before = Date.now()
+      expect((await owner.send(a, 'PATCH', `/auth/orgs/${orgId}/members/racer`, { role: 'admin' })).status).toBe(200)
+      await vi.waitFor(async () => expect((await racer.send(b, 'GET', '/auth/orgs')).status).toBe(401), { timeout: 1000, interval: 20 })
+      expect(Date.now() - before).toBeLessThan(1000)
+
+      // Three owners, 50 demotions and removals of each other spread over both processes: an owner is left.
+      const owners = [owner, await user(a, 'owner-b'), await user(b, 'owner-c')]
+      for (const next of owners.slice(1)) {
+        const t = await inviteAndLink(`${next.sub}@example.com`, 'owner')
+        expect((await next.send(b, 'POST', '/auth/invitations/accept', { token: t })).status).toBe(200)
+      }
+      const changes = await Promise.all(Array.from({ length: 50 }, (_, i) => {
+        const actor = owners[i % 3]!
+        const target = owners[(i + 1) % 3]!
+        const on = i % 2 ? a : b
+        return i % 4 < 2 ? actor.send(on, 'DELETE', `/auth/orgs/${orgId}/members/${target.sub}`) : actor.send(on, 'PATCH', `/auth/orgs/${orgId}/members/${target.sub}`, { role: 'member' })
+      }))
+      expect(changes.every(res => res.status < 500)).toBe(true)
+      // An owner nobody changed still has a valid token and sees the members.
+      const views = await Promise.all(owners.map(async o => (await o.send(a, 'GET', `/auth/orgs/${orgId}/members`)).json() as Promise<{ members?: Array<{ role: string }> }>))
+      const seen = views.find(view => view.members)
+      expect(seen?.members?.filter(m => m.role === 'owner').length).toBeGreaterThanOrEqual(1)
+    }
+    finally {
+      await Promise.all([a.stop(), b.stop()])
+      await deleteRedisKeys(prefix)
+    }
   })
 })
