@@ -19,18 +19,11 @@ import { hostCookieAttributes, hostCookieName } from '../../server/lib/edge/cook
 import { readSessionRecord } from '../../server/lib/core/records/refresh-token'
 import { readRefreshCookie } from '../../server/lib/core/session-tokens'
 import { underPath } from '../../shared/paths'
-import { INVITATION_ID, ORG_RECORDS, TEAM_ID } from './org-records'
+import { INVITATION_ID, invitationSchema, ORG_RECORDS, TEAM_ID } from './org-records'
 import { memberOf, membershipOf, orgHook, organizationsAdapter, orgOptions, requireGrantable, requireOrgPermission, requireRole, teamsOf, withOrganization } from './organization-service'
 
-const invitationRecord = z.object({
-  id: z.string().regex(INVITATION_ID),
+const invitationRecord = invitationSchema.extend({
   orgId: z.string(),
-  email: z.string(),
-  role: z.string(),
-  teamId: z.string().optional(),
-  invitedBy: z.string(),
-  createdAt: z.string(),
-  expiresAt: z.string(),
   /** The storage key of the token's record (an HMAC), so that a revocation can remove it. */
   at: z.string(),
 })

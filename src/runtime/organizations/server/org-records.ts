@@ -61,3 +61,15 @@ export const teamSchema = z.object({
   name: z.string().min(1),
   createdAt: z.string(),
 })
+
+/** An invitation as lists and answers show it (never its token). */
+export const invitationSchema = z.object({
+  id: z.string().regex(INVITATION_ID),
+  email: z.string(),
+  role: z.string(),
+  teamId: z.string().optional(),
+  /** `sub` of the member who invited. */
+  invitedBy: z.string(),
+  createdAt: z.string(),
+  expiresAt: z.string(),
+})

@@ -3,8 +3,8 @@ import type { EndpointOptions } from '../../types/options'
 import type { RouteContract } from '../../server/lib/edge/route-contract'
 import { activeOrganizationResponse, successResponse } from '../../server/lib/edge/response-schemas'
 import { activeOrganizationRequest, emailField } from '../../server/lib/edge/request-schemas'
-import { underPath } from '../../../runtime/shared/paths'
-import { SLUG } from './org-records'
+import { underPath } from '../../shared/paths'
+import { invitationSchema, organizationSchema, SLUG, teamSchema } from './org-records'
 
 /** A route of organizations: `<authPath>/<path>`, served by `organizations/server/routes/<file>.<method>`. */
 const route = <M extends RouteContract['method']>(path: string, method: M, file: string) =>
@@ -16,8 +16,8 @@ const role = z.string().min(1).max(64)
 const id = z.string().max(64)
 const userId = z.string().max(512)
 
-const organization = z.strictObject({ id: z.string(), name: z.string(), slug: z.string(), createdAt: z.string() })
-const team = z.strictObject({ id: z.string(), name: z.string(), createdAt: z.string() })
+const organization = z.strictObject(organizationSchema.shape)
+const team = z.strictObject(teamSchema.shape)
 const member = z.strictObject({
   userId: z.string(),
   email: z.string().optional(),
@@ -25,15 +25,7 @@ const member = z.strictObject({
   role: z.string(),
   teams: z.array(z.strictObject({ id: z.string(), name: z.string(), role: z.string() })),
 })
-const invitation = z.strictObject({
-  id: z.string(),
-  email: z.string(),
-  role: z.string(),
-  teamId: z.string().optional(),
-  invitedBy: z.string(),
-  createdAt: z.string(),
-  expiresAt: z.string(),
-})
+const invitation = z.strictObject(invitationSchema.shape)
 const organizationAndRole = z.strictObject({ organization, role: z.string() })
 
 const BEARER = ['unauthorized', 'session_revoked', 'session_stale'] as const
