@@ -10,6 +10,9 @@ import type { ModuleOptions } from '../../src/runtime/types/options'
 import { memoryPasswordAccounts, serveModule } from './helpers/module-router'
 import { withLease } from '../../src/runtime/server/lib/edge/lease'
 import { ORG_RECORDS } from '../../src/runtime/organizations/server/org-records'
+import { createAuthorizationCode } from '../../src/runtime/server/utils/authorization-code'
+import { fakeEvent } from './helpers/event'
+import { permitted } from '../../src/runtime/organizations/server/permission-check'
 
 // Findings of a review of organizations, each as the behaviour the rules and docs promise: the real routes on a
 // plain h3 app on a loopback port (the set-up of organizations.test.ts).
@@ -238,5 +241,36 @@ describe('organizations under attack', () => {
     finally {
       roles.writer = kept
     }
+  })
+})
+
+describe('the verified email of a custom login', () => {
+  it('a host\'s own login flow named \'password\' (createAuthorizationCode) proves no email', async () => {
+    const owner = await logIn(unique('owner'))
+    const orgId = await createOrg(owner)
+    const victim = unique('victim')
+    const token = await invite(owner, orgId, victim)
+    // A host's own sign-in (LDAP, a legacy password table…) labelled 'password', for a user whose address nobody proved.
+    const b = browser()
+    const code = await createAuthorizationCode(fakeEvent({ method: 'POST', url: '/api/legacy-login' }), { sub: 'legacy-7', email: victim }, { provider: 'password', bindToBrowser: false })
+    const { accessToken } = await json<{ accessToken: string }>(await b.send('POST', options.endpoints.tokenPath, { body: { code } }))
+    const accepted = await b.send('POST', '/auth/invitations/accept', { body: { token }, bearer: accessToken })
+    expect(await errorOf(accepted, 403)).toBe('invitation_email_mismatch')
+  })
+})
+
+describe('team roles after a demotion', () => {
+  it('an admin who put themselves in every team as admin keeps no admin permission once demoted to member', async () => {
+    const owner = await logIn(unique('owner'))
+    const orgId = await createOrg(owner)
+    const admin = await join(owner, orgId, 'admin')
+    const teamId = await createTeam(owner, orgId)
+    // Before the demotion: the admin gives themselves the admin role in the team (allowed: their own role covers it).
+    await json(await call(admin, 'PUT', `orgs/${orgId}/teams/${teamId}/members/${admin.sub}`, { role: 'admin' }))
+    await json(await call(owner, 'PATCH', `orgs/${orgId}/members/${admin.sub}`, { role: 'member' }))
+    // The claims of the demoted member's next token, and a host check on a resource of that team.
+    const claims = { sub: admin.sub, org: orgId, orgRole: 'member' }
+    const allowed = await permitted(peekAuthContext()!, fakeEvent(), claims, 'member:delete', { resource: { id: 'doc-1', teamId } })
+    expect(allowed).toBe(false)
   })
 })
