@@ -43,7 +43,25 @@ export function accessRuleChecks(routeRules: RouteRulesInput, options: Pick<Modu
       warnings.push(`${where}: no role of svcAuth.organizations.roles meets it, so every request answers 403.`)
     }
   }
+  errors.push(...nestedRoleLists(routeRules))
   return { errors, warnings }
+}
+
+/** True when the pattern `inner` lies under `outer` (`/api/**` holds `/api/billing/**` and `/api`). */
+function isUnder(inner: string, outer: string): boolean {
+  if (!outer.endsWith('/**') || inner === outer) return false
+  const base = outer.slice(0, -3)
+  return inner === base || inner.startsWith(`${base}/`)
+}
+
+/**
+ * Nitro merges the rules of every pattern that matches a path, joining arrays (defu): a `role` list under
+ * another pattern's `role` list would grow by the outer one's roles. Such pairs are refused.
+ */
+function nestedRoleLists(routeRules: RouteRulesInput): string[] {
+  const lists = Object.entries(routeRules ?? {}).filter(([, rule]) => Array.isArray((rule?.auth as { role?: unknown } | undefined)?.role)).map(([path]) => path)
+  return lists.flatMap(inner => lists.filter(outer => isUnder(inner, outer)).map(outer =>
+    `routeRules[${JSON.stringify(inner)}].auth.role is a list under routeRules[${JSON.stringify(outer)}].auth.role, also a list: Nitro joins the two, so the inner rule would admit the outer one's roles too. Give one of them a single role, or a permission.`))
 }
 
 /** {@link accessRuleChecks} of the app's route rules (`routeRules` over `nitro.routeRules`): errors stop the build, warnings are logged. */

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { createApp, defineEventHandler, getRouterParam, toNodeListener, type H3Event } from 'h3'
+import { createApp, createError, defineEventHandler, getRouterParam, toNodeListener, type H3Event } from 'h3'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { resolveOptions } from '../../src/build/resolve-options'
 import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
@@ -46,10 +46,15 @@ beforeAll(async () => {
   // docs/organizations.md, "Server utils", as written there.
   router.get('/api/docs/:id', defineEventHandler(async (event) => {
     const doc = docs.get(getRouterParam(event, 'id')!)!
-    await requirePermission(event, 'org:update', { resource: { id: doc.id, teamId: doc.teamId } })
+    await requirePermission(event, 'org:update', { resource: { id: doc.id, teamId: doc.teamId }, organization: doc.orgId })
     return doc
   }))
-  router.get('/api/projects/:id', defineEventHandler(event => ({ project: getRouterParam(event, 'id'), of: ACME })))
+  // docs/organizations.md, "Route rules": the rule vouches for the role in the active organization only, so the
+  // handler reads that organization's data alone.
+  router.get('/api/projects/:id', defineEventHandler((event) => {
+    if (event.context.user?.org !== ACME) throw createError({ statusCode: 404 })
+    return { project: getRouterParam(event, 'id'), of: ACME }
+  }))
   const app = createApp()
   app.use(middleware)
   app.use(router)
@@ -101,6 +106,6 @@ describe('the documented permission checks against another tenant', () => {
     const doc = await mallory.send('GET', '/api/docs/doc-1')
     const project = await mallory.send('GET', '/api/projects/acme-roadmap')
     // Acme's document and project are not Mallory's to touch.
-    expect({ doc: doc.status, project: project.status }).toEqual({ doc: 403, project: 403 })
+    expect({ doc: doc.status, project: project.status }).toEqual({ doc: 403, project: 404 })
   })
 })

@@ -56,7 +56,7 @@ describe.each(['memory', 'fs', 'redis'] as const)('organization rules under race
     await createInvitation(ctx, fakeEvent(), owner, organization.id, { email: 'joiner@example.com', role: 'member' })
     const token = new URL(links.at(-1)!, 'http://localhost').searchParams.get('token')!
     // A password session of the invited address: the accept reads the verified email from it.
-    const session = await issueRefreshToken(ctx, { user: { sub: 'joiner', email: 'joiner@example.com' }, userId: 'joiner', claims: {}, provider: 'password' })
+    const session = await issueRefreshToken(ctx, { user: { sub: 'joiner', email: 'joiner@example.com', emailVerified: true }, userId: 'joiner', claims: {}, provider: 'password' })
     const joiner = { ...claims('joiner'), sid: session.record.family } as AuthClaims
     const request = () => fakeEvent({ method: 'POST', headers: { cookie: `${ctx.options.tokenRefresh.cookie.cookieName}=${session.token}` } })
     const results = await Promise.allSettled(Array.from({ length: 50 }, () => acceptInvitation(ctx, request(), joiner, { token })))

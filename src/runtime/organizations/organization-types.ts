@@ -30,7 +30,9 @@ export interface OrganizationsOptions {
   redirectAfterAccept?: string
   /** Longest organization or team name, in characters. @default 100 */
   maxNameLength?: number
-  /** Most organizations one user may create (0: no limit). @default 50 */
+  /** Most teams in one organization. @default 200 */
+  maxTeams?: number
+  /** Most organizations one user may own at once (0: no limit). @default 50 */
   maxOrganizationsPerUser?: number
   /** Invitations one member may send per hour, over every organization (0: no limit). @default 50 */
   invitationsPerInviter?: number

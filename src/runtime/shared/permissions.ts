@@ -6,8 +6,12 @@ export type RoleTable = Record<string, readonly string[]>
 /** A permission: `resource:action`, `resource:*` or `*`; each part 1–64 of `[A-Za-z0-9_.-]`. */
 export const PERMISSION = /^(?:\*|[\w.-]{1,64}:(?:\*|[\w.-]{1,64}))$/
 
-/** True when `granted` (one permission of a role) covers `wanted` (taken literally: `member:*` is only covered by itself or `*`). */
+/**
+ * True when `granted` (one permission of a role) covers `wanted`, a well-formed permission ({@link PERMISSION}),
+ * taken literally: `member:*` is only covered by itself or `*`. Anything malformed is covered by nothing.
+ */
 export function covers(granted: string, wanted: string): boolean {
+  if (!PERMISSION.test(wanted)) return false
   if (granted === '*' || granted === wanted) return true
   return granted.endsWith(':*') && wanted.startsWith(granted.slice(0, -1)) && !wanted.endsWith(':*')
 }

@@ -23,3 +23,11 @@ export function oncePer<K extends object, V>(make: (key: K) => V): (key: K) => V
     return made.get(key) as V
   }
 }
+
+/** Writes in flight at once when one change touches many records (fs: open files). */
+const BATCH = 64
+
+/** Runs `fn` over `items`, at most 64 at a time. */
+export async function inBatches<T>(items: readonly T[], fn: (item: T) => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < items.length; i += BATCH) await Promise.all(items.slice(i, i + BATCH).map(fn))
+}

@@ -20,7 +20,7 @@ import { readSessionRecord } from '../../server/lib/core/records/refresh-token'
 import { readRefreshCookie } from '../../server/lib/core/session-tokens'
 import { underPath } from '../../shared/paths'
 import { INVITATION_ID, invitationSchema, ORG_RECORDS, TEAM_ID } from './org-records'
-import { memberOf, membershipOf, orgHook, organizationsAdapter, orgOptions, requireGrantable, requireOrgPermission, requireRole, teamsOf, withOrganization } from './organization-service'
+import { grantable, memberOf, membershipOf, orgHook, organizationsAdapter, orgOptions, requireGrantable, requireOrgPermission, requireRole, teamsOf, withOrganization } from './organization-service'
 
 const invitationRecord = invitationSchema.extend({
   orgId: z.string(),
@@ -174,17 +174,16 @@ export async function lookupInvitation(ctx: AuthContext, event: H3Event, input: 
 }
 
 /**
- * The verified email of the caller's session: password accounts are verified by their code, OAuth
- * accounts by the provider's `email_verified`. Read from the refresh cookie's session, which must be the
- * bearer's own (`sid`).
+ * The verified email of the caller's session (`emailVerified`: set by the password flows, whose code
+ * proved it, and by OAuth providers from `email_verified`; never by a name). Read from the refresh
+ * cookie's session, which must be the bearer's own (`sid`).
  */
 async function verifiedEmailOf(ctx: AuthContext, event: H3Event, caller: AuthClaims): Promise<string | undefined> {
   const cookie = readRefreshCookie(event, ctx)
   const session = cookie ? await readSessionRecord(ctx, cookie) : null
   if (!session || session.family !== caller.sid || session.userId !== caller.sub) return undefined
   const email = typeof session.user.email === 'string' ? normalizeEmail(session.user.email) : undefined
-  const verified = session.provider === 'password' || session.user.emailVerified === true
-  return verified ? email : undefined
+  return session.user.emailVerified === true ? email : undefined
 }
 
 /**
@@ -205,6 +204,9 @@ export async function acceptInvitation(ctx: AuthContext, event: H3Event, caller:
   const adapter = organizationsAdapter(ctx)
   const role = await withOrganization(ctx, organization.id, async () => {
     if (await adapter.getMember(organization.id, caller.sub)) throw authError('already_member')
+    // An invitation is as good as its inviter: removed, or no longer holding the role it gives, it is void.
+    const inviter = await adapter.getMember(organization.id, record.invitedBy)
+    if (!inviter || !grantable(ctx, inviter.role, record.role)) throw authError('invitation_invalid')
     if (!(await ctx.store.take(tokenKey(ctx, token!), invitationRecord))) throw authError('invitation_invalid')
     await ctx.store.mapDelete(indexKey(ctx, organization.id), record.id)
     const member = memberOf(caller, record.role)

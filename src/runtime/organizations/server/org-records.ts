@@ -25,7 +25,7 @@ export const ORG_RECORDS = recordTypes({
   invitationCount: 'org-invitation-count',
   /** The active organization of a session, by session id (organizations-feature.ts). */
   activeOrg: 'org-active',
-  /** Organizations a user created (the per-user limit). */
+  /** The lease of one user's creations (the per-user limit of organizations owned). */
   createdOrgs: 'org-created',
 })
 

@@ -1,13 +1,11 @@
 import { z } from 'zod'
 import type { RecordSchema, RecordStore } from '../../server/lib/store/record-store'
 import type { Organization, OrganizationMember, OrganizationsAdapter, Team, UserOrganization } from '../organization-types'
+import { inBatches } from '../../shared/values'
 import { FOREVER_SECONDS, memberSchema, ORG_ID, ORG_RECORDS, organizationSchema, TEAM_ID, teamSchema } from './org-records'
 
 /** Purpose of the keyed hash that names a member's field in the members map. */
 const MEMBER_FIELD = 'org-member'
-/** Map writes and deletions in flight at once when one change touches every member (fs: open files). */
-const BATCH = 64
-
 const slugOwner = z.string().regex(ORG_ID)
 const userOrganizationSchema = z.object({ organization: organizationSchema, role: z.string().min(1) })
 
@@ -16,11 +14,6 @@ function checked<T>(schema: RecordSchema<T>, value: unknown, what: string): T {
   const parsed = schema.safeParse(value)
   if (parsed.success) return parsed.data
   throw new TypeError(`Organizations store: invalid ${what} (${parsed.error.issues.map(issue => `${issue.path.join('.') || 'value'}: ${issue.message}`).join('; ')})`)
-}
-
-/** Runs `fn` over `items`, at most {@link BATCH} at a time. */
-async function inBatches<T>(items: readonly T[], fn: (item: T) => Promise<void>): Promise<void> {
-  for (let i = 0; i < items.length; i += BATCH) await Promise.all(items.slice(i, i + BATCH).map(fn))
 }
 
 /**

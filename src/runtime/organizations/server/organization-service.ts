@@ -15,7 +15,7 @@ import { withLease } from '../../server/lib/edge/lease'
 import { rolesGrant, rolesInclude } from '../../shared/permissions'
 import { ORG_ID, ORG_RECORDS, SLUG, TEAM_ID } from './org-records'
 import { createStoreOrganizations } from './org-store'
-import { oncePer } from '../../shared/values'
+import { inBatches, oncePer } from '../../shared/values'
 
 /** The parsed `organizations` options (the feature is on wherever this runs). */
 export function orgOptions(ctx: AuthContext): ResolvedOrganizationsOptions {
@@ -70,9 +70,18 @@ export function requireRole(ctx: AuthContext, role: string): string {
   return role
 }
 
-/** 403 `role_not_grantable` unless every permission of `role` is one the caller's role has (no escalation). */
+/**
+ * 403 `role_not_grantable` unless every permission of `role` is one the caller's role has (no escalation).
+ * A role the table no longer names (a redeploy dropped it) is the owner role's to change.
+ */
 export function requireGrantable(ctx: AuthContext, callerRole: string, role: string): void {
-  if (!rolesInclude(orgOptions(ctx).roles, [callerRole], role)) throw authError('role_not_grantable')
+  if (!grantable(ctx, callerRole, role)) throw authError('role_not_grantable')
+}
+
+/** True when `callerRole` may grant or change `role` ({@link requireGrantable}). */
+export function grantable(ctx: AuthContext, callerRole: string, role: string): boolean {
+  const { roles, creatorRole } = orgOptions(ctx)
+  return (!Object.hasOwn(roles, role) && callerRole === creatorRole) || rolesInclude(roles, [callerRole], role)
 }
 
 /** 400 `bad_request` for a name that is empty or longer than `maxNameLength`. */
@@ -150,13 +159,14 @@ export async function updateOrganization(ctx: AuthContext, event: H3Event, calle
 export async function deleteOrganization(ctx: AuthContext, event: H3Event, caller: AuthClaims, orgId: string | undefined, dropInvitations: (orgId: string) => Promise<void>): Promise<{ success: true }> {
   const { organization } = await requireOrgPermission(ctx, orgId, caller, 'org:delete')
   const adapter = organizationsAdapter(ctx)
-  const members = await withOrganization(ctx, organization.id, async () => {
-    const list = await adapter.listMembers(organization.id)
+  await withOrganization(ctx, organization.id, async () => {
+    const members = await adapter.listMembers(organization.id)
+    const markAll = () => inBatches(members, member => markClaimsStale(ctx, member.userId))
+    await markAll()
     await adapter.deleteOrganization(organization.id)
     await dropInvitations(organization.id)
-    return list
+    await markAll()
   })
-  await Promise.all(members.map(member => markClaimsStale(ctx, member.userId)))
   await orgHook(ctx, 'svc:org:deleted', { actor: caller, organization, event })
   return { success: true }
 }
@@ -197,13 +207,17 @@ export async function listMembers(ctx: AuthContext, caller: AuthClaims, orgId: s
   return { members: members.sort((a, b) => a.joinedAt.localeCompare(b.joinedAt)).map(member => memberView(member, teams)) }
 }
 
-/** How many members hold the owner role (`creatorRole`). */
-const ownerCount = (ctx: AuthContext, members: readonly OrganizationMember[]) => members.filter(member => member.role === orgOptions(ctx).creatorRole).length
-
-/** 409 `last_owner` when `target` is the organization's only owner. */
+/**
+ * 409 `last_owner` when `target` is the organization's only owner. Owners are counted by their membership,
+ * not by the list alone: a removal that stopped half-way leaves no owner that counts.
+ */
 async function keepAnOwner(ctx: AuthContext, orgId: string, target: OrganizationMember): Promise<void> {
-  if (target.role !== orgOptions(ctx).creatorRole) return
-  if (ownerCount(ctx, await organizationsAdapter(ctx).listMembers(orgId)) <= 1) throw authError('last_owner')
+  const { creatorRole } = orgOptions(ctx)
+  if (target.role !== creatorRole) return
+  const adapter = organizationsAdapter(ctx)
+  const listed = (await adapter.listMembers(orgId)).filter(member => member.role === creatorRole && member.userId !== target.userId)
+  const others = await Promise.all(listed.map(member => adapter.getMember(orgId, member.userId)))
+  if (!others.some(member => member?.role === creatorRole)) throw authError('last_owner')
 }
 
 /**
@@ -218,6 +232,17 @@ async function memberChange(ctx: AuthContext, caller: AuthClaims, orgId: string 
   return { ...membership, target }
 }
 
+/**
+ * Runs a change of what `userId`'s tokens claim, with their stale marks on both sides: before it (a mark
+ * that cannot be stored stops the change, so no change goes unmarked), and after it (a token minted
+ * between the two read the old role).
+ */
+async function changeClaims(ctx: AuthContext, userId: string, change: () => Promise<void>): Promise<void> {
+  await markClaimsStale(ctx, userId)
+  await change()
+  await markClaimsStale(ctx, userId)
+}
+
 /** PATCH orgs/:orgId/members/:userId (`member:update`): never one's own role, never above one's own, never the last owner away. */
 export async function changeMemberRole(ctx: AuthContext, event: H3Event, caller: AuthClaims, orgId: string | undefined, userId: string | undefined, role: string): Promise<{ member: MemberView }> {
   requireRole(ctx, role)
@@ -226,35 +251,34 @@ export async function changeMemberRole(ctx: AuthContext, event: H3Event, caller:
     throw authError('own_role')
   }
   const adapter = organizationsAdapter(ctx)
+  // Outsiders are answered before the lease: they never wait on it, nor hold it.
+  await memberChange(ctx, caller, orgId, userId, 'member:update')
   const { organization, previousRole, member } = await withOrganization(ctx, requireOrgId(orgId), async () => {
     // Read again under the lease: the roles may have changed since.
     const change = await memberChange(ctx, caller, orgId, userId, 'member:update')
     requireGrantable(ctx, change.member.role, role)
     if (role !== orgOptions(ctx).creatorRole) await keepAnOwner(ctx, change.organization.id, change.target)
     const updated = { ...change.target, role }
-    await adapter.saveMember(change.organization.id, updated)
+    await changeClaims(ctx, updated.userId, () => adapter.saveMember(change.organization.id, updated))
     return { organization: change.organization, previousRole: change.target.role, member: updated }
   })
-  if (previousRole !== role) {
-    await markClaimsStale(ctx, member.userId)
-    await orgHook(ctx, 'svc:org:memberUpdated', { actor: caller, organization, member: { userId: member.userId, role, previousRole }, event })
-  }
+  if (previousRole !== role) await orgHook(ctx, 'svc:org:memberUpdated', { actor: caller, organization, member: { userId: member.userId, role, previousRole }, event })
   return { member: memberView(member, await teamsOf(ctx, organization.id)) }
 }
 
 /** DELETE orgs/:orgId/members/:userId: one's own id leaves; another's needs `member:delete` and a role covering theirs. */
 export async function removeMember(ctx: AuthContext, event: H3Event, caller: AuthClaims, orgId: string | undefined, userId: string | undefined): Promise<{ success: true }> {
   const leaving = userId === caller.sub
+  const check = () => (leaving ? membershipOf(ctx, orgId, caller.sub).then(found => ({ ...found, target: undefined })) : memberChange(ctx, caller, orgId, userId, 'member:delete'))
+  // Outsiders are answered before the lease: they never wait on it, nor hold it.
+  await check()
   const { organization, target } = await withOrganization(ctx, requireOrgId(orgId), async () => {
-    const change = leaving
-      ? { ...(await membershipOf(ctx, orgId, caller.sub)), target: undefined }
-      : await memberChange(ctx, caller, orgId, userId, 'member:delete')
+    const change = await check()
     const gone = change.target ?? change.member
     await keepAnOwner(ctx, change.organization.id, gone)
-    await organizationsAdapter(ctx).removeMember(change.organization.id, gone.userId)
+    await changeClaims(ctx, gone.userId, () => organizationsAdapter(ctx).removeMember(change.organization.id, gone.userId))
     return { organization: change.organization, target: gone }
   })
-  await markClaimsStale(ctx, target.userId)
   await orgHook(ctx, 'svc:org:memberRemoved', { actor: caller, organization, member: { userId: target.userId, previousRole: target.role }, event })
   return { success: true }
 }
@@ -279,7 +303,11 @@ export async function getOrganization(ctx: AuthContext, caller: AuthClaims, orgI
 export async function createTeam(ctx: AuthContext, event: H3Event, caller: AuthClaims, orgId: string | undefined, input: { name: string }): Promise<{ team: Team }> {
   const { organization } = await requireOrgPermission(ctx, orgId, caller, 'team:create')
   const team: Team = { id: `team_${randomToken(16)}`, name: checkName(ctx, input.name), createdAt: now() }
-  await organizationsAdapter(ctx).createTeam(organization.id, team)
+  const adapter = organizationsAdapter(ctx)
+  await withOrganization(ctx, organization.id, async () => {
+    if ((await adapter.listTeams(organization.id)).length >= orgOptions(ctx).maxTeams) throw authError('team_limit')
+    await adapter.createTeam(organization.id, team)
+  })
   await orgHook(ctx, 'svc:org:teamCreated', { actor: caller, organization, team, event })
   return { team }
 }
@@ -289,10 +317,12 @@ export async function listTeams(ctx: AuthContext, caller: AuthClaims, orgId: str
   const { organization } = await requireOrgPermission(ctx, orgId, caller, 'team:read')
   const adapter = organizationsAdapter(ctx)
   const [teams, members] = await Promise.all([adapter.listTeams(organization.id), adapter.listMembers(organization.id)])
+  const counts = new Map<string, number>()
+  for (const member of members) for (const teamId of Object.keys(member.teams)) counts.set(teamId, (counts.get(teamId) ?? 0) + 1)
   return {
     teams: teams
       .sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id))
-      .map(team => ({ ...team, members: members.filter(member => Object.hasOwn(member.teams, team.id)).length })),
+      .map(team => ({ ...team, members: counts.get(team.id) ?? 0 })),
   }
 }
 
@@ -311,10 +341,10 @@ export async function deleteTeam(ctx: AuthContext, event: H3Event, caller: AuthC
     const found = await teamOf(ctx, organization.id, teamId)
     await adapter.deleteTeam(organization.id, found.id)
     const members = (await adapter.listMembers(organization.id)).filter(member => Object.hasOwn(member.teams, found.id))
-    for (const member of members) {
+    await inBatches(members, (member) => {
       const { [found.id]: _removed, ...teams } = member.teams
-      await adapter.saveMember(organization.id, { ...member, teams })
-    }
+      return adapter.saveMember(organization.id, { ...member, teams })
+    })
     return found
   })
   await orgHook(ctx, 'svc:org:teamDeleted', { actor: caller, organization, team, event })
@@ -325,11 +355,15 @@ export async function deleteTeam(ctx: AuthContext, event: H3Event, caller: AuthC
 export async function setTeamMember(ctx: AuthContext, event: H3Event, caller: AuthClaims, orgId: string | undefined, teamId: string | undefined, userId: string | undefined, role: string): Promise<{ member: MemberView }> {
   requireRole(ctx, role)
   const { organization } = await requireOrgPermission(ctx, orgId, caller, 'team:update')
+  // Nobody sets their own team role: a role given by someone else is the only kind that can reach above one's own.
+  if (userId === caller.sub) throw authError('own_role')
   const adapter = organizationsAdapter(ctx)
   const { member, team } = await withOrganization(ctx, organization.id, async () => {
     const change = await memberChange(ctx, caller, orgId, userId, 'team:update')
     requireGrantable(ctx, change.member.role, role)
     const found = await teamOf(ctx, organization.id, teamId)
+    const current = change.target.teams[found.id]
+    if (current !== undefined) requireGrantable(ctx, change.member.role, current)
     const updated = { ...change.target, teams: { ...change.target.teams, [found.id]: role } }
     await adapter.saveMember(organization.id, updated)
     return { member: updated, team: found }
@@ -348,6 +382,7 @@ export async function removeTeamMember(ctx: AuthContext, event: H3Event, caller:
     const who = change.target ?? change.member
     const found = await teamOf(ctx, organization.id, teamId)
     if (!Object.hasOwn(who.teams, found.id)) throw authError('not_found', 'Not a member of this team')
+    if (change.target) requireGrantable(ctx, change.member.role, who.teams[found.id]!)
     const { [found.id]: _removed, ...teams } = who.teams
     await adapter.saveMember(organization.id, { ...who, teams })
     return { team: found, target: who }

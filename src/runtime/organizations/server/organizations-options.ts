@@ -28,6 +28,7 @@ export const organizationsSchema = z.object({
   invitationPath: relativePath('/auth/invitation', 'must be a path starting with \'/\''),
   redirectAfterAccept: relativePath('/'),
   maxNameLength: int(1, 'must be a whole number from 1 to 500.', 500).default(100),
+  maxTeams: int(1, 'must be a whole number from 1 to 10000.', 10000).default(200),
   maxOrganizationsPerUser: limit.default(50),
   invitationsPerInviter: limit.default(50),
   invitationsPerOrganization: limit.default(500),

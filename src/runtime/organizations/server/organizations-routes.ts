@@ -160,7 +160,7 @@ export const ORGANIZATION_ROUTES = {
     auth: 'bearer', sameOrigin: true, params: orgParams,
     body: z.object({ name }),
     ok: { schema: z.strictObject({ team }), description: 'The team (status 201)' },
-    errors: [...WRITE, 'not_found', 'permission_denied'],
+    errors: [...WRITE, 'not_found', 'permission_denied', 'team_limit'],
   },
   teams: {
     id: 'OrgTeams', ...route('orgs/:orgId/teams', 'get', 'teams'),
@@ -181,11 +181,11 @@ export const ORGANIZATION_ROUTES = {
   setTeamMember: {
     id: 'OrgTeamMemberSet', ...route('orgs/:orgId/teams/:teamId/members/:userId', 'put', 'team-member'),
     summary: 'Put a member in a team with a role',
-    description: 'Needs `team:update` and a role holding every permission of the member\'s role and of the team role.',
+    description: 'Needs `team:update` and a role holding every permission of the member\'s role, of their current team role and of the new one. Never one\'s own team role.',
     auth: 'bearer', sameOrigin: true, params: { ...orgParams, teamId: id, userId },
     body: z.object({ role }),
     ok: { schema: z.strictObject({ member }), description: 'The member' },
-    errors: [...WRITE, 'not_found', 'permission_denied', 'role_not_grantable', 'unknown_role'],
+    errors: [...WRITE, 'not_found', 'permission_denied', 'role_not_grantable', 'unknown_role', 'own_role'],
   },
   removeTeamMember: {
     id: 'OrgTeamMemberRemove', ...route('orgs/:orgId/teams/:teamId/members/:userId', 'delete', 'team-member'),

@@ -4,19 +4,27 @@ import type { AuthClaims } from '../../types/auth'
 import type { OrganizationMember } from '../organization-types'
 import type { AuthContext } from '../../server/lib/core/context'
 import { getAuthHandlers } from '../../server/lib/core/handlers'
-import { rolesGrant } from '../../shared/permissions'
+import { PERMISSION, rolesGrant } from '../../shared/permissions'
 import { organizationsAdapter } from './organization-service'
 import { ORG_ID } from './org-records'
 
-/** What a permission check is about. */
-export interface PermissionScope {
+/**
+ * What a permission check is about: nothing (the active organization), another organization, or a resource
+ * with the organization it belongs to (required: the caller's role in their own organization says nothing
+ * about another organization's data).
+ */
+export type PermissionScope = {
+  /** The organization to check in (a lookup of the membership); without it, the token's active one (`org`, no lookup). */
+  organization?: string
+  resource?: undefined
+} | {
+  /** The organization the resource belongs to (from the host's own data, never from the request). */
+  organization: string
   /**
    * The resource the check is about, passed to the host's `organizations.resolveRoles` as it is; with a
    * `teamId` that is one of the member's teams, the member's role in that team counts too.
    */
-  resource?: unknown
-  /** The organization to check in (a lookup of the membership); default: the token's active one (`org`, no lookup). */
-  organization?: string
+  resource: unknown
 }
 
 /** The `teamId` of a resource, when it has a string one. */
@@ -60,6 +68,8 @@ export async function callerRoles(ctx: AuthContext, event: H3Event, claims: Auth
 
 /** True when the caller's roles ({@link callerRoles}) grant `permission` in the role table. */
 export async function permitted(ctx: AuthContext, event: H3Event, claims: AuthClaims, permission: string, scope?: PermissionScope): Promise<boolean> {
+  if (typeof permission !== 'string' || !PERMISSION.test(permission)) throw new TypeError(`Not a permission: ${JSON.stringify(permission)} (expected 'resource:action')`)
+  if (scope?.resource !== undefined && scope.organization === undefined) throw new TypeError('A permission check of a resource must name the resource\'s organization ({ resource, organization }): the role in the active organization says nothing about another organization\'s data')
   const found = await callerRoles(ctx, event, claims, scope)
   return !!found && rolesGrant(ctx.options.organizations?.roles ?? {}, found.roles, permission)
 }

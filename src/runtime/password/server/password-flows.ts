@@ -30,7 +30,8 @@ async function finishLogin(ctx: AuthContext, event: H3Event, runtime: PasswordRu
   const { location } = await completeLogin(ctx, {
     event,
     provider: 'password',
-    user,
+    // The emailed code proved the address.
+    user: { ...user, emailVerified: true },
     tokens: NO_TOKENS,
     keepSubject: true,
     handlers: { customClaims: providerClaims(runtime, handlers) },

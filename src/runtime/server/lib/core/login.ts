@@ -54,7 +54,9 @@ export async function completeLogin(ctx: AuthContext, input: CompleteLoginInput)
     const persisted = await onUserPersist(stored, { provider, event })
     if (persisted && typeof persisted === 'object') {
       const persistedId = hostSubjectOf(persisted, { given: input.keepSubject ? undefined : input.user })
-      user = { ...user, ...persisted }
+      // The provider vouched for its own address only: another one from the host's row is not verified unless the row says so.
+      const otherEmail = typeof persisted.email === 'string' && persisted.email.trim().toLowerCase() !== String(user.email ?? '').trim().toLowerCase()
+      user = { ...user, ...persisted, ...(otherEmail && !('emailVerified' in persisted) ? { emailVerified: false } : {}) }
       if (persistedId) user.sub = persistedId
     }
   }

@@ -65,7 +65,8 @@ export const ERRORS = {
   invitation_invalid: { status: 400, message: 'Invalid, expired or already used invitation' },
   invitation_email_mismatch: { status: 403, message: 'This invitation was sent to another email address, or that address is not verified' },
   busy: { status: 503, message: 'Busy: try again shortly' },
-  organization_limit: { status: 409, message: 'You have reached the number of organizations you may create' },
+  organization_limit: { status: 409, message: 'You have reached the number of organizations you may own' },
+  team_limit: { status: 409, message: 'This organization has the most teams it may have' },
 } as const satisfies Record<string, AuthErrorSpec>
 
 /** Stable machine-readable codes carried in the `error` field of every error body. */
