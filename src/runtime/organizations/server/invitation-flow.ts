@@ -135,8 +135,7 @@ export async function revokeInvitation(ctx: AuthContext, event: H3Event, caller:
 /** Every invitation of an organization (when it is deleted). */
 export async function dropOrganizationInvitations(ctx: AuthContext, orgId: string): Promise<void> {
   const records = await openInvitations(ctx, orgId)
-  await Promise.all(records.map(record => ctx.store.remove(ctx.store.at(record.at))))
-  await ctx.store.remove(indexKey(ctx, orgId))
+  await Promise.all(records.map(record => dropInvitation(ctx, orgId, record)))
 }
 
 /** The token of a request: the body's, else the invitation cookie's. */

@@ -1,0 +1,7 @@
+import { vi } from 'vitest'
+import { organizationsSuite } from './helpers/organizations-suite'
+
+// The organizations suite (helpers/organizations-suite.ts) with the store on the fs driver (a temporary directory, removed after).
+vi.mock('nitropack/runtime', () => import('./helpers/nitro-stub'))
+
+organizationsSuite('fs')
