@@ -59,7 +59,7 @@ function usage() {
     '  --write                   also write docs/performance.md (a whole run only)',
     '  --build                   rebuild the fixtures even when .output exists',
     `  --only a,b                run only these sections: ${SECTIONS.map(s => s.name).join(', ')}`,
-    '  --baseline REV            also measure refresh on a build of git revision REV, side by side',
+    '  --baseline REV            also measure refresh and GET /auth/orgs on builds of git revision REV, side by side',
     ...numeric,
   ].join('\n')
 }
