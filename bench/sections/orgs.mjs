@@ -80,7 +80,7 @@ const startOrgServer = (entry, prefix, nodeArgs = []) => startServer(entry, {
  * `runs` timed `GET /auth/orgs` of each server (after {@link WARMUP} untimed ones each), in
  * {@link BLOCKS} blocks that alternate between the servers (the first one by turns), so that a load
  * that comes and goes falls on each alike. Per server: the {@link summary} of its times, its CPU
- * per timed request in ms and the size of its answer (checked).
+ * per timed request in ms. Every answer must be a 200; each server's list is checked, and must be the same as the others'.
  */
 async function timeLists(agent, servers, headers, runs) {
   let answer
@@ -88,10 +88,14 @@ async function timeLists(agent, servers, headers, runs) {
     answer = await httpRequest(agent, server.port, 'GET', '/auth/orgs', { headers })
     if (answer.status !== 200) throw new Error(`GET /auth/orgs answered ${answer.status}: ${answer.text.slice(0, 300)}`)
   }
+  const answers = []
   for (const server of servers) {
     for (let i = 0; i < WARMUP; i++) await get(server)
     checkList(answer.text, ORGANIZATIONS)
+    answers.push(answer.text)
   }
+  // Builds compared on one store must answer alike, byte for byte.
+  if (answers.some(text => text !== answers[0])) throw new Error('GET /auth/orgs answered differently on the baseline build')
   const times = servers.map(() => [])
   const cpu = servers.map(server => -cpuSecondsOf(server.pid))
   const block = Math.ceil(runs / BLOCKS)
