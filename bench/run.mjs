@@ -34,20 +34,20 @@ const FLAGS = { '--quick': 'quick', '--build': 'build', '--write': 'write', '--p
 /**
  * Sections in the order they run (`--only` names them). `optional`: only with `--profile` or
  * `--only`. `external`: written apart from the harness, the one place `tools` is for; skipped with
- * a note when its file is missing. `noFixtures`: starts no built fixture (a run of such sections
- * only builds none).
+ * a note when its file is missing. `fixtures`: the test fixtures it starts (a run builds those of
+ * its sections that are missing; external sections build their own apps).
  */
 const SECTIONS = [
-  { name: 'routes', file: 'routes.mjs' },
-  { name: 'module-cost', file: 'module-cost.mjs', external: true, title: 'Module cost on a public route' },
-  { name: 'refresh', file: 'refresh.mjs' },
-  { name: 'revocation', file: 'user-revocation.mjs' },
-  { name: 'password', file: 'password.mjs' },
-  { name: 'startup', file: 'startup.mjs' },
-  { name: 'memory', file: 'memory.mjs' },
-  { name: 'client-size', file: 'client-size.mjs', external: true, title: 'Client JS the module adds' },
-  { name: 'orgs', file: 'orgs.mjs', noFixtures: true },
-  { name: 'profile', file: 'profile.mjs', optional: true },
+  { name: 'routes', file: 'routes.mjs', fixtures: [BASIC, ORG_ACCESS] },
+  { name: 'module-cost', file: 'module-cost.mjs', external: true, title: 'Module cost on a public route', fixtures: [] },
+  { name: 'refresh', file: 'refresh.mjs', fixtures: [BASIC] },
+  { name: 'revocation', file: 'user-revocation.mjs', fixtures: [BASIC] },
+  { name: 'password', file: 'password.mjs', fixtures: [PASSWORD] },
+  { name: 'startup', file: 'startup.mjs', fixtures: [BASIC] },
+  { name: 'memory', file: 'memory.mjs', fixtures: [BASIC] },
+  { name: 'client-size', file: 'client-size.mjs', external: true, title: 'Client JS the module adds', fixtures: [] },
+  { name: 'orgs', file: 'orgs.mjs', fixtures: [ORG_ACCESS] },
+  { name: 'profile', file: 'profile.mjs', optional: true, fixtures: [BASIC] },
 ]
 
 function usage() {
@@ -59,7 +59,7 @@ function usage() {
     '  --write                   also write docs/performance.md (a whole run only)',
     '  --build                   rebuild the fixtures even when .output exists',
     `  --only a,b                run only these sections: ${SECTIONS.map(s => s.name).join(', ')}`,
-    '  --baseline REV            also measure refresh on a build of git revision REV, side by side',
+    '  --baseline REV            also measure refresh and GET /auth/orgs on builds of git revision REV, side by side',
     ...numeric,
   ].join('\n')
 }
@@ -133,7 +133,7 @@ async function main() {
   installCleanup()
   const redisVersion = await openRedis()
   const chosen = SECTIONS.filter(s => (opts.only ? opts.only.includes(s.name) : !s.optional || opts.profile))
-  if (chosen.some(s => !s.noFixtures)) await ensureBuilt([BASIC, PASSWORD, ORG_ACCESS], opts.build)
+  await ensureBuilt([...new Set(chosen.flatMap(s => s.fixtures))], opts.build)
   const load = { start: loadavg()[0] }
   const results = []
   for (const section of chosen) results.push(await runSection(section, opts))

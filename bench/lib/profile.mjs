@@ -80,13 +80,13 @@ export function summarizeProfile(file, { root, spans = [] } = {}) {
   }
 }
 
-/** Markdown tables of a {@link summarizeProfile} result: the top `top` functions and the top files. */
-export function profileTables(summary, top = 15) {
+/** Markdown tables of a {@link summarizeProfile} result: the top `top` functions and the top files; `during` names the spans. */
+export function profileTables(summary, top = 15, during = 'the refresh rounds') {
   const busy = summary.totalMs - summary.idleMs
   const pct = ms => `${((100 * ms) / busy).toFixed(1)} %`
   const busyOnly = xs => xs.filter(x => (x.name ?? x.group) !== '(idle)')
   return [
-    `Sampled ${fmtMs(summary.totalMs)} ms${summary.windowed ? ' during the refresh rounds' : ' (whole process life)'}, of which ${fmtMs(summary.idleMs)} ms idle (the event loop waiting for I/O); percentages are of the ${fmtMs(busy)} ms on the CPU.`,
+    `Sampled ${fmtMs(summary.totalMs)} ms${summary.windowed ? ` during ${during}` : ' (whole process life)'}, of which ${fmtMs(summary.idleMs)} ms idle (the event loop waiting for I/O); percentages are of the ${fmtMs(busy)} ms on the CPU.`,
     '',
     '| Function (self time) | Where | Self time | Of busy time |',
     '| --- | --- | ---: | ---: |',

@@ -96,6 +96,8 @@ one run.
   against the same app built without it (\`bench/sections/module-cost.mjs\`).
 - **Token refresh near the storage limit**: \`POST /auth/refresh\` per second, each refresh sending
   the cookie of the previous answer of its session (every answer must be a 200 with a new cookie).
+  memory: sequential on one session and with 10 concurrent sessions, with no storage to wait for
+  (the server's own work per refresh).
   fs: sequential on one session and with 10 concurrent sessions; Redis: 10 concurrent sessions and
   one for reference. In the same rounds, the limit of the storage itself: durable small-file writes
   per second (write + fsync + rename, as the fs driver writes a record) in the temp dir the fs
@@ -116,6 +118,14 @@ one run.
 - **Client JS the module adds**: gzipped bytes (gzip -9, every chunk, summed) of the client build
   of a minimal app using \`useAuth\`/\`useAuthFetch\`, with the module against the same app without
   it (\`bench/sections/client-size.mjs\`).
+- **Organizations on Redis**: \`GET /auth/orgs\` of an org-access server whose organizations are in
+  the module's store on the run's Redis, for a user who is a member of 1,000 organizations (each
+  created through \`POST /auth/orgs\`): sequential requests over one connection, p50/p95/p99 and the
+  server's CPU per request (goal: p95 ≤ 20 ms); with \`--baseline\`, a server of the baseline's
+  build on the same store answers too, in alternating blocks; with \`--profile\`, the self time of a
+  server under \`node --cpu-prof\` over the same requests. Below it, the store adapter alone on
+  Redis, without a server: the same list, and one member and every member of an organization of
+  1,000 members (\`bench/sections/orgs.mjs\`).
 - **Where a refresh's time goes** (\`--profile\`): the fs refresh measurement again with the server
   under \`node --cpu-prof\`, and the self time of its main thread by function and by file or package
   over the refresh phases.
@@ -127,12 +137,13 @@ one run.
 \`npm run bench\` prints the report (progress goes to stderr); \`--quick\` is a short version (about
 3 minutes) with fewer rounds and shorter phases, \`--profile\` adds the CPU profile, \`--write\` also
 writes this page, \`--only a,b\` runs some sections (routes, module-cost, refresh, revocation,
-password, startup, memory, client-size, profile) and prints them. It builds the fixtures when their
+password, startup, memory, client-size, orgs, profile) and prints them. It builds the fixtures when their
 \`.output\` is missing (\`--build\` forces it) and needs \`redis-server\` on the PATH (it starts its
 own Redis; \`SVC_BENCH_REDIS_URL=redis://host:port\` uses another). \`node bench/run.mjs --help\` lists the options that set durations,
-rounds and sizes. \`--baseline REV\` also runs the refresh phases on a build of an earlier git
-revision (exported with \`git archive\` into a temp dir), right after the current build's, so the
-gain of a change is a ratio from one run. This page is written with
+rounds and sizes. \`--baseline REV\` also runs the refresh phases and \`GET /auth/orgs\` on builds of an earlier git
+revision (exported with \`git archive\` into a temp dir), on a server of its own beside the current
+build's: every phase runs on both in turn, the first alternating by round, so a load that comes
+and goes on the machine falls on both alike and the gain of a change is a ratio from one run. This page is written with
 \`node bench/run.mjs --profile --baseline <rev> --write\` (the exact command is at the end).
 
 ## Results

@@ -30,22 +30,23 @@ describe('cachedOpen', () => {
     expect(open).toHaveBeenCalledTimes(2)
   })
 
-  it('keeps within its budget, dropping the least recently used first, and never caches a large value', () => {
+  it('keeps within its budget in two generations: what was read lately stays, what was not goes; a large value is never cached', () => {
     const { sealer, open } = countingSealer()
-    const values = Array.from({ length: 65 }, (_, i) => sealer.seal(String(i).padStart(10, '0')))
+    const values = Array.from({ length: 64 }, (_, i) => sealer.seal(String(i).padStart(10, '0')))
     const size = values[0]!.length + 10
-    // Room for 64 values of this size, the largest it caches.
+    // Room for 64 values of this size (32 a generation), the largest it caches.
     const read = cachedOpen(sealer, size * 64)
-    for (const value of values.slice(0, 64)) read(value)
-    read(values[0]!)
-    // Over budget: values[1], the least recently used, goes.
-    read(values[64]!)
+    for (const value of values) read(value)
+    expect(open).toHaveBeenCalledTimes(64)
     open.mockClear()
+    // All 64 are kept: values[32..63] in the current generation, values[0..31] in the previous one.
+    // values[0] read again starts a new generation: values[1..31], not read since, are dropped.
     read(values[0]!)
-    read(values[64]!)
-    read(values[2]!)
+    for (const value of values.slice(32)) read(value)
     expect(open).toHaveBeenCalledTimes(0)
     read(values[1]!)
+    expect(open).toHaveBeenCalledTimes(1)
+    read(values[0]!)
     expect(open).toHaveBeenCalledTimes(1)
     const large = sealer.seal('x'.repeat(size))
     read(large)

@@ -2,7 +2,8 @@ import { applyEnv } from 'nitropack/runtime/internal/utils.env'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { oauthHandlerExports, oauthHandlersDeclarations, oauthHandlersModule, oauthRoutes } from '../../src/build/oauth'
 import { defaultOptions, resolveOptions } from '../../src/build/resolve-options'
-import { buildRuntimeConfig, publicProviderNames, runtimeProviders, writeRuntimeConfig } from '../../src/build/runtime-config'
+import { buildRuntimeConfig, publicProviderNames, runtimeOrganizations, runtimeProviders, writeRuntimeConfig } from '../../src/build/runtime-config'
+import { organizationsSchema } from '../../src/runtime/organizations/server/organizations-options'
 import { runtimeEnvName } from '../../src/runtime/oauth/server/env-name'
 import { OAUTH_PRESETS } from '../../src/runtime/oauth/server/preset-table'
 import { oauthProviderNames, providerOptionsOf, resolveProvider } from '../../src/runtime/oauth/server/provider-registry'
@@ -184,6 +185,17 @@ describe('buildRuntimeConfig: public part, mock and password', () => {
     writeRuntimeConfig(target, config)
     expect(target.svcAuth).toMatchObject({ logging: { level: 'warn', security: false }, token: { secret: SECRET } })
     expect(target.public).toEqual({ svcAuth: config.public })
+  })
+
+  it('organizations get every default, each overridable (NUXT_SVC_AUTH_ORGANIZATIONS_*); nothing when off', () => {
+    const config = buildRuntimeConfig(resolveOptions({ token: { secret: SECRET }, organizations: { invitationTTL: '1d' } }, true), { dev: false })
+    expect(config.private.organizations).toMatchObject({ invitationTTL: 86400, maxOrganizationsPerUser: 50, invitationsPerInviter: 50, creatorRole: 'owner', roles: { owner: ['*'] } })
+    const applied = withEnv(config.private, { NUXT_SVC_AUTH_ORGANIZATIONS_MAX_ORGANIZATIONS_PER_USER: '0', NUXT_SVC_AUTH_ORGANIZATIONS_INVITATION_TTL: '2h' })
+    // What the server parses at start: the environment's values, the build's for the rest.
+    expect(organizationsSchema.parse(applied.organizations)).toMatchObject({ maxOrganizationsPerUser: 0, invitationTTL: 7200, invitationsPerInviter: 50 })
+    expect(buildRuntimeConfig(resolveOptions({ token: { secret: SECRET } }, true), { dev: false }).private.organizations).toBeUndefined()
+    // A mistake is kept as given, for the build's checks to report.
+    expect(runtimeOrganizations({ organizations: { creatorRole: 'nobody' } })).toEqual({ organizations: { creatorRole: 'nobody' } })
   })
 
   it('runtimeProviders leaves what is not configured out', () => {

@@ -8,7 +8,7 @@ import type { StoreBackend } from './types'
 export type { RedisBackendOptions } from './redis-connection'
 
 /** Commands used by the backend, common to a single client and a cluster. */
-type RedisClient = Pick<Redis | Cluster, 'get' | 'set' | 'getdel' | 'eval' | 'evalsha' | 'pttl' | 'unlink' | 'scan' | 'quit' | 'disconnect' | 'status' | 'hgetall' | 'hdel' | 'publish' | 'duplicate'>
+type RedisClient = Pick<Redis | Cluster, 'get' | 'set' | 'getdel' | 'eval' | 'evalsha' | 'pttl' | 'unlink' | 'scan' | 'quit' | 'disconnect' | 'status' | 'call' | 'hdel' | 'publish' | 'duplicate'>
 
 /** What a subscriber connection offers (a duplicate of the client). */
 interface RedisSubscriber {
@@ -27,6 +27,13 @@ function scanOf(node: Pick<Redis, 'scan'>): Pick<RedisCommands, 'scan'> {
   return { scan: (cursor, pattern, count) => node.scan(cursor, 'MATCH', pattern, 'COUNT', count) }
 }
 
+/** `[field, value]` pairs of a flat `HGETALL` answer. */
+function fieldPairs(reply: unknown[]): Array<[string, string]> {
+  const pairs: Array<[string, string]> = []
+  for (let i = 0; i + 1 < reply.length; i += 2) pairs.push([String(reply[i]), String(reply[i + 1])])
+  return pairs
+}
+
 /** The commands of the shared store operations, sent by ioredis (a single client or a cluster). */
 function ioredisCommands(client: RedisClient): RedisCommands {
   return {
@@ -41,7 +48,10 @@ function ioredisCommands(client: RedisClient): RedisCommands {
       await client.unlink(key)
     },
     async hgetall(key) {
-      return Object.entries(await client.hgetall(key))
+      // By its upper-case name: ioredis turns the answer of `hgetall` into an object (a dictionary of
+      // every field, turned back into pairs here); the flat array is read as it comes.
+      const reply = await client.call('HGETALL', key)
+      return Array.isArray(reply) ? fieldPairs(reply) : Object.entries(reply as Record<string, string>)
     },
     async hdel(key, field) {
       await client.hdel(key, field)
