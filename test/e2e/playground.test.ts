@@ -87,6 +87,14 @@ describe('logged in through the mock provider', () => {
     expect(hydration).toEqual([])
   })
 
+  it('/projects, which needs project:write, is the 403 error page for a user without it: not the page, not the login page', async () => {
+    const response = await page.goto(`${server.url}/projects`)
+    await page.waitForLoadState('networkidle')
+    expect(response?.status()).toBe(403)
+    expect(new URL(page.url()).pathname).toBe('/projects')
+    expect(await page.content()).not.toContain('You may write projects')
+  })
+
   it('/profile has the claims in the server-rendered HTML (so that the check above covers their table)', async () => {
     const { html, hydration } = await load(page, '/profile')
     expect(html).toMatch(/<table class="claims"[^>]*>/)

@@ -234,6 +234,8 @@ export function loginRedirect(config: PublicAuthConfig, fullPath: string): strin
 export async function guardRoute(nuxtApp: NuxtApp, to: { path: string, fullPath: string, meta?: unknown }, named?: 'auth' | 'guest') {
   const config = publicAuthConfig(nuxtApp)
   if (!config.clientMiddleware.enabled) return
+  // The server's render of an error page (a 403 of this guard) runs without the session: never send it elsewhere.
+  if (import.meta.server && nuxtApp.ssrContext?.error) return
   // Without organizations the bundler folds `organizations` to undefined and drops these branches.
   const rule = organizations ? organizations.accessRuleOf(to.meta) : undefined
   const access = rule ? 'protected' : accessOf(config, to, named)
