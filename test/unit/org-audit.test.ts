@@ -1,13 +1,6 @@
-import type { Server } from 'node:http'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { CookieJar } from '../helpers/cookie-jar'
-import { resolveOptions } from '../../src/build/resolve-options'
-import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
-import { passwordRoutePath } from '../../src/runtime/password/password-paths'
+import { describe, expect, it, vi } from 'vitest'
+import { errorOf, json, organizationsApp, type OrgUser } from './helpers/organizations-app'
 import { peekAuthContext } from '../../src/runtime/server/utils/auth-context'
-import type { InvitationMessage } from '../../src/runtime/organizations/organization-types'
-import type { ModuleOptions } from '../../src/runtime/types/options'
-import { memoryPasswordAccounts, serveModule } from './helpers/module-router'
 import { withLease } from '../../src/runtime/server/lib/edge/lease'
 import { ORG_RECORDS } from '../../src/runtime/organizations/server/org-records'
 import { createAuthorizationCode } from '../../src/runtime/server/utils/authorization-code'
@@ -15,124 +8,16 @@ import { fakeEvent } from './helpers/event'
 import { permitted } from '../../src/runtime/organizations/server/permission-check'
 
 // Findings of a review of organizations, each as the behaviour the rules and docs promise: the real routes on a
-// plain h3 app on a loopback port (the set-up of organizations.test.ts).
-const nitro = vi.hoisted(() => ({ options: undefined as unknown, base: '', hooks: [] as Array<[string, unknown]> }))
-vi.mock('nitropack/runtime', () => ({
-  useRuntimeConfig: () => ({ svcAuth: nitro.options }),
-  useNitroApp: () => ({
-    hooks: { callHook: async (name: string, payload: unknown) => void nitro.hooks.push([name, payload]) },
-    localFetch: (path: string, init: RequestInit) => fetch(`${nitro.base}${path}`, init),
-  }),
-}))
+// plain h3 app on a loopback port (the set-up of the organizations suite, helpers/organizations-app.ts).
+vi.mock('nitropack/runtime', () => import('./helpers/nitro-stub'))
 
-const PASSWORD = 'Sunflower-42x'
-let server: Server
-let base = ''
-let options: ModuleOptions
-const { codes, handlers: passwordAccounts } = memoryPasswordAccounts()
-const sent: InvitationMessage[] = []
-
-beforeAll(async () => {
-  options = resolveOptions({
-    token: { secret: 'organizations-secret-0123456789-abcdefghij' },
-    tokenRefresh: { storage: { driver: 'memory' } },
-    logging: { level: 'silent' },
-    providers: { password: { passwordHashRounds: 4 } },
-    rateLimit: { enabled: false },
-    organizations: {
-      roles: { owner: ['*'], admin: ['org:read', 'org:update', 'member:*', 'invitation:*', 'team:*'], member: ['org:read', 'member:read', 'team:read'], writer: ['org:read', 'project:write'] },
-      invitationsPerInviter: 40,
-    },
-  }, false)
-  nitro.options = options
-  const served = await serveModule(options)
-  server = served.server
-  base = served.base
-  nitro.base = base
-  defineAuthHandlers({ password: passwordAccounts, organizations: { sendInvitation: message => void sent.push(message) } })
-})
-
-afterAll(async () => {
-  resetAuthHandlers()
-  server?.closeAllConnections()
-  await new Promise(resolve => server?.close(resolve))
-  await peekAuthContext()?.dispose()
-})
-
-/** One browser: its cookies, and JSON requests to the app as its own origin. */
-function browser() {
-  const jar = new CookieJar()
-  const send = async (method: string, path: string, { body, bearer }: { body?: unknown, bearer?: string } = {}) => {
-    const headers: Record<string, string> = { accept: 'application/json', cookie: jar.header() }
-    if (body !== undefined) headers['content-type'] = 'application/json'
-    if (bearer) headers.authorization = `Bearer ${bearer}`
-    const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), redirect: 'manual' })
-    jar.store(res)
-    return res
-  }
-  return { jar, send }
-}
-type Browser = ReturnType<typeof browser>
-
-async function json<T>(res: Response, status = 200): Promise<T> {
-  const body = await res.json() as T
-  expect(res.status, JSON.stringify(body)).toBe(status)
-  return body
-}
-const errorOf = async (res: Response, status: number) => (await json<{ error: string }>(res, status)).error
-
-const password = (path: string) => passwordRoutePath(options.endpoints.authPath, path)
-const lastCode = (email: string, action: string) => codes.filter(c => c.email === email && c.action === action).at(-1)!.code
-
-async function register(b: Browser, email: string): Promise<void> {
-  await json(await b.send('POST', password('register'), { body: { email, password: PASSWORD } }))
-  await json(await b.send('POST', password('register-verify'), { body: { code: lastCode(email, 'register'), email } }))
-}
-
-/** A user: a browser with a password session (registered first when new), its token and `sub`. */
-interface User { b: Browser, token: string, sub: string, email: string }
-
-async function logIn(email: string, b: Browser = browser()): Promise<User> {
-  if (!passwordAccounts.findUser!(email)) await register(browser(), email)
-  await json(await b.send('POST', password('login'), { body: { email, password: PASSWORD } }))
-  const { redirect } = await json<{ redirect: string }>(await b.send('POST', password('login-verify'), { body: { code: lastCode(email, 'login'), email } }))
-  const code = new URL(redirect, base).searchParams.get('code')!
-  const { accessToken } = await json<{ accessToken: string }>(await b.send('POST', options.endpoints.tokenPath, { body: { code } }))
-  return { b, token: accessToken, sub: `id-${email}`, email }
-}
-
-let n = 0
-const unique = (name: string) => `${name}-${++n}-${Math.random().toString(36).slice(2, 8)}@example.com`
-
-/** `user`'s request under the auth path. */
-const call = (user: User, method: string, path: string, body?: unknown) => user.b.send(method, `/auth/${path}`, { body, bearer: user.token })
-
-async function createOrg(owner: User, name = 'Acme'): Promise<string> {
-  const { organization } = await json<{ organization: { id: string } }>(await call(owner, 'POST', 'orgs', { name }), 201)
-  return organization.id
-}
-
-/** Invites `email` as `role` and returns the emailed token. */
-async function invite(inviter: User, orgId: string, email: string, role = 'member'): Promise<string> {
-  await json(await call(inviter, 'POST', `orgs/${orgId}/invitations`, { email, role }), 201)
-  const message = sent.findLast(m => m.email === email)!
-  return new URL(message.link, base).searchParams.get('token')!
-}
-
-async function join(inviter: User, orgId: string, role = 'member'): Promise<User> {
-  const user = await logIn(unique('joiner'))
-  const token = await invite(inviter, orgId, user.email, role)
-  await json(await call(user, 'POST', 'invitations/accept', { token }))
-  return user
-}
-
-const roleOf = async (viewer: User, orgId: string, userId: string) =>
-  (await json<{ members: Array<{ userId: string, role: string }> }>(await call(viewer, 'GET', `orgs/${orgId}/members`))).members.find(m => m.userId === userId)?.role
+const app = organizationsApp('memory')
+const { browser, logIn, unique, call, createOrg, invite, join, roleOf } = app
 
 const status = async (pending: Promise<Response>) => (await pending).status
 const sleep = (ms: number) => new Promise<void>(resolve => setTimeout(resolve, ms))
 
-async function createTeam(owner: User, orgId: string, name = 'Platform'): Promise<string> {
+async function createTeam(owner: OrgUser, orgId: string, name = 'Platform'): Promise<string> {
   return (await json<{ team: { id: string } }>(await call(owner, 'POST', `orgs/${orgId}/teams`, { name }), 201)).team.id
 }
 
@@ -253,7 +138,7 @@ describe('the verified email of a custom login', () => {
     // A host's own sign-in (LDAP, a legacy password table…) labelled 'password', for a user whose address nobody proved.
     const b = browser()
     const code = await createAuthorizationCode(fakeEvent({ method: 'POST', url: '/api/legacy-login' }), { sub: 'legacy-7', email: victim }, { provider: 'password', bindToBrowser: false })
-    const { accessToken } = await json<{ accessToken: string }>(await b.send('POST', options.endpoints.tokenPath, { body: { code } }))
+    const { accessToken } = await json<{ accessToken: string }>(await b.send('POST', app.options.endpoints.tokenPath, { body: { code } }))
     const accepted = await b.send('POST', '/auth/invitations/accept', { body: { token }, bearer: accessToken })
     expect(await errorOf(accepted, 403)).toBe('invitation_email_mismatch')
   })
