@@ -16,8 +16,7 @@ import { reserveUnits, retryAfterOf } from '../../server/lib/edge/rate-counter'
 import { tooMany } from '../../server/lib/edge/rate-limit'
 import { randomToken } from '../../server/lib/store/crypto'
 import { hostCookieAttributes, hostCookieName } from '../../server/lib/edge/cookie-path'
-import { readSessionRecord } from '../../server/lib/core/records/refresh-token'
-import { readRefreshCookie } from '../../server/lib/core/session-tokens'
+import { bearerSession } from '../../server/lib/core/session-tokens'
 import { underPath } from '../../shared/paths'
 import { INVITATION_ID, invitationSchema, ORG_RECORDS, TEAM_ID } from './org-records'
 import { grantable, memberOf, membershipOf, orgHook, organizationsAdapter, orgOptions, requireGrantable, requireOrgPermission, requireRole, teamsOf, withOrganization } from './organization-service'
@@ -178,9 +177,8 @@ export async function lookupInvitation(ctx: AuthContext, event: H3Event, input: 
  * cookie's session, which must be the bearer's own (`sid`).
  */
 async function verifiedEmailOf(ctx: AuthContext, event: H3Event, caller: AuthClaims): Promise<string | undefined> {
-  const cookie = readRefreshCookie(event, ctx)
-  const session = cookie ? await readSessionRecord(ctx, cookie) : null
-  if (!session || session.family !== caller.sid || session.userId !== caller.sub) return undefined
+  const session = await bearerSession(event, ctx, caller)
+  if (!session) return undefined
   const email = typeof session.user.email === 'string' ? normalizeEmail(session.user.email) : undefined
   return session.user.emailVerified === true ? email : undefined
 }

@@ -1,13 +1,11 @@
 /** POST `<authPath>/orgs/active`: the session of the bearer (and of the refresh cookie) switches organization. */
 import type { AuthContext } from '../../server/lib/core/context'
 import { requireCaller } from '../../server/lib/core/authenticate'
-import { readSessionRecord } from '../../server/lib/core/records/refresh-token'
-import { mintSessionToken, readRefreshCookie, resolveGlobalClaims } from '../../server/lib/core/session-tokens'
+import { bearerSession, mintSessionToken, resolveGlobalClaims } from '../../server/lib/core/session-tokens'
 import { authError } from '../../server/lib/edge/errors'
 import { guarded } from '../../server/lib/edge/route-contract'
 import { writeActiveOrganization } from './active-organization'
-import { organizationsAdapter } from './organization-service'
-import { ORG_ID } from './org-records'
+import { membershipOf } from './organization-service'
 import { ORGANIZATION_ROUTES } from './organizations-routes'
 
 /**
@@ -16,15 +14,9 @@ import { ORGANIZATION_ROUTES } from './organizations-routes'
  */
 export const switchOrganization = guarded(ORGANIZATION_ROUTES.active, async (ctx: AuthContext, event, { orgId }) => {
   const caller = await requireCaller(event, ctx, 'switch organization')
-  const cookie = readRefreshCookie(event, ctx)
-  const session = cookie ? await readSessionRecord(ctx, cookie) : null
-  if (!session || session.family !== caller.sid || session.userId !== caller.sub) {
-    throw authError('invalid_refresh_token', 'The refresh cookie is not the session of this access token')
-  }
-  if (orgId !== null) {
-    const member = ORG_ID.test(orgId) ? await organizationsAdapter(ctx).getMember(orgId, caller.sub) : null
-    if (!member) throw authError('not_found', 'No such organization')
-  }
+  const session = await bearerSession(event, ctx, caller)
+  if (!session) throw authError('invalid_refresh_token', 'The refresh cookie is not the session of this access token')
+  if (orgId !== null) await membershipOf(ctx, orgId, caller.sub)
   await writeActiveOrganization(ctx, session.family, orgId)
   const claims = await resolveGlobalClaims(ctx, session.user, session.claims)
   const { token, expiresIn } = await mintSessionToken(ctx, session, claims)

@@ -60,6 +60,13 @@ export function clearTossedRefreshCookies(event: H3Event, ctx: AuthContext): voi
   }
 }
 
+/** The stored session of the request's refresh cookie when it is the session of `claims` (the bearer's `sid` and `sub`), else null. */
+export async function bearerSession(event: H3Event, ctx: AuthContext, claims: Pick<AuthClaims, 'sub' | 'sid'>): Promise<RefreshTokenRecord | null> {
+  const cookie = readRefreshCookie(event, ctx)
+  const session = cookie ? await readSessionRecord(ctx, cookie) : null
+  return session && session.family === claims.sid && session.userId === claims.sub ? session : null
+}
+
 /** The session (family) of the request's refresh cookie when it carries a live one. */
 export async function cookieSessionId(event: H3Event, ctx: AuthContext): Promise<string | undefined> {
   const cookie = readRefreshCookie(event, ctx)
