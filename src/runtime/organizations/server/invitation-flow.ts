@@ -19,7 +19,7 @@ import { hostCookieAttributes, hostCookieName } from '../../server/lib/edge/cook
 import { bearerSession } from '../../server/lib/core/session-tokens'
 import { underPath } from '../../shared/paths'
 import { INVITATION_ID, invitationSchema, ORG_RECORDS, TEAM_ID } from './org-records'
-import { grantable, memberOf, membershipOf, orgHook, organizationsAdapter, orgOptions, requireGrantable, requireOrgPermission, requireRole, teamsOf, withOrganization } from './organization-service'
+import { grantable, memberOf, orgHook, organizationsAdapter, orgOptions, requireGrantable, requireOrgPermission, requireRole, teamsOf, withOrganization } from './organization-service'
 
 const invitationRecord = invitationSchema.extend({
   orgId: z.string(),
@@ -213,6 +213,5 @@ export async function acceptInvitation(ctx: AuthContext, event: H3Event, caller:
   })
   deleteCookie(event, hostCookieName(ctx.options, COOKIE), hostCookieAttributes(ctx.options))
   await orgHook(ctx, 'svc:org:memberAdded', { actor: caller, organization, member: { userId: caller.sub, role }, invitation: view(record), event })
-  // The answer is the membership as it is now (a concurrent change may already have moved it).
-  return { organization, role: (await membershipOf(ctx, organization.id, caller.sub).catch(() => null))?.member.role ?? role }
+  return { organization, role }
 }

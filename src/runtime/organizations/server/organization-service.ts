@@ -52,15 +52,10 @@ export async function membershipOf(ctx: AuthContext, orgId: string | undefined, 
   return { organization, member }
 }
 
-/** True when the role `role` grants `permission` in this build's role table. */
-export function roleGrants(ctx: AuthContext, role: string, permission: string): boolean {
-  return rolesGrant(orgOptions(ctx).roles, [role], permission)
-}
-
 /** {@link membershipOf}, then 403 `permission_denied` unless the caller's role grants `permission`. */
 export async function requireOrgPermission(ctx: AuthContext, orgId: string | undefined, caller: AuthClaims, permission: string): Promise<Membership> {
   const membership = await membershipOf(ctx, orgId, caller.sub)
-  if (!roleGrants(ctx, membership.member.role, permission)) throw authError('permission_denied', `Your role may not ${permission.replace(':', ' ')}`)
+  if (!rolesGrant(orgOptions(ctx).roles, [membership.member.role], permission)) throw authError('permission_denied', `Your role may not ${permission.replace(':', ' ')}`)
   return membership
 }
 
