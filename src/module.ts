@@ -12,6 +12,7 @@ import { setupPassword } from './build/password'
 import { setupTwoFactor } from './build/two-factor'
 import { setupPasskey } from './build/passkey'
 import { setupOrganizations } from './build/organizations'
+import { setupAudit } from './build/audit'
 import { setupTesting } from './build/testing'
 import { setupOpenAPI } from './build/openapi'
 import { buildRuntimeConfig, writeRuntimeConfig } from './build/runtime-config'
@@ -26,6 +27,7 @@ export type * from './runtime/oauth/oauth-types'
 export type * from './runtime/passkey/passkey-types'
 export type * from './runtime/password/password-types'
 export type * from './runtime/organizations/org-answer-types'
+export type { AuditEvent, AuditOptions, AuditVerification, ChainedAuditEvent, NewDevicePayload, SecurityEventType } from './runtime/audit/audit-types'
 
 export default defineNuxtModule<ModuleOptionsInput>({
   meta: {
@@ -65,6 +67,7 @@ export default defineNuxtModule<ModuleOptionsInput>({
     setupTwoFactor(setup)
     setupPasskey(setup)
     setupOrganizations(setup)
+    setupAudit(setup)
     checkAccessRules(setup)
     await setupDevtools(setup)
     setupTesting(setup, process.env)

@@ -4,6 +4,7 @@ import { passwordSchema } from '../runtime/password/server/password-options'
 import { passkeySchema } from '../runtime/passkey/server/passkey-options'
 import { twoFactorSchema } from '../runtime/two-factor/server/two-factor-options'
 import { organizationsSchema } from '../runtime/organizations/server/organizations-options'
+import { auditSchema } from '../runtime/audit/server/audit-options'
 
 /**
  * Every option of the module: the core's schema with the features' pieces. The source of the
@@ -13,4 +14,5 @@ export const moduleOptionsSchema = coreOptionsSchema.extend({
   providers: providersSchema.extend({ password: passwordSchema.optional(), passkey: passkeySchema.optional() }).prefault({}),
   twoFactor: twoFactorSchema,
   organizations: organizationsSchema.optional(),
+  audit: auditSchema.optional(),
 })

@@ -2,6 +2,7 @@ import { defu } from 'defu'
 import { isPasswordEnabled, resolvePasswordOptions } from '../runtime/password/server/password-options'
 import { isPasskeyEnabled, resolvePasskeyOptions } from '../runtime/passkey/server/passkey-options'
 import { isOrganizationsEnabled, organizationsSchema } from '../runtime/organizations/server/organizations-options'
+import { auditSchema, isAuditEnabled } from '../runtime/audit/server/audit-options'
 import { isMockEnabled, MOCK_DEFAULTS } from '../runtime/oauth/server/mock-preset'
 import { BUILT_IN_OAUTH_PROVIDERS, customProviders, presetOf } from '../runtime/oauth/server/provider-registry'
 import type { ModuleOptions, PublicAuthConfig } from '../runtime/types/options'
@@ -57,19 +58,22 @@ export function publicProviderNames(names: string[], options: Pick<ModuleOptions
 }
 
 /**
- * `organizations` for the private runtime config with every default written (Nitro overrides only
- * existing keys), when it is on and valid; as given otherwise (the build's checks report a mistake).
+ * `organizations` and `audit` for the private runtime config with every default written (Nitro overrides only
+ * existing keys: `NUXT_SVC_AUTH_AUDIT_SECRET`), each when it is on and valid; as given otherwise (the build's
+ * checks report a mistake).
  */
-export function runtimeOrganizations(options: Pick<ModuleOptions, 'organizations'>): Pick<ModuleOptions, 'organizations'> {
-  if (!isOrganizationsEnabled(options)) return {}
-  return { organizations: organizationsSchema.safeParse(options.organizations).data ?? options.organizations }
+export function runtimeFeatureOptions(options: Pick<ModuleOptions, 'organizations' | 'audit'>): Pick<ModuleOptions, 'organizations' | 'audit'> {
+  return {
+    ...(isOrganizationsEnabled(options) ? { organizations: organizationsSchema.safeParse(options.organizations).data ?? options.organizations } : {}),
+    ...(isAuditEnabled(options) ? { audit: auditSchema.safeParse(options.audit).data ?? options.audit } : {}),
+  }
 }
 
 /** The module's runtime config: the private part with every overridable key, and the public part. */
 export function buildRuntimeConfig(options: ModuleOptions, { dev }: { dev: boolean }): AuthRuntimeConfig {
   const publicConfig = toPublicConfig(options)
   return {
-    private: { ...options, providers: runtimeProviders(options.providers), ...runtimeOrganizations(options) },
+    private: { ...options, providers: runtimeProviders(options.providers), ...runtimeFeatureOptions(options) },
     public: {
       ...publicConfig,
       providers: publicProviderNames(publicConfig.providers, options, dev),

@@ -2,7 +2,7 @@ import { applyEnv } from 'nitropack/runtime/internal/utils.env'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { oauthHandlerExports, oauthHandlersDeclarations, oauthHandlersModule, oauthRoutes } from '../../src/build/oauth'
 import { defaultOptions, resolveOptions } from '../../src/build/resolve-options'
-import { buildRuntimeConfig, publicProviderNames, runtimeOrganizations, runtimeProviders, writeRuntimeConfig } from '../../src/build/runtime-config'
+import { buildRuntimeConfig, publicProviderNames, runtimeFeatureOptions, runtimeProviders, writeRuntimeConfig } from '../../src/build/runtime-config'
 import { organizationsSchema } from '../../src/runtime/organizations/server/organizations-options'
 import { runtimeEnvName } from '../../src/runtime/oauth/server/env-name'
 import { OAUTH_PRESETS } from '../../src/runtime/oauth/server/preset-table'
@@ -195,7 +195,7 @@ describe('buildRuntimeConfig: public part, mock and password', () => {
     expect(organizationsSchema.parse(applied.organizations)).toMatchObject({ maxOrganizationsPerUser: 0, invitationTTL: 7200, invitationsPerInviter: 50 })
     expect(buildRuntimeConfig(resolveOptions({ token: { secret: SECRET } }, true), { dev: false }).private.organizations).toBeUndefined()
     // A mistake is kept as given, for the build's checks to report.
-    expect(runtimeOrganizations({ organizations: { creatorRole: 'nobody' } })).toEqual({ organizations: { creatorRole: 'nobody' } })
+    expect(runtimeFeatureOptions({ organizations: { creatorRole: 'nobody' } })).toEqual({ organizations: { creatorRole: 'nobody' } })
   })
 
   it('runtimeProviders leaves what is not configured out', () => {

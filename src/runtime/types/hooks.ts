@@ -3,6 +3,7 @@ import type { H3Event } from 'h3'
 import type { AuthClaims, AuthUser, ProviderTokens } from './identity'
 import type { PasskeyInfo } from '../passkey/passkey-types'
 import type { Organization, OrganizationInvitation, Team } from '../organizations/organization-types'
+import type { AuditEvent, NewDevicePayload } from '../audit/audit-types'
 
 /** Payload of the `onUserInfo` handlers and of the `svc:userInfo` and `svc:success` hooks: one login. */
 export interface UserInfoPayload {
@@ -216,4 +217,8 @@ export interface SvcAuthHooks {
   'svc:org:teamMemberUpdated': (payload: OrganizationChangePayload) => void | Promise<void>
   /** A member left a team or was removed from it. Organization hooks are audit points (errors logged only); see {@link OrganizationChangePayload}. */
   'svc:org:teamMemberRemoved': (payload: OrganizationChangePayload) => void | Promise<void>
+  /** Every event of the audit log (`svcAuth.audit`), once stored: forward it to a SIEM. An error is logged and counted, never fails the request. */
+  'svc:audit': (event: AuditEvent) => void | Promise<void>
+  /** A login from a browser family and network that none of the user's live sessions has (`svcAuth.audit`): email "new sign-in". Errors logged only. */
+  'svc:login:newDevice': (payload: NewDevicePayload) => void | Promise<void>
 }

@@ -4,7 +4,9 @@ import type { AuthClaims, AuthUser, ProviderTokens } from './identity'
 import type { UserInfoPayload } from './hooks'
 import type { PasskeyHandlers } from '../passkey/passkey-types'
 import type { OrganizationsHandlers } from '../organizations/organization-types'
+import type { AuditHandlers } from '../audit/audit-types'
 
+export type { AuditHandlers } from '../audit/audit-types'
 export type { InvitationMessage, Organization, OrganizationInvitation, OrganizationMember, OrganizationsAdapter, OrganizationsHandlers, ResolveRolesInput, Team, UserOrganization } from '../organizations/organization-types'
 export type { PasskeyCredential, PasskeyHandlerContext, PasskeyHandlers, PasskeyInfo, PasskeyTransport } from '../passkey/passkey-types'
 
@@ -173,4 +175,6 @@ export interface AuthHandlers {
   passkey?: PasskeyHandlers
   /** Handlers of organizations (`svcAuth.organizations`). */
   organizations?: OrganizationsHandlers
+  /** Handlers of the audit log (`svcAuth.audit`). */
+  audit?: AuditHandlers
 }

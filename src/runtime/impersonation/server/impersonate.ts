@@ -12,7 +12,7 @@ import { liveSessionOf } from '../../server/lib/core/recent-login'
 import { removeImpersonation, saveImpersonation, takeImpersonation } from './impersonation-record'
 import { continueSession, discardRefreshToken, issueRefreshToken, readRefreshToken, refreshLifetime, revokeFamily } from '../../server/lib/core/records/refresh-token'
 import { mintSessionToken, readRefreshCookie, setRefreshCookie, withoutFeatureClaims } from '../../server/lib/core/session-tokens'
-import { describeClient } from '../../server/lib/core/session-list'
+import { describeClient } from '../../server/lib/edge/client-description'
 import { asSubject, hostSubjectOf } from '../../server/lib/core/subject'
 
 /** Claims that describe identity or the token itself, not custom data. */

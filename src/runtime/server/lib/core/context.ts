@@ -8,6 +8,7 @@ import { createStoreBackend, type StoreBackend } from '../store'
 import { serverEnv } from '../store/upstash-connection'
 import { createRecordStore } from '../store/record-store'
 import { createRevocationList, type RevocationList } from './revocation'
+import type { SecurityEventDraft } from './security-event'
 import { stringList } from '../config/string-list'
 import { createTokenService, type TokenService } from './tokens'
 import { formatValidationErrors, hostPrefixAdvice, validateOptions } from '../config/validate-options'
@@ -32,6 +33,8 @@ export interface AuthContext extends EdgeContext {
   deployTarget?: RuntimeTarget
   /** The optional features this build has on ({@link AuthFeature}). */
   features: readonly AuthFeature[]
+  /** The storage under the record store, for a feature that keeps its own structure there (the audit log). */
+  backend: StoreBackend
   dispose(): Promise<void>
 }
 
@@ -76,6 +79,10 @@ export interface AuthFeature {
   sessionClaims?: (ctx: AuthContext, session: { userId: string, sid: string }) => Promise<CustomClaims>
   /** True when the feature marks users' claims stale (`markClaimsStale`) with these options: the revocation list exists even with `sessions.revokeAccessTokens` off. */
   marksClaimsStale?: (options: Parsed<ModuleOptions>) => boolean
+  /** Records a security event ({@link securityEvent}); its errors are logged and never fail the request. */
+  recordEvent?: (ctx: AuthContext, event: SecurityEventDraft) => Promise<void>
+  /** Releases what the feature holds for this context (connections, timers), when the context is disposed. */
+  dispose?: (ctx: AuthContext) => Promise<void>
 }
 
 export type HookCaller = <K extends keyof SvcAuthHooks>(name: K, payload: Parameters<SvcAuthHooks[K]>[0]) => Promise<void>
@@ -150,7 +157,7 @@ export async function createAuthContext(input: ModuleOptions, { dev = false, cal
     }
   }
 
-  return {
+  const ctx: AuthContext = {
     options,
     tokens,
     store,
@@ -162,11 +169,14 @@ export async function createAuthContext(input: ModuleOptions, { dev = false, cal
     revocations,
     deployTarget,
     features,
+    backend,
     async dispose() {
+      for (const feature of features) await feature.dispose?.(ctx).catch((error: unknown) => logger.warn(`Closing ${feature.name} failed`, error))
       await revocations?.dispose()
       await backend.dispose()
     },
   }
+  return ctx
 }
 
 /** Margin over the longest access token: clock tolerance, and a refresh under way at the revocation. */

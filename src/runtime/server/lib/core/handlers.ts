@@ -51,6 +51,7 @@ export function defineAuthHandlers(handlers: AuthHandlers): AuthHandlers {
     twoFactor: { ...raw.twoFactor, ...handlers.twoFactor },
     passkey: { ...raw.passkey, ...handlers.passkey },
     organizations: { ...raw.organizations, ...handlers.organizations },
+    audit: { ...raw.audit, ...handlers.audit },
   }
   registry = canonical(raw)
   return raw

@@ -1,0 +1,78 @@
+/**
+ * What happens to a security event when the audit log is on: one event per aggregate window, chained and
+ * stored, indexed under its users, then the sinks (`svc:audit`, standard output). Sinks never fail a request.
+ */
+import type { AuditEvent, ResolvedAuditOptions } from '../audit-types'
+import type { AuthContext } from '../../server/lib/core/context'
+import type { SecurityEventDraft } from '../../server/lib/core/security-event'
+import { randomToken } from '../../server/lib/store/crypto'
+import { recordTypes } from '../../server/lib/store/record-types'
+import { oncePer } from '../../shared/values'
+import { createAuditLog, type AuditLog, type AuditStorage } from './audit-log'
+import { chainKeys } from './audit-chain'
+import { MEMORY_MAX_EVENTS } from './audit-options'
+
+/** The audit log's records in the module's store (the log itself lives beside them, see storage/). */
+export const AUDIT_RECORDS = recordTypes({
+  /** The first event of an aggregate window (rate limits, refusals): later ones in the window are not recorded. */
+  auditOnce: 'audit-once',
+})
+
+/** The audit options of a context where the feature is on (parsed at start-up). */
+export function auditOptions(ctx: Pick<AuthContext, 'options'>): ResolvedAuditOptions {
+  return ctx.options.audit as ResolvedAuditOptions
+}
+
+/** The storage of the context's driver, loaded only when chosen. */
+async function storageOf(ctx: AuthContext, options: ResolvedAuditOptions): Promise<AuditStorage> {
+  const driver = ctx.backend.driver
+  switch (driver) {
+    case 'memory':
+      return (await import('./storage/memory')).createMemoryAuditStorage(Math.min(options.maxEvents, MEMORY_MAX_EVENTS))
+    default:
+      throw new Error(`The audit log does not support the ${driver} store yet`)
+  }
+}
+
+/** The audit log of a context, created on first use. */
+export const auditLogOf = oncePer((ctx: AuthContext): Promise<AuditLog> => {
+  const options = auditOptions(ctx)
+  const keys = chainKeys(options, { secret: ctx.options.token.secret, previousSecrets: ctx.options.token.previousSecrets ?? [] })
+  return storageOf(ctx, options).then(storage => createAuditLog(storage, keys, { retentionSeconds: options.retention, maxEvents: options.maxEvents }))
+})
+
+/** Failures of the sinks since start (`svc:audit` hooks and standard output): logged, counted, never thrown. */
+export const sinkFailures = { count: 0 }
+
+/** The event a draft becomes once recorded. */
+export function auditEventOf(draft: SecurityEventDraft): AuditEvent {
+  const { event: _request, aggregate: _aggregate, at, ...fields } = draft
+  return { id: `evt_${randomToken(16)}`, at: new Date(at).toISOString(), ...fields }
+}
+
+/** Records one security event (the audit feature's `recordEvent`). */
+export async function recordAuditEvent(ctx: AuthContext, draft: SecurityEventDraft): Promise<void> {
+  const options = auditOptions(ctx)
+  if (draft.type === 'session.refreshed' && !options.refreshes) return
+  if (draft.aggregate) {
+    const { key, seconds } = draft.aggregate
+    const first = await ctx.store.writeIfAbsent(ctx.store.key(AUDIT_RECORDS.auditOnce, `${draft.type}\0${key}`), 1, seconds)
+    if (!first) return
+  }
+  const log = await auditLogOf(ctx)
+  const [stored] = await log.append([auditEventOf(draft)])
+  const { seq: _seq, prev: _prev, kid: _kid, mac: _mac, ...event } = stored!
+  if (options.stdout) {
+    try {
+      process.stdout.write(`${JSON.stringify({ svcAuthAudit: event })}\n`)
+    }
+    catch (error) {
+      sinkFailures.count++
+      ctx.logger.error('Writing an audit event to standard output failed', error)
+    }
+  }
+  await ctx.callHook('svc:audit', event).catch((error: unknown) => {
+    sinkFailures.count++
+    ctx.logger.error('The svc:audit hook failed (ignored)', error)
+  })
+}

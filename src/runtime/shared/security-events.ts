@@ -1,0 +1,56 @@
+/**
+ * Every security event the module records (the `type` of an audit event), with what it means. One list for the
+ * server, the log, the admin page and docs/audit.md (test/unit/audit-docs.test.ts keeps the table in step).
+ */
+export const SECURITY_EVENTS = {
+  'login': 'A login: `success` when its session starts (the code was exchanged), `failure` when a first or second factor was refused. Details: `provider`, `secondFactor` (`code`, `recovery_code`), `reason` of a failure.',
+  'logout': 'A session ended by its own logout.',
+  'session.revoked': 'A session ended for another `reason`: `user` (from the sessions list), `host` (`revokeUserSession(s)`), `password_reset`, `password_change`, `two_factor_change`, `refresh_token_reused`.',
+  'refresh.reused': 'A refresh token that was rotated already came back: theft suspected, its session is revoked (`failure`).',
+  'session.refreshed': 'A session\'s tokens were refreshed (recorded only with `audit.refreshes`).',
+  'code.refused': 'An authorization code was refused at the exchange: unknown, expired, or of another browser (`failure`, `reason`).',
+  'password.changed': 'A logged-in user changed their password (`success`), or gave a wrong current password (`failure`).',
+  'password.reset_requested': 'A password reset code was asked for (the answer never says whether the account exists).',
+  'password.reset': 'A password was set with a reset code; the account\'s other sessions end.',
+  'rate_limited': 'Requests refused by a rate limit (`rule`): one event per rule and client each 5 minutes, not one per request.',
+  'lockout': 'Too many wrong codes: the code, the login or the budget is spent (`reason`, `stage`).',
+  'request.refused': 'A request the module refused for what it is, not who sent it (`reason`: `cross_origin`, `frame`, `redirect`): one event per reason and client each 5 minutes.',
+  'impersonation.started': 'An administrator (`actor`) began to act as another user (`subject`); `details.reason` is the reason given.',
+  'impersonation.ended': 'An impersonation ended; the administrator has their own session back.',
+  'passkey.registered': 'A passkey was added to the account.',
+  'passkey.deleted': 'A passkey was removed from the account.',
+  'passkey.refused': 'A passkey was refused at registration (`reason`).',
+  'two_factor.enrolled': 'Two-factor authentication was turned on (`during`: `settings` or `login`).',
+  'two_factor.disabled': 'Two-factor authentication was turned off (`method` that proved it).',
+  'two_factor.recovery_codes_regenerated': 'New recovery codes were made; the old ones no longer work.',
+  'two_factor.recovery_code_used': 'A recovery code was used (`remaining`).',
+  'org.created': 'An organization was created.',
+  'org.updated': 'An organization was renamed or got a new slug.',
+  'org.deleted': 'An organization was deleted with its members, teams and invitations.',
+  'org.member_added': 'A member joined (`role`; by invitation or by its creation).',
+  'org.member_updated': 'A member\'s role changed (`role`, `previousRole`).',
+  'org.member_removed': 'A member left or was removed.',
+  'org.invitation_created': 'An invitation was sent (`role`).',
+  'org.invitation_revoked': 'An invitation was revoked.',
+  'org.invitation_refused': 'An invitation was refused: sent to another, or an unverified, address (`failure`).',
+  'org.team_created': 'A team was created.',
+  'org.team_deleted': 'A team was deleted.',
+  'org.team_member_updated': 'A member was added to a team, or their team role changed.',
+  'org.team_member_removed': 'A member was removed from a team.',
+  'key.previous_used': 'A token or record was opened with a previous key (`key`): a rotation is under way. One event per key each hour.',
+  'test_login': 'A login through the test-login endpoint (development and tests only).',
+} as const
+
+/** The type of a security event ({@link SECURITY_EVENTS}). */
+export type SecurityEventType = keyof typeof SECURITY_EVENTS
+
+/** Whether an event reports something that happened (`success`) or something refused (`failure`). */
+export type AuditOutcome = 'success' | 'failure'
+
+/** A detail of an event: never a token, code, password, secret or full address. */
+export type AuditDetail = string | number | boolean | null
+
+/** True for a type of {@link SECURITY_EVENTS}. */
+export function isSecurityEventType(value: unknown): value is SecurityEventType {
+  return typeof value === 'string' && Object.hasOwn(SECURITY_EVENTS, value)
+}
