@@ -13,7 +13,7 @@ export const auditSchema = z.object({
   maxEvents: int(100, 'must be a whole number from 100 to 100000000.', 100_000_000).default(1_000_000),
   stdout: bool.default(false),
   refreshes: bool.default(false),
-  adminPage: z.union([z.literal(false), relativePath('/admin/security', 'must be a path starting with \'/\', or false')]).default(false),
+  adminPage: z.union([z.literal(false), relativePath('/admin/security', 'must be a path starting with \'/\', or false')]).meta({ type: 'path or `false`' }).default(false),
 }, { error: 'must be an object.' })
 
 export type AuditOptionsChecked = Checked<SameType<z.output<typeof auditSchema>, ResolvedAuditOptions>>
