@@ -5,9 +5,9 @@
 import type { H3Event } from 'h3'
 import type { Duration } from '../types/time-span'
 import type { AuthClaims } from '../types/identity'
-import type { AuditDetail, AuditOutcome, SecurityEventType } from '../shared/security-events'
+import type { AuditDetail, AuditOutcome, SecurityEventType } from '../shared/event-catalog'
 
-export type { AuditDetail, AuditOutcome, SecurityEventType } from '../shared/security-events'
+export type { AuditDetail, AuditOutcome, SecurityEventType } from '../shared/event-catalog'
 
 export interface AuditOptions {
   /**

@@ -3,8 +3,7 @@
  * stored, indexed under its users, then the sinks (`svc:audit`, standard output). Sinks never fail a request.
  */
 import type { AuditEvent, ResolvedAuditOptions } from '../audit-types'
-import type { AuthContext } from '../../server/lib/core/context'
-import type { SecurityEventDraft } from '../../server/lib/core/security-event'
+import type { AuthContext, SecurityEventDraft } from '../../server/lib/core/context'
 import { randomToken } from '../../server/lib/store/crypto'
 import { recordTypes } from '../../server/lib/store/record-types'
 import { oncePer } from '../../shared/values'
@@ -28,7 +27,7 @@ async function storageOf(ctx: AuthContext, options: ResolvedAuditOptions): Promi
   const driver = ctx.backend.driver
   switch (driver) {
     case 'memory':
-      return (await import('./storage/memory')).createMemoryAuditStorage(Math.min(options.maxEvents, MEMORY_MAX_EVENTS))
+      return (await import('./audit-memory')).createMemoryAuditStorage(Math.min(options.maxEvents, MEMORY_MAX_EVENTS))
     default:
       throw new Error(`The audit log does not support the ${driver} store yet`)
   }

@@ -8,7 +8,7 @@ import { createStoreBackend, type StoreBackend } from '../store'
 import { serverEnv } from '../store/upstash-connection'
 import { createRecordStore } from '../store/record-store'
 import { createRevocationList, type RevocationList } from './revocation'
-import type { SecurityEventDraft } from './security-event'
+import type { AuditDetail, AuditOutcome, SecurityEventType } from '../../../shared/event-catalog'
 import { stringList } from '../config/string-list'
 import { createTokenService, type TokenService } from './tokens'
 import { formatValidationErrors, hostPrefixAdvice, validateOptions } from '../config/validate-options'
@@ -83,6 +83,24 @@ export interface AuthFeature {
   recordEvent?: (ctx: AuthContext, event: SecurityEventDraft) => Promise<void>
   /** Releases what the feature holds for this context (connections, timers), when the context is disposed. */
   dispose?: (ctx: AuthContext) => Promise<void>
+}
+
+/** A security event as the features that record events receive it (no id or chain yet). */
+export interface SecurityEventDraft {
+  type: SecurityEventType
+  outcome: AuditOutcome
+  /** Epoch ms. */
+  at: number
+  actor: string | null
+  subject: string | null
+  impersonator?: string
+  organization?: string
+  session?: string
+  client: { family: string | null, addressPrefix: string | null }
+  details: Record<string, AuditDetail>
+  aggregate?: { key: string, seconds: number }
+  /** The request it happened in (for hooks); undefined for events outside a request. */
+  event?: H3Event
 }
 
 export type HookCaller = <K extends keyof SvcAuthHooks>(name: K, payload: Parameters<SvcAuthHooks[K]>[0]) => Promise<void>

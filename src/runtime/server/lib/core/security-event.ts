@@ -1,13 +1,13 @@
 /**
  * The one way the module reports a security event: logged with `logging.security`, and handed to the features
- * that record events (the audit log). Types and their meaning: shared/security-events.ts.
+ * that record events (the audit log). Types and their meaning: shared/event-catalog.ts.
  */
 import type { H3Event } from 'h3'
 import type { AuthClaims } from '../../../types/auth'
-import type { AuditDetail, AuditOutcome, SecurityEventType } from '../../../shared/security-events'
+import type { AuditDetail, AuditOutcome, SecurityEventType } from '../../../shared/event-catalog'
 import { originalUserOf } from '../../../shared/original-user'
 import { describeClient } from '../edge/client-description'
-import type { AuthContext } from './context'
+import type { AuthContext, SecurityEventDraft } from './context'
 
 /** What the code that saw an event knows of it; {@link securityEvent} adds the client, the time and the caller's fields. */
 export interface SecurityEventInput {
@@ -30,24 +30,6 @@ export interface SecurityEventInput {
    * is hashed before it is stored, so it may hold an address or an email.
    */
   aggregate?: { key: string, seconds: number }
-}
-
-/** A security event as the features that record events receive it (no id or chain yet). */
-export interface SecurityEventDraft {
-  type: SecurityEventType
-  outcome: AuditOutcome
-  /** Epoch ms. */
-  at: number
-  actor: string | null
-  subject: string | null
-  impersonator?: string
-  organization?: string
-  session?: string
-  client: { family: string | null, addressPrefix: string | null }
-  details: Record<string, AuditDetail>
-  aggregate?: { key: string, seconds: number }
-  /** The request it happened in (for hooks); undefined for events outside a request. */
-  event?: H3Event
 }
 
 /** The fields of `input` with the caller's filled in and undefined details dropped. */

@@ -1,6 +1,6 @@
 /** The audit log of the memory store: a bounded ring of lines in this process (development and tests). */
-import type { AuditStorage } from '../audit-log'
-import type { ChainHead } from '../audit-chain'
+import type { AuditStorage } from './audit-log'
+import type { ChainHead } from './audit-chain'
 
 interface Entry {
   seq: number
