@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
-import { BASIC, ensureBuilt, ORG_ACCESS, PASSWORD } from './lib/fixtures.mjs'
+import { BASIC, ensureBuilt, ORG_ACCESS, PASSWORD, PASSWORD_AUDIT } from './lib/fixtures.mjs'
 import { cleanupAll, installCleanup, log, ROOT } from './lib/processes.mjs'
 import { openRedis } from './lib/redis.mjs'
 import { goalTable, machineLines, writeDoc } from './lib/report.mjs'
@@ -47,6 +47,7 @@ const SECTIONS = [
   { name: 'memory', file: 'memory.mjs', fixtures: [BASIC] },
   { name: 'client-size', file: 'client-size.mjs', external: true, title: 'Client JS the module adds', fixtures: [] },
   { name: 'orgs', file: 'orgs.mjs', fixtures: [ORG_ACCESS] },
+  { name: 'audit', file: 'audit.mjs', fixtures: [PASSWORD, PASSWORD_AUDIT] },
   { name: 'profile', file: 'profile.mjs', optional: true, fixtures: [BASIC] },
 ]
 

@@ -7,17 +7,19 @@ import { join } from 'node:path'
 import { buildNuxt, ROOT } from './processes.mjs'
 import { REDIS } from './redis.mjs'
 
-const fixture = name => ({ dir: join(ROOT, 'test/fixtures', name), entry: join(ROOT, 'test/fixtures', name, '.output/server/index.mjs') })
+const fixture = (name, { output = '.output', env = {} } = {}) => ({ dir: join(ROOT, 'test/fixtures', name), entry: join(ROOT, 'test/fixtures', name, output, 'server/index.mjs'), env })
 
 export const BASIC = fixture('basic')
 export const PASSWORD = fixture('password')
+/** The password fixture with `audit: {}`, built into `.output-audit` (the audit section). */
+export const PASSWORD_AUDIT = fixture('password', { output: '.output-audit', env: { SVC_FIXTURE_AUDIT: '1' } })
 /** Organizations on: a permission route rule beside `auth: true` (the routes section). */
 export const ORG_ACCESS = fixture('org-access')
 
 /** Builds each fixture whose `.output` is missing, or every one with `force`. */
 export async function ensureBuilt(fixtures, force) {
-  for (const { dir, entry } of fixtures) {
-    if (force || !existsSync(entry)) await buildNuxt(dir)
+  for (const { dir, entry, env } of fixtures) {
+    if (force || !existsSync(entry)) await buildNuxt(dir, env)
   }
 }
 

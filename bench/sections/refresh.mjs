@@ -37,7 +37,7 @@ const ENV = {
  * `clients` sessions refreshed in closed loops for `seconds`, each refresh sending the cookie of
  * the previous answer of its session. Any failed refresh aborts the run.
  */
-async function refreshLoops(agent, port, sessions, seconds) {
+export async function refreshLoops(agent, port, sessions, seconds) {
   const latencies = []
   let ok = 0
   let failure
