@@ -78,30 +78,38 @@ export type VerifiableEntry = { line: string } | { torn: true }
 /**
  * Checks stored entries, oldest first: each MAC under its key, each `prev` against the MAC before it, `seq`
  * one more than the one before. The first event may link to one trimmed or before `since`: its own MAC is
- * checked, its link is not. Stops at the first problem.
+ * checked, its link is not. Stops at the first problem. An event that skips seqs is a gap, unless the next
+ * entry is one it skipped: then the two were swapped (`reordered`).
  */
 export async function verifyEntries(keys: readonly ChainKey[], entries: AsyncIterable<VerifiableEntry>): Promise<AuditVerification> {
+  type Reason = NonNullable<AuditVerification['problem']>['reason']
   const byKid = new Map(keys.map(key => [key.kid, key]))
   let checked = 0
   let last: ChainedAuditEvent | undefined
+  /** An event after a skip in `seq` (`last` is the event before it): judged by the entry after it. */
+  let skipping: ChainedAuditEvent | undefined
+  const problem = (event: ChainedAuditEvent, reason: Reason): AuditVerification => ({ ok: false, checked, problem: { seq: event.seq, id: event.id, reason } })
   for await (const entry of entries) {
+    const event = 'line' in entry ? parseChainedEvent(entry.line) : undefined
+    if (skipping) return problem(skipping, event && event.seq > last!.seq && event.seq < skipping.seq ? 'reordered' : 'gap')
     if ('torn' in entry) return { ok: true, checked, tornTail: true }
-    const event = parseChainedEvent(entry.line)
     if (!event) return { ok: false, checked, problem: { seq: last ? last.seq + 1 : 0, reason: 'unreadable' } }
     const key = byKid.get(event.kid)
-    const problem = (reason: NonNullable<AuditVerification['problem']>['reason']): AuditVerification => ({ ok: false, checked, problem: { seq: event.seq, id: event.id, reason } })
-    if (!key) return problem('unknown_key')
+    if (!key) return problem(event, 'unknown_key')
     const { prev, kid: _kid, mac, ...fields } = event
-    if (!safeEqual(macOf(key, prev, fields), mac)) return problem('edited')
+    if (!safeEqual(macOf(key, prev, fields), mac)) return problem(event, 'edited')
     if (last) {
-      if (event.seq <= last.seq) return problem('reordered')
-      if (event.seq !== last.seq + 1) return problem('gap')
-      if (!safeEqual(prev, last.mac)) return problem('edited')
+      if (event.seq <= last.seq) return problem(event, 'reordered')
+      if (event.seq !== last.seq + 1) {
+        skipping = event
+        continue
+      }
+      if (!safeEqual(prev, last.mac)) return problem(event, 'edited')
     }
     last = event
     checked++
   }
-  return { ok: true, checked }
+  return skipping ? problem(skipping, 'gap') : { ok: true, checked }
 }
 
 /** The public event of a chained one (what the routes answer). */

@@ -9,6 +9,14 @@ interface Entry {
   line: string
 }
 
+/** A page's cursor: a `seq`. */
+const CURSOR = /^\d{1,16}$/
+
+function parseCursor(cursor: string): number {
+  if (typeof cursor !== 'string' || !CURSOR.test(cursor)) throw new TypeError('Invalid audit log cursor')
+  return Number(cursor)
+}
+
 /** A ring of at most `capacity` lines; the cursor of a page is a `seq`. */
 export function createMemoryAuditStorage(capacity: number): AuditStorage {
   let entries: Entry[] = []
@@ -32,14 +40,14 @@ export function createMemoryAuditStorage(capacity: number): AuditStorage {
     },
 
     async newest(cursor, count) {
-      const before = cursor === undefined ? Number.POSITIVE_INFINITY : Number(cursor)
+      const before = cursor === undefined ? Number.POSITIVE_INFINITY : parseCursor(cursor)
       const older = entries.filter(entry => entry.seq < before)
       const page = older.slice(-count).reverse()
       return { lines: page.map(entry => entry.line), next: older.length > count ? String(page.at(-1)!.seq) : undefined }
     },
 
     async oldest(since, cursor, count) {
-      const after = cursor === undefined ? 0 : Number(cursor)
+      const after = cursor === undefined ? 0 : parseCursor(cursor)
       const newer = entries.filter(entry => entry.seq > after && entry.at >= since)
       const page = newer.slice(0, count)
       return { entries: page.map(entry => ({ line: entry.line })), next: newer.length > count ? String(page.at(-1)!.seq) : undefined }

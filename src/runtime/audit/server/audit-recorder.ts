@@ -5,6 +5,7 @@
 import type { AuditEvent, ResolvedAuditOptions } from '../audit-types'
 import type { AuthContext, SecurityEventDraft } from '../../server/lib/core/context'
 import { randomToken } from '../../server/lib/store/crypto'
+import type { StoreBackend } from '../../server/lib/store/types'
 import { recordTypes } from '../../server/lib/store/record-types'
 import { oncePer } from '../../shared/values'
 import { createAuditLog, type AuditLog, type AuditStorage } from './audit-log'
@@ -22,14 +23,24 @@ export function auditOptions(ctx: Pick<AuthContext, 'options'>): ResolvedAuditOp
   return ctx.options.audit as ResolvedAuditOptions
 }
 
-/** The storage of the context's driver, loaded only when chosen. */
-async function storageOf(ctx: AuthContext, options: ResolvedAuditOptions): Promise<AuditStorage> {
-  const driver = ctx.backend.driver
+/**
+ * Where the log lives on a store backend (beside the records under `prefix`), loaded only for its driver:
+ * runtimes without a file system never load the fs code.
+ */
+export async function createAuditStorage(backend: StoreBackend, prefix: string, maxEvents: number): Promise<AuditStorage> {
+  const { driver, directory, scripts } = backend
   switch (driver) {
     case 'memory':
-      return (await import('./audit-memory')).createMemoryAuditStorage(Math.min(options.maxEvents, MEMORY_MAX_EVENTS))
+      return (await import('./audit-memory')).createMemoryAuditStorage(Math.min(maxEvents, MEMORY_MAX_EVENTS))
+    case 'fs':
+      if (!directory) throw new Error('The fs store gives no directory for the audit log')
+      return (await import('./audit-fs')).createFsAuditStorage(directory, prefix)
+    case 'redis':
+    case 'upstash':
+      if (!scripts) throw new Error(`The ${driver} store gives no scripts for the audit log`)
+      return (await import('./audit-redis')).createRedisAuditStorage(scripts, prefix, maxEvents)
     default:
-      throw new Error(`The audit log does not support the ${driver} store yet`)
+      throw new Error(`The audit log does not support the ${String(driver)} store`)
   }
 }
 
@@ -37,7 +48,7 @@ async function storageOf(ctx: AuthContext, options: ResolvedAuditOptions): Promi
 export const auditLogOf = oncePer((ctx: AuthContext): Promise<AuditLog> => {
   const options = auditOptions(ctx)
   const keys = chainKeys(options, { secret: ctx.options.token.secret, previousSecrets: ctx.options.token.previousSecrets ?? [] })
-  return storageOf(ctx, options).then(storage => createAuditLog(storage, keys, { retentionSeconds: options.retention, maxEvents: options.maxEvents }))
+  return createAuditStorage(ctx.backend, ctx.options.tokenRefresh.storage.prefix, options.maxEvents).then(storage => createAuditLog(storage, keys, { retentionSeconds: options.retention, maxEvents: options.maxEvents }))
 })
 
 /** Failures of the sinks since start (`svc:audit` hooks and standard output): logged, counted, never thrown. */

@@ -2,7 +2,7 @@ import fs, { promises as fsp } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { defineDriver } from 'unstorage'
 import { claimAndRead, createUnlessLive, type AfterCreate } from './fs-exclusive'
-import { DRIVER_NAME, driverError, hasCode, isTempFileName, keySegments, keyToPath, readText, removeStaleTempFiles, walkFiles, writeAtomic } from './fs-files'
+import { DRIVER_NAME, driverError, hasCode, isLogFileName, isTempFileName, keySegments, keyToPath, readText, removeStaleTempFiles, walkFiles, writeAtomic } from './fs-files'
 
 /** Options of {@link fsAtomicDriver}. */
 export interface FsAtomicDriverOptions {
@@ -67,7 +67,7 @@ export const fsAtomicDriver = defineDriver<FsAtomicDriverOptions, FsAtomicInstan
     async getKeys(base) {
       const prefix = keySegments(base ?? '')
       const files = await walkFiles(dirOf(base), prefix, [])
-      return files.filter(file => !isTempFileName(file.name)).map(file => file.segments.join(':'))
+      return files.filter(file => !isTempFileName(file.name) && !isLogFileName(file.name)).map(file => file.segments.join(':'))
     },
     async clear(base) {
       const dir = dirOf(base)

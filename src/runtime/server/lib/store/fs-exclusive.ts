@@ -108,7 +108,7 @@ async function breakStaleLock(lock: string, stale: Pick<fs.Stats, 'ino' | 'mtime
 }
 
 /** Run `fn` holding the O_EXCL lock file of `path` (named like a temp file: hidden, swept), or resolve `busy`. */
-async function withFileLock<T>(path: string, busy: T, fn: () => Promise<T>): Promise<T> {
+export async function withFileLock<T>(path: string, busy: T, fn: () => Promise<T>): Promise<T> {
   const lock = join(dirname(path), `.${basename(path)}.${'0'.repeat(32)}.tmp`)
   let handle: Awaited<ReturnType<typeof fsp.open>> | undefined
   for (let attempt = 0; attempt < 2 && !handle; attempt++) {
@@ -134,6 +134,22 @@ async function withFileLock<T>(path: string, busy: T, fn: () => Promise<T>): Pro
   }
   finally {
     await fsp.rm(lock, { force: true })
+  }
+}
+
+const BUSY = Symbol('busy')
+
+/**
+ * Run `fn` holding the lock file of `path` ({@link withFileLock}), waiting for it while another holds it
+ * (jittered backoff, a stale lock broken after {@link STALE_LOCK_MS}); throws after `waitMs`.
+ */
+export async function withFileLockWaiting<T>(path: string, fn: () => Promise<T>, waitMs = 3 * STALE_LOCK_MS): Promise<T> {
+  const deadline = Date.now() + waitMs
+  for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
+    const result = await withFileLock<T | typeof BUSY>(path, BUSY, fn)
+    if (result !== BUSY) return result
+    if (Date.now() > deadline) throw new Error(`The lock file of ${basename(path)} stayed taken for ${waitMs} ms`)
+    await new Promise(resolve => setTimeout(resolve, pause * (0.5 + Math.random())))
   }
 }
 

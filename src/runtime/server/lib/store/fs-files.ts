@@ -24,6 +24,11 @@ export function isTempFileName(name: string): boolean {
   return TEMP_FILE_RE.test(name)
 }
 
+/** Files kept beside the entries that are no entry (the audit log's segments, `*.jsonl`): never listed, swept or read as one. */
+export function isLogFileName(name: string): boolean {
+  return name.endsWith('.jsonl')
+}
+
 /** A unique temp file path next to `target`. */
 export function tempPathFor(target: string): string {
   return join(dirname(target), `.${basename(target)}.${randomBytes(16).toString('hex')}.tmp`)
@@ -99,18 +104,40 @@ function writeBytes(fd: number, bytes: Uint8Array, offset: number): Promise<numb
   })
 }
 
+/** Flags of a durable append: like {@link SYNCED_CREATE}, at the end of the file, creating it when missing. */
+const SYNCED_APPEND = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_APPEND | (fsConstants.O_DSYNC ?? 0)
+
+/** Writes all of `data` to a file opened with the flags above: on disk when it resolves (fsync where O_DSYNC is missing). */
+async function writeDurably(fd: number, data: string | Uint8Array): Promise<void> {
+  const bytes = typeof data === 'string' ? Buffer.from(data) : data
+  for (let offset = 0; offset < bytes.length;) offset += await writeBytes(fd, bytes, offset)
+  if (!fsConstants.O_DSYNC) await new Promise<void>((resolve, reject) => fs.fsync(fd, error => (error ? reject(error) : resolve())))
+}
+
 /** Create `path` (O_EXCL), write `data` durably, close it, then `publish`: on disk before any name is seen. */
 export async function writeSynced<T>(path: string, data: string | Uint8Array, publish: () => T): Promise<T> {
   const fd = await inDirectoryOf(path, () => fs.openSync(path, SYNCED_CREATE, 0o600))
   try {
-    const bytes = typeof data === 'string' ? Buffer.from(data) : data
-    for (let offset = 0; offset < bytes.length;) offset += await writeBytes(fd, bytes, offset)
-    if (!fsConstants.O_DSYNC) await new Promise<void>((resolve, reject) => fs.fsync(fd, error => (error ? reject(error) : resolve())))
+    await writeDurably(fd, data)
   }
   finally {
     fs.closeSync(fd)
   }
   return publish()
+}
+
+/**
+ * Append `data` to `path` (created 0600) in one write, on disk when it resolves. A crash part-way leaves a
+ * torn last line at worst: the caller (holding the file's lock) cuts such a tail off before it appends.
+ */
+export async function appendSynced(path: string, data: string | Uint8Array): Promise<void> {
+  const fd = await inDirectoryOf(path, () => fs.openSync(path, SYNCED_APPEND, 0o600))
+  try {
+    await writeDurably(fd, data)
+  }
+  finally {
+    fs.closeSync(fd)
+  }
 }
 
 /** Write to a temp file in the target directory durably, then rename it over the target. */

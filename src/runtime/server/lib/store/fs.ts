@@ -19,7 +19,7 @@ export function createFsBackend(options: FsBackendOptions): StoreBackend {
   const instance: FsAtomicInstance | undefined = driver.getInstance?.()
   if (!instance) throw new Error('fs store driver exposes no instance')
   const storage = createStorage({ driver })
-  return createEnvelopeBackend({
+  const backend = createEnvelopeBackend({
     driver: 'fs',
     storage,
     takeRaw: key => instance.take(key),
@@ -28,4 +28,5 @@ export function createFsBackend(options: FsBackendOptions): StoreBackend {
       await instance.removeStaleTempFiles(STALE_TEMP_MS)
     },
   })
+  return { ...backend, directory: instance.base }
 }

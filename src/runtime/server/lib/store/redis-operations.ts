@@ -1,6 +1,6 @@
 import { toStep, toTtlMs } from './envelope'
-import { COMMIT_SCRIPT, commitScriptInput, decodeMapValue, encodeMapValue, INCR_SCRIPT, MAP_DROP_SCRIPT, MAP_SET_SCRIPT, redisScript, runScript, type ScriptClient } from './redis-scripts'
-import { assertMapField, type Commit, type CommitResult, type MapEntry, type StoreBackend } from './types'
+import { COMMIT_SCRIPT, commitScriptInput, decodeMapValue, encodeMapValue, INCR_SCRIPT, MAP_DROP_SCRIPT, MAP_SET_SCRIPT, redisScript, runScript } from './redis-scripts'
+import { assertMapField, type Commit, type CommitResult, type MapEntry, type ScriptClient, type StoreBackend } from './types'
 
 /* The store operations of both Redis backends (TCP and Upstash REST), built from the few commands each gives. */
 

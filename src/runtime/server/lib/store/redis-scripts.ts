@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { Commit, MapEntry } from './types'
+import type { Commit, MapEntry, ScriptClient } from './types'
 
 /* The Lua scripts of the Redis backend (each one atomic step); map values are `<expiry ms>|<value>`. */
 
@@ -84,12 +84,6 @@ export interface RedisScript {
 
 export function redisScript(source: string): RedisScript {
   return { source, sha: createHash('sha1').update(source).digest('hex') }
-}
-
-/** The commands {@link runScript} needs. */
-export interface ScriptClient {
-  evalsha(sha: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>
-  eval(script: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>
 }
 
 /** Runs a script with EVALSHA, falling back to EVAL (which caches it) after a NOSCRIPT error. */

@@ -117,11 +117,13 @@ export async function createRedisBackend(options: RedisBackendOptions = {}): Pro
   if (!client) throw new Error('redis store driver exposes no client')
 
   const subscribers = new Set<RedisSubscriber>()
-  const { commitScript, ...operations } = redisOperations(ioredisCommands(client))
+  const commands = ioredisCommands(client)
+  const { commitScript, ...operations } = redisOperations(commands)
 
   const backend: StoreBackend = {
     driver: 'redis',
     ...operations,
+    scripts: commands,
     keys: prefix => scanKeys(client, prefix),
 
     async commit(op) {

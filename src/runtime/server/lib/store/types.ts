@@ -33,6 +33,16 @@ export interface StoreBackend {
   sweep(): Promise<number>
   /** Close connections. */
   dispose(): Promise<void>
+  /** The fs driver's root directory (absolute): structures of their own (the audit log) live below it. */
+  readonly directory?: string
+  /** The Redis drivers' scripts (EVALSHA, EVAL): structures of their own (the audit log) are kept by scripts. */
+  readonly scripts?: ScriptClient
+}
+
+/** The commands a script runner needs (`runScript` in redis-scripts.ts). */
+export interface ScriptClient {
+  evalsha(sha: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>
+  eval(script: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>
 }
 
 /** A live entry of a map ({@link StoreBackend.mapEntries}). */

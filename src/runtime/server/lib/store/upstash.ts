@@ -131,6 +131,7 @@ export async function createUpstashBackend(options: UpstashBackendOptions): Prom
   return {
     driver: 'upstash',
     ...operations,
+    scripts: commands,
     commit: commitScript,
 
     async keys(prefix) {
