@@ -10,11 +10,12 @@ import { describe, expect, it } from 'vitest'
 const root = resolve(import.meta.dirname, '../..')
 const runtimeDir = join(root, 'src/runtime')
 
-/** Files that may import node:fs: the fs storage driver's and the bcrypt worker threads'. */
+/** Files that may import node:fs: the fs storage driver's, the audit log's on it and the bcrypt worker threads'. */
 const FS_FILES = [
   'server/lib/store/fs-driver.ts',
   'server/lib/store/fs-exclusive.ts',
   'server/lib/store/fs-files.ts',
+  'audit/server/audit-fs.ts',
   'password/server/bcrypt-worker.ts',
 ]
 
@@ -105,6 +106,7 @@ describe('runtime code on Workers', () => {
     }
     expect(staticUsers).toEqual([])
     expect(dynamicUsers.sort()).toEqual([
+      'audit/server/audit-recorder.ts -> audit/server/audit-fs.ts',
       'password/server/bcrypt.ts -> password/server/bcrypt-worker.ts',
       'server/lib/store/index.ts -> server/lib/store/fs.ts',
     ])
