@@ -3,7 +3,8 @@ import { appendFile, readdir, readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
-import type { ChainedAuditEvent } from '../../src/runtime/audit/audit-types'
+import type { AuditEvent, ChainedAuditEvent } from '../../src/runtime/audit/audit-types'
+import { linkEvents, type ChainHead } from '../../src/runtime/audit/server/audit-chain'
 import { auditRedisKeys } from '../../src/runtime/audit/server/audit-redis'
 import { createAuditLog, type AuditLog } from '../../src/runtime/audit/server/audit-log'
 import { createAuditStorage } from '../../src/runtime/audit/server/audit-recorder'
@@ -272,6 +273,28 @@ describe('audit log on fs: crash safety and the store beside it', () => {
     expect(next!.seq).toBe(4)
     expect((await readFile(file, 'utf8')).startsWith(intact)).toBe(true)
     expect(await log.verify()).toEqual({ ok: true, checked: 4 })
+  })
+
+  it('reads the head again when the newest segment is another file of the size this process left', async () => {
+    const audit = await auditPlace('fs')
+    cleanups.push(() => audit.cleanup())
+    const [first, other] = [await audit.log(), await audit.log()]
+    const at = Date.now()
+    const padded = (pad: number) => ({ ...auditEvent(at), actor: 'user_x', subject: 'user_x', session: 'ses_x', details: { pad: 'x'.repeat(pad) } })
+    await first.append([padded(100), padded(0)])
+    const dir = join(audit.place.base, ...audit.place.prefix.split(':').filter(Boolean), 'audit')
+    const file = join(dir, `${new Date().toISOString().slice(0, 10)}.jsonl`)
+    const left = (await stat(file)).size
+    // Another process trims everything, then appends events that fill a new file to the same size.
+    expect(await (await audit.storage()).trim(Date.now() + 86400_000, 1_000_000)).toBe(2)
+    const head = JSON.parse(await readFile(join(dir, 'head.json'), 'utf8')) as ChainHead
+    const size = (events: AuditEvent[]) => linkEvents(auditKeys()[0]!, head, events).reduce((sum, event) => sum + Buffer.byteLength(JSON.stringify(event)) + 1, 0)
+    const events = [padded(0), padded(0)]
+    events[0] = { ...events[0]!, details: { pad: 'x'.repeat(left - size(events)) } }
+    expect(seqs(await other.append(events))).toEqual([3, 4])
+    expect((await stat(file)).size).toBe(left)
+    expect(seqs(await first.append([auditEvent()]))).toEqual([5])
+    expect(await first.verify()).toEqual({ ok: true, checked: 3 })
   })
 
   it('refuses a cursor that points into a line', async () => {

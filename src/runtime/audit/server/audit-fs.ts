@@ -23,11 +23,17 @@ const NEWLINE = 0x0A
 const CHUNK = 64 * 1024
 const EMPTY: Buffer = Buffer.alloc(0)
 
-/** The newest segment (its size once a torn tail is cut off) and the log's head: what an append continues. */
+/** The newest segment and the log's head: what an append continues. */
 interface Tail {
   segment: string | undefined
-  size: number
   head: ChainHead | null
+}
+
+/** This process's last append: its head holds while the newest segment is this file (inode) as it left it. */
+interface Cached extends Tail {
+  size: number
+  ino: number
+  mtimeMs: number
 }
 
 /** A complete line of a segment: its text and byte range (`end` is after its newline). */
@@ -130,8 +136,7 @@ export function createFsAuditStorage(base: string, prefix: string): AuditStorage
   const dir = join(base, ...keySegments(prefix), 'audit')
   const pathOf = (segment: string): string => join(dir, `${segment}.jsonl`)
   const lockPath = join(dir, 'log')
-  /** This process's last append: the head stays valid while the newest segment keeps this size. */
-  let cache: Tail | undefined
+  let cache: Cached | undefined
 
   function segments(): string[] {
     try {
@@ -144,11 +149,10 @@ export function createFsAuditStorage(base: string, prefix: string): AuditStorage
   }
 
   /** The last complete line of a segment; a torn tail after it is cut off (only under the lock). */
-  const lastLine = (segment: string): { line?: Line, size: number } | undefined => withSegment(pathOf(segment), 'r+', (fd, size) => {
+  const lastLine = (segment: string): Line | undefined => withSegment(pathOf(segment), 'r+', (fd, size) => {
     const line = linesBackward(fd, size).next().value ?? undefined
-    const end = line?.end ?? 0
-    if (end < size) fs.ftruncateSync(fd, end)
-    return { line, size: end }
+    if ((line?.end ?? 0) < size) fs.ftruncateSync(fd, line?.end ?? 0)
+    return line
   })
 
   function readHeadFile(): ChainHead | null {
@@ -168,18 +172,17 @@ export function createFsAuditStorage(base: string, prefix: string): AuditStorage
   function tail(): Tail {
     const all = segments()
     const newest = all.at(-1)
-    if (newest === undefined) return { segment: undefined, size: 0, head: readHeadFile() }
-    if (cache?.segment === newest && fs.statSync(pathOf(newest), { throwIfNoEntry: false })?.size === cache.size) return cache
-    let size: number | undefined
+    if (newest === undefined) return { segment: undefined, head: readHeadFile() }
+    const info = fs.statSync(pathOf(newest), { throwIfNoEntry: false })
+    if (cache?.segment === newest && info?.size === cache.size && info.ino === cache.ino && info.mtimeMs === cache.mtimeMs) return cache
     for (const segment of all.reverse()) {
       const last = lastLine(segment)
-      size ??= last?.size ?? 0
-      if (!last?.line) continue
-      const event = parseChainedEvent(last.line.line)
+      if (!last) continue
+      const event = parseChainedEvent(last.line)
       if (!event) throw new Error(`The last line of the audit log segment ${segment} is not an event: the log needs repair`)
-      return { segment: newest, size, head: { seq: event.seq, mac: event.mac } }
+      return { segment: newest, head: { seq: event.seq, mac: event.mac } }
     }
-    return { segment: newest, size: size ?? 0, head: readHeadFile() }
+    return { segment: newest, head: readHeadFile() }
   }
 
   const locked = <T>(fn: () => Promise<T>): Promise<T> => {
@@ -195,7 +198,7 @@ export function createFsAuditStorage(base: string, prefix: string): AuditStorage
 
   return {
     append: appendQueue(link => locked(async () => {
-      const { segment: newest, size, head } = tail()
+      const { segment: newest, head } = tail()
       const lines = link(head)
       if (!lines.length) return
       const today = dayOf(Date.now())
@@ -204,7 +207,9 @@ export function createFsAuditStorage(base: string, prefix: string): AuditStorage
       const bytes = Buffer.from(lines.map(line => `${line}\n`).join(''))
       cache = undefined
       await appendSynced(pathOf(segment), bytes)
-      cache = { segment, size: (segment === newest ? size : 0) + bytes.length, head: headOf(lines.at(-1)!) }
+      // Still under the lock: the file as this append left it.
+      const { size, ino, mtimeMs } = fs.statSync(pathOf(segment))
+      cache = { segment, size, ino, mtimeMs, head: headOf(lines.at(-1)!) }
     })),
 
     async newest(cursor, count) {
@@ -262,7 +267,7 @@ export function createFsAuditStorage(base: string, prefix: string): AuditStorage
       let keep = 0
       // Whole segments whose newest event is older than `before`, oldest first.
       while (keep < all.length) {
-        const line = lastLine(all[keep]!)?.line
+        const line = lastLine(all[keep]!)
         if (line && !(atOf(line.line) < before)) break
         keep++
       }
