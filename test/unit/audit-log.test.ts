@@ -297,6 +297,30 @@ describe('audit log on fs: crash safety and the store beside it', () => {
     expect(await first.verify()).toEqual({ ok: true, checked: 3 })
   })
 
+  it('pages a log of many read chunks: lines across chunk borders, a line longer than a chunk, a long torn tail', async () => {
+    const audit = await auditPlace('fs')
+    cleanups.push(() => audit.cleanup())
+    const log = await audit.log()
+    // Lines of varied lengths (a border falls anywhere in one), and one of 150 kB.
+    const sizes = Array.from({ length: 400 }, (_, i) => (i * 7919) % 1500)
+    sizes[123] = 150_000
+    for (let i = 0; i < sizes.length; i += 50) await log.append(sizes.slice(i, i + 50).map(pad => auditEvent(Date.now(), { pad: 'x'.repeat(pad) })))
+    const all = range(1, 400)
+    const { pages } = await newestPages(log, 7)
+    expect(pages.flat()).toEqual([...all].reverse())
+    expect(await allSeqs(log)).toEqual(all)
+    const found: number[] = []
+    for await (const event of log.oldest()) if (event.details.pad === 'x'.repeat(sizes[event.seq - 1]!)) found.push(event.seq)
+    expect(found).toEqual(all)
+    const dir = join(audit.place.base, ...audit.place.prefix.split(':').filter(Boolean), 'audit')
+    const [segment] = (await readdir(dir)).filter(name => name.endsWith('.jsonl'))
+    await appendFile(join(dir, segment!), `{"pad":"${'y'.repeat(200_000)}`)
+    expect(await log.verify()).toEqual({ ok: true, checked: 400, tornTail: true })
+    expect(seqs((await log.newest(undefined, 2)).events)).toEqual([400, 399])
+    expect(seqs(await (await audit.log()).append([auditEvent()]))).toEqual([401])
+    expect(await log.verify()).toEqual({ ok: true, checked: 401 })
+  })
+
   it('refuses a cursor that points into a line', async () => {
     const audit = await auditPlace('fs')
     cleanups.push(() => audit.cleanup())
