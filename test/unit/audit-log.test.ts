@@ -7,8 +7,12 @@ import type { AuditEvent, ChainedAuditEvent } from '../../src/runtime/audit/audi
 import { linkEvents, type ChainHead } from '../../src/runtime/audit/server/audit-chain'
 import { auditRedisKeys } from '../../src/runtime/audit/server/audit-redis'
 import { createAuditLog, type AuditLog } from '../../src/runtime/audit/server/audit-log'
-import { createAuditStorage } from '../../src/runtime/audit/server/audit-recorder'
+import { auditLogOf, createAuditStorage } from '../../src/runtime/audit/server/audit-recorder'
 import { createStoreBackend } from '../../src/runtime/server/lib/store'
+import { resolveOptions } from '../../src/build/resolve-options'
+import auditFeature from '../../src/runtime/audit/server/audit-feature'
+import { createAuthContext } from '../../src/runtime/server/lib/core/context'
+import { securityEvent } from '../../src/runtime/server/lib/core/security-event'
 import { fsAtomicDriver } from '../../src/runtime/server/lib/store/fs-driver'
 import { startRedisCluster, type RedisNodeAddress, type RunningRedis } from '../support/redis-servers'
 import { testRedisUrl } from '../support/test-redis'
@@ -151,6 +155,40 @@ describe.each(STORE_DRIVERS)('the audit log on %s', (driver) => {
     expect(await rotated.verify()).toEqual({ ok: true, checked: 5 })
     const forgotten = await audit.log(auditKeys(AUDIT_SECRETS[0]))
     expect(await forgotten.verify()).toMatchObject({ ok: false, checked: 0, problem: { seq: 1, reason: 'unknown_key' } })
+  })
+})
+
+describe('the audit feature records on the store it is given', () => {
+  it.each(STORE_DRIVERS)('%s: a security event is stored beside the records under the prefix, and verifies', async (driver) => {
+    const audit = await auditPlace(driver)
+    const { place, backend } = audit
+    const options = resolveOptions({
+      token: { secret: 'audit-feature-secret-0123456789-abcdefghij' },
+      tokenRefresh: { storage: { driver, base: place.base, url: place.url, token: place.token, prefix: place.prefix } },
+      logging: { level: 'silent' },
+      audit: {},
+    }, true)
+    const ctx = await createAuthContext(options, { backend, features: [auditFeature] })
+    try {
+      await securityEvent(ctx, undefined, { type: 'logout', actor: 'user_1', session: 'ses_1' })
+      const log = await auditLogOf(ctx)
+      const { events } = await log.newest(undefined, 10)
+      expect(events).toMatchObject([{ seq: 1, type: 'logout', actor: 'user_1', subject: 'user_1', session: 'ses_1' }])
+      expect(await log.verify()).toEqual({ ok: true, checked: 1 })
+      if (driver === 'fs') {
+        const dir = join(place.base, ...place.prefix.split(':').filter(Boolean), 'audit')
+        expect(await readdir(dir)).toContain(`${events[0]!.at.slice(0, 10)}.jsonl`)
+      }
+      if (driver === 'redis' || driver === 'upstash') {
+        const redis = new Redis(testRedisUrl())
+        expect(await redis.xlen(auditRedisKeys(place.prefix).log)).toBe(1)
+        await redis.quit()
+      }
+    }
+    finally {
+      await ctx.dispose()
+      await audit.cleanup()
+    }
   })
 })
 
