@@ -2,6 +2,7 @@ import { defu } from 'defu'
 import { customProviders } from '../runtime/oauth/server/provider-registry'
 import { moduleOptionsSchema } from './options-schema'
 import { isOrganizationsEnabled, organizationsSchema } from '../runtime/organizations/server/organizations-options'
+import { auditAdminPage } from '../runtime/audit/server/audit-options'
 import type { ModuleOptions, ModuleOptionsInput, PublicAuthConfig } from '../runtime/types/options'
 
 /** Defaults of every option, from the schema. */
@@ -33,6 +34,7 @@ export function toPublicConfig(options: ModuleOptions): PublicAuthConfig {
     },
     enableSSR: options.enableSSR,
     ...publicOrganizations(options),
+    ...(auditAdminPage(options) ? { auditAdmin: { impersonation: options.impersonation.enabled } } : {}),
   }
 }
 

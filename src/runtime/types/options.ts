@@ -188,6 +188,8 @@ export interface PublicAuthConfig {
   enableSSR: boolean
   /** Present when `organizations` is set: what the invitation page needs. */
   organizations?: PublicOrganizationsConfig
+  /** Present when `audit.adminPage` is set: what the admin page needs. */
+  auditAdmin?: { impersonation: boolean }
 }
 
 /** The browser's part of `organizations` (`runtimeConfig.public.svcAuth.organizations`). */

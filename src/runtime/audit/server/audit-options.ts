@@ -24,6 +24,13 @@ export function isAuditEnabled(options: { audit?: unknown }): options is { audit
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
+/** The admin page's path when `audit.adminPage` is set (audit on), else undefined: no page, no endpoints. */
+export function auditAdminPage(options: { audit?: unknown }): string | undefined {
+  if (!isAuditEnabled(options)) return undefined
+  const page = options.audit.adminPage
+  return typeof page === 'string' && page ? page : undefined
+}
+
 /** Every mistake in `svcAuth.audit`, one message each (none when it is off). */
 export function validateAuditOptions(options: { audit?: unknown }): string[] {
   if (options.audit === undefined || options.audit === false) return []

@@ -1,6 +1,8 @@
+import type { H3Event } from 'h3'
 import { z } from 'zod'
-import type { AuthUser, CustomClaims, ImpersonationContext, SessionRevocationReason } from '../../../../types/auth'
+import type { AuthClaims, AuthUser, CustomClaims, ImpersonationContext, SessionRevocationReason } from '../../../../types/auth'
 import type { AuthContext } from '../context'
+import { securityEvent } from '../security-event'
 import { createSealer, randomToken } from '../../store/crypto'
 import type { RecordKey } from '../../store/record-store'
 import { CORE_RECORDS } from './core-records'
@@ -226,13 +228,23 @@ async function restoreSuccessor(ctx: AuthContext, successor: string, record: Ref
   return { status: 'ok', record, token: successor }
 }
 
-/** Ends a session: access tokens first, then the mark, then the listing, so a failure part-way can be retried. */
-export async function revokeFamily(ctx: AuthContext, family: string, userId: string, reason: SessionRevocationReason): Promise<void> {
+/** Who ended another user's session (an administrator), and the request they did it in. */
+export interface RevokedBy {
+  caller: AuthClaims
+  event: H3Event
+}
+
+/**
+ * Ends a session: access tokens first, then the mark, then the listing, so a failure part-way can be retried.
+ * With `by`, the security event `session.revoked` names the caller as its actor and the user as its subject.
+ */
+export async function revokeFamily(ctx: AuthContext, family: string, userId: string, reason: SessionRevocationReason, by?: RevokedBy): Promise<void> {
   await ctx.revocations?.revoke(family)
   await ctx.store.write(ctx.store.key(CORE_RECORDS.revokedFamily, family), Date.now(), ctx.lifetimes.refresh)
   await removeSessionEntry(ctx, userId, family)
   ctx.logger.security('session_revoked', { family, reason })
   await emitHook(ctx, 'svc:session:revoked', { sessionId: family, userId, reason })
+  if (by) await securityEvent(ctx, by.event, { type: 'session.revoked', caller: by.caller, subject: userId, session: family, details: { reason } })
 }
 
 /** Logout: revokes the session of a token, current or rotated since. Unknown tokens are ignored. */
