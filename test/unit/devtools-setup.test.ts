@@ -8,11 +8,14 @@ import { devtoolsEnabled, devtoolsRoutes, setupDevtools } from '../../src/build/
 import { resolveOptions } from '../../src/build/resolve-options'
 import type { SetupContext } from '../../src/build/setup-context'
 import { DEVTOOLS_ROUTE } from '../../src/runtime/devtools/devtools-paths'
+import type { ModuleOptionsInput } from '../../src/runtime/types/options'
 
 interface FakeNuxtInit {
   dev: boolean
   devtools?: unknown
   baseURL?: string
+  /** The module's options. @default {} */
+  input?: ModuleOptionsInput
 }
 
 /** A Nuxt stand-in with the options and hooks the set-up step touches. */
@@ -37,7 +40,7 @@ async function run(init: FakeNuxtInit) {
   const fake = fakeNuxt(init)
   const setup: SetupContext = {
     nuxt: fake.nuxt as unknown as Nuxt,
-    options: resolveOptions({}, true),
+    options: resolveOptions(init.input ?? {}, true),
     resolver: createResolver(new URL('../../src/module.ts', import.meta.url).href),
     logger: { warn: () => {}, info: () => {} },
     features: [],
@@ -85,13 +88,20 @@ describe('setupDevtools', () => {
 
   it('in development: the routes, the gate, the hook recorder, the client plugin, the page asset and the tab', async () => {
     const { options, tabs, nitroConfig } = await run({ dev: true, devtools: { enabled: true }, baseURL: '/app/' })
-    expect(options.serverHandlers.map(h => `${h.method} ${h.route}`)).toEqual(devtoolsRoutes().map(r => `${r.method} ${r.route}`))
+    expect(options.serverHandlers.map(h => `${h.method} ${h.route}`)).toEqual(devtoolsRoutes({}).map(r => `${r.method} ${r.route}`))
+    expect(options.serverHandlers.map(h => h.route)).not.toContain(`${DEVTOOLS_ROUTE}/audit`)
     expect(options.serverHandlers.every(h => h.route.startsWith(DEVTOOLS_ROUTE) && h.handler.includes('/runtime/devtools/server/routes/'))).toBe(true)
     expect(options.devServerHandlers.map(h => h.route)).toEqual([`/app${DEVTOOLS_ROUTE}`])
     expect(options.nitro.plugins).toEqual([expect.stringMatching(/runtime\/devtools\/server\/devtools-plugin$/)])
     expect(options.plugins).toEqual([expect.objectContaining({ src: expect.stringMatching(/runtime\/devtools\/app\/bridge\.ts$/), mode: 'client' })])
     expect(nitroConfig.serverAssets).toEqual([{ baseName: 'svc-auth-devtools', dir: expect.stringMatching(/runtime\/devtools\/app$/) }])
     expect(tabs).toEqual([expect.objectContaining({ name: 'svc-auth', view: { type: 'iframe', src: `/app${DEVTOOLS_ROUTE}` } })])
+  })
+
+  it('with the audit log on, the audit panel\'s route too', async () => {
+    const { options } = await run({ dev: true, devtools: { enabled: true }, input: { audit: {} } })
+    expect(options.serverHandlers.filter(h => h.route.endsWith('/audit'))).toEqual([expect.objectContaining({ route: `${DEVTOOLS_ROUTE}/audit`, method: 'get', handler: expect.stringMatching(/runtime\/devtools\/server\/routes\/audit\.get$/) })])
+    expect(options.serverHandlers).toHaveLength(devtoolsRoutes({}).length + 1)
   })
 })
 

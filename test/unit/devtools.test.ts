@@ -349,6 +349,9 @@ describe('the tab page', () => {
     expect(page.match(/nonce="n0nce"/g)).toHaveLength(2)
     expect(tabConfig('/app/', 'x-h')).toEqual({ appBase: '/app/', api: { events: '/app/__svc_auth__/devtools/events', options: '/app/__svc_auth__/devtools/options' }, header: 'x-h' })
     expect(tabConfig('/', 'x-h').api.events).toBe('/__svc_auth__/devtools/events')
+    // The audit panel's route only when the audit log is on.
+    expect(tabConfig('/app/', 'x-h', true).api).toEqual({ events: '/app/__svc_auth__/devtools/events', options: '/app/__svc_auth__/devtools/options', audit: '/app/__svc_auth__/devtools/audit' })
+    expect(devtoolsPage('%CONFIG%', { nonce: 'n', baseURL: '/', header: 'x-h', audit: true })).toContain('"audit":"/__svc_auth__/devtools/audit"')
     expect(scriptJson({ a: '</script><!--' })).toBe('{"a":"\\u003c/script>\\u003c!--"}')
     expect(pageSecurityPolicy('abc')).toContain(`script-src 'nonce-abc'`)
     expect(pageSecurityPolicy('abc')).toContain(`frame-ancestors 'self'`)

@@ -5,6 +5,8 @@ export const DEVTOOLS_ROUTE = '/__svc_auth__/devtools'
 export const DEVTOOLS_API = {
   events: '/events',
   options: '/options',
+  /** The last audit events (only when `audit` is set). */
+  audit: '/audit',
 } as const
 
 /** Name of the custom tab (its DevTools page is `/__nuxt_devtools__/client/modules/custom-svc-auth`). */

@@ -7,7 +7,8 @@ export const TAB_ASSETS = { base: 'svc-auth-devtools', file: 'tab.html' } as con
 /** What the page's script reads from its `#svc-auth-config` element. */
 export interface TabConfig {
   appBase: string
-  api: { events: string, options: string }
+  /** `audit`: only when the audit log is on (the page shows its panel then). */
+  api: { events: string, options: string, audit?: string }
   /** The header the JSON routes require. */
   header: string
 }
@@ -16,10 +17,11 @@ function joinBase(base: string, path: string): string {
   return `${base.replace(/\/+$/, '')}${path}`
 }
 
-/** The page's settings for an app served under `baseURL`. */
-export function tabConfig(baseURL: string, header: string): TabConfig {
+/** The page's settings for an app served under `baseURL`; with `audit`, the audit panel's route. */
+export function tabConfig(baseURL: string, header: string, audit = false): TabConfig {
   const root = joinBase(baseURL || '/', DEVTOOLS_ROUTE)
-  return { appBase: baseURL || '/', api: { events: `${root}${DEVTOOLS_API.events}`, options: `${root}${DEVTOOLS_API.options}` }, header }
+  const api = { events: `${root}${DEVTOOLS_API.events}`, options: `${root}${DEVTOOLS_API.options}`, ...(audit ? { audit: `${root}${DEVTOOLS_API.audit}` } : {}) }
+  return { appBase: baseURL || '/', api, header }
 }
 
 /** JSON that is safe inside a `<script>` element (no `</script>`, no `<!--`). */
@@ -28,8 +30,8 @@ export function scriptJson(value: unknown): string {
 }
 
 /** The page: the template with its nonce (`%NONCE%`) and settings (`%CONFIG%`) filled in. */
-export function devtoolsPage(template: string, { nonce, baseURL, header }: { nonce: string, baseURL: string, header: string }): string {
-  return template.replaceAll('%NONCE%', nonce).replaceAll('%CONFIG%', () => scriptJson(tabConfig(baseURL, header)))
+export function devtoolsPage(template: string, { nonce, baseURL, header, audit = false }: { nonce: string, baseURL: string, header: string, audit?: boolean }): string {
+  return template.replaceAll('%NONCE%', nonce).replaceAll('%CONFIG%', () => scriptJson(tabConfig(baseURL, header, audit)))
 }
 
 /** Content Security Policy of the page: its own inline script and style only, no other resource. */

@@ -5,6 +5,7 @@
 import { setResponseHeader } from 'h3'
 import { useRuntimeConfig, useStorage } from 'nitropack/runtime'
 import { authError } from '../../../server/lib/edge/errors'
+import { isAuditEnabled } from '../../../audit/server/audit-options'
 import { randomToken } from '../../../server/lib/store/crypto'
 import { DEVTOOLS_HEADER } from '../devtools-guard'
 import { defineDevtoolsRoute } from '../devtools-http'
@@ -17,5 +18,6 @@ export default defineDevtoolsRoute(async (event) => {
   setResponseHeader(event, 'content-type', 'text/html; charset=utf-8')
   setResponseHeader(event, 'content-security-policy', pageSecurityPolicy(nonce))
   setResponseHeader(event, 'x-content-type-options', 'nosniff')
-  return devtoolsPage(template, { nonce, baseURL: useRuntimeConfig(event).app.baseURL, header: DEVTOOLS_HEADER })
+  const config = useRuntimeConfig(event)
+  return devtoolsPage(template, { nonce, baseURL: config.app.baseURL, header: DEVTOOLS_HEADER, audit: isAuditEnabled(config.svcAuth as { audit?: unknown }) })
 }, { json: false })
