@@ -25,6 +25,6 @@ export function setupAuditAdmin({ nuxt, options, resolver }: SetupContext): void
   if (nuxt.options.pages === false) return
   extendPages((pages) => {
     if (hasPageAt(pages, path)) return
-    pages.push({ name: 'svc-auth-audit-admin', path, file: resolver.resolve('./runtime/audit/app/admin-page.vue') })
+    pages.push({ name: 'svc-auth-audit-admin', path, file: resolver.resolve('./runtime/audit/app/admin.vue') })
   })
 }

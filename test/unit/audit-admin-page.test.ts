@@ -57,7 +57,7 @@ describe('the admin page\'s build step', () => {
     const ctx = setupContext(input)
     setupAudit(ctx)
     expect(ctx.features).toEqual(['/module/runtime/audit/server/audit-feature'])
-    expect(pagesAfter([])).toEqual([{ name: 'svc-auth-audit-admin', path: '/admin/security', file: '/module/runtime/audit/app/admin-page.vue' }])
+    expect(pagesAfter([])).toEqual([{ name: 'svc-auth-audit-admin', path: '/admin/security', file: '/module/runtime/audit/app/admin.vue' }])
     expect(handlers()).toEqual(['get /auth/audit/users', 'get /auth/audit/users/:userId/sessions', 'delete /auth/audit/users/:userId/sessions/:sessionId'])
     expect(kit.addServerHandler.mock.calls.map(([h]) => (h as { handler: string }).handler)).toEqual([
       '/module/runtime/audit/server/routes/admin-users.get',

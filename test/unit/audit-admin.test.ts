@@ -6,6 +6,9 @@ import { auditLogOf } from '../../src/runtime/audit/server/audit-recorder'
 import { createTestAuth } from '../../src/testing/test-tokens'
 import { errorOf, json, organizationsApp, type OrgUser } from './helpers/organizations-app'
 import { nitro } from './helpers/nitro-stub'
+import { fakeEvent } from './helpers/event'
+import devtoolsAudit from '../../src/runtime/devtools/server/routes/audit.get'
+import { DEVTOOLS_HEADER } from '../../src/runtime/devtools/server/devtools-guard'
 
 // The endpoints of the audit admin page (`audit.adminPage`) served in-process with the audit log on the memory
 // store: who may call them, the search, a user's sessions, and ending one (recorded with the administrator as actor).
@@ -160,5 +163,21 @@ describe('ending a user\'s session', () => {
     const res = await del(boss, `${sessionsOf(hana.sub)}/${sidOf(hana)}`, { origin: 'https://elsewhere.example' })
     expect(await json(res, 403)).toMatchObject({ error: 'cross_origin_request' })
     expect((await app.call(hana, 'GET', 'orgs')).status).toBe(200)
+  })
+})
+
+describe('the DevTools audit panel\'s route (development only)', () => {
+  it('answers the newest events first, without their chain fields, to the tab only', async () => {
+    const boss = await admin()
+    const ivan = await app.logIn(app.unique('ivan'))
+    expect(await json(await del(boss, `${sessionsOf(ivan.sub)}/${sidOf(ivan)}`))).toEqual({ success: true })
+    const local = { 'host': 'localhost:3000', [DEVTOOLS_HEADER]: '1', 'sec-fetch-site': 'same-origin' }
+    const { events } = await devtoolsAudit(fakeEvent({ headers: local })) as { events: Array<Record<string, unknown>> }
+    const stored = (await (await auditLogOf(peekAuthContext()!)).newest(undefined, 50)).events
+    expect(events.map(e => e.id)).toEqual(stored.map(e => e.id))
+    expect(events[0]).toMatchObject({ type: 'session.revoked', actor: boss.sub, subject: ivan.sub, session: sidOf(ivan) })
+    expect((events as Array<{ seq: number }>).map(e => e.seq)).toEqual(stored.map(e => e.seq).sort((a, b) => b - a))
+    expect(events.some(e => 'mac' in e || 'kid' in e || 'prev' in e)).toBe(false)
+    expect(await devtoolsAudit(fakeEvent({ headers: { host: 'localhost:3000' } }))).toMatchObject({ statusCode: 403, error: 'forbidden' })
   })
 })

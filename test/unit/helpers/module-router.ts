@@ -10,7 +10,7 @@ const ROUTES_DIR = join(import.meta.dirname, '..', '..', '..', 'src', 'runtime')
 
 /**
  * A router with every endpoint the module registers for `options` (core, OAuth and the mock
- * provider, password, passkey, second factor, organizations, the audit admin page's), each served by its real route file, as Nitro
+ * provider, password, passkey, second factor, organizations, audit log), each served by its real route file, as Nitro
  * would mount them.
  */
 export async function moduleRouter(options: ModuleOptions): Promise<Router> {

@@ -1,4 +1,4 @@
-/** What the admin page does (admin-page.vue shows it): find a user, show their sessions and audit trail, end a session, impersonate. */
+/** What the admin page does (admin.vue shows it): find a user, show their sessions and audit trail, end a session, impersonate. */
 import { reactive } from 'vue'
 import { createError, showError, useNuxtApp, useRoute } from '#imports'
 import { underPath, withQuery } from '../../shared/paths'

@@ -11,6 +11,6 @@ import { requireAuditAdmin, userIdParam } from '../admin-access'
 export default defineAuthRoute(guarded(AUDIT_ADMIN_ROUTES.revokeSession, async (ctx, event, _input, admin) => {
   const userId = userIdParam(event)
   const id = sessionIdSchema.safeParse(getRouterParam(event, 'sessionId', { decode: true }))
-  if (!id.success || !(await revokeSession(ctx, userId, id.data, 'host', { by: { caller: admin, event } }))) throw authError('not_found', 'No such session')
+  if (!id.success || !(await revokeSession(ctx, userId, id.data, 'host', { event, caller: admin }))) throw authError('not_found', 'No such session')
   return { success: true as const }
 }, requireAuditAdmin))

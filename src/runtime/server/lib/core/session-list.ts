@@ -3,7 +3,7 @@ import type { AuthClaims, AuthSession, SessionRevocationReason } from '../../../
 import { requireCaller } from './authenticate'
 import type { AuthContext } from './context'
 import { authError } from '../edge/errors'
-import { isFamilyRevoked, revokeFamily, type RevokedBy } from './records/refresh-token'
+import { isFamilyRevoked, revokeFamily } from './records/refresh-token'
 import { listSessionEntries, removeSessionEntry, type SessionEntry } from './records/user-sessions'
 
 function toPublic(entry: SessionEntry, currentSid: string | undefined, withImpersonator: boolean): AuthSession {
@@ -34,11 +34,15 @@ export async function listSessions(ctx: AuthContext, userId: string, options: { 
   return entries.sort(byNewest).map(entry => toPublic(entry, options.currentSid, !options.own))
 }
 
-/**
- * Ends one session of a user. False when there is no such live session (or, with `own`, an impersonation).
- * `by`: the administrator who ends it, the actor of its security event.
- */
-export async function revokeSession(ctx: AuthContext, userId: string, sessionId: string, reason: SessionRevocationReason, options: { own?: boolean, by?: RevokedBy } = {}): Promise<boolean> {
+/** What a revocation of sessions leaves alone (`own`: impersonations of the user), the request that asked, and who (another user: an administrator). */
+export interface RevokeOptions {
+  own?: boolean
+  event?: H3Event
+  caller?: AuthClaims
+}
+
+/** Ends one session of a user. False when there is no such live session (or, with `own`, an impersonation). */
+export async function revokeSession(ctx: AuthContext, userId: string, sessionId: string, reason: SessionRevocationReason, options: RevokeOptions = {}): Promise<boolean> {
   const entry = (await listSessionEntries(ctx, userId)).find(e => e.id === sessionId)
   if (!entry || (options.own && entry.impersonatedBy)) return false
   // Revoked already (an entry a racing refresh wrote back): gone, nothing to end.
@@ -46,7 +50,7 @@ export async function revokeSession(ctx: AuthContext, userId: string, sessionId:
     await removeSessionEntry(ctx, userId, sessionId)
     return false
   }
-  await revokeFamily(ctx, sessionId, userId, reason, options.by)
+  await revokeFamily(ctx, sessionId, userId, reason, options.event, options.caller)
   return true
 }
 

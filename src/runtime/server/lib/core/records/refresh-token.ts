@@ -228,23 +228,18 @@ async function restoreSuccessor(ctx: AuthContext, successor: string, record: Ref
   return { status: 'ok', record, token: successor }
 }
 
-/** Who ended another user's session (an administrator), and the request they did it in. */
-export interface RevokedBy {
-  caller: AuthClaims
-  event: H3Event
-}
-
 /**
  * Ends a session: access tokens first, then the mark, then the listing, so a failure part-way can be retried.
- * With `by`, the security event `session.revoked` names the caller as its actor and the user as its subject.
+ * `event` is the request that ended it; `caller`, the bearer who ended another user's session (an administrator):
+ * the actor of its `session.revoked` event.
  */
-export async function revokeFamily(ctx: AuthContext, family: string, userId: string, reason: SessionRevocationReason, by?: RevokedBy): Promise<void> {
+export async function revokeFamily(ctx: AuthContext, family: string, userId: string, reason: SessionRevocationReason, event?: H3Event, caller?: AuthClaims): Promise<void> {
   await ctx.revocations?.revoke(family)
   await ctx.store.write(ctx.store.key(CORE_RECORDS.revokedFamily, family), Date.now(), ctx.lifetimes.refresh)
   await removeSessionEntry(ctx, userId, family)
   ctx.logger.security('session_revoked', { family, reason })
+  if (caller) await securityEvent(ctx, event, { type: 'session.revoked', caller, subject: userId, session: family, details: { reason } })
   await emitHook(ctx, 'svc:session:revoked', { sessionId: family, userId, reason })
-  if (by) await securityEvent(ctx, by.event, { type: 'session.revoked', caller: by.caller, subject: userId, session: family, details: { reason } })
 }
 
 /** Logout: revokes the session of a token, current or rotated since. Unknown tokens are ignored. */
