@@ -192,6 +192,13 @@ describe('the admin page', () => {
     expect(p.denied).toEqual([])
   })
 
+  it('a trail that cannot be read leaves the sessions shown, with the refusal', async () => {
+    const p = page({ 'GET /auth/audit/users?q=u1': [{ users: [u1] }], 'GET /auth/audit/users/u1/sessions': [{ sessions: [session] }], [trail()]: [refusal(500, 'internal_error', 'Internal server error')] })
+    p.view.query = 'u1'
+    await p.actions.search()
+    expect(p.view).toMatchObject({ user: u1, sessions: [session], events: null, error: 'Internal server error', busy: false })
+  })
+
   it('impersonating the user shown: useAuth().impersonate with the reason, then away from the page', async () => {
     const started: string[][] = []
     const p = page({ 'GET /auth/audit/users?q=u1': [{ users: [u1] }], 'GET /auth/audit/users/u1/sessions': [{ sessions: [] }], [trail()]: [{ events: [] }] }, {

@@ -74,14 +74,19 @@ export function adminPageActions(deps: AdminPageDeps, view: AdminView) {
     }
   }
 
+  /** Shows `user` with their sessions and trail; either shows without the other when one call fails. */
   async function load(user: AuditAdminUser): Promise<void> {
     view.user = user
     view.sessions = null
     view.events = null
-    const [{ sessions }, trail] = await Promise.all([deps.call<{ sessions: AuditAdminSession[] }>(sessionsOf(user.id)), trailOf(user.id)])
-    view.sessions = sessions
-    view.events = trail.events
-    view.cursor = trail.cursor
+    view.cursor = undefined
+    const [sessions, trail] = await Promise.allSettled([deps.call<{ sessions: AuditAdminSession[] }>(sessionsOf(user.id)), trailOf(user.id)])
+    if (sessions.status === 'fulfilled') view.sessions = sessions.value.sessions
+    if (trail.status === 'fulfilled') {
+      view.events = trail.value.events
+      view.cursor = trail.value.cursor
+    }
+    for (const result of [sessions, trail]) if (result.status === 'rejected') throw result.reason
   }
 
   return {
