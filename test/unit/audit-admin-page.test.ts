@@ -7,12 +7,12 @@ import type { ModuleOptionsInput } from '../../src/runtime/types/options'
 import type { AuditEvent } from '../../src/runtime/audit/audit-types'
 
 // The admin page's build step (nothing of it without `audit.adminPage`) and what the page does, against fake calls.
-const kit = vi.hoisted(() => ({ addServerHandler: vi.fn(), extendPages: vi.fn() }))
+const kit = vi.hoisted(() => ({ addServerHandler: vi.fn(), addServerImports: vi.fn(), extendPages: vi.fn() }))
 vi.mock('@nuxt/kit', () => kit)
 vi.mock('#imports', () => ({}))
 vi.mock('#build/svc-auth/client-features.mjs', () => ({ passkey: undefined, organizations: undefined }))
 
-const { setupAudit } = await import('../../src/build/audit')
+const { setupAudit, setupAuditAdmin } = await import('../../src/build/audit')
 const { moduleRoutePaths } = await import('../../src/build/module-routes')
 const { adminPageActions, TRAIL_PAGE } = await import('../../src/runtime/audit/app/admin-page')
 type AdminView = import('../../src/runtime/audit/app/admin-page').AdminView
@@ -44,7 +44,7 @@ describe('the admin page\'s build step', () => {
   it('audit off, or on without adminPage: no page, no endpoints, nothing in the public config', () => {
     for (const input of [{}, { audit: {} }, { audit: { adminPage: false as const } }]) {
       const ctx = setupContext(input)
-      setupAudit(ctx)
+      setupAuditAdmin(ctx)
       expect(kit.extendPages).not.toHaveBeenCalled()
       expect(kit.addServerHandler).not.toHaveBeenCalled()
       expect(toPublicConfig(resolveOptions(input, true))).not.toHaveProperty('auditAdmin')
@@ -55,8 +55,7 @@ describe('the admin page\'s build step', () => {
   it('with adminPage: the page at its path and its three endpoints; whether impersonation is on reaches the browser', () => {
     const input = { audit: { adminPage: '/admin/security' }, impersonation: { enabled: true } }
     const ctx = setupContext(input)
-    setupAudit(ctx)
-    expect(ctx.features).toEqual(['/module/runtime/audit/server/audit-feature'])
+    setupAuditAdmin(ctx)
     expect(pagesAfter([])).toEqual([{ name: 'svc-auth-audit-admin', path: '/admin/security', file: '/module/runtime/audit/app/admin.vue' }])
     expect(handlers()).toEqual(['get /auth/audit/users', 'get /auth/audit/users/:userId/sessions', 'delete /auth/audit/users/:userId/sessions/:sessionId'])
     expect(kit.addServerHandler.mock.calls.map(([h]) => (h as { handler: string }).handler)).toEqual([
@@ -70,15 +69,17 @@ describe('the admin page\'s build step', () => {
   })
 
   it('an app page at the path wins; an app without pages gets the endpoints only', () => {
-    setupAudit(setupContext({ audit: { adminPage: '/ops' } }))
+    setupAuditAdmin(setupContext({ audit: { adminPage: '/ops' } }))
     expect(pagesAfter([{ path: '/ops', file: '/app/ops.vue' }])).toEqual([{ path: '/ops', file: '/app/ops.vue' }])
     vi.clearAllMocks()
-    setupAudit(setupContext({ audit: { adminPage: '/ops' } }, { pages: false }))
+    setupAuditAdmin(setupContext({ audit: { adminPage: '/ops' } }, { pages: false }))
     expect(kit.extendPages).not.toHaveBeenCalled()
     expect(handlers()).toHaveLength(3)
   })
 
-  it('refuses an adminPage that is no path', () => {
+  it('the audit build step sets the admin page up, and refuses an adminPage that is no path', () => {
+    setupAudit(setupContext({ audit: { adminPage: '/ops' } }))
+    expect(pagesAfter([]).map(p => p.path)).toEqual(['/ops'])
     expect(() => setupAudit(setupContext({ audit: { adminPage: 'admin' } }))).toThrow(/svcAuth\.audit\.adminPage/)
   })
 })
