@@ -13,6 +13,8 @@ import { isPasskeyEnabled } from '../runtime/passkey/server/passkey-options'
 import { PASSKEY_ROUTES } from '../runtime/passkey/server/passkey-routes'
 import { isOrganizationsEnabled } from '../runtime/organizations/server/organizations-options'
 import { ORGANIZATION_ROUTES } from '../runtime/organizations/server/organizations-routes'
+import { isAuditEnabled } from '../runtime/audit/server/audit-options'
+import { AUDIT_ROUTES } from '../runtime/audit/server/audit-routes'
 
 /** A server endpoint of the module. */
 export interface ServerRoute {
@@ -29,7 +31,7 @@ const routesOf = (contracts: RouteContract[], e: EndpointOptions): ServerRoute[]
   contracts.map(c => ({ route: c.path(e), method: c.method, handler: c.handler }))
 
 /** Every route contract of the module, by method and handler file (`post server/routes/token.post`). */
-export const ROUTE_CONTRACTS = new Map([CORE_ROUTES, IMPERSONATION_ROUTES, OAUTH_ROUTES, PASSWORD_ROUTES, TWO_FACTOR_ROUTES, PASSKEY_ROUTES, ORGANIZATION_ROUTES]
+export const ROUTE_CONTRACTS = new Map([CORE_ROUTES, IMPERSONATION_ROUTES, OAUTH_ROUTES, PASSWORD_ROUTES, TWO_FACTOR_ROUTES, PASSKEY_ROUTES, ORGANIZATION_ROUTES, AUDIT_ROUTES]
   .flatMap(contractsOf).map(c => [`${c.method} ${c.handler}`, c]))
 
 /** The contract of a route, or undefined for a handler that is not one of the module's API. */
@@ -80,8 +82,8 @@ export function passwordRoutes(options: Pick<ModuleOptions, 'endpoints' | 'provi
   return isPasswordEnabled(options.providers?.password) ? routesOf(contractsOf(PASSWORD_ROUTES), options.endpoints) : []
 }
 
-/** Options that decide the module's routes (`twoFactor` and `organizations` may be absent: off). */
-export type RouteOptions = Pick<ModuleOptions, 'endpoints' | 'providers'> & Partial<Pick<ModuleOptions, 'twoFactor' | 'organizations'>>
+/** Options that decide the module's routes (`twoFactor`, `organizations` and `audit` may be absent: off). */
+export type RouteOptions = Pick<ModuleOptions, 'endpoints' | 'providers'> & Partial<Pick<ModuleOptions, 'twoFactor' | 'organizations' | 'audit'>>
 
 /** The second factor's routes under `<authPath>/two-factor/`, when `twoFactor.enabled`. */
 export function twoFactorRoutes(options: RouteOptions): ServerRoute[] {
@@ -98,9 +100,14 @@ export function organizationRoutes(options: RouteOptions): ServerRoute[] {
   return isOrganizationsEnabled(options) ? routesOf(contractsOf(ORGANIZATION_ROUTES), options.endpoints) : []
 }
 
+/** The routes of the audit log (`<authPath>/audit`, `<authPath>/audit/export`, `<authPath>/me/activity`), when `audit` is set. */
+export function auditRoutes(options: RouteOptions): ServerRoute[] {
+  return isAuditEnabled(options) ? routesOf(contractsOf(AUDIT_ROUTES), options.endpoints) : []
+}
+
 /** Every path the module answers on for these options: its routes, the callback page and the second factor's page. */
 export function moduleRoutePaths(options: RouteOptions): string[] {
-  const routes = [...coreRoutes(options.endpoints), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...twoFactorRoutes(options), ...organizationRoutes(options)]
+  const routes = [...coreRoutes(options.endpoints), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...twoFactorRoutes(options), ...organizationRoutes(options), ...auditRoutes(options)]
   const pages = [options.endpoints.callbackPath, ...(isTwoFactorEnabled(options) ? [options.endpoints.secondFactorPath] : []), ...(isOrganizationsEnabled(options) ? [options.organizations.invitationPath ?? '/auth/invitation'] : [])]
   return [...routes.map(route => route.route), ...pages]
 }

@@ -40,7 +40,7 @@ export interface RouteContract {
   /** Path parameters by name (`:id`). */
   params?: Record<string, z.ZodType>
   /** The JSON answer of a success (status 200). */
-  ok?: { schema: z.ZodType, description: string, setsRefreshCookie?: boolean }
+  ok?: { schema: z.ZodType, description: string, setsRefreshCookie?: boolean, /** JSON lines (`application/x-ndjson`), one `schema` value each. */ lines?: true }
   /** A success answered with a redirect (status 302): what `Location` holds. */
   redirect?: string
   /** Error codes the handler answers with, besides those of the guards ({@link guardErrors}). */
