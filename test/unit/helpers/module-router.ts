@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { createApp, createRouter, toNodeListener, type EventHandler, type Router } from 'h3'
-import { coreRoutes, oauthRoutes, organizationRoutes, passkeyRoutes, passwordRoutes, twoFactorRoutes } from '../../../src/build/module-routes'
+import { auditRoutes, coreRoutes, oauthRoutes, organizationRoutes, passkeyRoutes, passwordRoutes, twoFactorRoutes } from '../../../src/build/module-routes'
 import type { PasswordHandlers, PasswordUser } from '../../../src/runtime/types/host-handlers'
 import type { ModuleOptions } from '../../../src/runtime/types/options'
 
@@ -10,12 +10,12 @@ const ROUTES_DIR = join(import.meta.dirname, '..', '..', '..', 'src', 'runtime')
 
 /**
  * A router with every endpoint the module registers for `options` (core, OAuth and the mock
- * provider, password, passkey, second factor, organizations), each served by its real route file, as Nitro
+ * provider, password, passkey, second factor, organizations, audit log), each served by its real route file, as Nitro
  * would mount them.
  */
 export async function moduleRouter(options: ModuleOptions): Promise<Router> {
   const router = createRouter()
-  const routes = [...coreRoutes(options.endpoints), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...twoFactorRoutes(options), ...organizationRoutes(options)]
+  const routes = [...coreRoutes(options.endpoints), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...twoFactorRoutes(options), ...organizationRoutes(options), ...auditRoutes(options)]
   for (const route of routes) {
     const handler = (await import(/* @vite-ignore */ join(ROUTES_DIR, `${route.handler}.ts`)) as { default: EventHandler }).default
     router[route.method](route.route, handler)

@@ -70,8 +70,9 @@ export interface OrgUser { b: Browser, token: string, sub: string, email: string
  * password accounts in memory and the emailed invitations kept in `sent`, set up before and taken down after
  * the test file; with the helpers that log users in and call the routes. One call per test file: the file
  * mocks `nitropack/runtime` with helpers/nitro-stub.ts (the routes' one auth context comes from its options).
+ * `more` adds option groups (or replaces these).
  */
-export function organizationsApp(driver: OrganizationsDriver) {
+export function organizationsApp(driver: OrganizationsDriver, more: ModuleOptionsInput = {}) {
   const PASSWORD = 'Sunflower-42x'
   let server: Server
   let base = ''
@@ -98,6 +99,7 @@ export function organizationsApp(driver: OrganizationsDriver) {
         invitationsPerInviter: PER_INVITER,
         invitationsPerOrganization: PER_ORGANIZATION,
       },
+      ...more,
     }
     options = resolveOptions(input, false)
     testAuth = await createTestAuth({ config: input, env: {} })
