@@ -22,7 +22,7 @@ import { TWO_FACTOR_ROUTES } from '../../src/runtime/two-factor/server/two-facto
 import { PASSKEY_ROUTES } from '../../src/runtime/passkey/server/passkey-routes'
 import { ORGANIZATION_ROUTES } from '../../src/runtime/organizations/server/organizations-routes'
 import { AUDIT_ROUTES } from '../../src/runtime/audit/server/audit-routes'
-import { SECURITY_EVENTS } from '../../src/runtime/shared/security-events'
+import { SECURITY_EVENTS } from '../../src/runtime/shared/event-catalog'
 
 /** The contract groups, by the name their handlers' code uses. */
 const GROUPS: Record<string, Record<string, RouteContract | readonly RouteContract[]>> = { CORE_ROUTES, IMPERSONATION_ROUTES, OAUTH_ROUTES, PASSWORD_ROUTES, TWO_FACTOR_ROUTES, PASSKEY_ROUTES, ORGANIZATION_ROUTES, AUDIT_ROUTES }

@@ -2,7 +2,7 @@
 import { z } from 'zod'
 import type { AuditEvent } from '../audit-types'
 import type { Checked, SameType } from '../../server/lib/config/schema'
-import { SECURITY_EVENTS, type SecurityEventType } from '../../shared/security-events'
+import { SECURITY_EVENTS, type SecurityEventType } from '../../shared/event-catalog'
 
 /** Every type of the catalog ({@link SECURITY_EVENTS}). */
 export const SECURITY_EVENT_TYPES = Object.keys(SECURITY_EVENTS) as [SecurityEventType, ...SecurityEventType[]]

@@ -4,8 +4,7 @@
  * a user with neither (the first login the log knows of) announces nothing: there is nothing to compare with.
  */
 import type { AuditEvent } from '../audit-types'
-import type { AuthContext } from '../../server/lib/core/context'
-import type { SecurityEventDraft } from '../../server/lib/core/security-event'
+import type { AuthContext, SecurityEventDraft } from '../../server/lib/core/context'
 import { listSessions } from '../../server/lib/core/session-list'
 import { userActivity } from './user-activity'
 
