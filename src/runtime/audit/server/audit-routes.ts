@@ -56,7 +56,7 @@ export const AUDIT_ROUTES = {
   export: {
     id: 'AuditExport', ...route('audit/export', 'export'),
     summary: 'Export the audit log as JSON lines',
-    description: `Every kept event from \`since\` to \`until\`, oldest first, one JSON object per line (\`application/x-ndjson\`), streamed. ${WHO_READS} A reader of the whole log gets the events as stored, with their place in the chain (\`seq\`, \`prev\`, \`kid\`, \`mac\`): the chain of an export verifies with the audit key. A reader limited to an organization gets its events without those fields: a part of the chain cannot be verified. A transfer that breaks off midway ends without its final chunk, never as a shorter export that looks complete.`,
+    description: `Every kept event from \`since\` on, oldest first, up to the first one after \`until\`, one JSON object per line (\`application/x-ndjson\`), streamed. ${WHO_READS} A reader of the whole log gets the events as stored, with their place in the chain (\`seq\`, \`prev\`, \`kid\`, \`mac\`): the chain of an export verifies with the audit key. A reader limited to an organization gets its events without those fields: a part of the chain cannot be verified. A transfer that breaks off midway ends without its final chunk, never as a shorter export that looks complete.`,
     auth: 'bearer',
     query: z.object({ since: time('From this time'), until: time('Up to this time') }),
     ok: {
@@ -74,10 +74,10 @@ export const AUDIT_ROUTES = {
   activity: {
     id: 'MyActivity', ...route('me/activity', 'activity'),
     summary: 'The caller\'s own security events',
-    description: 'The latest security events (about 100, within the log\'s retention) where the caller acted, was concerned or impersonated someone: logins, sessions ended, password and second-factor changes. Newest first, 50 a page. An impersonated session reads the impersonated user\'s activity and changes nothing.',
+    description: 'The latest security events (about 100, within the log\'s retention) where the caller acted, was concerned or impersonated someone: logins, sessions ended, password and second-factor changes. Newest first, 50 a page. Like the sessions list, never through an impersonated session: whoever impersonates a user does not see their logins.',
     auth: 'bearer',
     query: z.object({ cursor: z.string().regex(/^\d{1,15}$/, 'must be the cursor of a previous answer').optional().describe('The `cursor` of the previous answer') }),
     ok: { schema: page, description: 'A page of events, newest first' },
-    errors: [...BEARER],
+    errors: [...BEARER, 'impersonated_session'],
   },
 } satisfies Record<string, RouteContract>
