@@ -239,6 +239,19 @@ describe('GET /auth/me/activity', () => {
   })
 })
 
+describe('GET /auth/me/activity under concurrent events', () => {
+  it(`150 events of one user recorded at once leave exactly the newest ${ACTIVITY_KEPT}`, async () => {
+    const racer = await logIn(unique('racer'))
+    await Promise.all(Array.from({ length: 150 }, (_, i) => emit({ type: 'logout', actor: racer.sub, details: { n: i } })))
+    const { events: stored } = await (await auditLogOf(ctx())).newest(undefined, 200)
+    const newest = stored.filter(event => event.actor === racer.sub).slice(0, ACTIVITY_KEPT).map(event => event.id)
+    const first = await json<Page>(await call(racer, 'GET', 'me/activity'))
+    const second = await json<Page>(await call(racer, 'GET', `me/activity?cursor=${first.cursor}`))
+    expect(second.cursor).toBeUndefined()
+    expect([...first.events, ...second.events].map(event => event.id)).toEqual(newest)
+  })
+})
+
 describe('svc:login:newDevice', () => {
   const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0'
   const newDevices = () => nitro.hooks.filter(([name]) => name === 'svc:login:newDevice').map(([, payload]) => payload as NewDevicePayload)

@@ -21,7 +21,7 @@ export const SCAN_LIMIT = 5_000
  * How far out of time order events may be stored: each process appends what it saw a moment ago. A search
  * stops at the first event older than `since` by more than this.
  */
-export const CLOCK_MARGIN_MS = 60_000
+const CLOCK_MARGIN_MS = 60_000
 
 /** A search as the route's query gives it (times in epoch ms). */
 export interface AuditQuery {

@@ -9,7 +9,7 @@ const route = (path: string, file: string) =>
   ({ method: 'get' as const, path: (e: EndpointOptions) => underPath(e.authPath, path), handler: `audit/server/routes/${file}.get` })
 
 /** Epoch ms of a time parameter: epoch milliseconds (digits) or an ISO 8601 date; undefined when neither. */
-export function parseTime(text: string): number | undefined {
+function parseTime(text: string): number | undefined {
   if (/^\d{1,15}$/.test(text)) return Number(text)
   if (!/^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})?)?$/.test(text)) return undefined
   const ms = Date.parse(text)
@@ -23,7 +23,7 @@ const time = (what: string) => z.string().max(40).transform((text, ctx) => {
 }).optional().describe(`${what}: an ISO 8601 date (\`2026-05-01\`, \`2026-05-01T12:00:00Z\`) or epoch milliseconds`)
 
 /** Groups of the catalog's types (`org.*`): every type of that prefix. */
-export const TYPE_GROUPS = [...new Set(SECURITY_EVENT_TYPES.filter(type => type.includes('.')).map(type => `${type.slice(0, type.indexOf('.'))}.*`))]
+const TYPE_GROUPS = [...new Set(SECURITY_EVENT_TYPES.filter(type => type.includes('.')).map(type => `${type.slice(0, type.indexOf('.'))}.*`))]
 
 /** Most events one answer of `GET <authPath>/audit` holds, and how many it holds unless asked. */
 export const AUDIT_PAGE = { max: 200, default: 50 }

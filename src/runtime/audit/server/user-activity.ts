@@ -19,7 +19,7 @@ export const ACTIVITY_RECORDS = recordTypes({
 export const ACTIVITY_KEPT = 100
 
 /** Events in one answer of `GET <authPath>/me/activity`. */
-export const ACTIVITY_PAGE = 50
+const ACTIVITY_PAGE = 50
 
 const storedEvent = auditEventSchema.extend({ seq: z.number().int().positive() })
 type StoredEvent = z.output<typeof storedEvent>
@@ -33,7 +33,7 @@ async function storedActivity(ctx: AuthContext, userId: string): Promise<Array<{
 }
 
 /** The users an event is about: who acted, whom it concerns and who impersonated (each once). */
-export function usersOf(event: AuditEvent): string[] {
+function usersOf(event: AuditEvent): string[] {
   return [...new Set([event.actor, event.subject, event.impersonator].filter((user): user is string => typeof user === 'string' && user !== ''))]
 }
 
