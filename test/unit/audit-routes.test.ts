@@ -7,7 +7,7 @@ import { defineAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
 import { securityEvent, type SecurityEventInput } from '../../src/runtime/server/lib/core/security-event'
 import { chainKeys, verifyEntries } from '../../src/runtime/audit/server/audit-chain'
 import { auditLogOf, auditOptions, sinkFailures } from '../../src/runtime/audit/server/audit-recorder'
-import { SCAN_LIMIT } from '../../src/runtime/audit/server/audit-query'
+import { AUDIT_SEARCH } from '../../src/runtime/audit/server/audit-routes'
 import { ACTIVITY_KEPT } from '../../src/runtime/audit/server/user-activity'
 import { verifyAuditLog } from '../../src/runtime/audit/server/utils/verify-audit-log'
 import { createTestAuth } from '../../src/testing/test-tokens'
@@ -320,10 +320,10 @@ describe('verifyAuditLog', () => {
 
 describe('bounded work', () => {
   // Last in the file: the bulk of events would otherwise be scanned by the searches above.
-  it(`one request reads at most ${SCAN_LIMIT} stored events: a search over more answers a cursor to go on`, async () => {
+  it(`one request reads at most ${AUDIT_SEARCH.scanLimit} stored events: a search over more answers a cursor to go on`, async () => {
     const log = await auditLogOf(ctx())
     const hourAgo = Date.now() - 3_600_000
-    const bulk = Array.from({ length: SCAN_LIMIT + 1000 }, (_, i): AuditEvent => ({
+    const bulk = Array.from({ length: AUDIT_SEARCH.scanLimit + 1000 }, (_, i): AuditEvent => ({
       id: `evt_bulk${String(i).padStart(18, '0')}`, at: new Date(hourAgo - 3_600_000).toISOString(), type: 'rate_limited', outcome: 'failure',
       actor: null, subject: null, client: { family: null, addressPrefix: null }, details: { rule: 'bulk' },
     }))

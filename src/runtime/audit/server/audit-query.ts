@@ -12,10 +12,7 @@ import { PAGE_LINES } from './audit-log'
 import { withoutChain } from './audit-chain'
 import { auditLogOf } from './audit-recorder'
 import type { AuditReader } from './audit-access'
-import { AUDIT_PAGE } from './audit-routes'
-
-/** Most stored events one request reads; past it, the answer's cursor goes on. */
-export const SCAN_LIMIT = 5_000
+import { AUDIT_SEARCH } from './audit-routes'
 
 /**
  * How far out of time order events may be stored: each process appends what it saw a moment ago. A search
@@ -66,7 +63,7 @@ function matches(event: ChainedAuditEvent, at: number, query: AuditQuery, reader
 
 /** One page of the search: at most `limit` events, newest first, and a cursor when it may go on. */
 export async function queryAuditLog(ctx: AuthContext, reader: AuditReader, query: AuditQuery): Promise<{ events: AuditEvent[], cursor?: string }> {
-  const limit = query.limit ?? AUDIT_PAGE.default
+  const limit = query.limit ?? AUDIT_SEARCH.defaultLimit
   const log = await auditLogOf(ctx)
   const start = query.cursor === undefined ? undefined : decodeCursor(ctx, query.cursor)
   let page = start?.page
@@ -85,10 +82,10 @@ export async function queryAuditLog(ctx: AuthContext, reader: AuditReader, query
       if (matches(event, at, query, reader)) events.push(withoutChain(event))
       const last = !stored.next && i === stored.events.length - 1
       if (last) return { events }
-      if (events.length === limit || read >= SCAN_LIMIT) return { events, cursor: encodeCursor(ctx, { page, seq: before }) }
+      if (events.length === limit || read >= AUDIT_SEARCH.scanLimit) return { events, cursor: encodeCursor(ctx, { page, seq: before }) }
     }
     if (!stored.next) return { events }
-    if (read >= SCAN_LIMIT) return { events, cursor: encodeCursor(ctx, { page: stored.next, seq: before }) }
+    if (read >= AUDIT_SEARCH.scanLimit) return { events, cursor: encodeCursor(ctx, { page: stored.next, seq: before }) }
     page = stored.next
   }
 }

@@ -25,8 +25,8 @@ const time = (what: string) => z.string().max(40).transform((text, ctx) => {
 /** Groups of the catalog's types (`org.*`): every type of that prefix. */
 const TYPE_GROUPS = [...new Set(SECURITY_EVENT_TYPES.filter(type => type.includes('.')).map(type => `${type.slice(0, type.indexOf('.'))}.*`))]
 
-/** Most events one answer of `GET <authPath>/audit` holds, and how many it holds unless asked. */
-export const AUDIT_PAGE = { max: 200, default: 50 }
+/** `GET <authPath>/audit`: most events in one answer, how many unless asked, most stored events one request reads. */
+export const AUDIT_SEARCH = { maxLimit: 200, defaultLimit: 50, scanLimit: 5_000 }
 
 const BEARER = ['unauthorized', 'session_revoked', 'session_stale'] as const
 const READER = [...BEARER, 'impersonated_session', 'permission_denied'] as const
@@ -39,7 +39,7 @@ export const AUDIT_ROUTES = {
   list: {
     id: 'AuditEvents', ...route('audit', 'log'),
     summary: 'Search the audit log',
-    description: `Security events, newest first, filtered by user, type and time. ${WHO_READS} One request reads at most 5,000 stored events: an answer may then hold fewer than \`limit\` events (even none) and a \`cursor\` to go on; without \`cursor\` the search is done.`,
+    description: `Security events, newest first, filtered by user, type and time. ${WHO_READS} One request reads at most ${AUDIT_SEARCH.scanLimit} stored events: an answer may then hold fewer than \`limit\` events (even none) and a \`cursor\` to go on; without \`cursor\` the search is done.`,
     auth: 'bearer',
     query: z.object({
       user: z.string().min(1).max(512).optional().describe('Events where this `sub` acted, was concerned or impersonated'),
@@ -47,8 +47,8 @@ export const AUDIT_ROUTES = {
       since: time('Events at or after this time'),
       until: time('Events at or before this time'),
       cursor: z.string().max(1024).optional().describe('The `cursor` of the previous answer'),
-      limit: z.string().regex(/^\d{1,3}$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(1).max(AUDIT_PAGE.max)).optional()
-        .describe(`Most events in the answer, 1 to ${AUDIT_PAGE.max} (default ${AUDIT_PAGE.default})`),
+      limit: z.string().regex(/^\d{1,3}$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(1).max(AUDIT_SEARCH.maxLimit)).optional()
+        .describe(`Most events in the answer, 1 to ${AUDIT_SEARCH.maxLimit} (default ${AUDIT_SEARCH.defaultLimit})`),
     }),
     ok: { schema: page, description: 'A page of events, newest first' },
     errors: [...READER],
