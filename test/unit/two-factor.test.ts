@@ -496,13 +496,13 @@ describe('a login that requires enrolment', () => {
     expect((await exchange(b, codeOf(done.redirect))).sub).toBe(sub)
   })
 
-  it('requireForAll asks every user; a passkey login (multiFactor) is never asked', async () => {
+  it('requireForAll asks every user; a passkey login with user verification (secondFactor) is never asked', async () => {
     const ctx = await createAuthContext(resolveOptions({ token: { secret: SECRET }, tokenRefresh: { storage: { driver: 'memory' } }, logging: { level: 'silent' }, twoFactor: { enabled: true, requireForAll: true, pendingLoginTTL: 900 } }, true), { features })
     // Without isRequired, requireForAll decides.
     defineAuthHandlers({ twoFactor: { isRequired: undefined } })
     try {
       const event = fakeEvent({ method: 'GET', url: '/auth/google' })
-      const login = (multiFactor: boolean) => completeLogin(ctx, { event, provider: 'google', user: { sub: 'g-1' }, tokens: { access_token: 't' }, multiFactor })
+      const login = (passkey: boolean) => completeLogin(ctx, { event, provider: 'google', user: { sub: 'g-1' }, tokens: { access_token: 't' }, secondFactor: passkey ? 'passkey' : undefined })
       const asked = await login(false)
       expect(asked.secondFactor?.enrol).toBe(true)
       // The browser's binding cookie lives as long as the pending login.
