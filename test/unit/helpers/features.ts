@@ -4,8 +4,9 @@
  */
 import twoFactor from '../../../src/runtime/two-factor/server/two-factor-feature'
 import organizations from '../../../src/runtime/organizations/server/organizations-feature'
+import audit from '../../../src/runtime/audit/server/audit-feature'
 
-export const features = [twoFactor, organizations]
+export const features = [twoFactor, organizations, audit]
 
 export const routePaths: string[] = []
 

@@ -1,6 +1,6 @@
 import { authError } from '../lib/edge/errors'
 import { refreshLifetime, rotateRefreshToken } from '../lib/core/records/refresh-token'
-import { requestRefused, securityEvent } from '../lib/edge/security-event'
+import { requestRefused, securityEvent } from '../lib/edge/report-security-event'
 import { guarded } from '../lib/edge/route-contract'
 import { clearRefreshCookie, clearSessionPresence, clearTossedRefreshCookies, mintSessionToken, readRefreshCookie, refreshCookieValues, resolveGlobalClaims, setRefreshCookie } from '../lib/core/session-tokens'
 import { defineAuthRoute } from '../utils/auth-context'
@@ -22,7 +22,7 @@ export default defineAuthRoute(guarded(CORE_ROUTES.refresh, async (ctx, event) =
     throw authError('invalid_refresh_token', 'Missing refresh token')
   }
 
-  const result = await rotateRefreshToken(ctx, cookie, { rotate: record => !record.impersonation })
+  const result = await rotateRefreshToken(ctx, cookie, { rotate: record => !record.impersonation, event })
   if (result.status === 'reused') {
     await securityEvent(ctx, event, { type: 'refresh.reused', outcome: 'failure', actor: null, subject: result.userId, session: result.family })
     clearRefreshCookie(event, ctx)

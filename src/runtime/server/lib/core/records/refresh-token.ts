@@ -10,7 +10,7 @@ import type { SessionClient } from './record-schema'
 import { storableUser } from './stored-user'
 import { listSessionEntries, putSessionEntry, removeSessionEntry, sessionMapKey } from './user-sessions'
 import { emitHook } from '../handlers'
-import { securityEvent } from '../../edge/security-event'
+import { securityEvent } from '../../edge/report-security-event'
 
 export type { RefreshTokenRecord } from './refresh-token-schema'
 
@@ -159,9 +159,10 @@ export async function readSessionRecord(ctx: AuthContext, token: string): Promis
 
 /**
  * Redeems a refresh token for its successor through one commit (one concurrent use wins). Uses within
- * `reuseGracePeriod` get the same successor; later ones are reuse of a stolen token and revoke the family.
+ * `reuseGracePeriod` get the same successor; later ones are reuse of a stolen token and revoke the family
+ * (`event`: the request that brought it back).
  */
-export async function rotateRefreshToken(ctx: AuthContext, token: string, options: { rotate: (record: RefreshTokenRecord) => boolean } = { rotate: () => true }): Promise<RefreshResult> {
+export async function rotateRefreshToken(ctx: AuthContext, token: string, options: { rotate: (record: RefreshTokenRecord) => boolean, event?: H3Event } = { rotate: () => true }): Promise<RefreshResult> {
   const key = tokenKey(ctx, token)
   const found = await ctx.store.read(key, storedRefreshToken)
   if (found && pastItsEnd(ctx, found)) return { status: 'invalid' }
@@ -187,18 +188,18 @@ export async function rotateRefreshToken(ctx: AuthContext, token: string, option
     // Rotated already (concurrently, or before a crash that kept the record): never live again.
     await ctx.store.remove(key)
   }
-  return followRotation(ctx, token)
+  return followRotation(ctx, token, options.event)
 }
 
 /** A use of a token gone or rotated: within the grace period, the session's current token; after, reuse. */
-async function followRotation(ctx: AuthContext, token: string): Promise<RefreshResult> {
+async function followRotation(ctx: AuthContext, token: string, event: H3Event | undefined): Promise<RefreshResult> {
   let marker = await ctx.store.read(markerKey(ctx, token), rotationMarker)
   if (!marker) return { status: 'invalid' }
   // The clock is read after the marker: a loser of the race is measured against the claim's time.
   const elapsed = Date.now() - marker.at
   if (await isFamilyRevoked(ctx, marker.family)) return { status: 'invalid' }
   if (!withinGrace(ctx, elapsed)) {
-    await revokeFamily(ctx, marker.family, marker.userId, 'refresh_token_reused')
+    await revokeFamily(ctx, marker.family, marker.userId, 'refresh_token_reused', event)
     return { status: 'reused', family: marker.family, userId: marker.userId }
   }
   let current = token
