@@ -125,8 +125,8 @@ export async function createAuthContext(input: ModuleOptions, { dev = false, cal
   if (hostPrefix) logger.warn(hostPrefix)
 
   // Set once the context exists: a previous key used before (at start-up) is not reported.
-  let created: AuthContext | undefined
-  const previousKeyUsed = previousKeyReporter(() => created)
+  const created: { ctx?: AuthContext } = {}
+  const previousKeyUsed = previousKeyReporter(() => created.ctx)
   const tokens = await createTokenService(options.token, logger, dev, () => previousKeyUsed('token'))
   const storage = options.tokenRefresh.storage
   const backend = given ?? await createStoreBackend(storage)
@@ -184,7 +184,7 @@ export async function createAuthContext(input: ModuleOptions, { dev = false, cal
       await backend.dispose()
     },
   }
-  created = ctx
+  created.ctx = ctx
   return ctx
 }
 

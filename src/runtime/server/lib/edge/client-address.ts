@@ -134,4 +134,3 @@ export function requestAddress(event: H3Event, options: Partial<Pick<RateLimitOp
 export function clientAddressOf(ctx: Pick<EdgeContext, 'options' | 'logger'>, event: H3Event): string {
   return requestAddress(event, ctx.options.rateLimit, ctx.logger)
 }
-
