@@ -13,7 +13,7 @@ import { removeImpersonation, saveImpersonation, takeImpersonation } from './imp
 import { continueSession, discardRefreshToken, issueRefreshToken, readRefreshToken, refreshLifetime, revokeFamily } from '../../server/lib/core/records/refresh-token'
 import { mintSessionToken, readRefreshCookie, setRefreshCookie, withoutFeatureClaims } from '../../server/lib/core/session-tokens'
 import { describeClient } from '../../server/lib/edge/client-description'
-import { securityEvent } from '../../server/lib/edge/report-security-event'
+import { securityEvent } from '../../server/lib/edge/security-event'
 import { asSubject, hostSubjectOf } from '../../server/lib/core/subject'
 
 /** Characters of an impersonation's reason kept in its security event. */

@@ -8,7 +8,7 @@ import { browserBindingOf, matchesCodeBinding } from '../../server/lib/core/code
 import type { AuthContext } from '../../server/lib/core/context'
 import { safeEqual } from '../../server/lib/store/crypto'
 import { originOf } from '../../server/lib/edge/origin'
-import { requestRefused, securityEvent } from '../../server/lib/edge/report-security-event'
+import { requestRefused, securityEvent } from '../../server/lib/edge/security-event'
 import { completeLogin } from '../../server/lib/core/login'
 import { saveOAuthState, takeOAuthState } from './oauth-state'
 import { clearLoginCookies, LOGIN_TTL, readLoginCookies, setLoginCookies } from './oauth-cookies'

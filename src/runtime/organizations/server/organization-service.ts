@@ -17,7 +17,7 @@ import { ORG_ID, ORG_RECORDS, SLUG, TEAM_ID } from './org-records'
 import { createStoreOrganizations } from './org-store'
 import { inBatches, oncePer } from '../../shared/values'
 import type { SecurityEventType } from '../../shared/event-catalog'
-import { securityEvent } from '../../server/lib/edge/report-security-event'
+import { securityEvent } from '../../server/lib/edge/security-event'
 
 /** The parsed `organizations` options (the feature is on wherever this runs). */
 export function orgOptions(ctx: AuthContext): ResolvedOrganizationsOptions {

@@ -9,7 +9,7 @@ import { passkeyInfo, requirePasskeyOwner } from './passkey-credentials'
 import { passkeyHandlers } from './passkey-handlers'
 import { usePasskeyRuntime } from './passkey-runtime'
 import { guarded } from '../../server/lib/edge/route-contract'
-import { securityEvent } from '../../server/lib/edge/report-security-event'
+import { securityEvent } from '../../server/lib/edge/security-event'
 import { PASSKEY_ROUTES } from './passkey-routes'
 import { emitHook } from '../../server/lib/core/handlers'
 

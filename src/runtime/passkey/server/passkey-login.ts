@@ -19,7 +19,7 @@ import { reasonOf } from './passkey-registration'
 import { relyingPartyOf } from './relying-party'
 import { usePasskeyRuntime } from './passkey-runtime'
 import { guarded } from '../../server/lib/edge/route-contract'
-import { requestRefused, securityEvent } from '../../server/lib/edge/report-security-event'
+import { requestRefused, securityEvent } from '../../server/lib/edge/security-event'
 import { PASSKEY_ROUTES } from './passkey-routes'
 
 type Descriptor = { id: string, transports?: PasskeyTransport[] }

@@ -12,7 +12,7 @@ import { passkeyHandlers } from './passkey-handlers'
 import { relyingPartyOf } from './relying-party'
 import { usePasskeyRuntime } from './passkey-runtime'
 import { guarded } from '../../server/lib/edge/route-contract'
-import { requestRefused, securityEvent } from '../../server/lib/edge/report-security-event'
+import { requestRefused, securityEvent } from '../../server/lib/edge/security-event'
 import { PASSKEY_ROUTES } from './passkey-routes'
 import { emitHook } from '../../server/lib/core/handlers'
 

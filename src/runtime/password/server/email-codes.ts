@@ -11,7 +11,7 @@ import type { verifyRequest } from '../../server/lib/edge/request-schemas'
 import { requireEmail } from '../../server/lib/edge/email'
 import type { ResolvedPasswordHandlers } from './password-handlers'
 import { verifyLink } from '../password-paths'
-import { securityEvent } from '../../server/lib/edge/report-security-event'
+import { securityEvent } from '../../server/lib/edge/security-event'
 import type { PasswordRuntime } from './password-runtime'
 
 const CODE_PATTERN = /^\d{6}$/

@@ -15,7 +15,7 @@ import { requireEmail } from '../../server/lib/edge/email'
 import { passwordHandlers, passwordSubject, persistPasswordUser } from './password-handlers'
 import { usePasswordRuntime } from './password-runtime'
 import { guarded } from '../../server/lib/edge/route-contract'
-import { securityEvent } from '../../server/lib/edge/report-security-event'
+import { securityEvent } from '../../server/lib/edge/security-event'
 import { PASSWORD_ROUTES } from './password-routes'
 
 /** Resolves once the current request's answer has been handed to the socket (the next macrotask). */

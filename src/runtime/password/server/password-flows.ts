@@ -12,7 +12,7 @@ import { requireEmail } from '../../server/lib/edge/email'
 import { passwordHandlers, passwordSubject, requirePersistence, type ResolvedPasswordHandlers } from './password-handlers'
 import { usePasswordRuntime, type PasswordRuntime } from './password-runtime'
 import { guarded } from '../../server/lib/edge/route-contract'
-import { securityEvent } from '../../server/lib/edge/report-security-event'
+import { securityEvent } from '../../server/lib/edge/security-event'
 import { PASSWORD_ROUTES } from './password-routes'
 
 const NO_TOKENS: ProviderTokens = { access_token: '' }

@@ -1,6 +1,6 @@
 import { authError } from '../lib/edge/errors'
 import { refreshLifetime, rotateRefreshToken } from '../lib/core/records/refresh-token'
-import { requestRefused, securityEvent } from '../lib/edge/report-security-event'
+import { requestRefused, securityEvent } from '../lib/edge/security-event'
 import { guarded } from '../lib/edge/route-contract'
 import { clearRefreshCookie, clearSessionPresence, clearTossedRefreshCookies, mintSessionToken, readRefreshCookie, refreshCookieValues, resolveGlobalClaims, setRefreshCookie } from '../lib/core/session-tokens'
 import { defineAuthRoute } from '../utils/auth-context'

@@ -5,7 +5,7 @@ import type { AuthContext } from '../../server/lib/core/context'
 import { withQueryParams } from '../../server/lib/edge/redirect'
 import { createPendingLogin } from './two-factor-records'
 import { emitHook } from '../../server/lib/core/handlers'
-import { securityEvent } from '../../server/lib/edge/report-security-event'
+import { securityEvent } from '../../server/lib/edge/security-event'
 
 export { secondFactorNeeded } from './two-factor-state'
 

@@ -11,7 +11,7 @@ import { claimRecoveryCode, claimTimeStep, reserveTwoFactorFailure, TWO_FACTOR_R
 import { findRecoveryCode, matchTimeStep, secretBox } from './secret'
 import { findTwoFactorState, parametersOf, saveTwoFactorState } from './two-factor-state'
 import { emitHook } from '../../server/lib/core/handlers'
-import { securityEvent } from '../../server/lib/edge/report-security-event'
+import { securityEvent } from '../../server/lib/edge/security-event'
 
 export type SecondFactorInput = { code: string, recoveryCode?: undefined } | { recoveryCode: string, code?: undefined }
 

@@ -21,7 +21,7 @@ import { findTwoFactorState, saveTwoFactorState } from './two-factor-state'
 import { guarded } from '../../server/lib/edge/route-contract'
 import { TWO_FACTOR_ROUTES } from './two-factor-routes'
 import { emitHook } from '../../server/lib/core/handlers'
-import { securityEvent } from '../../server/lib/edge/report-security-event'
+import { securityEvent } from '../../server/lib/edge/security-event'
 
 /** The caller's claims: 401 without a valid bearer token, 403 for an impersonated session. */
 function owner(ctx: AuthContext, event: H3Event): Promise<AuthClaims> {

@@ -17,7 +17,7 @@ import { findTwoFactorState, newState, saveTwoFactorState } from './two-factor-s
 import { guarded } from '../../server/lib/edge/route-contract'
 import { TWO_FACTOR_ROUTES } from './two-factor-routes'
 import { dispatch, emitHook } from '../../server/lib/core/handlers'
-import { securityEvent } from '../../server/lib/edge/report-security-event'
+import { securityEvent } from '../../server/lib/edge/security-event'
 
 /** The pending login of `flow`, from its own browser; from another it is burnt. */
 async function pendingLoginOf(ctx: AuthContext, event: H3Event, flow: string): Promise<PendingLoginRecord> {

@@ -4,7 +4,7 @@ import type { ModuleOptions, Parsed, StorageDriverName } from '../../../types/op
 import { createKeyHasher, createSealer, plainSealer } from '../store/crypto'
 import type { EdgeContext, SecurityEventDraft } from '../edge/edge-context'
 import { createLogger } from '../edge/logger'
-import { securityEvent } from '../edge/report-security-event'
+import { securityEvent } from '../edge/security-event'
 import { createStoreBackend, type StoreBackend } from '../store'
 import { serverEnv } from '../store/upstash-connection'
 import { createRecordStore } from '../store/record-store'
@@ -79,7 +79,7 @@ export interface AuthFeature {
   sessionClaims?: (ctx: AuthContext, session: { userId: string, sid: string }) => Promise<CustomClaims>
   /** True when the feature marks users' claims stale (`markClaimsStale`) with these options: the revocation list exists even with `sessions.revokeAccessTokens` off. */
   marksClaimsStale?: (options: Parsed<ModuleOptions>) => boolean
-  /** Records a security event (`securityEvent`, edge/report-security-event.ts); its errors are logged and never fail the request. */
+  /** Records a security event (`securityEvent`, edge/security-event.ts); its errors are logged and never fail the request. */
   recordEvent?: (ctx: AuthContext, event: SecurityEventDraft) => Promise<void>
   /** Releases what the feature holds for this context (connections, timers), when the context is disposed. */
   dispose?: (ctx: AuthContext) => Promise<void>

@@ -6,7 +6,7 @@ import type { H3Event } from 'h3'
 import type { AuthClaims } from '../../../types/auth'
 import type { AuthContext } from './context'
 import { authError } from '../edge/errors'
-import { requestRefused } from '../edge/report-security-event'
+import { requestRefused } from '../edge/security-event'
 import { isFamilyRevoked } from './records/refresh-token'
 import { listSessionEntries, type SessionEntry } from './records/user-sessions'
 

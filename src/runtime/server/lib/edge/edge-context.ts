@@ -12,7 +12,7 @@ export interface EdgeContext {
   logger: Logger
   /**
    * Hands a security event to the features that record events (the audit log), each failure logged and
-   * ignored; undefined when no feature records events. Only `securityEvent` (report-security-event.ts) calls it.
+   * ignored; undefined when no feature records events. Only `securityEvent` (security-event.ts) calls it.
    */
   recordEvent?: (draft: SecurityEventDraft) => Promise<void>
 }

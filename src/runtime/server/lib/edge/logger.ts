@@ -8,7 +8,7 @@ export interface Logger {
   warn(message: string, detail?: unknown): void
   info(message: string, detail?: unknown): void
   debug(message: string, detail?: unknown): void
-  /** A security event, logged when `logging.security`: written by `securityEvent` (report-security-event.ts) only. */
+  /** A security event, logged when `logging.security`: written by `securityEvent` (security-event.ts) only. */
   security(type: SecurityEventType, detail: Record<string, unknown>): void
 }
 

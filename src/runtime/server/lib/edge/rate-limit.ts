@@ -6,7 +6,7 @@ import type { RecordKey } from '../store/record-store'
 import { authError } from './errors'
 import { clientAddressOf, ipv6Groups } from './client-address'
 import { hitRateLimit, rateCounterKey, reserveUnits, retryAfterOf } from './rate-counter'
-import { REFUSAL_WINDOW_SECONDS, securityEvent, type SecurityEventInput } from './report-security-event'
+import { REFUSAL_WINDOW_SECONDS, securityEvent, type SecurityEventInput } from './security-event'
 
 /** The unit a per-address limit counts: IPv6 as its /64 (one host usually owns a whole /64). */
 export function rateLimitSubject(address: string): string {

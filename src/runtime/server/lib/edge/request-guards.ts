@@ -4,7 +4,7 @@ import type { H3Event } from 'h3'
 import type { EdgeContext } from './edge-context'
 import { authError } from './errors'
 import { originOf } from './origin'
-import { requestRefused } from './report-security-event'
+import { requestRefused } from './security-event'
 
 /** Methods whose requests may carry a body. */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])

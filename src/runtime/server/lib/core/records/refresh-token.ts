@@ -10,7 +10,7 @@ import type { SessionClient } from './record-schema'
 import { storableUser } from './stored-user'
 import { listSessionEntries, putSessionEntry, removeSessionEntry, sessionMapKey } from './user-sessions'
 import { emitHook } from '../handlers'
-import { securityEvent } from '../../edge/report-security-event'
+import { securityEvent } from '../../edge/security-event'
 
 export type { RefreshTokenRecord } from './refresh-token-schema'
 
