@@ -34,8 +34,14 @@ export async function listSessions(ctx: AuthContext, userId: string, options: { 
   return entries.sort(byNewest).map(entry => toPublic(entry, options.currentSid, !options.own))
 }
 
+/** What a revocation of sessions leaves alone (`own`: impersonations of the user) and the request that asked for it. */
+export interface RevokeOptions {
+  own?: boolean
+  event?: H3Event
+}
+
 /** Ends one session of a user. False when there is no such live session (or, with `own`, an impersonation). */
-export async function revokeSession(ctx: AuthContext, userId: string, sessionId: string, reason: SessionRevocationReason, options: { own?: boolean } = {}): Promise<boolean> {
+export async function revokeSession(ctx: AuthContext, userId: string, sessionId: string, reason: SessionRevocationReason, options: RevokeOptions = {}): Promise<boolean> {
   const entry = (await listSessionEntries(ctx, userId)).find(e => e.id === sessionId)
   if (!entry || (options.own && entry.impersonatedBy)) return false
   // Revoked already (an entry a racing refresh wrote back): gone, nothing to end.
@@ -43,15 +49,15 @@ export async function revokeSession(ctx: AuthContext, userId: string, sessionId:
     await removeSessionEntry(ctx, userId, sessionId)
     return false
   }
-  await revokeFamily(ctx, sessionId, userId, reason)
+  await revokeFamily(ctx, sessionId, userId, reason, options.event)
   return true
 }
 
 /** Ends every session of a user but `except` (`own`: not impersonations); returns how many. */
-export async function revokeSessions(ctx: AuthContext, userId: string, reason: SessionRevocationReason, options: { except?: string, own?: boolean } = {}): Promise<number> {
+export async function revokeSessions(ctx: AuthContext, userId: string, reason: SessionRevocationReason, options: RevokeOptions & { except?: string } = {}): Promise<number> {
   const entries = (await liveEntries(ctx, userId))
     .filter(entry => entry.id !== options.except && !(options.own && entry.impersonatedBy))
-  await Promise.all(entries.map(entry => revokeFamily(ctx, entry.id, userId, reason)))
+  await Promise.all(entries.map(entry => revokeFamily(ctx, entry.id, userId, reason, options.event)))
   return entries.length
 }
 

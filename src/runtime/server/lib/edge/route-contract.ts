@@ -88,13 +88,13 @@ export function guarded<C extends RouteContract, X extends EdgeContext, T, A = u
     const { body, query } = contract.ownInput ? {} : contract
     if (!authorize && !rateLimit && !body && !query) {
       if (!sameOrigin) return (ctx, event) => handle(ctx, event, undefined as RouteInput<C>, undefined as A)
-      return (ctx, event) => {
-        refuseCrossOrigin(event, ctx)
+      return async (ctx, event) => {
+        await refuseCrossOrigin(event, ctx)
         return handle(ctx, event, undefined as RouteInput<C>, undefined as A)
       }
     }
     return async (ctx, event) => {
-      if (sameOrigin) refuseCrossOrigin(event, ctx)
+      if (sameOrigin) await refuseCrossOrigin(event, ctx)
       const caller = authorize ? await authorize(ctx, event) : undefined as A
       if (rateLimit) await enforceRateLimit(ctx, event, rateLimit)
       const input = body ? await readBodyWith(event, body) : query ? readQueryWith(event, query) : undefined
