@@ -34,6 +34,10 @@ export default defineNuxtConfig({
     // tokenRefresh.storage); invitation links are printed to the console
     // (server/plugins/organizations.ts). /projects needs the `project:write` permission.
     organizations: { roles: ORG_ROLES, redirectAfterAccept: '/organizations' },
+    // The security audit log in the module's store: GET /auth/audit for admins and owners of the active
+    // organization, GET /auth/me/activity for everyone; "new sign-in" emails are printed to the console
+    // (server/plugins/audit.ts).
+    audit: {},
     // Email + password with emailed codes; users live in memory and codes are printed to the
     // console (server/plugins/password-users.ts).
     providers: {

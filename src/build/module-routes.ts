@@ -13,7 +13,8 @@ import { isPasskeyEnabled } from '../runtime/passkey/server/passkey-options'
 import { PASSKEY_ROUTES } from '../runtime/passkey/server/passkey-routes'
 import { isOrganizationsEnabled } from '../runtime/organizations/server/organizations-options'
 import { ORGANIZATION_ROUTES } from '../runtime/organizations/server/organizations-routes'
-import { auditAdminPage } from '../runtime/audit/server/audit-options'
+import { auditAdminPage, isAuditEnabled } from '../runtime/audit/server/audit-options'
+import { AUDIT_ROUTES } from '../runtime/audit/server/audit-routes'
 import { AUDIT_ADMIN_ROUTES } from '../runtime/audit/server/admin-routes'
 
 /** A server endpoint of the module. */
@@ -31,7 +32,7 @@ const routesOf = (contracts: RouteContract[], e: EndpointOptions): ServerRoute[]
   contracts.map(c => ({ route: c.path(e), method: c.method, handler: c.handler }))
 
 /** Every route contract of the module, by method and handler file (`post server/routes/token.post`). */
-export const ROUTE_CONTRACTS = new Map([CORE_ROUTES, IMPERSONATION_ROUTES, OAUTH_ROUTES, PASSWORD_ROUTES, TWO_FACTOR_ROUTES, PASSKEY_ROUTES, ORGANIZATION_ROUTES, AUDIT_ADMIN_ROUTES]
+export const ROUTE_CONTRACTS = new Map([CORE_ROUTES, IMPERSONATION_ROUTES, OAUTH_ROUTES, PASSWORD_ROUTES, TWO_FACTOR_ROUTES, PASSKEY_ROUTES, ORGANIZATION_ROUTES, AUDIT_ROUTES, AUDIT_ADMIN_ROUTES]
   .flatMap(contractsOf).map(c => [`${c.method} ${c.handler}`, c]))
 
 /** The contract of a route, or undefined for a handler that is not one of the module's API. */
@@ -100,6 +101,11 @@ export function organizationRoutes(options: RouteOptions): ServerRoute[] {
   return isOrganizationsEnabled(options) ? routesOf(contractsOf(ORGANIZATION_ROUTES), options.endpoints) : []
 }
 
+/** The routes of the audit log (`<authPath>/audit`, `<authPath>/audit/export`, `<authPath>/me/activity`), when `audit` is set. */
+export function auditRoutes(options: RouteOptions): ServerRoute[] {
+  return isAuditEnabled(options) ? routesOf(contractsOf(AUDIT_ROUTES), options.endpoints) : []
+}
+
 /** The admin page's endpoints under `<authPath>/audit/users`, when `audit.adminPage` is set. */
 export function auditAdminRoutes(options: RouteOptions): ServerRoute[] {
   return auditAdminPage(options) ? routesOf(contractsOf(AUDIT_ADMIN_ROUTES), options.endpoints) : []
@@ -107,7 +113,7 @@ export function auditAdminRoutes(options: RouteOptions): ServerRoute[] {
 
 /** Every path the module answers on for these options: its routes, the callback page and the second factor's page. */
 export function moduleRoutePaths(options: RouteOptions): string[] {
-  const routes = [...coreRoutes(options.endpoints), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...twoFactorRoutes(options), ...organizationRoutes(options), ...auditAdminRoutes(options)]
+  const routes = [...coreRoutes(options.endpoints), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...twoFactorRoutes(options), ...organizationRoutes(options), ...auditRoutes(options), ...auditAdminRoutes(options)]
   const pages = [options.endpoints.callbackPath, ...(isTwoFactorEnabled(options) ? [options.endpoints.secondFactorPath] : []), ...(isOrganizationsEnabled(options) ? [options.organizations.invitationPath ?? '/auth/invitation'] : [])]
   return [...routes.map(route => route.route), ...pages]
 }

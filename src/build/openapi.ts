@@ -19,7 +19,7 @@ export const OPENAPI_TAG = 'Auth'
 export const BEARER_SCHEME = 'svcAuthBearer'
 
 const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete'])
-const MEDIA_TYPES = { json: 'application/json', form: 'application/x-www-form-urlencoded' } as const
+const MEDIA_TYPES = { json: 'application/json', form: 'application/x-www-form-urlencoded', lines: 'application/x-ndjson' } as const
 
 /** JSON Schema (2020-12, as OpenAPI 3.1 uses) of a zod schema: the input side for requests, the output side for answers. */
 export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
@@ -95,7 +95,7 @@ export function routeOperation(route: ServerRoute, doc: RouteContract, options: 
   if (doc.ok) {
     ok['200'] = {
       description: doc.ok.description,
-      content: { [MEDIA_TYPES.json]: { schema: jsonSchemaOf(doc.ok.schema, 'output') } },
+      content: { [MEDIA_TYPES[doc.ok.lines ? 'lines' : 'json']]: { schema: jsonSchemaOf(doc.ok.schema, 'output') } },
       ...(doc.ok.setsRefreshCookie ? { headers: { 'Set-Cookie': { description: 'The HttpOnly refresh cookie', schema: { type: 'string' } } } } : {}),
     }
   }

@@ -114,7 +114,7 @@ describe('login CSRF and code injection', () => {
     const owner = await server.fetch('/auth/token', tokenRequest(code))
     expect(owner.status).toBe(401)
     expect(await owner.json()).toMatchObject({ error: 'invalid_code' })
-    expect(server.output()).toMatch(/auth_code_binding_mismatch/)
+    expect(server.output()).toMatch(/\[svc-auth:security\] code\.refused[\s\S]*other_browser/)
   })
 })
 

@@ -152,7 +152,7 @@ describe('passkeys over HTTP', () => {
       await again.mockLogin()
       const fresh = await (await again.post('/auth/passkey/register/options')).json() as PublicKeyCredentialCreationOptionsJSON
       expect((await again.post('/auth/passkey/register/verify', { response: key.register(fresh) })).status).toBe(200)
-      expect(short.output()).toMatch(/reauthentication_required/)
+      expect(short.output()).toMatch(/\[svc-auth:security\] request\.refused[\s\S]*recent_login/)
     }
     finally {
       await short.stop()

@@ -39,7 +39,8 @@ afterEach(() => {
 /** A context with rate limits on and `login` over its defaults. */
 function withLogin(login: Partial<LoginRateLimitRule> = {}, secrets: { secret: string, previousSecrets?: string[] } = { secret: SECRET }): Promise<AuthContext> {
   const defaults = resolveOptions({}, true)
-  return unitContext({ token: secrets, rateLimit: { ...defaults.rateLimit, login: { ...defaults.rateLimit.login, ...login } } })
+  // Security events are logged (to nowhere: the level is silent), so tests can watch `logger.security`.
+  return unitContext({ token: secrets, logging: { level: 'silent', security: true }, rateLimit: { ...defaults.rateLimit, login: { ...defaults.rateLimit.login, ...login } } })
 }
 
 /** The value of the device cookie a fresh response sets for `email`. */
@@ -165,7 +166,7 @@ describe('login failures with and without a device cookie', () => {
     // Without a device cookie: refused, also from the owner's address; with one for another
     // account, or an altered one, too.
     await expect(reserve(ctx, attempt(ctx, '192.0.2.1'), OWNER)).rejects.toMatchObject({ statusCode: 429, data: { code: 'rate_limited' } })
-    expect(security).toHaveBeenLastCalledWith('rate_limited', { rule: 'login', key: 'email' })
+    expect(security).toHaveBeenLastCalledWith('rate_limited', expect.objectContaining({ outcome: 'failure', details: { rule: 'login', per: 'email' } }))
     await expect(reserve(ctx, attempt(ctx, '192.0.2.1', issued(ctx, 'other@example.com')), OWNER)).rejects.toMatchObject({ statusCode: 429 })
     await expect(reserve(ctx, attempt(ctx, '192.0.2.1', device.replace(/.$/, c => (c === '0' ? '1' : '0'))), OWNER)).rejects.toMatchObject({ statusCode: 429 })
     // The owner's browser is evaluated, as often as it likes when the password is right.
@@ -179,7 +180,7 @@ describe('login failures with and without a device cookie', () => {
     const results = await Promise.allSettled(Array.from({ length: 50 }, (_, i) => reserve(ctx, attempt(ctx, `198.51.100.${i}`, device), OWNER)))
     expect(results.filter(r => r.status === 'fulfilled')).toHaveLength(3)
     expect(results.filter(r => r.status === 'rejected').every(r => (r as PromiseRejectedResult).reason.statusCode === 429)).toBe(true)
-    expect(security).toHaveBeenCalledWith('rate_limited', { rule: 'login', key: 'device' })
+    expect(security).toHaveBeenCalledWith('rate_limited', expect.objectContaining({ details: { rule: 'login', per: 'device' } }))
     // Locked: even a right password is not evaluated for that cookie, from anywhere.
     await expect(reserve(ctx, attempt(ctx, '198.51.100.200', device), OWNER)).rejects.toMatchObject({ statusCode: 429 })
     // The owner's other browser and clients without a cookie have their own counters.

@@ -143,11 +143,11 @@ describe('endImpersonation', () => {
     const restored = await endImpersonation(ctx, back(answer.accessToken, cookie))
     const claims = (await ctx.tokens.verify(restored.accessToken))!
     expect(claims.sid).toBe(admin.family)
-    expect(await codeOf(requireRecentLogin(ctx, claims, 'test'))).toBe('reauthentication_required')
+    expect(await codeOf(requireRecentLogin(ctx, fakeEvent(), claims, 'test'))).toBe('reauthentication_required')
     // Nor does the impersonated session count as a login of its target.
     const other = await start()
     ctx.lifetimes.recentLogin = 3600
-    expect(await codeOf(requireRecentLogin(ctx, other.claims, 'test'))).toBe('reauthentication_required')
+    expect(await codeOf(requireRecentLogin(ctx, fakeEvent(), other.claims, 'test'))).toBe('reauthentication_required')
   })
 
   it('is refused when the requester\'s session ended meanwhile, and creates none', async () => {

@@ -7,7 +7,7 @@ import { assertLiteralJson, documentModule, errorCodesOf, isOpenAPIServed, jsonS
 import { resolveOptions } from '../../src/build/resolve-options'
 import { serverRoutes } from '../../src/build/module-routes'
 import { ERRORS, type AuthErrorCode } from '../../src/runtime/server/lib/edge/errors'
-import { auditAdminRoutes, contractOf, oauthRoutes, organizationRoutes, passkeyRoutes, passwordRoutes, ROUTE_CONTRACTS, twoFactorRoutes, type ServerRoute } from '../../src/build/module-routes'
+import { auditAdminRoutes, auditRoutes, contractOf, oauthRoutes, organizationRoutes, passkeyRoutes, passwordRoutes, ROUTE_CONTRACTS, twoFactorRoutes, type ServerRoute } from '../../src/build/module-routes'
 import { DEVTOOLS_API, DEVTOOLS_ROUTE } from '../../src/runtime/devtools/devtools-paths'
 import { isDocumentedPath, withoutInternalPaths } from '../../src/runtime/server/openapi-document'
 import { sessionIdSchema, tokenRequest, verifyRequest } from '../../src/runtime/server/lib/edge/request-schemas'
@@ -21,10 +21,12 @@ import { PASSWORD_ROUTES } from '../../src/runtime/password/server/password-rout
 import { TWO_FACTOR_ROUTES } from '../../src/runtime/two-factor/server/two-factor-routes'
 import { PASSKEY_ROUTES } from '../../src/runtime/passkey/server/passkey-routes'
 import { ORGANIZATION_ROUTES } from '../../src/runtime/organizations/server/organizations-routes'
+import { AUDIT_ROUTES } from '../../src/runtime/audit/server/audit-routes'
 import { AUDIT_ADMIN_ROUTES } from '../../src/runtime/audit/server/admin-routes'
+import { SECURITY_EVENTS } from '../../src/runtime/shared/event-catalog'
 
 /** The contract groups, by the name their handlers' code uses. */
-const GROUPS: Record<string, Record<string, RouteContract | readonly RouteContract[]>> = { CORE_ROUTES, IMPERSONATION_ROUTES, OAUTH_ROUTES, PASSWORD_ROUTES, TWO_FACTOR_ROUTES, PASSKEY_ROUTES, ORGANIZATION_ROUTES, AUDIT_ADMIN_ROUTES }
+const GROUPS: Record<string, Record<string, RouteContract | readonly RouteContract[]>> = { CORE_ROUTES, IMPERSONATION_ROUTES, OAUTH_ROUTES, PASSWORD_ROUTES, TWO_FACTOR_ROUTES, PASSKEY_ROUTES, ORGANIZATION_ROUTES, AUDIT_ROUTES, AUDIT_ADMIN_ROUTES }
 
 const SECRETS = {
   token: 'unit-token-secret-0123456789-abcdefghijklmnop',
@@ -47,7 +49,7 @@ const options = resolveOptions({
 }, true)
 
 /** Every route the module registers with these options. */
-const routes: ServerRoute[] = [...serverRoutes(options), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...twoFactorRoutes(options), ...organizationRoutes(options), ...auditAdminRoutes(options)]
+const routes: ServerRoute[] = [...serverRoutes(options), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...twoFactorRoutes(options), ...organizationRoutes(options), ...auditRoutes(options), ...auditAdminRoutes(options)]
 
 type JsonObject = { [key: string]: Json }
 const operationOf = (route: ServerRoute) => routeOperation(route, contractOf(route)!, options) as JsonObject & {
@@ -145,6 +147,20 @@ describe('route descriptions', () => {
     expect(token.responses['401']!).toMatchObject({ description: expect.stringContaining(ERRORS.code_binding_mismatch.message) })
     // A GET has no body, so no 413.
     expect(operationOf(find('server/routes/me.get', 'get')).responses['413']).toBeUndefined()
+  })
+
+  it('describe the audit log\'s query parameters, its JSON lines export and its event', () => {
+    const search = operationOf(find('audit/server/routes/log.get', 'get'))
+    expect(search.parameters.map(p => [p.name, p.in, p.required])).toEqual([['user', 'query', false], ['type', 'query', false], ['since', 'query', false], ['until', 'query', false], ['cursor', 'query', false], ['limit', 'query', false]])
+    const type = search.parameters.find(p => p.name === 'type')!.schema as { enum: string[] }
+    expect(type.enum).toEqual(expect.arrayContaining([...Object.keys(SECURITY_EVENTS), 'org.*', 'two_factor.*']))
+    const event = search.responses['200']!.content!['application/json']!.schema.properties.events as unknown as { items: { properties: Record<string, unknown> } }
+    expect(Object.keys(event.items.properties)).toEqual(['id', 'at', 'type', 'outcome', 'actor', 'subject', 'impersonator', 'organization', 'session', 'client', 'details'])
+    const exported = operationOf(find('audit/server/routes/export.get', 'get'))
+    expect(Object.keys(exported.responses['200']!.content!)).toEqual(['application/x-ndjson'])
+    expect(exported.responses['200']!.content!['application/x-ndjson']!.schema.properties).toHaveProperty('mac')
+    expect(Object.keys(search.responses).sort()).toEqual(['200', '400', '401', '403', '500'])
+    expect(operationOf(find('audit/server/routes/activity.get', 'get')).operationId).toBe('svcAuthMyActivity')
   })
 
   it('declare the bearer scheme, the refresh cookie and path parameters', () => {

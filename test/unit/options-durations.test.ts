@@ -45,6 +45,8 @@ describe('duration options', () => {
       'twoFactor.pendingLoginTTL',
       'twoFactor.enrolmentTTL',
       'twoFactor.failureWindow',
+      'organizations.invitationTTL',
+      'audit.retention',
     ]))
     expect(DURATIONS.filter(option => option.unit === 'ms').map(option => option.path.join('.'))).toEqual(['providers.passkey.timeout'])
   })
@@ -62,7 +64,7 @@ describe('duration options', () => {
     })
 
     it('has a default that parses to itself', () => {
-      const parsed = read(moduleOptionsSchema.parse({ providers: { password: {}, passkey: {} }, organizations: {} }), path)
+      const parsed = read(moduleOptionsSchema.parse({ providers: { password: {}, passkey: {} }, organizations: {}, audit: {} }), path)
       expect(typeof parsed).toBe('number')
       expect(read(moduleOptionsSchema.parse(at(path, parsed)), path)).toBe(parsed)
     })

@@ -23,7 +23,8 @@ let app: PasskeyTestApp
 let n = 0
 
 beforeAll(async () => {
-  app = await startPasskeyApp()
+  // Security events are logged (to nowhere: the level is silent), so tests can watch `logger.security`.
+  app = await startPasskeyApp({ logging: { level: 'silent', security: true } })
 })
 afterAll(async () => {
   await app?.close()
@@ -150,7 +151,7 @@ describe('passkey registration', () => {
     finally {
       vi.useRealTimers()
     }
-    expect(security).toHaveBeenCalledWith('reauthentication_required', { action: 'passkey_register', ageSeconds: expect.any(Number) })
+    expect(security).toHaveBeenCalledWith('request.refused', expect.objectContaining({ actor: user.id, details: { reason: 'recent_login', action: 'passkey_register', ageSeconds: expect.any(Number) } }))
     await registerOptions(user.browser)
   })
 
@@ -168,7 +169,7 @@ describe('passkey registration', () => {
     finally {
       vi.useRealTimers()
     }
-    expect(security).toHaveBeenCalledWith('reauthentication_required', { action: 'passkey_register', ageSeconds: expect.any(Number) })
+    expect(security).toHaveBeenCalledWith('request.refused', expect.objectContaining({ actor: user.id, details: { reason: 'recent_login', action: 'passkey_register', ageSeconds: expect.any(Number) } }))
     expect([...app.host.credentials.values()].filter(c => c.userId === user.id)).toEqual([])
   })
 
@@ -279,10 +280,10 @@ describe('passkey login', () => {
     // The stand-in is one fixed key, no stored passkey's.
     expect(new Set(standIns).size).toBe(1)
     expect([...app.host.credentials.values()].map(c => c.publicKey)).not.toContain(standIns[0])
-    expect(security.mock.calls.filter(([event]) => event === 'passkey_login_refused').map(([, details]) => details)).toEqual([
-      { user: user.id, reason: 'bad signature' },
-      { reason: 'unknown credential' },
-      { reason: 'unknown credential' },
+    expect(security.mock.calls.filter(([type, logged]) => type === 'login' && logged.outcome === 'failure').map(([, { subject, details }]) => ({ subject, details }))).toEqual([
+      { subject: user.id, details: { provider: 'passkey', reason: 'bad_signature' } },
+      { subject: null, details: { provider: 'passkey', reason: 'unknown_credential' } },
+      { subject: null, details: { provider: 'passkey', reason: 'unknown_credential' } },
     ])
   })
 
@@ -313,7 +314,7 @@ describe('passkey login', () => {
       const answer = await browser.post(`${P}/login/verify`, { response: user.authenticator.assert(options, { counter }) })
       expect(answer).toMatchObject({ status: 401, body: { statusCode: 401, error: 'passkey_counter_regressed' } })
     }
-    expect(security).toHaveBeenCalledWith('passkey_counter_regressed', { user: user.id, stored: 10, presented: 3 })
+    expect(security).toHaveBeenCalledWith('login', expect.objectContaining({ outcome: 'failure', subject: user.id, details: { provider: 'passkey', reason: 'counter_regressed', stored: 10, presented: 3 } }))
     expect(app.host.credentials.get(user.authenticator.id)!.counter).toBe(10)
     // An authenticator without a counter (always 0) keeps working.
     const zero = await userWithPasskey()
@@ -408,7 +409,8 @@ describe('secrets of the ceremonies', () => {
       expect(wrong.body.error).toBe('invalid_passkey')
       const stored = local.host.credentials.get(authenticator.id)!
       const logged = lines.join('\n')
-      expect(logged).toContain('passkey_login_refused')
+      expect(logged).toContain('[svc-auth:security] login')
+      expect(logged).toContain('bad_signature')
       for (const secret of [creation.challenge, request.challenge, stored.publicKey, 'evil.example']) expect(logged).not.toContain(secret)
     }
     finally {
@@ -495,7 +497,7 @@ describe('answers of another authenticator or frame', () => {
     app.host.credentials.get(user.authenticator.id)!.deviceType = 'multiDevice'
     const { browser, options } = await loginOptions()
     expect(await browser.post(`${P}/login/verify`, { response: user.authenticator.assert(options) })).toMatchObject({ status: 400, body: { error: 'invalid_passkey' } })
-    expect(security).toHaveBeenCalledWith('passkey_backup_eligibility_changed', { user: user.id, stored: 'multiDevice', presented: 'singleDevice' })
+    expect(security).toHaveBeenCalledWith('login', expect.objectContaining({ outcome: 'failure', subject: user.id, details: { provider: 'passkey', reason: 'backup_eligibility_changed', stored: 'multiDevice', presented: 'singleDevice' } }))
     expect(app.host.credentials.get(user.authenticator.id)!.counter).toBe(0)
   })
 })

@@ -1,6 +1,7 @@
 import type { H3Event } from 'h3'
 import { describe, expect, it, vi } from 'vitest'
-import { clientAddress, createProxyMatcher, enforceRateLimit, headerAddress, isClientAddressHeader, isTrustedProxyEntry, MULTI_HOP_HEADERS, normalizeAddress, rateLimitSubject, requestAddress, reserveLoginFailure } from '../../src/runtime/server/lib/edge/rate-limit'
+import { enforceRateLimit, rateLimitSubject, reserveLoginFailure } from '../../src/runtime/server/lib/edge/rate-limit'
+import { clientAddress, createProxyMatcher, headerAddress, isClientAddressHeader, isTrustedProxyEntry, MULTI_HOP_HEADERS, normalizeAddress, requestAddress } from '../../src/runtime/server/lib/edge/client-address'
 import { validateOptions, validateRateLimitOptions } from '../../src/runtime/server/lib/config/validate-options'
 import { resolveOptions } from '../../src/build/resolve-options'
 import { hitRateLimit } from '../../src/runtime/server/lib/edge/rate-counter'

@@ -426,22 +426,22 @@ describe('createLogger', () => {
 
   it('logs security events only when the security flag is on', () => {
     const off = fakeSink()
-    createLogger('debug', false, off.sink).security('refresh_token_reused', { userId: 'u1' })
+    createLogger('debug', false, off.sink).security('refresh.reused', { subject: 'u1' })
     expect(off.calls).toEqual([])
 
     const on = fakeSink()
     const logger = createLogger('error', true, on.sink)
-    logger.security('refresh_token_reused', { userId: 'u1' })
-    logger.security('code_exchange_failed')
+    logger.security('refresh.reused', { subject: 'u1' })
+    logger.security('code.refused', {})
     expect(on.calls).toEqual([
-      { method: 'warn', args: ['[svc-auth:security] refresh_token_reused', { userId: 'u1' }] },
-      { method: 'warn', args: ['[svc-auth:security] code_exchange_failed', {}] },
+      { method: 'warn', args: ['[svc-auth:security] refresh.reused', { subject: 'u1' }] },
+      { method: 'warn', args: ['[svc-auth:security] code.refused', {}] },
     ])
   })
 
   it('silent silences security events too', () => {
     const { calls, sink } = fakeSink()
-    createLogger('silent', true, sink).security('refresh_token_reused', { userId: 'u1' })
+    createLogger('silent', true, sink).security('refresh.reused', { subject: 'u1' })
     expect(calls).toEqual([])
   })
 })

@@ -3,9 +3,9 @@ import { limitRequestBody, refuseCrossOrigin } from '../../src/runtime/server/li
 import { unitContext as context } from './helpers/context'
 import { fakeEvent } from './helpers/event'
 
-const refused = (fn: () => void) => {
+const refused = async (check: Promise<void>) => {
   try {
-    fn()
+    await check
   }
   catch (error) {
     return (error as { statusCode?: number, data?: { code?: string } })
@@ -20,7 +20,7 @@ describe('origin check', () => {
     const ctx = await context()
     const own: Array<Record<string, string>> = [{}, { origin: 'https://app.example.com' }, { 'origin': 'https://app.example.com:443', 'sec-fetch-site': 'same-origin' }, { referer: 'https://app.example.com/page?x=1' }, { 'host': 'internal:3000', 'x-forwarded-host': 'app.example.com', 'origin': 'https://app.example.com' }]
     for (const headers of own) {
-      expect(refused(() => refuseCrossOrigin(post(headers), ctx)), JSON.stringify(headers)).toBeUndefined()
+      expect(await refused(refuseCrossOrigin(post(headers), ctx)), JSON.stringify(headers)).toBeUndefined()
     }
   })
 
@@ -38,26 +38,26 @@ describe('origin check', () => {
       { 'host': 'internal:3000', 'x-forwarded-host': 'evil.example', 'origin': 'https://app.example.com' },
     ]
     for (const headers of foreign) {
-      expect(refused(() => refuseCrossOrigin(post(headers), ctx)), JSON.stringify(headers)).toMatchObject({ statusCode: 403, data: { code: 'cross_origin_request' } })
+      expect(await refused(refuseCrossOrigin(post(headers), ctx)), JSON.stringify(headers)).toMatchObject({ statusCode: 403, data: { code: 'cross_origin_request' } })
     }
   })
 
   it('with Secure cookies, an http origin is refused unless it is a loopback host', async () => {
     const secure = await context()
-    expect(refused(() => refuseCrossOrigin(post({ origin: 'http://app.example.com' }), secure))).toMatchObject({ statusCode: 403 })
+    expect(await refused(refuseCrossOrigin(post({ origin: 'http://app.example.com' }), secure))).toMatchObject({ statusCode: 403 })
     for (const host of ['localhost:3000', '127.0.0.1:3000', '[::1]:3000']) {
-      expect(refused(() => refuseCrossOrigin(post({ host, origin: `http://${host}` }), secure)), host).toBeUndefined()
+      expect(await refused(refuseCrossOrigin(post({ host, origin: `http://${host}` }), secure)), host).toBeUndefined()
     }
     const plain = await context({ tokenRefresh: { cookie: { secure: false } } })
-    expect(refused(() => refuseCrossOrigin(post({ origin: 'http://app.example.com' }), plain))).toBeUndefined()
+    expect(await refused(refuseCrossOrigin(post({ origin: 'http://app.example.com' }), plain))).toBeUndefined()
   })
 
   it('allowedOrigins and publicUrl decide when set; publicUrl compares the scheme', async () => {
     const ctx = await context({ security: { allowedOrigins: ['https://admin.example.com'] }, publicUrl: 'https://app.example.com' })
-    expect(refused(() => refuseCrossOrigin(post({ 'origin': 'https://admin.example.com', 'sec-fetch-site': 'same-site' }), ctx))).toBeUndefined()
-    expect(refused(() => refuseCrossOrigin(post({ origin: 'https://app.example.com' }), ctx))).toBeUndefined()
-    expect(refused(() => refuseCrossOrigin(post({ origin: 'http://app.example.com' }), ctx))).toMatchObject({ statusCode: 403 })
-    expect(refused(() => refuseCrossOrigin(post({ host: 'evil.example', origin: 'https://evil.example' }), ctx))).toMatchObject({ statusCode: 403 })
+    expect(await refused(refuseCrossOrigin(post({ 'origin': 'https://admin.example.com', 'sec-fetch-site': 'same-site' }), ctx))).toBeUndefined()
+    expect(await refused(refuseCrossOrigin(post({ origin: 'https://app.example.com' }), ctx))).toBeUndefined()
+    expect(await refused(refuseCrossOrigin(post({ origin: 'http://app.example.com' }), ctx))).toMatchObject({ statusCode: 403 })
+    expect(await refused(refuseCrossOrigin(post({ host: 'evil.example', origin: 'https://evil.example' }), ctx))).toMatchObject({ statusCode: 403 })
   })
 })
 

@@ -268,7 +268,7 @@ describe('enrolment from the settings', () => {
     vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 16 * 60_000 })
     try {
       await errorOf(await browser().post(twoFactor('enrol'), {}, token), 403, 'reauthentication_required')
-      expect(logs.join('\n')).toContain('reauthentication_required')
+      expect(logs.join('\n')).toMatch(/request.refused .*"reason":"recent_login","action":"two_factor_enrol"/)
     }
     finally {
       vi.useRealTimers()
@@ -496,13 +496,13 @@ describe('a login that requires enrolment', () => {
     expect((await exchange(b, codeOf(done.redirect))).sub).toBe(sub)
   })
 
-  it('requireForAll asks every user; a passkey login (multiFactor) is never asked', async () => {
+  it('requireForAll asks every user; a passkey login with user verification (secondFactor) is never asked', async () => {
     const ctx = await createAuthContext(resolveOptions({ token: { secret: SECRET }, tokenRefresh: { storage: { driver: 'memory' } }, logging: { level: 'silent' }, twoFactor: { enabled: true, requireForAll: true, pendingLoginTTL: 900 } }, true), { features })
     // Without isRequired, requireForAll decides.
     defineAuthHandlers({ twoFactor: { isRequired: undefined } })
     try {
       const event = fakeEvent({ method: 'GET', url: '/auth/google' })
-      const login = (multiFactor: boolean) => completeLogin(ctx, { event, provider: 'google', user: { sub: 'g-1' }, tokens: { access_token: 't' }, multiFactor })
+      const login = (passkey: boolean) => completeLogin(ctx, { event, provider: 'google', user: { sub: 'g-1' }, tokens: { access_token: 't' }, secondFactor: passkey ? 'passkey' : undefined })
       const asked = await login(false)
       expect(asked.secondFactor?.enrol).toBe(true)
       // The browser's binding cookie lives as long as the pending login.
@@ -558,7 +558,7 @@ describe('disabling and new recovery codes', () => {
     }
     expect(states.get(sub)).toEqual(before)
     expect(saves.length).toBe(savesBefore)
-    expect(logs.join('\n')).toMatch(/reauthentication_required.*two_factor_disable/)
+    expect(logs.join('\n')).toMatch(/request.refused .*"reason":"recent_login","action":"two_factor_disable"/)
     // A login asks for the second factor still; its fresh session may change it.
     const { b, redirect } = await firstFactor(email)
     const done = await json<{ redirect: string }>(await b.post(twoFactor('verify'), { flow: flowOf(redirect), recoveryCode: recoveryCodes[0] }))

@@ -79,7 +79,11 @@ export interface AuditVerification {
   tornTail?: boolean
 }
 
-/** Payload of `svc:login:newDevice`: a login from a browser family and network none of the user's sessions has. */
+/**
+ * Payload of `svc:login:newDevice`: a login from a browser family and network that none of the user's other live
+ * sessions and none of their earlier logins (the latest ~100 events kept per user) had. The first login the log
+ * knows of announces nothing.
+ */
 export interface NewDevicePayload {
   userId: string
   /** The new session. */

@@ -11,6 +11,8 @@ export const nitro = {
   base: '',
   /** Every hook called, in order: its name and payload. */
   hooks: [] as Array<[string, unknown]>,
+  /** Runs each hook after it is recorded (a test's hook; its error is the hook's). */
+  onHook: undefined as ((name: string, payload: unknown) => unknown) | undefined,
 }
 
 /** The runtime config: `svcAuth` only. */
@@ -18,10 +20,15 @@ export function useRuntimeConfig() {
   return { svcAuth: nitro.options }
 }
 
-/** The Nitro app: hooks recorded in `nitro.hooks`, `localFetch` over loopback to `nitro.base`. */
+/** The Nitro app: hooks recorded in `nitro.hooks` (then run by `nitro.onHook`), `localFetch` over loopback to `nitro.base`. */
 export function useNitroApp() {
   return {
-    hooks: { callHook: async (name: string, payload: unknown) => void nitro.hooks.push([name, payload]) },
+    hooks: {
+      callHook: async (name: string, payload: unknown) => {
+        nitro.hooks.push([name, payload])
+        await nitro.onHook?.(name, payload)
+      },
+    },
     localFetch: (path: string, init: RequestInit) => fetch(`${nitro.base}${path}`, init),
   }
 }

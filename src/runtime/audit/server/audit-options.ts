@@ -9,7 +9,7 @@ export const MEMORY_MAX_EVENTS = 10_000
 export const auditSchema = z.object({
   secret: secret.default(''),
   previousSecrets: listOf(secret).default([]),
-  retention: duration(90 * 86400, { min: 3600, max: 10 * 365 * 86400 }),
+  retention: duration(90 * 86400, { min: 60, max: 10 * 365 * 86400 }),
   maxEvents: int(100, 'must be a whole number from 100 to 100000000.', 100_000_000).default(1_000_000),
   stdout: bool.default(false),
   refreshes: bool.default(false),

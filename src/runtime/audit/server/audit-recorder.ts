@@ -9,7 +9,9 @@ import type { StoreBackend } from '../../server/lib/store/types'
 import { recordTypes } from '../../server/lib/store/record-types'
 import { oncePer } from '../../shared/values'
 import { createAuditLog, type AuditLog, type AuditStorage } from './audit-log'
-import { chainKeys } from './audit-chain'
+import { chainKeys, withoutChain } from './audit-chain'
+import { indexUserActivity } from './user-activity'
+import { announceNewDevice } from './new-device'
 import { MEMORY_MAX_EVENTS } from './audit-options'
 
 /** The audit log's records in the module's store (the log itself lives beside them, see storage/). */
@@ -54,6 +56,28 @@ export const auditLogOf = oncePer((ctx: AuthContext): Promise<AuditLog> => {
 /** Failures of the sinks since start (`svc:audit` hooks and standard output): logged, counted, never thrown. */
 export const sinkFailures = { count: 0 }
 
+function sinkFailed(ctx: AuthContext, message: string, error: unknown): void {
+  sinkFailures.count++
+  ctx.logger.error(message, error)
+}
+
+/** Standard output's `error` listener: the failed write's callback reports the error; without one a closed pipe (EPIPE) would crash the process. */
+const reportedByWrite = () => {}
+
+/** The event as one JSON line on standard output; a failure, thrown or reported later, is a sink failure. */
+function writeLine(ctx: AuthContext, event: AuditEvent): void {
+  const failed = (error: unknown) => sinkFailed(ctx, 'Writing an audit event to standard output failed', error)
+  try {
+    if (!process.stdout.listeners('error').includes(reportedByWrite)) process.stdout.on('error', reportedByWrite)
+    process.stdout.write(`${JSON.stringify({ svcAuthAudit: event })}\n`, (error) => {
+      if (error) failed(error)
+    })
+  }
+  catch (error) {
+    failed(error)
+  }
+}
+
 /** The event a draft becomes once recorded. */
 export function auditEventOf(draft: SecurityEventDraft): AuditEvent {
   const { event: _request, aggregate: _aggregate, at, ...fields } = draft
@@ -71,18 +95,9 @@ export async function recordAuditEvent(ctx: AuthContext, draft: SecurityEventDra
   }
   const log = await auditLogOf(ctx)
   const [stored] = await log.append([auditEventOf(draft)])
-  const { seq: _seq, prev: _prev, kid: _kid, mac: _mac, ...event } = stored!
-  if (options.stdout) {
-    try {
-      process.stdout.write(`${JSON.stringify({ svcAuthAudit: event })}\n`)
-    }
-    catch (error) {
-      sinkFailures.count++
-      ctx.logger.error('Writing an audit event to standard output failed', error)
-    }
-  }
-  await ctx.callHook('svc:audit', event).catch((error: unknown) => {
-    sinkFailures.count++
-    ctx.logger.error('The svc:audit hook failed (ignored)', error)
-  })
+  const event = withoutChain(stored!)
+  if (options.stdout) writeLine(ctx, event)
+  await ctx.callHook('svc:audit', event).catch((error: unknown) => sinkFailed(ctx, 'The svc:audit hook failed (ignored)', error))
+  await indexUserActivity(ctx, stored!, options.retention)
+  await announceNewDevice(ctx, draft, event)
 }

@@ -7,13 +7,17 @@ import type { AuthContext } from '../../server/lib/core/context'
 import { randomToken } from '../../server/lib/store/crypto'
 import { authError } from '../../server/lib/edge/errors'
 import { dispatch, emitHook } from '../../server/lib/core/handlers'
-import { clientAddressOf } from '../../server/lib/edge/rate-limit'
+import { clientAddressOf } from '../../server/lib/edge/client-address'
 import { liveSessionOf } from '../../server/lib/core/recent-login'
 import { removeImpersonation, saveImpersonation, takeImpersonation } from './impersonation-record'
 import { continueSession, discardRefreshToken, issueRefreshToken, readRefreshToken, refreshLifetime, revokeFamily } from '../../server/lib/core/records/refresh-token'
 import { mintSessionToken, readRefreshCookie, setRefreshCookie, withoutFeatureClaims } from '../../server/lib/core/session-tokens'
 import { describeClient } from '../../server/lib/edge/client-description'
+import { securityEvent } from '../../server/lib/edge/security-event'
 import { asSubject, hostSubjectOf } from '../../server/lib/core/subject'
+
+/** Characters of an impersonation's reason kept in its security event. */
+const MAX_LOGGED_REASON = 200
 
 /** Claims that describe identity or the token itself, not custom data. */
 const STANDARD_CLAIMS = new Set<string>([...RESERVED_CLAIMS, 'email', 'name', 'picture', 'provider'])
@@ -121,7 +125,7 @@ export async function startImpersonation(ctx: AuthContext, event: H3Event, reque
 
   if (fromSessionBrowser) await discardRefreshToken(ctx, previous!)
   setRefreshCookie(event, ctx, session.token, ttl)
-  ctx.logger.security('impersonation_started', { requester: requester.sub, target: identity.sub, ip })
+  await securityEvent(ctx, event, { type: 'impersonation.started', actor: requester.sub, subject: identity.sub, session: family, details: { reason: reason?.slice(0, MAX_LOGGED_REASON) } })
   return { accessToken: token }
 }
 
@@ -161,7 +165,7 @@ export async function endImpersonation(ctx: AuthContext, event: H3Event): Promis
     }
     await revokeFamily(ctx, session.record.family, session.record.userId, 'impersonation')
     setRefreshCookie(event, ctx, resumed.token, refreshLifetime(ctx, resumed.record))
-    ctx.logger.security('impersonation_ended', { requester: identity.sub, target: impersonated.sub, ip })
+    await securityEvent(ctx, event, { type: 'impersonation.ended', actor: identity.sub, subject: impersonated.sub, session: impersonated.sid })
     return { accessToken: token }
   }
   catch (error) {

@@ -8,7 +8,7 @@ import { browserBindingOf, matchesCodeBinding } from '../../server/lib/core/code
 import type { AuthContext } from '../../server/lib/core/context'
 import { safeEqual } from '../../server/lib/store/crypto'
 import { originOf } from '../../server/lib/edge/origin'
-import { clientAddressOf } from '../../server/lib/edge/rate-limit'
+import { requestRefused, securityEvent } from '../../server/lib/edge/security-event'
 import { completeLogin } from '../../server/lib/core/login'
 import { saveOAuthState, takeOAuthState } from './oauth-state'
 import { clearLoginCookies, LOGIN_TTL, readLoginCookies, setLoginCookies } from './oauth-cookies'
@@ -114,7 +114,7 @@ async function startLogin(event: H3Event, ctx: AuthContext, provider: ResolvedPr
   let redirect: string | undefined
   if (query.redirect !== undefined) {
     if (isSafeRedirect(query.redirect)) redirect = query.redirect
-    else ctx.logger.security('oauth_redirect_refused', { provider: provider.name, ip: clientAddressOf(ctx, event) })
+    else await requestRefused(ctx, event, 'redirect', { details: { provider: provider.name } })
   }
   const as = await metadataOf(ctx, provider, start.origin, start.fetchFn, 'start')
 
@@ -236,7 +236,7 @@ function composeClaims(base: Record<string, unknown> | undefined, host: OAuthEve
 
 /** Ends a failed login: the host's onError (a failure is logged), then 302 to `redirect.error` unless onError answered. */
 async function sendLoginError(event: H3Event, ctx: AuthContext, provider: string, handlers: OAuthEventHandlerOptions<unknown>, failure: OAuthLoginError): Promise<void> {
-  ctx.logger.security('oauth_login_failed', { provider, error: failure.code, stage: failure.stage, ip: clientAddressOf(ctx, event) })
+  await securityEvent(ctx, event, { type: 'login', outcome: 'failure', actor: null, details: { provider, reason: failure.code, stage: failure.stage } })
   if (failure.code === 'server_error') ctx.logger.error(`Login with ${provider} failed unexpectedly`, failure.reason)
   else if (failure.reason !== undefined) ctx.logger.warn(`Login with ${provider} failed (${failure.code})`, describeCause(failure.reason))
   if (handlers.onError) {

@@ -13,7 +13,8 @@ import { authError } from '../../server/lib/edge/errors'
 import { requireEmail, normalizeEmail } from '../../server/lib/edge/email'
 import { getAuthHandlers } from '../../server/lib/core/handlers'
 import { reserveUnits, retryAfterOf } from '../../server/lib/edge/rate-counter'
-import { tooMany } from '../../server/lib/edge/rate-limit'
+import { rateLimited, tooMany } from '../../server/lib/edge/rate-limit'
+import { securityEvent } from '../../server/lib/edge/security-event'
 import { randomToken } from '../../server/lib/store/crypto'
 import { hostCookieAttributes, hostCookieName } from '../../server/lib/edge/cookie-path'
 import { bearerSession } from '../../server/lib/core/session-tokens'
@@ -53,17 +54,18 @@ export function invitationLink(ctx: AuthContext, token: string): string {
 }
 
 /** 429 unless the inviter (per hour) and the organization (per day) are within their invitation limits; a refusal counts for neither. */
-async function countInvitation(ctx: AuthContext, inviter: string, orgId: string): Promise<void> {
+async function countInvitation(ctx: AuthContext, event: H3Event, inviter: AuthClaims, orgId: string): Promise<void> {
   const { invitationsPerInviter, invitationsPerOrganization } = orgOptions(ctx)
-  const limits: Array<[string, number, number]> = [[`inviter\0${inviter}`, invitationsPerInviter, 3600], [`org\0${orgId}`, invitationsPerOrganization, 86400]]
+  const limits: Array<['inviter' | 'org', string, number, number]> = [['inviter', inviter.sub, invitationsPerInviter, 3600], ['org', orgId, invitationsPerOrganization, 86400]]
   const taken: Array<() => Promise<void>> = []
-  for (const [subject, max, window] of limits) {
+  for (const [per, id, max, window] of limits) {
     if (max <= 0) continue
+    const subject = `${per}\0${id}`
     const key = ctx.store.key(ORG_RECORDS.invitationCount, subject)
     const reserved = await reserveUnits(ctx, [{ key, max }], window)
     if (!reserved.granted) {
       await Promise.all(taken.map(release => release()))
-      ctx.logger.security('rate_limited', { rule: 'invitations', organization: orgId })
+      await rateLimited(ctx, event, 'invitations', per, subject, { caller: inviter, organization: orgId })
       throw tooMany(await retryAfterOf(ctx, key, window))
     }
     taken.push(reserved.release)
@@ -79,7 +81,7 @@ export async function createInvitation(ctx: AuthContext, event: H3Event, caller:
   if (input.teamId !== undefined && !(TEAM_ID.test(input.teamId) && (await teamsOf(ctx, organization.id)).has(input.teamId))) throw authError('not_found', 'No such team')
   const send = getAuthHandlers().organizations?.sendInvitation
   if (!send) throw authError('internal_error', 'organizations.sendInvitation is not set')
-  await countInvitation(ctx, caller.sub, organization.id)
+  await countInvitation(ctx, event, caller, organization.id)
 
   const ttl = orgOptions(ctx).invitationTTL
   const token = randomToken(32)
@@ -195,7 +197,7 @@ export async function acceptInvitation(ctx: AuthContext, event: H3Event, caller:
   const { record, organization } = found
   const email = await verifiedEmailOf(ctx, event, caller)
   if (email !== record.email) {
-    ctx.logger.security('invitation_email_mismatch', { organization: organization.id, user: caller.sub })
+    await securityEvent(ctx, event, { type: 'org.invitation_refused', outcome: 'failure', caller, organization: organization.id, details: { reason: email ? 'other_address' : 'unverified_address', invitation: record.id } })
     throw authError('invitation_email_mismatch')
   }
   const adapter = organizationsAdapter(ctx)

@@ -16,6 +16,8 @@ import { rolesGrant, rolesInclude } from '../../shared/permissions'
 import { ORG_ID, ORG_RECORDS, SLUG, TEAM_ID } from './org-records'
 import { createStoreOrganizations } from './org-store'
 import { inBatches, oncePer } from '../../shared/values'
+import type { SecurityEventType } from '../../shared/event-catalog'
+import { securityEvent } from '../../server/lib/edge/security-event'
 
 /** The parsed `organizations` options (the feature is on wherever this runs). */
 export function orgOptions(ctx: AuthContext): ResolvedOrganizationsOptions {
@@ -92,9 +94,32 @@ export function withOrganization<T>(ctx: AuthContext, orgId: string, fn: () => P
   return withLease(ctx.store, ctx.store.key(ORG_RECORDS.orgLock, orgId), fn)
 }
 
-/** Emits an `svc:org:*` audit hook. */
-export function orgHook(ctx: AuthContext, name: `svc:org:${'created' | 'updated' | 'deleted' | 'memberAdded' | 'memberUpdated' | 'memberRemoved' | 'invitationCreated' | 'invitationRevoked' | 'teamCreated' | 'teamDeleted' | 'teamMemberUpdated' | 'teamMemberRemoved'}`, payload: OrganizationChangePayload): Promise<void> {
-  ctx.logger.security(name.slice(4).replace(':', '_'), { organization: payload.organization.id, actor: payload.actor.sub, member: payload.member?.userId, role: payload.member?.role })
+/** The security event of each `svc:org:*` hook. */
+const ORG_EVENTS = {
+  'svc:org:created': 'org.created',
+  'svc:org:updated': 'org.updated',
+  'svc:org:deleted': 'org.deleted',
+  'svc:org:memberAdded': 'org.member_added',
+  'svc:org:memberUpdated': 'org.member_updated',
+  'svc:org:memberRemoved': 'org.member_removed',
+  'svc:org:invitationCreated': 'org.invitation_created',
+  'svc:org:invitationRevoked': 'org.invitation_revoked',
+  'svc:org:teamCreated': 'org.team_created',
+  'svc:org:teamDeleted': 'org.team_deleted',
+  'svc:org:teamMemberUpdated': 'org.team_member_updated',
+  'svc:org:teamMemberRemoved': 'org.team_member_removed',
+} as const satisfies Record<string, SecurityEventType>
+
+/** Reports a change of an organization (its security event, then its `svc:org:*` hook); `subject` is the member it is about. */
+export async function orgHook(ctx: AuthContext, name: keyof typeof ORG_EVENTS, payload: OrganizationChangePayload): Promise<void> {
+  const { actor, organization, member, invitation, team, event } = payload
+  await securityEvent(ctx, event, {
+    type: ORG_EVENTS[name],
+    caller: actor,
+    subject: member?.userId ?? null,
+    organization: organization.id,
+    details: { role: member?.role ?? invitation?.role, previousRole: member?.previousRole, team: team?.id, invitation: invitation?.id },
+  })
   return emitHook(ctx, name, payload)
 }
 

@@ -9,6 +9,7 @@ import { passkeyInfo, requirePasskeyOwner } from './passkey-credentials'
 import { passkeyHandlers } from './passkey-handlers'
 import { usePasskeyRuntime } from './passkey-runtime'
 import { guarded } from '../../server/lib/edge/route-contract'
+import { securityEvent } from '../../server/lib/edge/security-event'
 import { PASSKEY_ROUTES } from './passkey-routes'
 import { emitHook } from '../../server/lib/core/handlers'
 
@@ -30,9 +31,9 @@ export const deletePasskey = guarded(PASSKEY_ROUTES.delete, async (ctx: AuthCont
   const id = passkeyIdSchema.safeParse(getRouterParam(event, 'id', { decode: true }))
   const owned = id.success && handlers.deleteCredential ? (await handlers.listCredentials(owner.sub)).find(c => c.id === id.data) : undefined
   if (!id.success || !owned || !handlers.deleteCredential) throw authError('not_found', 'No such passkey')
-  await requireRecentLogin(ctx, owner, 'passkey_delete')
+  await requireRecentLogin(ctx, event, owner, 'passkey_delete')
   await handlers.deleteCredential(id.data, owner.sub)
-  ctx.logger.security('passkey_deleted', { user: owner.sub })
+  await securityEvent(ctx, event, { type: 'passkey.deleted', caller: owner })
   await emitHook(ctx, 'svc:passkey:deleted', { userId: owner.sub, credential: passkeyInfo(owned), event })
   return { success: true }
 })

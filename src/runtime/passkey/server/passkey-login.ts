@@ -1,6 +1,8 @@
 /** Logging in with a passkey: browser-bound single-use challenge, assertion and counter checks, then the login pipeline. */
 import { generateAuthenticationOptions, verifyAuthenticationResponse, type AuthenticationResponseJSON, type PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server'
+import type { H3Event } from 'h3'
 import type { AuthUser } from '../../types/auth'
+import type { AuditDetail } from '../../shared/event-catalog'
 import type { PasskeyCredential, PasskeyTransport } from '../passkey-types'
 import { isRelativePath } from '../../shared/paths'
 import { browserBindingOf, matchesCodeBinding } from '../../server/lib/core/code-binding'
@@ -17,6 +19,7 @@ import { reasonOf } from './passkey-registration'
 import { relyingPartyOf } from './relying-party'
 import { usePasskeyRuntime } from './passkey-runtime'
 import { guarded } from '../../server/lib/edge/route-contract'
+import { requestRefused, securityEvent } from '../../server/lib/edge/security-event'
 import { PASSKEY_ROUTES } from './passkey-routes'
 
 type Descriptor = { id: string, transports?: PasskeyTransport[] }
@@ -86,6 +89,11 @@ function handleMatches(rpID: string, credential: PasskeyCredential, userHandle: 
   return safeEqual(userHandle, Buffer.from(userHandleOf(rpID, credential.userId)).toString('base64url'))
 }
 
+/** Reports a passkey login refused (`login`, `failure`): `subject` is the credential's user when it is known. */
+function refused(ctx: AuthContext, event: H3Event, subject: string | null, reason: string, details: Record<string, AuditDetail | undefined> = {}): Promise<void> {
+  return securityEvent(ctx, event, { type: 'login', outcome: 'failure', actor: null, subject, details: { provider: 'passkey', reason, ...details } })
+}
+
 /**
  * POST login/verify: `{ response }` → `{ redirect }`. The challenge is consumed first and must be this browser's;
  * the counter must move forward (a cloned authenticator does not).
@@ -97,11 +105,11 @@ export const authenticationVerify = guarded(PASSKEY_ROUTES.loginVerify, async (c
   const record = await takePasskeyChallenge(ctx, 'authentication', challenge)
   if (!record) throw authError('invalid_passkey_challenge')
   if (!record.binding || !matchesCodeBinding(event, ctx, record.binding)) {
-    ctx.logger.security('passkey_challenge_of_another_browser', {})
+    await refused(ctx, event, null, 'other_browser')
     throw authError('invalid_passkey_challenge')
   }
   if (isCrossOriginAnswer(response.response.clientDataJSON)) {
-    ctx.logger.security('passkey_login_refused', { reason: 'cross-origin frame' })
+    await requestRefused(ctx, event, 'frame', { details: { ceremony: 'authentication' } })
     throw authError('invalid_passkey')
   }
   const handlers = passkeyHandlers(event)
@@ -121,21 +129,21 @@ export const authenticationVerify = guarded(PASSKEY_ROUTES.loginVerify, async (c
     requireUserVerification: record.requireUserVerification,
   }).catch((error: unknown) => reasonOf(error))
   if (!credential) {
-    ctx.logger.security('passkey_login_refused', { reason: 'unknown credential' })
+    await refused(ctx, event, null, 'unknown_credential')
     throw authError('invalid_passkey')
   }
   if (typeof verification === 'string' || !verification.verified) {
-    ctx.logger.security('passkey_login_refused', { user: credential.userId, reason: typeof verification === 'string' ? verification : 'bad signature' })
+    await refused(ctx, event, credential.userId, 'bad_signature', { message: typeof verification === 'string' ? verification : undefined })
     throw authError('invalid_passkey')
   }
   const info = verification.authenticationInfo
   if ((info.newCounter > 0 || credential.counter > 0) && info.newCounter <= credential.counter) {
-    ctx.logger.security('passkey_counter_regressed', { user: credential.userId, stored: credential.counter, presented: info.newCounter })
+    await refused(ctx, event, credential.userId, 'counter_regressed', { stored: credential.counter, presented: info.newCounter })
     throw authError('passkey_counter_regressed')
   }
   // Backup eligibility is fixed for a credential's life (WebAuthn §6.1.3): another value is another authenticator.
   if (credential.deviceType !== undefined && credential.deviceType !== info.credentialDeviceType) {
-    ctx.logger.security('passkey_backup_eligibility_changed', { user: credential.userId, stored: credential.deviceType, presented: info.credentialDeviceType })
+    await refused(ctx, event, credential.userId, 'backup_eligibility_changed', { stored: credential.deviceType, presented: info.credentialDeviceType })
     throw authError('invalid_passkey')
   }
   let found: Record<string, unknown> | null = null
@@ -143,7 +151,7 @@ export const authenticationVerify = guarded(PASSKEY_ROUTES.loginVerify, async (c
     found = await handlers.findUser(credential.userId)
     if (!found) {
       // A deleted or blocked account: its passkeys log no one in.
-      ctx.logger.security('passkey_login_refused', { user: credential.userId, reason: 'no such user' })
+      await refused(ctx, event, credential.userId, 'no_such_user')
       throw authError('invalid_passkey')
     }
   }
@@ -161,7 +169,7 @@ export const authenticationVerify = guarded(PASSKEY_ROUTES.loginVerify, async (c
     user,
     tokens: { access_token: '' },
     keepSubject: true,
-    multiFactor: info.userVerified,
+    secondFactor: info.userVerified ? 'passkey' : undefined,
     redirect: record.redirect,
   })
   return { redirect: location }

@@ -12,6 +12,7 @@ import { passkeyHandlers } from './passkey-handlers'
 import { relyingPartyOf } from './relying-party'
 import { usePasskeyRuntime } from './passkey-runtime'
 import { guarded } from '../../server/lib/edge/route-contract'
+import { requestRefused, securityEvent } from '../../server/lib/edge/security-event'
 import { PASSKEY_ROUTES } from './passkey-routes'
 import { emitHook } from '../../server/lib/core/handlers'
 
@@ -21,7 +22,7 @@ const MAX_CREDENTIAL_ID_BYTES = 1023
 /** The caller, whose session must have logged in recently. */
 async function recentOwner(ctx: AuthContext, event: H3Event) {
   const owner = await requirePasskeyOwner(event, ctx)
-  await requireRecentLogin(ctx, owner, 'passkey_register')
+  await requireRecentLogin(ctx, event, owner, 'passkey_register')
   return owner
 }
 
@@ -66,12 +67,13 @@ export const registrationVerify = guarded(PASSKEY_ROUTES.registerVerify, async (
   if (!challenge) throw authError('invalid_passkey', 'The answer carries no readable challenge')
   const record = await takePasskeyChallenge(ctx, 'registration', challenge)
   if (!record) throw authError('invalid_passkey_challenge')
+  const refused = (reason: string, message?: string) => securityEvent(ctx, event, { type: 'passkey.refused', outcome: 'failure', caller: owner, details: { reason, message } })
   if (record.userId !== owner.sub) {
-    ctx.logger.security('passkey_challenge_of_another_user', { user: owner.sub })
+    await refused('other_user')
     throw authError('invalid_passkey_challenge')
   }
   if (isCrossOriginAnswer(body.response.response.clientDataJSON)) {
-    ctx.logger.security('passkey_registration_refused', { user: owner.sub, reason: 'cross-origin frame' })
+    await requestRefused(ctx, event, 'frame', { caller: owner, details: { ceremony: 'registration' } })
     throw authError('invalid_passkey')
   }
   let verification: VerifiedRegistrationResponse
@@ -86,15 +88,18 @@ export const registrationVerify = guarded(PASSKEY_ROUTES.registerVerify, async (
     })
   }
   catch (error) {
-    ctx.logger.security('passkey_registration_refused', { user: owner.sub, reason: reasonOf(error) })
+    await refused('verification_failed', reasonOf(error))
     throw authError('invalid_passkey')
   }
-  if (!verification.verified) throw authError('invalid_passkey')
+  if (!verification.verified) {
+    await refused('verification_failed')
+    throw authError('invalid_passkey')
+  }
   const info = verification.registrationInfo
   // The id the authenticator data holds is stored: at most 1023 bytes, and the one the answer names.
   const idBytes = Buffer.from(info.credential.id, 'base64url').length
   if (idBytes < 1 || idBytes > MAX_CREDENTIAL_ID_BYTES || info.credential.id !== body.response.id) {
-    ctx.logger.security('passkey_registration_refused', { user: owner.sub, reason: 'credential id' })
+    await refused('credential_id')
     throw authError('invalid_passkey')
   }
   const handlers = passkeyHandlers(event)
@@ -112,13 +117,13 @@ export const registrationVerify = guarded(PASSKEY_ROUTES.registerVerify, async (
     createdAt: new Date().toISOString(),
   }
   await handlers.saveCredential(credential, true)
-  ctx.logger.security('passkey_registered', { user: owner.sub })
+  await securityEvent(ctx, event, { type: 'passkey.registered', caller: owner, details: { userVerified: info.userVerified, deviceType: info.credentialDeviceType } })
   const public_ = passkeyInfo(credential)
   await emitHook(ctx, 'svc:passkey:registered', { userId: owner.sub, credential: public_, userVerified: info.userVerified, event })
   return { credential: public_ }
 }, recentOwner)
 
-/** A short reason for the security log: the library's message up to the first quote (no compared values). */
+/** A short reason for a security event: the library's message up to the first quote (no compared values). */
 export function reasonOf(error: unknown): string {
   const message = error instanceof Error ? error.message : 'verification failed'
   return message.split(/["`]/)[0]!.trim().slice(0, 80)

@@ -11,6 +11,7 @@ import type { verifyRequest } from '../../server/lib/edge/request-schemas'
 import { requireEmail } from '../../server/lib/edge/email'
 import type { ResolvedPasswordHandlers } from './password-handlers'
 import { verifyLink } from '../password-paths'
+import { securityEvent } from '../../server/lib/edge/security-event'
 import type { PasswordRuntime } from './password-runtime'
 
 const CODE_PATTERN = /^\d{6}$/
@@ -31,7 +32,7 @@ export async function issueCode(ctx: AuthContext, runtime: PasswordRuntime, hand
 }
 
 /** Verifies a code of `action` from a link's query or a form's body; 400 `invalid_verification_code` or `too_many_attempts`. */
-export async function verifyCode<TData>(ctx: AuthContext, runtime: PasswordRuntime, action: MagicCodeAction, input: z.output<typeof verifyRequest>): Promise<MagicCodeRecord<TData>> {
+export async function verifyCode<TData>(ctx: AuthContext, event: H3Event, runtime: PasswordRuntime, action: MagicCodeAction, input: z.output<typeof verifyRequest>): Promise<MagicCodeRecord<TData>> {
   const code = input.code.trim()
   const email = input.email === undefined || input.email.trim() === '' ? undefined : requireEmail(input.email)
   const flow = input.flow?.trim() || undefined
@@ -43,11 +44,11 @@ export async function verifyCode<TData>(ctx: AuthContext, runtime: PasswordRunti
   const emailFailureBudget = on && limits.verifyFailures.perEmail > 0 ? { max: limits.verifyFailures.perEmail, windowSeconds: limits.verifyFailures.window } : undefined
   const result = await verifyMagicCode<TData>(ctx, { action, code, email, flow, maxAttempts: runtime.options.magicCodeMaxAttempts, ttlSeconds: runtime.options.magicCodeTTL, codeOnlyBudget, emailFailureBudget })
   if (result.status === 'budget_exhausted') {
-    ctx.logger.security('verification_budget_exhausted', { action })
+    await securityEvent(ctx, event, { type: 'lockout', outcome: 'failure', actor: null, details: { reason: 'budget_exhausted', stage: action } })
     throw tooMany(await retryAfterOf(ctx, result.budgetKey, 1))
   }
   if (result.status === 'too_many_attempts') {
-    ctx.logger.security('verification_attempts_exceeded', { action })
+    await securityEvent(ctx, event, { type: 'lockout', outcome: 'failure', actor: null, details: { reason: 'too_many_attempts', stage: action } })
     throw authError('too_many_attempts')
   }
   if (result.status !== 'ok') throw invalid()

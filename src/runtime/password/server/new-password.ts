@@ -15,6 +15,7 @@ import { requireEmail } from '../../server/lib/edge/email'
 import { passwordHandlers, passwordSubject, persistPasswordUser } from './password-handlers'
 import { usePasswordRuntime } from './password-runtime'
 import { guarded } from '../../server/lib/edge/route-contract'
+import { securityEvent } from '../../server/lib/edge/security-event'
 import { PASSWORD_ROUTES } from './password-routes'
 
 /** Resolves once the current request's answer has been handed to the socket (the next macrotask). */
@@ -29,7 +30,9 @@ export const resetRequest = guarded(PASSWORD_ROUTES.resetRequest, async (ctx: Au
   const handlers = passwordHandlers()
   // Everything that depends on the account existing starts after the answer is sent, so neither the answer nor its timing tells.
   const delivery = afterAnswer().then(async () => {
-    if (await handlers.findUser(email)) await issueCode(ctx, runtime, handlers, { email, action: 'reset' })
+    const user = await handlers.findUser(email)
+    await securityEvent(ctx, event, { type: 'password.reset_requested', actor: null, subject: user ? passwordSubject(user, email) : null })
+    if (user) await issueCode(ctx, runtime, handlers, { email, action: 'reset' })
   }).catch((error: unknown) => {
     if (authErrorCode(error) !== 'send_failed') ctx.logger.error('Handling a reset request failed', error)
   })
@@ -41,7 +44,7 @@ export const resetRequest = guarded(PASSWORD_ROUTES.resetRequest, async (ctx: Au
 /** GET/POST reset-verify: a 5-minute single-use reset session, redirect to the reset page. */
 export const resetVerify = guarded(PASSWORD_ROUTES.resetVerify, async (ctx: AuthContext, event, input) => {
   const runtime = usePasswordRuntime(ctx)
-  const record = await verifyCode(ctx, runtime, 'reset', input)
+  const record = await verifyCode(ctx, event, runtime, 'reset', input)
   // Bound to this browser like a code: a leaked reset link cannot set the password elsewhere.
   const sessionId = await createResetSession(ctx, { email: record.email, binding: browserBindingOf(event, ctx) })
   const location = `${runtime.options.resetPasswordPath}?session=${encodeURIComponent(sessionId)}`
@@ -49,10 +52,10 @@ export const resetVerify = guarded(PASSWORD_ROUTES.resetVerify, async (ctx: Auth
 })
 
 /** Revokes every session of the user's subjects (all but `except`). */
-async function revokeSubjectSessions(ctx: AuthContext, subjects: Iterable<string>, reason: 'password_reset' | 'password_change', except?: { subject: string, sid?: string }): Promise<number> {
+async function revokeSubjectSessions(ctx: AuthContext, event: H3Event, subjects: Iterable<string>, reason: 'password_reset' | 'password_change', except?: { subject: string, sid?: string }): Promise<number> {
   let revoked = 0
   for (const subject of new Set(subjects)) {
-    revoked += await revokeSessions(ctx, subject, reason, except && except.subject === subject && except.sid ? { except: except.sid } : {})
+    revoked += await revokeSessions(ctx, subject, reason, { event, ...(except && except.subject === subject && except.sid ? { except: except.sid } : {}) })
   }
   return revoked
 }
@@ -73,7 +76,7 @@ export const resetComplete = guarded(PASSWORD_ROUTES.resetComplete, async (ctx: 
   if (!pending) throw invalid()
   if (pending.binding !== undefined && !matchesCodeBinding(event, ctx, pending.binding)) {
     await consumeResetSession(ctx, body.sessionId)
-    ctx.logger.security('reset_session_binding_mismatch', {})
+    await securityEvent(ctx, event, { type: 'password.reset', outcome: 'failure', actor: null, details: { reason: 'other_browser' } })
     throw invalid()
   }
   const newPassword = await requirePolicy(runtime, handlers, body.newPassword)
@@ -83,10 +86,11 @@ export const resetComplete = guarded(PASSWORD_ROUTES.resetComplete, async (ctx: 
   const user = await handlers.findUser(session.email)
   if (!user) throw invalid()
   // Sessions are revoked before the new password is stored: a failure in between leaves no thief's session alive.
-  let revoked = await revokeSubjectSessions(ctx, [passwordSubject(user, session.email)], 'password_reset')
+  const subject = passwordSubject(user, session.email)
+  let revoked = await revokeSubjectSessions(ctx, event, [subject], 'password_reset')
   const persisted = await persistPasswordUser(event, { ...user, email: session.email, hashedPassword })
-  revoked += await revokeSubjectSessions(ctx, newSubjects(user, session.email, persisted), 'password_reset')
-  ctx.logger.security('password_reset', { revokedSessions: revoked })
+  revoked += await revokeSubjectSessions(ctx, event, newSubjects(user, session.email, persisted), 'password_reset')
+  await securityEvent(ctx, event, { type: 'password.reset', actor: subject, details: { revokedSessions: revoked } })
   return { success: true as const }
 })
 
@@ -106,15 +110,15 @@ export const change = guarded(PASSWORD_ROUTES.change, async (ctx: AuthContext, e
   const user = await handlers.findUser(email)
   if (!user) throw authError('no_password_account')
   if (!(await checkPassword(runtime, handlers, body.currentPassword, user.hashedPassword))) {
-    ctx.logger.security('password_change_refused', {})
+    await securityEvent(ctx, event, { type: 'password.changed', outcome: 'failure', caller: claims, details: { reason: 'wrong_password' } })
     throw authError('current_password_incorrect')
   }
   const hashedPassword = await runtime.hasher.hash(newPassword)
   // The other sessions end before the new password is stored (see resetComplete).
   const keep = { subject: claims.sub, sid: claims.sid }
-  let revoked = await revokeSubjectSessions(ctx, [claims.sub, passwordSubject(user, email)], 'password_change', keep)
+  let revoked = await revokeSubjectSessions(ctx, event, [claims.sub, passwordSubject(user, email)], 'password_change', keep)
   const persisted = await persistPasswordUser(event, { ...user, email, hashedPassword })
-  revoked += await revokeSubjectSessions(ctx, newSubjects(user, email, persisted), 'password_change', keep)
-  ctx.logger.security('password_changed', { revokedSessions: revoked })
+  revoked += await revokeSubjectSessions(ctx, event, newSubjects(user, email, persisted), 'password_change', keep)
+  await securityEvent(ctx, event, { type: 'password.changed', caller: claims, details: { revokedSessions: revoked } })
   return { success: true as const }
 }, passwordOwner)

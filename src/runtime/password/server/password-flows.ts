@@ -12,6 +12,7 @@ import { requireEmail } from '../../server/lib/edge/email'
 import { passwordHandlers, passwordSubject, requirePersistence, type ResolvedPasswordHandlers } from './password-handlers'
 import { usePasswordRuntime, type PasswordRuntime } from './password-runtime'
 import { guarded } from '../../server/lib/edge/route-contract'
+import { securityEvent } from '../../server/lib/edge/security-event'
 import { PASSWORD_ROUTES } from './password-routes'
 
 const NO_TOKENS: ProviderTokens = { access_token: '' }
@@ -55,7 +56,7 @@ export const register = guarded(PASSWORD_ROUTES.register, async (ctx: AuthContex
 export const registerVerify = guarded(PASSWORD_ROUTES.registerVerify, async (ctx: AuthContext, event, input) => {
   const runtime = usePasswordRuntime(ctx)
   const handlers = passwordHandlers()
-  const record = await verifyCode<{ hashedPassword?: unknown }>(ctx, runtime, 'register', input)
+  const record = await verifyCode<{ hashedPassword?: unknown }>(ctx, event, runtime, 'register', input)
   const hashedPassword = record.data.hashedPassword
   if (typeof hashedPassword !== 'string') throw authError('invalid_verification_code')
   // Someone may have created the account since the code was sent: never overwrite it.
@@ -70,9 +71,10 @@ export const login = guarded(PASSWORD_ROUTES.login, async (ctx: AuthContext, eve
   const handlers = passwordHandlers()
   const email = requireEmail(body.email)
   const failure = await reserveLoginFailure(ctx, event, email, trustedDevice(event, ctx, email))
+  let user: Awaited<ReturnType<typeof handlers.findUser>>
   let valid: boolean
   try {
-    const user = await handlers.findUser(email)
+    user = await handlers.findUser(email)
     // An unknown email, a wrong password and one too long cost the same work and get the same answer.
     valid = await checkPassword(runtime, handlers, body.password, user?.hashedPassword ?? null)
   }
@@ -82,7 +84,9 @@ export const login = guarded(PASSWORD_ROUTES.login, async (ctx: AuthContext, eve
     throw error
   }
   if (!valid) {
-    ctx.logger.security('password_login_failed', {})
+    // Recorded only: the answer is the same for both.
+    const subject = user ? passwordSubject(user, email) : null
+    await securityEvent(ctx, event, { type: 'login', outcome: 'failure', actor: null, subject, details: { provider: 'password', reason: user ? 'wrong_password' : 'unknown_account' } })
     throw authError('invalid_credentials')
   }
   await failure.release()
@@ -94,7 +98,7 @@ export const login = guarded(PASSWORD_ROUTES.login, async (ctx: AuthContext, eve
 export const loginVerify = guarded(PASSWORD_ROUTES.loginVerify, async (ctx: AuthContext, event, input) => {
   const runtime = usePasswordRuntime(ctx)
   const handlers = passwordHandlers()
-  const record = await verifyCode(ctx, runtime, 'login', input)
+  const record = await verifyCode(ctx, event, runtime, 'login', input)
   const user = await handlers.findUser(record.email)
   if (!user) throw authError('invalid_verification_code')
   const email = record.email

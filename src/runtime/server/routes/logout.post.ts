@@ -16,10 +16,8 @@ const TOKEN = /^[\w-]{43}$/
 export default defineAuthRoute(guarded(CORE_ROUTES.logout, async (ctx, event) => {
   const cookies = refreshCookieValues(event, ctx)
   const tokens = [...new Set(cookies.filter(cookie => TOKEN.test(cookie)))].slice(-MAX_COOKIES)
-  for (const cookie of tokens) {
-    const revoked = await revokeRefreshToken(ctx, cookie)
-    if (revoked) ctx.logger.security('logout', { family: revoked.family })
-  }
+  // Each session ended is reported as a `logout` (revokeFamily).
+  for (const cookie of tokens) await revokeRefreshToken(ctx, cookie, event)
   if (cookies.length > 1) clearTossedRefreshCookies(event, ctx)
   else clearRefreshCookie(event, ctx)
   return { success: true as const }

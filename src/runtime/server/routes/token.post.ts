@@ -3,7 +3,7 @@ import { issueDeviceCookie } from '../lib/edge/device-cookie'
 import { authError } from '../lib/edge/errors'
 import { consumeAuthCode } from '../lib/core/records/auth-code'
 import { issueRefreshToken } from '../lib/core/records/refresh-token'
-import { clientAddressOf } from '../lib/edge/rate-limit'
+import { securityEvent } from '../lib/edge/security-event'
 import { subjectOf } from '../lib/core/subject'
 import { guarded } from '../lib/edge/route-contract'
 import { mintSessionToken, setRefreshCookie } from '../lib/core/session-tokens'
@@ -18,11 +18,11 @@ export default defineAuthRoute(guarded(CORE_ROUTES.token, async (ctx, event, { c
   const record = await consumeAuthCode(ctx, code)
   const userId = record ? subjectOf(record.user) : undefined
   if (!record || !userId) {
-    ctx.logger.security('auth_code_rejected', { ip: clientAddressOf(ctx, event) })
+    await securityEvent(ctx, event, { type: 'code.refused', outcome: 'failure', details: { reason: 'unknown' } })
     throw authError('invalid_code')
   }
   if (record.binding !== undefined && !matchesCodeBinding(event, ctx, record.binding)) {
-    ctx.logger.security('auth_code_binding_mismatch', { provider: record.provider, ip: clientAddressOf(ctx, event) })
+    await securityEvent(ctx, event, { type: 'code.refused', outcome: 'failure', actor: null, subject: userId, details: { reason: 'other_browser', provider: record.provider } })
     throw authError('code_binding_mismatch')
   }
   const session = { user: record.user, userId, provider: record.provider, family: randomToken(16), impersonation: undefined }
@@ -32,6 +32,7 @@ export default defineAuthRoute(guarded(CORE_ROUTES.token, async (ctx, event, { c
     setRefreshCookie(event, ctx, issued.token)
   }
   const { token, expiresIn } = await mintSessionToken(ctx, session, record.claims)
+  await securityEvent(ctx, event, { type: 'login', actor: userId, session: session.family, details: { provider: record.provider, secondFactor: record.secondFactor } })
   // The browser has completed a password login (and its second factor): a known device of the account.
   if (record.provider === 'password' && typeof record.user.email === 'string') issueDeviceCookie(event, ctx, record.user.email)
   return { token, expiresIn, accessToken: token, tokenType: 'Bearer' as const, ...(record.redirect ? { redirect: record.redirect } : {}) }

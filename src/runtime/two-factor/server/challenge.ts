@@ -5,6 +5,7 @@ import type { AuthContext } from '../../server/lib/core/context'
 import { withQueryParams } from '../../server/lib/edge/redirect'
 import { createPendingLogin } from './two-factor-records'
 import { emitHook } from '../../server/lib/core/handlers'
+import { securityEvent } from '../../server/lib/edge/security-event'
 
 export { secondFactorNeeded } from './two-factor-state'
 
@@ -27,7 +28,7 @@ export function secondFactorLocation(ctx: AuthContext, flow: string, enrol: bool
 export async function challengeSecondFactor(ctx: AuthContext, input: ChallengeInput): Promise<string> {
   const { event, user, claims, provider, tokens, redirect, enrol } = input
   const flow = await createPendingLogin(ctx, event, { userId: user.sub, user, claims, provider, tokens, redirect, enrol }, ctx.options.twoFactor.pendingLoginTTL)
-  ctx.logger.security('two_factor_challenged', { provider, enrol })
+  await securityEvent(ctx, event, { type: 'two_factor.challenged', actor: user.sub, details: { provider, enrol } })
   await emitHook(ctx, 'svc:twoFactor:challenged', { userId: user.sub, provider, enrol, event })
   return flow
 }

@@ -11,6 +11,7 @@ import { claimRecoveryCode, claimTimeStep, reserveTwoFactorFailure, TWO_FACTOR_R
 import { findRecoveryCode, matchTimeStep, secretBox } from './secret'
 import { findTwoFactorState, parametersOf, saveTwoFactorState } from './two-factor-state'
 import { emitHook } from '../../server/lib/core/handlers'
+import { securityEvent } from '../../server/lib/edge/security-event'
 
 export type SecondFactorInput = { code: string, recoveryCode?: undefined } | { recoveryCode: string, code?: undefined }
 
@@ -39,7 +40,7 @@ export async function checkSecondFactor(ctx: AuthContext, event: H3Event, userId
   if (maxFailures > 0 && input.code !== undefined) {
     const reserved = await reserveTwoFactorFailure(ctx, userId, maxFailures, failureWindow)
     if (!reserved.granted) {
-      ctx.logger.security('two_factor_budget_exhausted', { stage })
+      await securityEvent(ctx, event, { type: 'lockout', outcome: 'failure', actor: stage === 'login' ? null : userId, subject: userId, details: { reason: 'budget_exhausted', stage } })
       await emitHook(ctx, 'svc:twoFactor:failed', { userId, stage, reason: 'failure_budget_exhausted', event })
       throw tooMany(await retryAfterOf(ctx, ctx.store.key(TWO_FACTOR_RECORDS.twoFactorFailures, userId), failureWindow))
     }
@@ -50,11 +51,15 @@ export async function checkSecondFactor(ctx: AuthContext, event: H3Event, userId
     : await checkRecovery(ctx, event, userId, state, input.recoveryCode)
   if (result.ok) await reservation?.release()
   else {
-    ctx.logger.security('two_factor_failed', { stage, reason: result.reason })
+    // At login the flow reports the refused login (two-factor-flow.ts); elsewhere the change it would have allowed.
+    if (stage !== 'login') await securityEvent(ctx, event, { type: REFUSED_CHANGE[stage], outcome: 'failure', actor: userId, details: { reason: result.reason } })
     await emitHook(ctx, 'svc:twoFactor:failed', { userId, stage, reason: result.reason, event })
   }
   return result
 }
+
+/** The security event of a change a wrong second factor refused. */
+const REFUSED_CHANGE = { regenerate: 'two_factor.recovery_codes_regenerated', disable: 'two_factor.disabled' } as const
 
 async function checkTotp(ctx: AuthContext, event: H3Event, userId: string, state: TwoFactorState, code: string): Promise<CheckResult> {
   const opened = secretBox(ctx).open(userId, state.secret)
@@ -81,7 +86,7 @@ async function checkRecovery(ctx: AuthContext, event: H3Event, userId: string, s
   if (!fresh || !fresh.recoveryCodes.includes(hash)) return { ok: false, reason: 'invalid_code' }
   const recoveryCodes = fresh.recoveryCodes.filter(stored => stored !== hash)
   await saveTwoFactorState(userId, { ...fresh, recoveryCodes }, event, 'recovery_code_used')
-  ctx.logger.security('two_factor_recovery_code_used', { remaining: recoveryCodes.length })
+  await securityEvent(ctx, event, { type: 'two_factor.recovery_code_used', actor: userId, details: { remaining: recoveryCodes.length } })
   await emitHook(ctx, 'svc:twoFactor:recoveryCodeUsed', { userId, remaining: recoveryCodes.length, event })
   return { ok: true, method: 'recovery_code' }
 }

@@ -21,6 +21,7 @@ import { findTwoFactorState, saveTwoFactorState } from './two-factor-state'
 import { guarded } from '../../server/lib/edge/route-contract'
 import { TWO_FACTOR_ROUTES } from './two-factor-routes'
 import { emitHook } from '../../server/lib/core/handlers'
+import { securityEvent } from '../../server/lib/edge/security-event'
 
 /** The caller's claims: 401 without a valid bearer token, 403 for an impersonated session. */
 function owner(ctx: AuthContext, event: H3Event): Promise<AuthClaims> {
@@ -28,16 +29,15 @@ function owner(ctx: AuthContext, event: H3Event): Promise<AuthClaims> {
 }
 
 /** A change of how a user logs in ends their other own sessions (one opened before it must not live on). */
-async function endOtherSessions(ctx: AuthContext, claims: AuthClaims): Promise<void> {
+async function endOtherSessions(ctx: AuthContext, event: H3Event, claims: AuthClaims): Promise<void> {
   const except = typeof claims.sid === 'string' ? claims.sid : undefined
-  const ended = await revokeSessions(ctx, claims.sub, 'two_factor_change', { except, own: true })
-  if (ended > 0) ctx.logger.security('two_factor_sessions_ended', { sessions: ended })
+  await revokeSessions(ctx, claims.sub, 'two_factor_change', { except, own: true, event })
 }
 
 /** A recent login is checked before the body and any proof, so a stale session spends no failure budget. */
 const recentOwner = (action: string) => async (ctx: AuthContext, event: H3Event): Promise<AuthClaims> => {
   const claims = await owner(ctx, event)
-  await requireRecentLogin(ctx, claims, action)
+  await requireRecentLogin(ctx, event, claims, action)
   return claims
 }
 
@@ -58,7 +58,7 @@ export const twoFactorStatus = guarded(TWO_FACTOR_ROUTES.status, async (ctx: Aut
 export const startEnrolment = guarded(TWO_FACTOR_ROUTES.enrol, async (ctx: AuthContext, event) => {
   const claims = await owner(ctx, event)
   if (await findTwoFactorState(ctx, claims.sub, event)) throw authError('two_factor_already_enabled')
-  await requireRecentLogin(ctx, claims, 'two_factor_enrol')
+  await requireRecentLogin(ctx, event, claims, 'two_factor_enrol')
   return newEnrolment(ctx, { userId: claims.sub }, claims.sub, claims.email, ctx.options.twoFactor.enrolmentTTL)
 })
 
@@ -67,7 +67,8 @@ export const confirmEnrolment = guarded(TWO_FACTOR_ROUTES.confirm, async (ctx: A
   const confirmed = await confirmEnrolmentCode(ctx, event, { userId: claims.sub }, claims.sub, body.code)
   if (confirmed === 'expired') throw authError('two_factor_enrolment_expired')
   if (confirmed === 'invalid_code') throw authError('two_factor_invalid_code')
-  await endOtherSessions(ctx, claims)
+  await endOtherSessions(ctx, event, claims)
+  await securityEvent(ctx, event, { type: 'two_factor.enrolled', caller: claims, details: { during: 'settings' } })
   await emitHook(ctx, 'svc:twoFactor:enrolled', { userId: claims.sub, during: 'settings', event })
   return { recoveryCodes: confirmed.recoveryCodes }
 }, recentOwner('two_factor_enrol'))
@@ -80,7 +81,7 @@ export const regenerateRecoveryCodes = guarded(TWO_FACTOR_ROUTES.recoveryCodes, 
   const recoveryCodes = newRecoveryCodes(ctx.options.twoFactor.recoveryCodes)
   const fresh = await findTwoFactorState(ctx, claims.sub, event) ?? state
   await saveTwoFactorState(claims.sub, { ...fresh, recoveryCodes: recoveryCodes.map(c => hashRecoveryCode(ctx, claims.sub, c)), recoveryCodesAt: new Date().toISOString() }, event, 'recovery_codes_regenerated')
-  ctx.logger.security('two_factor_recovery_codes_regenerated', {})
+  await securityEvent(ctx, event, { type: 'two_factor.recovery_codes_regenerated', caller: claims, details: { count: recoveryCodes.length } })
   await emitHook(ctx, 'svc:twoFactor:recoveryCodesRegenerated', { userId: claims.sub, count: recoveryCodes.length, event })
   return { recoveryCodes }
 }, recentOwner('two_factor_recovery_codes'))
@@ -95,7 +96,10 @@ async function checkAccountPassword(ctx: AuthContext, event: H3Event, claims: Au
   if (!user) throw authError('no_password_account')
   const { maxFailures, failureWindow } = ctx.options.twoFactor
   const reserved = maxFailures > 0 ? await reserveTwoFactorFailure(ctx, claims.sub, maxFailures, failureWindow) : undefined
-  if (reserved && !reserved.granted) throw tooMany(await retryAfterOf(ctx, ctx.store.key(TWO_FACTOR_RECORDS.twoFactorFailures, claims.sub), failureWindow))
+  if (reserved && !reserved.granted) {
+    await securityEvent(ctx, event, { type: 'lockout', outcome: 'failure', caller: claims, details: { reason: 'budget_exhausted', stage: 'disable' } })
+    throw tooMany(await retryAfterOf(ctx, ctx.store.key(TWO_FACTOR_RECORDS.twoFactorFailures, claims.sub), failureWindow))
+  }
   const valid = await checkPassword(runtime, handlers, password, user.hashedPassword)
   if (valid && reserved?.granted) await reserved.release()
   return valid
@@ -107,7 +111,7 @@ export const disableTwoFactor = guarded(TWO_FACTOR_ROUTES.disable, async (ctx: A
   let method: 'password' | 'code' | 'recovery_code'
   if (body.password !== undefined) {
     if (!(await checkAccountPassword(ctx, event, claims, body.password))) {
-      ctx.logger.security('two_factor_failed', { stage: 'disable', reason: 'wrong_password' })
+      await securityEvent(ctx, event, { type: 'two_factor.disabled', outcome: 'failure', caller: claims, details: { reason: 'wrong_password' } })
       await emitHook(ctx, 'svc:twoFactor:failed', { userId: claims.sub, stage: 'disable', reason: 'wrong_password', event })
       throw authError('current_password_incorrect')
     }
@@ -119,8 +123,8 @@ export const disableTwoFactor = guarded(TWO_FACTOR_ROUTES.disable, async (ctx: A
     method = result.method
   }
   await saveTwoFactorState(claims.sub, null, event, 'disabled')
-  await endOtherSessions(ctx, claims)
-  ctx.logger.security('two_factor_disabled', { method })
+  await endOtherSessions(ctx, event, claims)
+  await securityEvent(ctx, event, { type: 'two_factor.disabled', caller: claims, details: { method } })
   await emitHook(ctx, 'svc:twoFactor:disabled', { userId: claims.sub, method, event })
   return { success: true as const }
 }, recentOwner('two_factor_disable'))

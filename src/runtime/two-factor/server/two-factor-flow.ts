@@ -3,7 +3,7 @@
  * to the first factor's browser and counts attempts; completion takes the pending login atomically.
  */
 import type { H3Event } from 'h3'
-import type { TwoFactorMethod, TwoFactorState } from '../../types/auth'
+import type { TwoFactorFailureReason, TwoFactorMethod, TwoFactorState } from '../../types/auth'
 import { matchesCodeBinding } from '../../server/lib/core/code-binding'
 import type { AuthContext } from '../../server/lib/core/context'
 import { authError } from '../../server/lib/edge/errors'
@@ -17,6 +17,7 @@ import { findTwoFactorState, newState, saveTwoFactorState } from './two-factor-s
 import { guarded } from '../../server/lib/edge/route-contract'
 import { TWO_FACTOR_ROUTES } from './two-factor-routes'
 import { dispatch, emitHook } from '../../server/lib/core/handlers'
+import { securityEvent } from '../../server/lib/edge/security-event'
 
 /** The pending login of `flow`, from its own browser; from another it is burnt. */
 async function pendingLoginOf(ctx: AuthContext, event: H3Event, flow: string): Promise<PendingLoginRecord> {
@@ -24,7 +25,7 @@ async function pendingLoginOf(ctx: AuthContext, event: H3Event, flow: string): P
   if (!pending) throw authError('two_factor_login_expired')
   if (!matchesCodeBinding(event, ctx, pending.binding)) {
     await takePendingLogin(ctx, flow)
-    ctx.logger.security('two_factor_binding_mismatch', { provider: pending.provider })
+    await loginRefused(ctx, event, pending, 'binding_mismatch')
     await emitHook(ctx, 'svc:twoFactor:failed', { userId: pending.userId, stage: 'login', reason: 'binding_mismatch', event })
     throw authError('code_binding_mismatch', 'This login was started in another browser')
   }
@@ -46,11 +47,17 @@ async function tooManyAttempts(ctx: AuthContext, event: H3Event, pending: Pendin
   throw authError('too_many_attempts', 'Too many wrong codes: log in again')
 }
 
+/** A second factor refused at login: a `login` failure of the account (its first factor was proved). */
+function loginRefused(ctx: AuthContext, event: H3Event, pending: PendingLoginRecord, reason: TwoFactorFailureReason): Promise<void> {
+  return securityEvent(ctx, event, { type: 'login', outcome: 'failure', actor: null, subject: pending.userId, details: { provider: pending.provider, reason, stage: 'second_factor' } })
+}
+
 /** A wrong code: 400 `two_factor_invalid_code`, or on the last attempt the pending login is removed. */
-async function wrongCode(ctx: AuthContext, event: H3Event, pending: PendingLoginRecord, attempts: number): Promise<never> {
+async function wrongCode(ctx: AuthContext, event: H3Event, pending: PendingLoginRecord, attempts: number, reason: TwoFactorFailureReason): Promise<never> {
+  await loginRefused(ctx, event, pending, reason)
   if (attempts < ctx.options.twoFactor.maxAttempts) throw authError('two_factor_invalid_code')
   await takePendingLogin(ctx, pending.id)
-  ctx.logger.security('two_factor_attempts_exceeded', { provider: pending.provider })
+  await securityEvent(ctx, event, { type: 'lockout', outcome: 'failure', actor: null, subject: pending.userId, details: { reason: 'too_many_attempts', stage: 'login' } })
   return tooManyAttempts(ctx, event, pending)
 }
 
@@ -58,10 +65,10 @@ async function wrongCode(ctx: AuthContext, event: H3Event, pending: PendingLogin
 async function completeSecondFactor(ctx: AuthContext, event: H3Event, flow: string, method: TwoFactorMethod): Promise<string> {
   const login = await takePendingLogin(ctx, flow)
   if (!login) throw authError('two_factor_login_expired')
-  ctx.logger.security('two_factor_verified', { provider: login.provider, method })
+  // Reported with the login (its `secondFactor`) when the code is exchanged and the session starts.
   await emitHook(ctx, 'svc:twoFactor:verified', { userId: login.userId, provider: login.provider, method, event })
   await dispatch(ctx, 'svc:success', { user: login.user, tokens: pendingLoginTokens(ctx, login), provider: login.provider, event })
-  const code = await createAuthCode(ctx, event, { user: login.user, claims: login.claims, provider: login.provider, redirect: login.redirect })
+  const code = await createAuthCode(ctx, event, { user: login.user, claims: login.claims, provider: login.provider, redirect: login.redirect, secondFactor: method })
   return callbackLocation(ctx, code)
 }
 
@@ -74,7 +81,7 @@ export const verifyLogin = guarded(TWO_FACTOR_ROUTES.verify, async (ctx: AuthCon
   if (!state) throw authError('two_factor_not_enabled')
   const input: SecondFactorInput = body.code !== undefined ? { code: body.code } : { recoveryCode: body.recoveryCode! }
   const result = await checkSecondFactor(ctx, event, pending.userId, state, input, 'login')
-  if (!result.ok) return wrongCode(ctx, event, pending, attempts)
+  if (!result.ok) return wrongCode(ctx, event, pending, attempts, result.reason)
   return { success: true as const, redirect: await completeSecondFactor(ctx, event, body.flow, result.method) }
 })
 
@@ -111,7 +118,6 @@ export async function confirmEnrolmentCode(ctx: AuthContext, event: H3Event, own
   const recoveryCodes = newRecoveryCodes(count)
   const state = newState(secretBox(ctx).seal(userId, opened.secret), recoveryCodes.map(c => hashRecoveryCode(ctx, userId, c)), params)
   await saveTwoFactorState(userId, state, event, 'enrolled')
-  ctx.logger.security('two_factor_enrolled', {})
   return { state, recoveryCodes }
 }
 
@@ -122,7 +128,8 @@ export const confirmLoginEnrolment = guarded(TWO_FACTOR_ROUTES.loginConfirm, asy
   const attempts = await countAttempt(ctx, event, pending)
   const confirmed = await confirmEnrolmentCode(ctx, event, { flow: pending.id }, pending.userId, body.code)
   if (confirmed === 'expired') throw authError('two_factor_enrolment_expired')
-  if (confirmed === 'invalid_code') return wrongCode(ctx, event, pending, attempts)
+  if (confirmed === 'invalid_code') return wrongCode(ctx, event, pending, attempts, 'invalid_code')
+  await securityEvent(ctx, event, { type: 'two_factor.enrolled', actor: pending.userId, details: { during: 'login' } })
   await emitHook(ctx, 'svc:twoFactor:enrolled', { userId: pending.userId, during: 'login', event })
   return { success: true as const, redirect: await completeSecondFactor(ctx, event, body.flow, 'code'), recoveryCodes: confirmed.recoveryCodes }
 })

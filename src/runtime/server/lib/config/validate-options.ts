@@ -7,7 +7,7 @@ import { isRecord } from '../../../shared/values'
 import { refreshCookiePathErrors } from '../edge/cookie-path'
 import { upstashOptionErrors, type ServerEnv } from '../store/upstash-connection'
 import { storageDriverError, type RuntimeTarget } from './runtime-target'
-import { isClientAddressHeader, isTrustedProxyEntry, MULTI_HOP_HEADERS } from '../edge/rate-limit'
+import { isClientAddressHeader, isTrustedProxyEntry, MULTI_HOP_HEADERS } from '../edge/client-address'
 import { bool, crossChecks, duration, got, group, int, is, limit, oneOf, parseOptions, relativePath, schemaErrors, secret, listOf, text, type Checked, type SameType } from './schema'
 
 export interface ValidationResult {

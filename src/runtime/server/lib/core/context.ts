@@ -2,13 +2,13 @@ import type { H3Event } from 'h3'
 import type { AuthUser, CustomClaims, ProviderTokens, SvcAuthHooks } from '../../../types/auth'
 import type { ModuleOptions, Parsed, StorageDriverName } from '../../../types/options'
 import { createKeyHasher, createSealer, plainSealer } from '../store/crypto'
-import type { EdgeContext } from '../edge/edge-context'
+import type { EdgeContext, SecurityEventDraft } from '../edge/edge-context'
 import { createLogger } from '../edge/logger'
+import { securityEvent } from '../edge/security-event'
 import { createStoreBackend, type StoreBackend } from '../store'
 import { serverEnv } from '../store/upstash-connection'
 import { createRecordStore } from '../store/record-store'
 import { createRevocationList, type RevocationList } from './revocation'
-import type { AuditDetail, AuditOutcome, SecurityEventType } from '../../../shared/event-catalog'
 import { stringList } from '../config/string-list'
 import { createTokenService, type TokenService } from './tokens'
 import { formatValidationErrors, hostPrefixAdvice, validateOptions } from '../config/validate-options'
@@ -79,29 +79,14 @@ export interface AuthFeature {
   sessionClaims?: (ctx: AuthContext, session: { userId: string, sid: string }) => Promise<CustomClaims>
   /** True when the feature marks users' claims stale (`markClaimsStale`) with these options: the revocation list exists even with `sessions.revokeAccessTokens` off. */
   marksClaimsStale?: (options: Parsed<ModuleOptions>) => boolean
-  /** Records a security event ({@link securityEvent}); its errors are logged and never fail the request. */
+  /** Records a security event (`securityEvent`, edge/security-event.ts); its errors are logged and never fail the request. */
   recordEvent?: (ctx: AuthContext, event: SecurityEventDraft) => Promise<void>
   /** Releases what the feature holds for this context (connections, timers), when the context is disposed. */
   dispose?: (ctx: AuthContext) => Promise<void>
 }
 
-/** A security event as the features that record events receive it (no id or chain yet). */
-export interface SecurityEventDraft {
-  type: SecurityEventType
-  outcome: AuditOutcome
-  /** Epoch ms. */
-  at: number
-  actor: string | null
-  subject: string | null
-  impersonator?: string
-  organization?: string
-  session?: string
-  client: { family: string | null, addressPrefix: string | null }
-  details: Record<string, AuditDetail>
-  aggregate?: { key: string, seconds: number }
-  /** The request it happened in (for hooks); undefined for events outside a request. */
-  event?: H3Event
-}
+/** A security event as the features that record events receive it ({@link AuthFeature.recordEvent}). */
+export type { SecurityEventDraft } from '../edge/edge-context'
 
 export type HookCaller = <K extends keyof SvcAuthHooks>(name: K, payload: Parameters<SvcAuthHooks[K]>[0]) => Promise<void>
 
@@ -139,15 +124,19 @@ export async function createAuthContext(input: ModuleOptions, { dev = false, cal
   const hostPrefix = dev || !options.tokenRefresh.enabled ? undefined : hostPrefixAdvice(options.tokenRefresh.cookie)
   if (hostPrefix) logger.warn(hostPrefix)
 
-  const tokens = await createTokenService(options.token, logger, dev)
+  // Set once the context exists: a previous key used before (at start-up) is not reported.
+  const created: { ctx?: AuthContext } = {}
+  const previousKeyUsed = previousKeyReporter(() => created.ctx)
+  const tokens = await createTokenService(options.token, logger, dev, () => previousKeyUsed('token'))
   const storage = options.tokenRefresh.storage
   const backend = given ?? await createStoreBackend(storage)
   const encryption = options.tokenRefresh.encryption
-  const sealer = encryption.enabled ? createSealer(encryption.key, stringList(encryption.previousKeys)) : plainSealer
+  const sealer = encryption.enabled ? createSealer(encryption.key, stringList(encryption.previousKeys), undefined, () => previousKeyUsed('encryption')) : plainSealer
   const hashers = [options.token.secret, ...stringList(options.token.previousSecrets)].map(createKeyHasher)
   const store = createRecordStore(backend, storage.prefix, hashers, sealer, {
     onSweepError: error => logger.warn('Sweeping expired records failed', error),
     onInvalid: (namespace, reason) => logger.warn(`Ignoring a stored ${namespace} record (${reason.replace('_', ' ')}): treated as absent`),
+    onPreviousKey: () => previousKeyUsed('storage-keys'),
   })
   const lifetimes = {
     access: options.token.expiresIn,
@@ -188,13 +177,50 @@ export async function createAuthContext(input: ModuleOptions, { dev = false, cal
     deployTarget,
     features,
     backend,
+    recordEvent: eventRecorder(features, () => ctx, logger),
     async dispose() {
       for (const feature of features) await feature.dispose?.(ctx).catch((error: unknown) => logger.warn(`Closing ${feature.name} failed`, error))
       await revocations?.dispose()
       await backend.dispose()
     },
   }
+  created.ctx = ctx
   return ctx
+}
+
+/** The features' recorders of security events as one (each failure logged and ignored); undefined when none records them. */
+function eventRecorder(features: readonly AuthFeature[], ctx: () => AuthContext, logger: AuthContext['logger']): AuthContext['recordEvent'] {
+  const recorders = features.filter(feature => feature.recordEvent)
+  if (!recorders.length) return undefined
+  return async (draft) => {
+    for (const feature of recorders) {
+      try {
+        await feature.recordEvent!(ctx(), draft)
+      }
+      catch (error) {
+        logger.error(`Recording the security event ${draft.type} failed (ignored)`, error)
+      }
+    }
+  }
+}
+
+/** Seconds in which a previous key's uses are one `key.previous_used` event. */
+const PREVIOUS_KEY_SECONDS = 3600
+
+/**
+ * Reports that a previous key opened something (`key.previous_used`, `details.key`): at most once each
+ * {@link PREVIOUS_KEY_SECONDS} per kind from this process, and the audit log keeps one per period across processes.
+ */
+function previousKeyReporter(context: () => AuthContext | undefined): (key: 'token' | 'encryption' | 'storage-keys') => void {
+  const last = new Map<string, number>()
+  return (key) => {
+    const ctx = context()
+    const now = Date.now()
+    if (!ctx || now - (last.get(key) ?? 0) < PREVIOUS_KEY_SECONDS * 1000) return
+    last.set(key, now)
+    // Not awaited: keys are tried where no request is at hand, and securityEvent never throws.
+    void securityEvent(ctx, undefined, { type: 'key.previous_used', actor: null, details: { key }, aggregate: { key, seconds: PREVIOUS_KEY_SECONDS } })
+  }
 }
 
 /** Margin over the longest access token: clock tolerance, and a refresh under way at the revocation. */

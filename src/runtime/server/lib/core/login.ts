@@ -3,7 +3,7 @@ import type { AuthUser, CustomClaims, ProviderLoginHandlers, ProviderTokens, Use
 import type { AuthContext } from './context'
 import { dispatch, getAuthHandlers } from './handlers'
 import { withQueryParams } from '../edge/redirect'
-import { createAuthCode } from './records/auth-code'
+import { createAuthCode, type AuthCodeInput } from './records/auth-code'
 import { hostSubjectOf, subjectOf } from './subject'
 import { resolveGlobalClaims } from './session-tokens'
 
@@ -19,8 +19,8 @@ export interface CompleteLoginInput {
   redirect?: string
   /** Keep `sub` as it is instead of qualifying it with the provider (password accounts). */
   keepSubject?: boolean
-  /** The first factor proved two factors already (a passkey with user verification): no second factor. */
-  multiFactor?: boolean
+  /** The first factor proved a second already (`passkey`: with user verification): no second factor is asked. */
+  secondFactor?: AuthCodeInput['secondFactor']
 }
 
 export interface CompletedLogin {
@@ -67,7 +67,7 @@ export async function completeLogin(ctx: AuthContext, input: CompleteLoginInput)
   const claims = await resolveGlobalClaims(ctx, user, providerClaims as CustomClaims)
 
   const payload: UserInfoPayload = { user, tokens, provider, event }
-  if (!input.multiFactor) {
+  if (!input.secondFactor) {
     const login = { event, user: { ...user, sub: subjectOf(user)! }, claims, provider, tokens, redirect: input.redirect }
     for (const feature of ctx.features) {
       const detour = await feature.detourLogin?.(ctx, login, async () => {
@@ -78,7 +78,7 @@ export async function completeLogin(ctx: AuthContext, input: CompleteLoginInput)
   }
   await dispatch(ctx, 'svc:success', payload, { route: handlers.onSuccess })
 
-  const code = await createAuthCode(ctx, event, { user, claims, provider, redirect: input.redirect })
+  const code = await createAuthCode(ctx, event, { user, claims, provider, redirect: input.redirect, secondFactor: input.secondFactor })
   return { location: callbackLocation(ctx, code), code, user, claims }
 }
 

@@ -2,9 +2,11 @@
  * Step-up for changes to login methods: the session must have logged in within `sessions.recentLogin`,
  * so a token stolen from an older session cannot plant or remove one (a refresh never moves this clock).
  */
+import type { H3Event } from 'h3'
 import type { AuthClaims } from '../../../types/auth'
 import type { AuthContext } from './context'
 import { authError } from '../edge/errors'
+import { requestRefused } from '../edge/security-event'
 import { isFamilyRevoked } from './records/refresh-token'
 import { listSessionEntries, type SessionEntry } from './records/user-sessions'
 
@@ -22,11 +24,11 @@ export async function loginTimeOf(ctx: AuthContext, claims: AuthClaims): Promise
   return typeof claims.iat === 'number' ? claims.iat * 1000 : null
 }
 
-/** Refuses (403 `reauthentication_required`, a security event) unless the login behind `claims` is recent enough. */
-export async function requireRecentLogin(ctx: AuthContext, claims: AuthClaims, action: string): Promise<void> {
+/** Refuses (403 `reauthentication_required`, a `request.refused` event) unless the login behind `claims` is recent enough. */
+export async function requireRecentLogin(ctx: AuthContext, event: H3Event, claims: AuthClaims, action: string): Promise<void> {
   const loggedInAt = await loginTimeOf(ctx, claims)
   const age = loggedInAt === null ? null : Date.now() - loggedInAt
   if (age !== null && age <= ctx.lifetimes.recentLogin * 1000) return
-  ctx.logger.security('reauthentication_required', { action, ageSeconds: age === null ? null : Math.round(age / 1000) })
+  await requestRefused(ctx, event, 'recent_login', { caller: claims, details: { action, ageSeconds: age === null ? null : Math.round(age / 1000) } })
   throw authError('reauthentication_required')
 }

@@ -55,10 +55,10 @@ export async function revokeSession(ctx: AuthContext, userId: string, sessionId:
 }
 
 /** Ends every session of a user but `except` (`own`: not impersonations); returns how many. */
-export async function revokeSessions(ctx: AuthContext, userId: string, reason: SessionRevocationReason, options: { except?: string, own?: boolean } = {}): Promise<number> {
+export async function revokeSessions(ctx: AuthContext, userId: string, reason: SessionRevocationReason, options: RevokeOptions & { except?: string } = {}): Promise<number> {
   const entries = (await liveEntries(ctx, userId))
     .filter(entry => entry.id !== options.except && !(options.own && entry.impersonatedBy))
-  await Promise.all(entries.map(entry => revokeFamily(ctx, entry.id, userId, reason)))
+  await Promise.all(entries.map(entry => revokeFamily(ctx, entry.id, userId, reason, options.event)))
   return entries.length
 }
 

@@ -96,11 +96,13 @@ function hs256Signer(secret: string, header: JWTHeaderParameters): (payload: Rec
 /**
  * Create the access token service. Only configured keys ever verify: the algorithm is pinned and
  * `jku`, `x5u`, `jwk`, `crit` headers are refused. Throws for a bad key or `expiresIn`.
+ * `onPreviousKey` is called when a previous key verified a token (not for cached ones).
  */
 export async function createTokenService(
   options: TokenServiceOptions,
   logger?: TokenServiceLogger,
   dev = false,
+  onPreviousKey?: () => void,
 ): Promise<TokenService> {
   const { algorithm, issuer, audience } = options
   const defaultExpiresIn = parseDuration(options.expiresIn)
@@ -167,7 +169,9 @@ export async function createTokenService(
   async function verifyWithKeys(token: string): Promise<JWTPayload | null> {
     for (const key of candidateKeys(token)) {
       try {
-        return (await jwtVerify(token, key, verifyOptions)).payload
+        const { payload } = await jwtVerify(token, key, verifyOptions)
+        if (key !== keys.verificationKey) onPreviousKey?.()
+        return payload
       }
       catch (error) {
         // Only a signature mismatch is worth trying the next key for.

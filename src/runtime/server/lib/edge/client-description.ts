@@ -2,7 +2,7 @@ import { isIP } from 'node:net'
 import type { H3Event } from 'h3'
 import { getRequestHeader } from 'h3'
 import type { EdgeContext } from './edge-context'
-import { ipv6Groups, normalizeAddress, clientAddressOf } from './rate-limit'
+import { ipv6Groups, normalizeAddress, clientAddressOf } from './client-address'
 import type { AuthSessionClient } from '../../../types/auth'
 
 /** The coarse description of a client kept with sessions and security events: no versions, no full address. */

@@ -1,4 +1,6 @@
+import type { H3Event } from 'h3'
 import type { ModuleOptions, Parsed } from '../../../types/options'
+import type { AuditDetail, AuditOutcome, SecurityEventType } from '../../../shared/event-catalog'
 import type { RecordStore } from '../store/record-store'
 import type { Logger } from './logger'
 
@@ -8,4 +10,27 @@ export interface EdgeContext {
   options: Parsed<ModuleOptions>
   store: RecordStore
   logger: Logger
+  /**
+   * Hands a security event to the features that record events (the audit log), each failure logged and
+   * ignored; undefined when no feature records events. Only `securityEvent` (security-event.ts) calls it.
+   */
+  recordEvent?: (draft: SecurityEventDraft) => Promise<void>
+}
+
+/** A security event as the features that record events receive it (no id or chain yet). */
+export interface SecurityEventDraft {
+  type: SecurityEventType
+  outcome: AuditOutcome
+  /** Epoch ms. */
+  at: number
+  actor: string | null
+  subject: string | null
+  impersonator?: string
+  organization?: string
+  session?: string
+  client: { family: string | null, addressPrefix: string | null }
+  details: Record<string, AuditDetail>
+  aggregate?: { key: string, seconds: number }
+  /** The request it happened in (for hooks); undefined for events outside a request. */
+  event?: H3Event
 }

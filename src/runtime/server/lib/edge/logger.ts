@@ -1,4 +1,5 @@
 import type { LogLevel } from '../../../types/options'
+import type { SecurityEventType } from '../../../shared/event-catalog'
 
 const ORDER: Record<LogLevel, number> = { silent: 0, error: 1, warn: 2, info: 3, debug: 4 }
 
@@ -7,8 +8,8 @@ export interface Logger {
   warn(message: string, detail?: unknown): void
   info(message: string, detail?: unknown): void
   debug(message: string, detail?: unknown): void
-  /** Security events (failed exchanges, token reuse, revocations), logged when `logging.security`. */
-  security(event: string, detail?: Record<string, unknown>): void
+  /** A security event, logged when `logging.security`: written by `securityEvent` (security-event.ts) only. */
+  security(type: SecurityEventType, detail: Record<string, unknown>): void
 }
 
 /** A console logger honouring `logging.level` and `logging.security`. */
@@ -24,8 +25,8 @@ export function createLogger(level: LogLevel, security: boolean, sink: Pick<Cons
     warn: (m, d) => out('warn', m, d),
     info: (m, d) => out('info', m, d),
     debug: (m, d) => out('debug', m, d),
-    security(event, detail) {
-      if (security && level !== 'silent') sink.warn(`[svc-auth:security] ${event}`, detail ?? {})
+    security(type, detail) {
+      if (security && level !== 'silent') sink.warn(`[svc-auth:security] ${type}`, detail)
     },
   }
 }

@@ -4,6 +4,7 @@ import type { H3Event } from 'h3'
 import type { EdgeContext } from './edge-context'
 import { authError } from './errors'
 import { originOf } from './origin'
+import { requestRefused } from './security-event'
 
 /** Methods whose requests may carry a body. */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
@@ -186,7 +187,7 @@ function isOwnOrigin(event: H3Event, ctx: EdgeContext, origin: string): boolean 
  * 403 `cross_origin_request` when `Origin` (else `Referer`) is neither own nor allowed, or, without
  * both, `Sec-Fetch-Site` is cross-site or same-site. Requests with none of them (servers) pass.
  */
-export function refuseCrossOrigin(event: H3Event, ctx: EdgeContext): void {
+export async function refuseCrossOrigin(event: H3Event, ctx: EdgeContext): Promise<void> {
   const headers = event.node.req.headers
   const site = headers['sec-fetch-site']
   let claimed: string | undefined
@@ -196,7 +197,7 @@ export function refuseCrossOrigin(event: H3Event, ctx: EdgeContext): void {
     ? claimed !== 'null' && (allowedOrigins(ctx).has(claimed) || isOwnOrigin(event, ctx, claimed))
     : site !== 'cross-site' && site !== 'same-site'
   if (!trusted) {
-    ctx.logger.security('cross_origin_refused', { path: event.path.split('?')[0], origin: claimed ?? site })
+    await requestRefused(ctx, event, 'cross_origin', { details: { path: event.path.split('?')[0]!.slice(0, 200), origin: (claimed ?? site)?.slice(0, 200) } })
     throw authError('cross_origin_request')
   }
 }

@@ -40,7 +40,7 @@ export interface RouteContract {
   /** Path parameters by name (`:id`). */
   params?: Record<string, z.ZodType>
   /** The JSON answer of a success (status 200). */
-  ok?: { schema: z.ZodType, description: string, setsRefreshCookie?: boolean }
+  ok?: { schema: z.ZodType, description: string, setsRefreshCookie?: boolean, /** JSON lines (`application/x-ndjson`), one `schema` value each. */ lines?: true }
   /** A success answered with a redirect (status 302): what `Location` holds. */
   redirect?: string
   /** Error codes the handler answers with, besides those of the guards ({@link guardErrors}). */
@@ -88,13 +88,13 @@ export function guarded<C extends RouteContract, X extends EdgeContext, T, A = u
     const { body, query } = contract.ownInput ? {} : contract
     if (!authorize && !rateLimit && !body && !query) {
       if (!sameOrigin) return (ctx, event) => handle(ctx, event, undefined as RouteInput<C>, undefined as A)
-      return (ctx, event) => {
-        refuseCrossOrigin(event, ctx)
+      return async (ctx, event) => {
+        await refuseCrossOrigin(event, ctx)
         return handle(ctx, event, undefined as RouteInput<C>, undefined as A)
       }
     }
     return async (ctx, event) => {
-      if (sameOrigin) refuseCrossOrigin(event, ctx)
+      if (sameOrigin) await refuseCrossOrigin(event, ctx)
       const caller = authorize ? await authorize(ctx, event) : undefined as A
       if (rateLimit) await enforceRateLimit(ctx, event, rateLimit)
       const input = body ? await readBodyWith(event, body) : query ? readQueryWith(event, query) : undefined

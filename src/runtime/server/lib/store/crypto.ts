@@ -84,8 +84,11 @@ export interface Sealer {
   open(sealed: string): string | null
 }
 
-/** `previousKeys` still open older values; sealers of different `purpose`s never open each other's. */
-export function createSealer(key: string, previousKeys: readonly string[] = [], purpose = 'nuxt-svc-auth:record-encryption'): Sealer {
+/**
+ * `previousKeys` still open older values (`onPreviousKey` is called when one does); sealers of different
+ * `purpose`s never open each other's.
+ */
+export function createSealer(key: string, previousKeys: readonly string[] = [], purpose = 'nuxt-svc-auth:record-encryption', onPreviousKey?: () => void): Sealer {
   const aesKey = deriveKey(key, purpose)
   const openers = previousKeys.map(previous => createSealer(previous, [], purpose))
   return {
@@ -106,7 +109,9 @@ export function createSealer(key: string, previousKeys: readonly string[] = [], 
       catch {
         for (const opener of openers) {
           const plain = opener.open(sealed)
-          if (plain !== null) return plain
+          if (plain === null) continue
+          onPreviousKey?.()
+          return plain
         }
         return null
       }

@@ -82,6 +82,8 @@ export interface RecordStoreOptions {
   onSweepError?: (error: unknown) => void
   /** Called for every stored value that is ignored (its namespace only: keys are never logged). */
   onInvalid?: (namespace: string, reason: InvalidRecordReason) => void
+  /** Called when a record was found under a previous HMAC key (a rotation is under way). */
+  onPreviousKey?: () => void
 }
 
 /** The record store over a backend; `hashers` are the HMAC keys, current first. */
@@ -127,7 +129,9 @@ export function createRecordStore(backend: StoreBackend, prefix: string, hashers
   const readRaw = async (key: RecordKey, get: (k: string) => Promise<string | null>): Promise<{ raw: string, at: string } | null> => {
     for (const k of allKeys(key)) {
       const raw = await get(k)
-      if (raw !== null) return { raw, at: k }
+      if (raw === null) continue
+      if (k !== key.current) options.onPreviousKey?.()
+      return { raw, at: k }
     }
     return null
   }

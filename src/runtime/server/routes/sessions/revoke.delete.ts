@@ -13,10 +13,9 @@ export default defineAuthRoute(guarded(CORE_ROUTES.revokeSession, async (ctx, ev
   const id = sessionIdSchema.safeParse(getRouterParam(event, 'id', { decode: true }))
   // Read before the revocation, which makes the cookie unreadable.
   const ownCookie = id.success && id.data === owner.sid && await cookieSessionId(event, ctx) === id.data
-  if (!id.success || !(await revokeSession(ctx, owner.sub, id.data, 'user', { own: true }))) {
+  if (!id.success || !(await revokeSession(ctx, owner.sub, id.data, 'user', { own: true, event }))) {
     throw authError('not_found', 'No such session')
   }
   if (ownCookie) clearRefreshCookie(event, ctx)
-  ctx.logger.security('session_revoked_by_user', { user: owner.sub })
   return { success: true as const }
 }))

@@ -16,6 +16,8 @@ const authCodeRecord = z.object({
   redirect: z.string().optional(),
   /** HMAC of the browser binding; absent only for codes issued with `bindToBrowser: false`. */
   binding: z.string().optional(),
+  /** What proved a second factor: a TOTP `code`, a `recovery_code`, or a `passkey` with user verification. */
+  secondFactor: z.enum(['code', 'recovery_code', 'passkey']).optional(),
   issuedAt: timestamp,
 })
 
@@ -27,6 +29,7 @@ export interface AuthCodeInput {
   claims: AuthCodeRecord['claims']
   provider?: string
   redirect?: string
+  secondFactor?: AuthCodeRecord['secondFactor']
 }
 
 export interface AuthCodeOptions {

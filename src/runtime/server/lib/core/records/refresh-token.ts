@@ -2,7 +2,6 @@ import type { H3Event } from 'h3'
 import { z } from 'zod'
 import type { AuthClaims, AuthUser, CustomClaims, ImpersonationContext, SessionRevocationReason } from '../../../../types/auth'
 import type { AuthContext } from '../context'
-import { securityEvent } from '../security-event'
 import { createSealer, randomToken } from '../../store/crypto'
 import type { RecordKey } from '../../store/record-store'
 import { CORE_RECORDS } from './core-records'
@@ -11,6 +10,7 @@ import type { SessionClient } from './record-schema'
 import { storableUser } from './stored-user'
 import { listSessionEntries, putSessionEntry, removeSessionEntry, sessionMapKey } from './user-sessions'
 import { emitHook } from '../handlers'
+import { securityEvent } from '../../edge/security-event'
 
 export type { RefreshTokenRecord } from './refresh-token-schema'
 
@@ -159,9 +159,10 @@ export async function readSessionRecord(ctx: AuthContext, token: string): Promis
 
 /**
  * Redeems a refresh token for its successor through one commit (one concurrent use wins). Uses within
- * `reuseGracePeriod` get the same successor; later ones are reuse of a stolen token and revoke the family.
+ * `reuseGracePeriod` get the same successor; later ones are reuse of a stolen token and revoke the family
+ * (`event`: the request that brought it back).
  */
-export async function rotateRefreshToken(ctx: AuthContext, token: string, options: { rotate: (record: RefreshTokenRecord) => boolean } = { rotate: () => true }): Promise<RefreshResult> {
+export async function rotateRefreshToken(ctx: AuthContext, token: string, options: { rotate: (record: RefreshTokenRecord) => boolean, event?: H3Event } = { rotate: () => true }): Promise<RefreshResult> {
   const key = tokenKey(ctx, token)
   const found = await ctx.store.read(key, storedRefreshToken)
   if (found && pastItsEnd(ctx, found)) return { status: 'invalid' }
@@ -187,18 +188,18 @@ export async function rotateRefreshToken(ctx: AuthContext, token: string, option
     // Rotated already (concurrently, or before a crash that kept the record): never live again.
     await ctx.store.remove(key)
   }
-  return followRotation(ctx, token)
+  return followRotation(ctx, token, options.event)
 }
 
 /** A use of a token gone or rotated: within the grace period, the session's current token; after, reuse. */
-async function followRotation(ctx: AuthContext, token: string): Promise<RefreshResult> {
+async function followRotation(ctx: AuthContext, token: string, event: H3Event | undefined): Promise<RefreshResult> {
   let marker = await ctx.store.read(markerKey(ctx, token), rotationMarker)
   if (!marker) return { status: 'invalid' }
   // The clock is read after the marker: a loser of the race is measured against the claim's time.
   const elapsed = Date.now() - marker.at
   if (await isFamilyRevoked(ctx, marker.family)) return { status: 'invalid' }
   if (!withinGrace(ctx, elapsed)) {
-    await revokeFamily(ctx, marker.family, marker.userId, 'refresh_token_reused')
+    await revokeFamily(ctx, marker.family, marker.userId, 'refresh_token_reused', event)
     return { status: 'reused', family: marker.family, userId: marker.userId }
   }
   let current = token
@@ -228,8 +229,12 @@ async function restoreSuccessor(ctx: AuthContext, successor: string, record: Ref
   return { status: 'ok', record, token: successor }
 }
 
+/** Revocations that no user asked for: their security event has no actor. */
+const UNASKED: ReadonlySet<SessionRevocationReason> = new Set(['host', 'refresh_token_reused'])
+
 /**
  * Ends a session: access tokens first, then the mark, then the listing, so a failure part-way can be retried.
+ * Reported as `logout` or `session.revoked` (an impersonation's end is reported as `impersonation.ended`);
  * `event` is the request that ended it; `caller`, the bearer who ended another user's session (an administrator):
  * the actor of its `session.revoked` event.
  */
@@ -237,18 +242,26 @@ export async function revokeFamily(ctx: AuthContext, family: string, userId: str
   await ctx.revocations?.revoke(family)
   await ctx.store.write(ctx.store.key(CORE_RECORDS.revokedFamily, family), Date.now(), ctx.lifetimes.refresh)
   await removeSessionEntry(ctx, userId, family)
-  ctx.logger.security('session_revoked', { family, reason })
-  if (caller) await securityEvent(ctx, event, { type: 'session.revoked', caller, subject: userId, session: family, details: { reason } })
+  if (reason !== 'impersonation') {
+    await securityEvent(ctx, event, {
+      type: reason === 'logout' ? 'logout' : 'session.revoked',
+      caller,
+      actor: caller ? undefined : UNASKED.has(reason) ? null : userId,
+      subject: userId,
+      session: family,
+      details: { reason: reason === 'logout' ? undefined : reason },
+    })
+  }
   await emitHook(ctx, 'svc:session:revoked', { sessionId: family, userId, reason })
 }
 
 /** Logout: revokes the session of a token, current or rotated since. Unknown tokens are ignored. */
-export async function revokeRefreshToken(ctx: AuthContext, token: string): Promise<{ family: string, userId: string } | null> {
+export async function revokeRefreshToken(ctx: AuthContext, token: string, event?: H3Event): Promise<{ family: string, userId: string } | null> {
   const key = tokenKey(ctx, token)
   const owner = await ctx.store.read(key, storedRefreshToken) ?? await ctx.store.read(markerKey(ctx, token), rotationMarker)
   if (!owner) return null
   // Revoked first, deleted after: a concurrent restore sees the revocation.
-  await revokeFamily(ctx, owner.family, owner.userId, 'logout')
+  await revokeFamily(ctx, owner.family, owner.userId, 'logout', event)
   await ctx.store.remove(key)
   return { family: owner.family, userId: owner.userId }
 }

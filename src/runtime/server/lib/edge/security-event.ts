@@ -1,13 +1,15 @@
 /**
  * The one way the module reports a security event: logged with `logging.security`, and handed to the features
- * that record events (the audit log). Types and their meaning: shared/event-catalog.ts.
+ * that record events (the audit log). Types and their meaning: shared/event-catalog.ts. It sits in the edge so
+ * that the edge's own refusals (rate limits, cross-origin requests) are reported the same way.
  */
 import type { H3Event } from 'h3'
 import type { AuthClaims } from '../../../types/auth'
 import type { AuditDetail, AuditOutcome, SecurityEventType } from '../../../shared/event-catalog'
 import { originalUserOf } from '../../../shared/original-user'
-import { describeClient } from '../edge/client-description'
-import type { AuthContext, SecurityEventDraft } from './context'
+import { clientAddressOf } from './client-address'
+import { describeClient } from './client-description'
+import type { EdgeContext, SecurityEventDraft } from './edge-context'
 
 /** What the code that saw an event knows of it; {@link securityEvent} adds the client, the time and the caller's fields. */
 export interface SecurityEventInput {
@@ -23,7 +25,7 @@ export interface SecurityEventInput {
   organization?: string
   /** @default the caller's `sid` */
   session?: string
-  /** Never a token, code, password, secret or full address. */
+  /** Never a token, code, password, secret, email or full address. */
   details?: Record<string, AuditDetail | undefined>
   /**
    * Record one event of this type per `aggregate` key each `aggregate.seconds` (rate limits, refusals): the key
@@ -33,7 +35,7 @@ export interface SecurityEventInput {
 }
 
 /** The fields of `input` with the caller's filled in and undefined details dropped. */
-export function draftOf(ctx: Pick<AuthContext, 'options' | 'logger'>, event: H3Event | undefined, input: SecurityEventInput, now = Date.now()): SecurityEventDraft {
+export function draftOf(ctx: Pick<EdgeContext, 'options' | 'logger'>, event: H3Event | undefined, input: SecurityEventInput, now = Date.now()): SecurityEventDraft {
   const { caller } = input
   const actor = input.actor !== undefined ? input.actor : caller?.sub ?? null
   const impersonator = originalUserOf(caller)?.sub
@@ -58,21 +60,30 @@ export function draftOf(ctx: Pick<AuthContext, 'options' | 'logger'>, event: H3E
 }
 
 /**
- * Reports a security event: to the log when `logging.security`, then to every feature that records events. A
- * recorder that fails is logged and never fails the request: what it reports has happened already.
+ * Reports a security event: to the log when `logging.security`, then to the features that record events
+ * (`ctx.recordEvent`). Never fails: what it reports has happened already. Without both it does no work.
  */
-export async function securityEvent(ctx: AuthContext, event: H3Event | undefined, input: SecurityEventInput): Promise<void> {
-  const recorders = ctx.features.filter(feature => feature.recordEvent)
-  if (!recorders.length && !ctx.options.logging.security) return
+export async function securityEvent(ctx: EdgeContext, event: H3Event | undefined, input: SecurityEventInput): Promise<void> {
+  if (!ctx.recordEvent && !ctx.options.logging.security) return
   const draft = draftOf(ctx, event, input)
   const { event: _request, aggregate: _aggregate, ...logged } = draft
   ctx.logger.security(draft.type, logged)
-  for (const feature of recorders) {
-    try {
-      await feature.recordEvent!(ctx, draft)
-    }
-    catch (error) {
-      ctx.logger.error(`Recording the security event ${draft.type} failed (ignored)`, error)
-    }
-  }
+  await ctx.recordEvent?.(draft)
+}
+
+/** Refusals of one kind from one client within this many seconds are one event (rate limits, refused requests). */
+export const REFUSAL_WINDOW_SECONDS = 300
+
+/**
+ * Reports a request refused for how it came, not for who sent it (`request.refused`, `reason`): one event per
+ * reason and client address each {@link REFUSAL_WINDOW_SECONDS}.
+ */
+export function requestRefused(ctx: EdgeContext, event: H3Event, reason: string, input: Pick<SecurityEventInput, 'caller' | 'details'> = {}): Promise<void> {
+  return securityEvent(ctx, event, {
+    ...input,
+    type: 'request.refused',
+    outcome: 'failure',
+    details: { reason, ...input.details },
+    aggregate: { key: `${reason}\0${clientAddressOf(ctx, event)}`, seconds: REFUSAL_WINDOW_SECONDS },
+  })
 }

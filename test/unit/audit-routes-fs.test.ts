@@ -1,0 +1,7 @@
+import { vi } from 'vitest'
+import { auditRoutesSuite } from './helpers/audit-routes-suite'
+
+// The audit routes suite (helpers/audit-routes-suite.ts) with the store and the audit log on the fs driver (a temporary directory, removed after).
+vi.mock('nitropack/runtime', () => import('./helpers/nitro-stub'))
+
+auditRoutesSuite('fs')
