@@ -36,8 +36,8 @@ export default defineNuxtConfig({
     organizations: { roles: ORG_ROLES, redirectAfterAccept: '/organizations' },
     // The security audit log in the module's store: GET /auth/audit for admins and owners of the active
     // organization, GET /auth/me/activity for everyone; "new sign-in" emails are printed to the console
-    // (server/plugins/audit.ts).
-    audit: {},
+    // (server/plugins/audit.ts). Admins find users, their sessions and trail at /admin/security.
+    audit: { adminPage: '/admin/security' },
     // Email + password with emailed codes; users live in memory and codes are printed to the
     // console (server/plugins/password-users.ts).
     providers: {

@@ -296,6 +296,11 @@ describe('the dev server', () => {
       const payload = (await success.locator('pre').textContent())!
       expect(JSON.parse(payload)).toMatchObject({ provider: 'mock', user: { sub: 'mock:ada' }, tokens: { access_token: '•••' } })
 
+      // 3b. The audit log's panel (the playground turns the audit log on): Ada's login among its newest events.
+      const login = tab.locator('#audit-body tr[data-type="login"]').filter({ hasText: 'mock:ada → mock:ada' }).first()
+      await login.waitFor({ state: 'attached', timeout: 30_000 })
+      expect(await login.locator('td').nth(2).textContent()).toBe('success')
+
       // 4. The options: the token's secret as •••, never its value.
       const token = tab.locator('#options-body details').filter({ has: tab.locator('summary code', { hasText: /^token$/ }) })
       expect(JSON.parse((await token.locator('pre').textContent())!)).toMatchObject({ secret: '•••' })
