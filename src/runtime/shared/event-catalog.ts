@@ -5,7 +5,7 @@
 export const SECURITY_EVENTS = {
   'login': 'A login: `success` when its session starts (the code was exchanged), `failure` when a first or second factor was refused (`subject`: the account, when it is known). Details: `provider`, `secondFactor` (`code`, `recovery_code`, `passkey`), `reason` and `stage` of a failure.',
   'logout': 'A session ended by its own logout.',
-  'session.revoked': 'A session ended for another `reason`: `user` (from the sessions list), `host` (`revokeUserSession(s)`), `password_reset`, `password_change`, `two_factor_change`, `refresh_token_reused`.',
+  'session.revoked': 'A session ended for another `reason`: `user` (from the sessions list), `host` (`revokeUserSession(s)`, or an administrator on the admin page, then the `actor`), `password_reset`, `password_change`, `two_factor_change`, `refresh_token_reused`.',
   'refresh.reused': 'A refresh token that was rotated already came back: theft suspected, its session is revoked (`failure`).',
   'session.refreshed': 'A session\'s tokens were refreshed (recorded only with `audit.refreshes`).',
   'code.refused': 'An authorization code was refused at the exchange (`failure`, `reason`): `unknown` (or expired, or used), `other_browser`.',
