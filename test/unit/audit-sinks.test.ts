@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { unitContext } from './helpers/context'
-import { securityEvent } from '../../src/runtime/server/lib/core/security-event'
+import { securityEvent } from '../../src/runtime/server/lib/edge/security-event'
 import { auditLogOf, sinkFailures } from '../../src/runtime/audit/server/audit-recorder'
 import { withoutChain } from '../../src/runtime/audit/server/audit-chain'
 import type { AuditEvent } from '../../src/runtime/audit/audit-types'
