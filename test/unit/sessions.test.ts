@@ -194,6 +194,33 @@ describe('session list', () => {
   })
 })
 
+describe('concurrent ends of one session', () => {
+  const storages = {
+    memory: async () => ({ driver: 'memory' as const }),
+    fs: async () => ({ driver: 'fs' as const, base: scratchDir('revoke-race') }),
+    redis: async () => ({ driver: 'redis' as const, url: testRedisUrl(), prefix: redisPrefix() }),
+    upstash: upstashStorage,
+  }
+
+  it.each(Object.keys(storages) as Array<keyof typeof storages>)('%s: of 50 at once exactly one ends it, reported once', async (driver) => {
+    const revoked: SessionRevokedPayload[] = []
+    const options = resolveOptions({ token: { secret: 'unit-test-secret-0123456789-abcdefghijklm' }, tokenRefresh: { storage: await storages[driver]() }, logging: { level: 'silent' } }, true)
+    const ctx = await createAuthContext(options, { features, callHook: async (name, payload) => {
+      if (name === 'svc:session:revoked') revoked.push(payload as SessionRevokedPayload)
+    } })
+    try {
+      const { record } = await login(ctx, 'alice')
+      const ended = await Promise.all(Array.from({ length: 50 }, () => revokeSession(ctx, 'alice', record.family, 'host')))
+      expect(ended.filter(Boolean)).toHaveLength(1)
+      expect(revoked).toEqual([{ sessionId: record.family, userId: 'alice', reason: 'host' }])
+      expect(await listSessions(ctx, 'alice')).toEqual([])
+    }
+    finally {
+      await ctx.dispose()
+    }
+  })
+})
+
 describe('access tokens die with their session', () => {
   it('every revocation path puts the session in the revoked set at once, with the hook told why', async () => {
     const calls: SessionRevokedPayload[] = []

@@ -41,7 +41,7 @@ export interface RevokeOptions {
   caller?: AuthClaims
 }
 
-/** Ends one session of a user. False when there is no such live session (or, with `own`, an impersonation). */
+/** Ends one session of a user. False when there is no such live session (or, with `own`, an impersonation), or another request ended it first. */
 export async function revokeSession(ctx: AuthContext, userId: string, sessionId: string, reason: SessionRevocationReason, options: RevokeOptions = {}): Promise<boolean> {
   const entry = (await listSessionEntries(ctx, userId)).find(e => e.id === sessionId)
   if (!entry || (options.own && entry.impersonatedBy)) return false
@@ -50,16 +50,15 @@ export async function revokeSession(ctx: AuthContext, userId: string, sessionId:
     await removeSessionEntry(ctx, userId, sessionId)
     return false
   }
-  await revokeFamily(ctx, sessionId, userId, reason, options.event, options.caller)
-  return true
+  return revokeFamily(ctx, sessionId, userId, reason, options.event, options.caller)
 }
 
 /** Ends every session of a user but `except` (`own`: not impersonations); returns how many. */
 export async function revokeSessions(ctx: AuthContext, userId: string, reason: SessionRevocationReason, options: RevokeOptions & { except?: string } = {}): Promise<number> {
   const entries = (await liveEntries(ctx, userId))
     .filter(entry => entry.id !== options.except && !(options.own && entry.impersonatedBy))
-  await Promise.all(entries.map(entry => revokeFamily(ctx, entry.id, userId, reason, options.event)))
-  return entries.length
+  const ended = await Promise.all(entries.map(entry => revokeFamily(ctx, entry.id, userId, reason, options.event)))
+  return ended.filter(Boolean).length
 }
 
 /** The caller of a session endpoint: a valid bearer token, never impersonated (403 `impersonated_session`). */

@@ -236,12 +236,14 @@ const UNASKED: ReadonlySet<SessionRevocationReason> = new Set(['host', 'refresh_
  * Ends a session: access tokens first, then the mark, then the listing, so a failure part-way can be retried.
  * Reported as `logout` or `session.revoked` (an impersonation's end is reported as `impersonation.ended`);
  * `event` is the request that ended it; `caller`, the bearer who ended another user's session (an administrator):
- * the actor of its `session.revoked` event.
+ * the actor of its `session.revoked` event. Of concurrent revocations of one session exactly one writes the mark:
+ * it alone reports the event and the hook, and resolves true.
  */
-export async function revokeFamily(ctx: AuthContext, family: string, userId: string, reason: SessionRevocationReason, event?: H3Event, caller?: AuthClaims): Promise<void> {
+export async function revokeFamily(ctx: AuthContext, family: string, userId: string, reason: SessionRevocationReason, event?: H3Event, caller?: AuthClaims): Promise<boolean> {
   await ctx.revocations?.revoke(family)
-  await ctx.store.write(ctx.store.key(CORE_RECORDS.revokedFamily, family), Date.now(), ctx.lifetimes.refresh)
+  const first = await ctx.store.writeIfAbsent(revokedKey(ctx, family), Date.now(), ctx.lifetimes.refresh)
   await removeSessionEntry(ctx, userId, family)
+  if (!first) return false
   if (reason !== 'impersonation') {
     await securityEvent(ctx, event, {
       type: reason === 'logout' ? 'logout' : 'session.revoked',
@@ -253,6 +255,7 @@ export async function revokeFamily(ctx: AuthContext, family: string, userId: str
     })
   }
   await emitHook(ctx, 'svc:session:revoked', { sessionId: family, userId, reason })
+  return true
 }
 
 /** Logout: revokes the session of a token, current or rotated since. Unknown tokens are ignored. */
