@@ -259,7 +259,7 @@ export function auditRoutesSuite(driver: OrganizationsDriver): void {
     const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0'
     const newDevices = () => nitro.hooks.filter(([name]) => name === 'svc:login:newDevice').map(([, payload]) => payload as NewDevicePayload)
 
-    it('fires for a login from a browser family or network none of the user\'s sessions or earlier logins had; not for the first login, nor a known client', async () => {
+    it('fires for a login from a browser family or network the user has not logged in from; not for the first login, nor a known client', async () => {
       const user = await logIn(unique('traveller'))
       const login = (session: string, request = fakeEvent({ remoteAddress: '127.0.0.1' })) =>
         emit({ type: 'login', actor: user.sub, session, details: { provider: 'password' } }, request)
@@ -274,7 +274,7 @@ export function auditRoutesSuite(driver: OrganizationsDriver): void {
       const request = fakeEvent({ remoteAddress: '127.9.9.9', headers: { 'user-agent': FIREFOX } })
       await login('sid-firefox', request)
       expect(newDevices().slice(seen)).toEqual([{ userId: user.sub, sessionId: 'sid-firefox', client: { family: 'Firefox on Linux', addressPrefix: '127.9.9.0/24' }, provider: 'password', event: request }])
-      // The same Firefox again (its earlier login is known, though that session is not live), then a failed login.
+      // The same Firefox again (its earlier login is known), then a failed login.
       await login('sid-firefox-2', fakeEvent({ remoteAddress: '127.9.9.10', headers: { 'user-agent': FIREFOX } }))
       await emit({ type: 'login', outcome: 'failure', actor: user.sub, details: { reason: 'wrong_code' } }, fakeEvent({ remoteAddress: '127.8.8.8' }))
       expect(newDevices().length).toBe(seen + 1)
