@@ -27,6 +27,7 @@ const ACTIVITY_PAGE = 50
 
 const storedEvent = auditEventSchema.extend({ seq: z.number().int().positive() })
 type StoredEvent = z.output<typeof storedEvent>
+const placeOnly = z.object({ seq: z.number() })
 
 const activityKey = (ctx: AuthContext, userId: string) => ctx.store.key(ACTIVITY_RECORDS.userActivity, userId)
 
@@ -51,7 +52,9 @@ export async function indexUserActivity(ctx: AuthContext, event: ChainedAuditEve
     const key = activityKey(ctx, userId)
     await ctx.store.mapSet(key, event.id, value, ttlSeconds)
     if (randomBelow(PRUNE_EVERY) !== 0) return
-    const surplus = (await storedActivity(ctx, userId)).slice(ACTIVITY_KEPT)
+    // Only the places are read (not every event checked whole): the request waits for this prune.
+    const places = await ctx.store.mapEntries(key, placeOnly)
+    const surplus = places.sort((a, b) => b.value.seq - a.value.seq).slice(ACTIVITY_KEPT)
     await Promise.all(surplus.map(({ field }) => ctx.store.mapDelete(key, field)))
   }))
 }
