@@ -1,9 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import { beforeAll, describe, expect, it, vi } from 'vitest'
 import { errorOf, organizationsApp } from './helpers/organizations-app'
+import { fakeEvent } from './helpers/event'
+import { nitro } from './helpers/nitro-stub'
 import { peekAuthContext, useAuthContext } from '../../src/runtime/server/utils/auth-context'
+import { securityEvent, type SecurityEventInput } from '../../src/runtime/server/lib/edge/security-event'
 import { auditLogOf } from '../../src/runtime/audit/server/audit-recorder'
-import type { ChainedAuditEvent } from '../../src/runtime/audit/audit-types'
+import type { ChainedAuditEvent, NewDevicePayload } from '../../src/runtime/audit/audit-types'
 
 // An attacker's requests against the audit log: floods by anonymous clients, what the log and a user's activity
 // keep under them, what a store's writer can slip past the chain, and the work one request makes the server do.
@@ -19,6 +22,7 @@ beforeAll(async () => {
   await useAuthContext()
 })
 const ctx = () => peekAuthContext()!
+const emit = (input: SecurityEventInput, request?: Parameters<typeof securityEvent>[1]) => securityEvent(ctx(), request, input)
 
 /** A request from `address` (as the trusted proxy forwards it), with `headers`. */
 const from = (address: string, path: string, init: { method?: string, body?: unknown, headers?: Record<string, string> } = {}) => fetch(`${app.base}${path}`, {
@@ -67,5 +71,24 @@ describe('anonymous floods', () => {
       expect(await errorOf(res, 403)).toBe('cross_origin_request')
     }
     expect((await storedAfter(start)).filter(event => event.type === 'request.refused')).toHaveLength(1)
+  })
+})
+
+describe('a user\'s activity under a flood', () => {
+  const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0'
+  const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36'
+
+  it('events about an account (failed logins, reset requests) push none of its earlier logins out: a login from a new client is still announced', async () => {
+    const user = `id-flooded-${randomBytes(4).toString('hex')}`
+    const announced = () => nitro.hooks.filter(([name, payload]) => name === 'svc:login:newDevice' && (payload as NewDevicePayload).userId === user)
+    // The user logged in from Firefox at home; that session has ended since.
+    await emit({ type: 'login', actor: user, session: 'sid-home', details: { provider: 'password' } }, fakeEvent({ remoteAddress: '192.0.2.10', headers: { 'user-agent': FIREFOX } }))
+    // Someone who knows the password fills the account's activity with failures and reset requests...
+    const attacker = fakeEvent({ remoteAddress: '203.0.113.66', headers: { 'user-agent': CHROME } })
+    for (let i = 0; i < 60; i++) await emit({ type: 'login', outcome: 'failure', actor: null, subject: user, details: { provider: 'password', reason: 'wrong_password' } }, attacker)
+    for (let i = 0; i < 60; i++) await emit({ type: 'password.reset_requested', actor: null, subject: user }, attacker)
+    // ... then logs in from another browser and network: the user is told.
+    await emit({ type: 'login', actor: user, session: 'sid-attacker', details: { provider: 'password' } }, attacker)
+    expect(announced().map(([, payload]) => (payload as NewDevicePayload).client)).toEqual([{ family: 'Chrome on Windows', addressPrefix: '203.0.113.0/24' }])
   })
 })

@@ -81,7 +81,7 @@ export interface AuditVerification {
 
 /**
  * Payload of `svc:login:newDevice`: a login from a browser family and network that none of the user's other live
- * sessions and none of their earlier logins (the latest ~100 events kept per user) had. The first login the log
+ * sessions and none of their earlier logins (the latest ~100 events kept per user, and their last 10 logins) had. The first login the log
  * knows of announces nothing.
  */
 export interface NewDevicePayload {

@@ -231,27 +231,30 @@ export function auditRoutesSuite(driver: OrganizationsDriver): void {
       expect(await errorOf(await get(impersonated.token, 'me/activity'), 403)).toBe('impersonated_session')
     })
 
-    it(`keeps a user's newest ${ACTIVITY_KEPT} events, answered 50 a page`, async () => {
+    it(`keeps a user's newest ${ACTIVITY_KEPT} events and their login before them, answered 50 a page`, async () => {
       const busy = await logIn(unique('busy'))
       for (let i = 0; i < ACTIVITY_KEPT + 5; i++) await emit({ type: 'logout', actor: busy.sub, details: { n: i } })
       const first = await json<Page>(await call(busy, 'GET', 'me/activity'))
       expect(first.events).toHaveLength(50)
       const second = await json<Page>(await call(busy, 'GET', `me/activity?cursor=${first.cursor}`))
-      expect(second.cursor).toBeUndefined()
-      expect([...first.events, ...second.events].map(event => event.details.n)).toEqual(Array.from({ length: ACTIVITY_KEPT }, (_, i) => ACTIVITY_KEPT + 4 - i))
+      const third = await json<Page>(await call(busy, 'GET', `me/activity?cursor=${second.cursor}`))
+      expect(third.cursor).toBeUndefined()
+      const kept = [...first.events, ...second.events, ...third.events]
+      expect(kept.slice(0, -1).map(event => event.details.n)).toEqual(Array.from({ length: ACTIVITY_KEPT }, (_, i) => ACTIVITY_KEPT + 4 - i))
+      expect(kept.at(-1)).toMatchObject({ type: 'login', outcome: 'success', actor: busy.sub })
     })
   })
 
   describe('GET /auth/me/activity under concurrent events', () => {
-    it(`150 events of one user recorded at once leave exactly the newest ${ACTIVITY_KEPT}`, async () => {
+    it(`150 events of one user recorded at once leave exactly the newest ${ACTIVITY_KEPT} and the login`, async () => {
       const racer = await logIn(unique('racer'))
       await Promise.all(Array.from({ length: 150 }, (_, i) => emit({ type: 'logout', actor: racer.sub, details: { n: i } })))
       const { events: stored } = await (await auditLogOf(ctx())).newest(undefined, 200)
-      const newest = stored.filter(event => event.actor === racer.sub).slice(0, ACTIVITY_KEPT).map(event => event.id)
-      const first = await json<Page>(await call(racer, 'GET', 'me/activity'))
-      const second = await json<Page>(await call(racer, 'GET', `me/activity?cursor=${first.cursor}`))
-      expect(second.cursor).toBeUndefined()
-      expect([...first.events, ...second.events].map(event => event.id)).toEqual(newest)
+      const own = stored.filter(event => event.actor === racer.sub)
+      const newest = [...own.slice(0, ACTIVITY_KEPT), own.find(event => event.type === 'login')!].map(event => event.id)
+      const pages: Page[] = [await json<Page>(await call(racer, 'GET', 'me/activity'))]
+      while (pages.at(-1)!.cursor) pages.push(await json<Page>(await call(racer, 'GET', `me/activity?cursor=${pages.at(-1)!.cursor}`)))
+      expect(pages.flatMap(page => page.events).map(event => event.id)).toEqual(newest)
     })
   })
 

@@ -18,6 +18,12 @@ export const ACTIVITY_RECORDS = recordTypes({
 /** How many of a user's latest events their activity keeps (a few more for a moment under concurrent writes). */
 export const ACTIVITY_KEPT = 100
 
+/**
+ * Successful logins kept besides the latest {@link ACTIVITY_KEPT} events: the clients the new-device check compares
+ * with, which a flood of other events about the account (failed logins, reset requests) never pushes out.
+ */
+export const LOGINS_KEPT = 10
+
 /** Events in one answer of `GET <authPath>/me/activity`. */
 const ACTIVITY_PAGE = 50
 
@@ -39,14 +45,16 @@ function usersOf(event: AuditEvent): string[] {
 
 /**
  * Adds a stored event to the activity of each of its users, for `ttlSeconds` (the log's retention); each
- * user's oldest events beyond {@link ACTIVITY_KEPT} are removed.
+ * user's oldest events beyond {@link ACTIVITY_KEPT} are removed, except their latest {@link LOGINS_KEPT} logins.
  */
 export async function indexUserActivity(ctx: AuthContext, event: ChainedAuditEvent, ttlSeconds: number): Promise<void> {
   const value: StoredEvent = { ...withoutChain(event), seq: event.seq }
   await Promise.all(usersOf(event).map(async (userId) => {
     const key = activityKey(ctx, userId)
     await ctx.store.mapSet(key, event.id, value, ttlSeconds)
-    const surplus = (await storedActivity(ctx, userId)).slice(ACTIVITY_KEPT)
+    const kept = await storedActivity(ctx, userId)
+    const logins = new Set(kept.filter(({ value }) => value.type === 'login' && value.outcome === 'success').slice(0, LOGINS_KEPT))
+    const surplus = kept.slice(ACTIVITY_KEPT).filter(entry => !logins.has(entry))
     await Promise.all(surplus.map(({ field }) => ctx.store.mapDelete(key, field)))
   }))
 }
