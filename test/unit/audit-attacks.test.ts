@@ -7,6 +7,7 @@ import { peekAuthContext, useAuthContext } from '../../src/runtime/server/utils/
 import { securityEvent, type SecurityEventInput } from '../../src/runtime/server/lib/edge/security-event'
 import { auditLogOf } from '../../src/runtime/audit/server/audit-recorder'
 import type { ChainedAuditEvent, NewDevicePayload } from '../../src/runtime/audit/audit-types'
+import { auditEvents, auditPlace, storedLines } from './helpers/audit-logs'
 
 // An attacker's requests against the audit log: floods by anonymous clients, what the log and a user's activity
 // keep under them, what a store's writer can slip past the chain, and the work one request makes the server do.
@@ -90,5 +91,37 @@ describe('a user\'s activity under a flood', () => {
     // ... then logs in from another browser and network: the user is told.
     await emit({ type: 'login', actor: user, session: 'sid-attacker', details: { provider: 'password' } }, attacker)
     expect(announced().map(([, payload]) => (payload as NewDevicePayload).client)).toEqual([{ family: 'Chrome on Windows', addressPrefix: '203.0.113.0/24' }])
+  })
+})
+
+describe('the chain against a writer of the store without the key', () => {
+  it('a field added to a stored event (outside what its MAC covers) makes it unreadable: verify reports it, no read answers it', async () => {
+    const audit = await auditPlace('memory')
+    try {
+      const log = await audit.log()
+      await log.append(auditEvents(3))
+      const lines = await storedLines(log)
+      const added = (change: (event: Record<string, unknown>) => void) => audit.tamper(log, () => lines.map((line, i) => {
+        if (i !== 1) return line
+        const event = JSON.parse(line) as Record<string, unknown>
+        change(event)
+        return JSON.stringify(event)
+      }))
+      const forgeries = [
+        (event: Record<string, unknown>) => (event.note = 'approved by the security team'),
+        (event: Record<string, unknown>) => (event.client = { ...(event.client as object), address: '192.0.2.55' }),
+        (event: Record<string, unknown>) => (event.impersonator = null),
+      ]
+      for (const forge of forgeries) {
+        const tampered = await added(forge)
+        expect(await tampered.verify()).toEqual({ ok: false, checked: 1, problem: { seq: 2, reason: 'unreadable' } })
+        const answered = [...(await tampered.newest(undefined, 10)).events]
+        for await (const event of tampered.oldest()) answered.push(event)
+        expect(answered.map(event => event.seq)).toEqual([3, 1, 1, 3])
+      }
+    }
+    finally {
+      await audit.cleanup()
+    }
   })
 })
