@@ -6,8 +6,9 @@ import { nitro } from './helpers/nitro-stub'
 import { peekAuthContext, useAuthContext } from '../../src/runtime/server/utils/auth-context'
 import { securityEvent, type SecurityEventInput } from '../../src/runtime/server/lib/edge/security-event'
 import { auditLogOf } from '../../src/runtime/audit/server/audit-recorder'
+import { exportAuditLog } from '../../src/runtime/audit/server/audit-export'
 import type { ChainedAuditEvent, NewDevicePayload } from '../../src/runtime/audit/audit-types'
-import { auditEvents, auditPlace, storedLines } from './helpers/audit-logs'
+import { auditEvent, auditEvents, auditPlace, storedLines } from './helpers/audit-logs'
 
 // An attacker's requests against the audit log: floods by anonymous clients, what the log and a user's activity
 // keep under them, what a store's writer can slip past the chain, and the work one request makes the server do.
@@ -122,6 +123,29 @@ describe('the chain against a writer of the store without the key', () => {
     }
     finally {
       await audit.cleanup()
+    }
+  })
+})
+
+describe('the work one request makes', () => {
+  it('an organization\'s export whose client has gone stops reading the log (it would read on through every other event)', async () => {
+    const log = await auditLogOf(ctx())
+    const request = fakeEvent()
+    let read = 0
+    const oldest = vi.spyOn(log, 'oldest').mockImplementation(async function* () {
+      for (let seq = 1; seq <= 3000; seq++) {
+        // The client goes away while the server looks for the reader's events among other organizations'.
+        if (++read === 100) request.node.res.destroy()
+        yield { ...auditEvent(), organization: 'org_other', seq, prev: '', kid: '', mac: '' }
+      }
+    })
+    try {
+      const stream = await exportAuditLog(ctx(), request, { claims: { sub: 'owner' }, organization: 'org_reader' }, {})
+      await stream.getReader().read()
+      expect(read).toBeLessThanOrEqual(101)
+    }
+    finally {
+      oldest.mockRestore()
     }
   })
 })
