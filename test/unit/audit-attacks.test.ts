@@ -4,6 +4,7 @@ import { errorOf, organizationsApp } from './helpers/organizations-app'
 import { fakeEvent } from './helpers/event'
 import { nitro } from './helpers/nitro-stub'
 import { peekAuthContext, useAuthContext } from '../../src/runtime/server/utils/auth-context'
+import { defineAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
 import { securityEvent, type SecurityEventInput } from '../../src/runtime/server/lib/edge/security-event'
 import { auditLogOf } from '../../src/runtime/audit/server/audit-recorder'
 import { exportAuditLog } from '../../src/runtime/audit/server/audit-export'
@@ -15,7 +16,7 @@ import { auditEvent, auditEvents, auditPlace, storedLines } from './helpers/audi
 vi.mock('nitropack/runtime', () => import('./helpers/nitro-stub'))
 
 const app = organizationsApp('memory', {
-  audit: {},
+  audit: { adminPage: '/admin/security' },
   // Rate limits on as in production; the test's requests come through a trusted proxy on loopback.
   rateLimit: { trustedProxies: ['127.0.0.1'] },
   providers: { password: { passwordHashRounds: 4 }, github: { clientId: 'attack-client', clientSecret: 'attack-client-secret' } },
@@ -147,5 +148,18 @@ describe('the work one request makes', () => {
     finally {
       oldest.mockRestore()
     }
+  })
+})
+
+describe('malformed and hostile queries', () => {
+  it('answer 400 bad_request or an empty page, never a 500: repeated parameters, odd numbers, bad escapes, extreme dates', async () => {
+    const admin = await app.logIn(app.unique('admin'))
+    defineAuthHandlers({ password: app.passwordAccounts, audit: { isAuditReader: claims => claims.sub === admin.sub } })
+    const status = async (path: string) => (await admin.b.send('GET', path, { bearer: admin.token })).status
+    for (const path of ['/auth/audit?limit=-1', '/auth/audit?limit=NaN', '/auth/audit?limit=1e2', '/auth/audit?limit=%C2%B2', '/auth/audit?type=__proto__',
+      '/auth/audit?since=2026-02-30T25:00:00Z', '/auth/audit/export?since=1&since=2', '/auth/me/activity?cursor=1&cursor=2', '/auth/audit/users?q=a&q=b',
+      `/auth/audit/users/${'x'.repeat(600)}/sessions`]) expect([path, await status(path)]).toEqual([path, 400])
+    for (const path of ['/auth/audit/users/%E0%A4%A/sessions', '/auth/audit/users/%00/sessions', '/auth/audit/users/..%2F..%2Fetc/sessions']) expect([path, await status(path)]).toEqual([path, 200])
+    for (const path of ['/auth/audit?since=0000-01-01&until=9999-12-31T23:59:59Z', '/auth/audit?user=%3Cscript%3E', '/auth/audit/export?since=999999999999999']) expect([path, await status(path)]).toEqual([path, 200])
   })
 })
