@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto'
+import { readdir, stat } from 'node:fs/promises'
+import { join } from 'node:path'
 import { beforeAll, describe, expect, it, vi } from 'vitest'
 import { errorOf, organizationsApp } from './helpers/organizations-app'
 import { fakeEvent } from './helpers/event'
@@ -10,6 +12,7 @@ import { auditLogOf } from '../../src/runtime/audit/server/audit-recorder'
 import { exportAuditLog } from '../../src/runtime/audit/server/audit-export'
 import type { ChainedAuditEvent, NewDevicePayload } from '../../src/runtime/audit/audit-types'
 import { auditEvent, auditEvents, auditPlace, storedLines } from './helpers/audit-logs'
+import { chainKeys } from '../../src/runtime/audit/server/audit-chain'
 
 // An attacker's requests against the audit log: floods by anonymous clients, what the log and a user's activity
 // keep under them, what a store's writer can slip past the chain, and the work one request makes the server do.
@@ -122,6 +125,48 @@ describe('the chain against a writer of the store without the key', () => {
         for await (const event of tampered.oldest()) answered.push(event)
         expect(answered.map(event => event.seq)).toEqual([3, 1, 1, 3])
       }
+    }
+    finally {
+      await audit.cleanup()
+    }
+  })
+
+  it.each(['fs', 'redis'] as const)('%s: events cut off at the newest end are not detected by verification; on Redis the next append shows the gap', async (driver) => {
+    const audit = await auditPlace(driver)
+    try {
+      const log = await audit.log()
+      await log.append(auditEvents(5))
+      const cut = await audit.tamper(log, lines => lines.slice(0, 3))
+      expect(await cut.verify()).toEqual({ ok: true, checked: 3 })
+      // A new instance (a restarted process) appends after what it finds.
+      const next = await audit.log()
+      await next.append(auditEvents(1))
+      expect(await next.verify()).toMatchObject(driver === 'redis' ? { ok: false, problem: { seq: 6, reason: 'gap' } } : { ok: true, checked: 4 })
+      if (driver === 'fs') {
+        const dir = join(audit.place.base, ...audit.place.prefix.split(':').filter(Boolean), 'audit')
+        expect((await stat(dir)).mode & 0o777).toBe(0o700)
+        for (const name of (await readdir(dir)).filter(file => file.endsWith('.jsonl'))) expect((await stat(join(dir, name))).mode & 0o777).toBe(0o600)
+      }
+    }
+    finally {
+      await audit.cleanup()
+    }
+  })
+
+  it('keys: a log chained under the key derived from token.secret verifies after a switch to audit.secret only with that secret in audit.previousSecrets', async () => {
+    const audit = await auditPlace('memory')
+    try {
+      const token = { secret: 'attack-token-secret-one-0123456789-abcdefgh', previousSecrets: [] }
+      const derived = chainKeys({ secret: '', previousSecrets: [] }, token)
+      await (await audit.log(derived)).append(auditEvents(2))
+      const own = { secret: 'attack-audit-secret-0123456789-abcdefghijkl', previousSecrets: [] }
+      const switched = await audit.log(chainKeys({ ...own, previousSecrets: [token.secret] }, token))
+      await switched.append(auditEvents(1))
+      expect(await switched.verify()).toEqual({ ok: true, checked: 3 })
+      // Without it the old events name a key nobody knows: the first of them is reported, the rest is not checked.
+      expect(await (await audit.log(chainKeys(own, token))).verify()).toEqual({ ok: false, checked: 0, problem: { seq: 1, id: expect.any(String), reason: 'unknown_key' } })
+      // token.secret rotated (the old one dropped from token.previousSecrets) without audit.secret: the same.
+      expect((await (await audit.log(chainKeys({ secret: '', previousSecrets: [] }, { secret: 'attack-token-secret-two-0123456789-abcdefgh', previousSecrets: [] }))).verify()).problem?.reason).toBe('unknown_key')
     }
     finally {
       await audit.cleanup()
