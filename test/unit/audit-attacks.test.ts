@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { readdir, stat } from 'node:fs/promises'
+import { readdir, readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it, vi } from 'vitest'
-import { errorOf, organizationsApp } from './helpers/organizations-app'
+import { errorOf, json, organizationsApp } from './helpers/organizations-app'
 import { fakeEvent } from './helpers/event'
 import { nitro } from './helpers/nitro-stub'
 import { peekAuthContext, useAuthContext } from '../../src/runtime/server/utils/auth-context'
@@ -198,6 +198,19 @@ describe('the work one request makes', () => {
 })
 
 describe('malformed and hostile queries', () => {
+  it('a cursor of the whole log\'s reader, reused by an organization\'s reader, pages that organization\'s events only', async () => {
+    const admin = await app.logIn(app.unique('admin'))
+    const owner = await app.logIn(app.unique('owner'))
+    defineAuthHandlers({ password: app.passwordAccounts, audit: { isAuditReader: claims => claims.sub === admin.sub } })
+    const orgId = await app.createOrg(owner, 'Reused')
+    owner.token = (await json<{ accessToken: string }>(await app.call(owner, 'POST', 'orgs/active', { orgId }))).accessToken
+    for (let i = 0; i < 6; i++) await emit({ type: 'org.updated', actor: owner.sub, organization: i % 2 ? orgId : 'org_elsewhere', details: { n: i } })
+    const { cursor } = await json<{ cursor?: string }>(await app.call(admin, 'GET', 'audit?limit=1'))
+    const reused = await json<{ events: ChainedAuditEvent[] }>(await app.call(owner, 'GET', `audit?cursor=${encodeURIComponent(cursor!)}&limit=200`))
+    expect(reused.events.map(event => event.details.n).filter(n => n !== undefined)).toEqual([3, 1])
+    expect(reused.events.every(event => event.organization === orgId)).toBe(true)
+  })
+
   it('answer 400 bad_request or an empty page, never a 500: repeated parameters, odd numbers, bad escapes, extreme dates', async () => {
     const admin = await app.logIn(app.unique('admin'))
     defineAuthHandlers({ password: app.passwordAccounts, audit: { isAuditReader: claims => claims.sub === admin.sub } })
@@ -207,5 +220,12 @@ describe('malformed and hostile queries', () => {
       `/auth/audit/users/${'x'.repeat(600)}/sessions`]) expect([path, await status(path)]).toEqual([path, 400])
     for (const path of ['/auth/audit/users/%E0%A4%A/sessions', '/auth/audit/users/%00/sessions', '/auth/audit/users/..%2F..%2Fetc/sessions']) expect([path, await status(path)]).toEqual([path, 200])
     for (const path of ['/auth/audit?since=0000-01-01&until=9999-12-31T23:59:59Z', '/auth/audit?user=%3Cscript%3E', '/auth/audit/export?since=999999999999999']) expect([path, await status(path)]).toEqual([path, 200])
+  })
+})
+
+describe('markup in events', () => {
+  it('the admin page and the DevTools panel write event fields as text, never as markup', async () => {
+    const sources = await Promise.all(['../../src/runtime/audit/app/admin.vue', '../../src/runtime/devtools/app/tab.html'].map(path => readFile(new URL(path, import.meta.url), 'utf8')))
+    for (const source of sources) expect(source).not.toMatch(/v-html|innerHTML|outerHTML|insertAdjacentHTML|document\.write/)
   })
 })
