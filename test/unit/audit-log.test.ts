@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import type { AuditEvent, ChainedAuditEvent } from '../../src/runtime/audit/audit-types'
 import { linkEvents, type ChainHead } from '../../src/runtime/audit/server/audit-chain'
 import { auditRedisKeys } from '../../src/runtime/audit/server/audit-redis'
-import { createAuditLog, type AuditLog } from '../../src/runtime/audit/server/audit-log'
+import { createAuditLog, TRIM_INTERVAL_MS, type AuditLog } from '../../src/runtime/audit/server/audit-log'
 import { auditLogOf, createAuditStorage } from '../../src/runtime/audit/server/audit-recorder'
 import { createStoreBackend } from '../../src/runtime/server/lib/store'
 import { resolveOptions } from '../../src/build/resolve-options'
@@ -216,6 +216,23 @@ describe('audit log retention', () => {
     expect(await storage.trim(0, 3)).toBe(2)
     expect(await allSeqs(log)).toEqual(range(8, 10))
     expect(await log.verify()).toEqual({ ok: true, checked: 3 })
+  })
+
+  it('applies retention by itself after an append, at most every 10 minutes of a process', async () => {
+    const storage = await (await placeOn('memory')).storage(100)
+    vi.useFakeTimers({ toFake: ['Date'] })
+    const start = Date.now()
+    const log = createAuditLog(storage, auditKeys(), { retentionSeconds: 60, maxEvents: 100 })
+    await log.append(auditEvents(3))
+    vi.setSystemTime(start + TRIM_INTERVAL_MS - 1000)
+    await log.append(auditEvents(1))
+    // Not due yet: the first three are older than the retention but stay.
+    expect(await allSeqs(log)).toEqual(range(1, 4))
+    vi.setSystemTime(start + TRIM_INTERVAL_MS + 1000)
+    await log.append(auditEvents(1))
+    // Due: the three older than a minute go; the one of a second ago stays.
+    await vi.waitFor(async () => expect(await allSeqs(log)).toEqual([4, 5]))
+    expect(await log.verify()).toEqual({ ok: true, checked: 2 })
   })
 
   it('fs: deletes whole days older than the time, and the oldest days while the newer hold maxEvents; the chain goes on', async () => {

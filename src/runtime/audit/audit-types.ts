@@ -5,9 +5,9 @@
 import type { H3Event } from 'h3'
 import type { Duration } from '../types/time-span'
 import type { AuthClaims } from '../types/identity'
-import type { AuditDetail, AuditOutcome, SecurityEventType } from '../shared/event-catalog'
+import type { SecurityEventFields } from '../shared/event-catalog'
 
-export type { AuditDetail, AuditOutcome, SecurityEventType } from '../shared/event-catalog'
+export type { AuditDetail, AuditOutcome, SecurityEventFields, SecurityEventType } from '../shared/event-catalog'
 
 export interface AuditOptions {
   /**
@@ -34,26 +34,11 @@ export interface AuditOptions {
 export type ResolvedAuditOptions = Required<Omit<AuditOptions, 'retention'>> & { retention: number }
 
 /** A security event as it is recorded, answered and passed to `svc:audit`. */
-export interface AuditEvent {
+export interface AuditEvent extends SecurityEventFields {
   /** Unique id (`evt_` and 22 characters). */
   id: string
   /** When it happened (ISO 8601). */
   at: string
-  type: SecurityEventType
-  outcome: AuditOutcome
-  /** `sub` of who acted; null when nobody is known (a failed login of an unknown account). */
-  actor: string | null
-  /** `sub` of whom it concerns (the account logged in, the member removed); often the actor. */
-  subject: string | null
-  /** `sub` of the administrator acting through an impersonated session. */
-  impersonator?: string
-  /** The organization it happened in. */
-  organization?: string
-  /** The session (`sid`) it happened in or ended. */
-  session?: string
-  /** The client, coarsely: browser and system family, and the address's network (`/24`, `/48`). */
-  client: { family: string | null, addressPrefix: string | null }
-  details: Record<string, AuditDetail>
 }
 
 /** An event as it is stored: with its place in the chain. */

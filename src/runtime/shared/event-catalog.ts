@@ -51,6 +51,25 @@ export type AuditOutcome = 'success' | 'failure'
 /** A detail of an event: never a token, code, password, secret or full address. */
 export type AuditDetail = string | number | boolean | null
 
+/** What every security event holds, from the moment it is reported to the stored event. */
+export interface SecurityEventFields {
+  type: SecurityEventType
+  outcome: AuditOutcome
+  /** `sub` of who acted; null when nobody is known (a failed login of an unknown account). */
+  actor: string | null
+  /** `sub` of whom it concerns (the account logged in, the member removed); often the actor. */
+  subject: string | null
+  /** `sub` of the administrator acting through an impersonated session. */
+  impersonator?: string
+  /** The organization it happened in. */
+  organization?: string
+  /** The session (`sid`) it happened in or ended. */
+  session?: string
+  /** The client, coarsely: browser and system family, and the address's network (`/24`, `/48`). */
+  client: { family: string | null, addressPrefix: string | null }
+  details: Record<string, AuditDetail>
+}
+
 /** True for a type of {@link SECURITY_EVENTS}. */
 export function isSecurityEventType(value: unknown): value is SecurityEventType {
   return typeof value === 'string' && Object.hasOwn(SECURITY_EVENTS, value)

@@ -3,7 +3,6 @@
  * {@link AuditStorage}; chaining, reading and verifying are the same for all (audit-chain.ts).
  */
 import type { AuditEvent, AuditVerification, ChainedAuditEvent } from '../audit-types'
-import type { StorageDriverName } from '../../types/options'
 import { linkEvents, parseChainedEvent, verifyEntries, type ChainHead, type ChainKey, type VerifiableEntry } from './audit-chain'
 
 /** A page of stored lines and the cursor of the next one (none: the end). */
@@ -47,8 +46,19 @@ export interface AuditLog {
 /** How many lines a read asks the store for at once. */
 export const PAGE_LINES = 500
 
-/** The log over `storage`: chains under `keys[0]`, verifies under any of `keys`. */
-export function createAuditLog(storage: AuditStorage, keys: readonly ChainKey[], limits: { retentionSeconds: number, maxEvents: number }): AuditLog {
+/** How often (at most) a process applies retention, after an append (no timer: serverless hosts trim too; the size cap of Redis and memory holds at every append). */
+export const TRIM_INTERVAL_MS = 10 * 60 * 1000
+
+/**
+ * The log over `storage`: chains under `keys[0]`, verifies under any of `keys`. Retention and the size cap are
+ * applied after an append at most every {@link TRIM_INTERVAL_MS}, beside the request (`onTrimError` hears a failure).
+ */
+export function createAuditLog(storage: AuditStorage, keys: readonly ChainKey[], limits: { retentionSeconds: number, maxEvents: number }, onTrimError: (error: unknown) => void = () => {}): AuditLog {
+  let trimmedAt = Date.now()
+  const trim = (now = Date.now()) => {
+    trimmedAt = now
+    return storage.trim(now - limits.retentionSeconds * 1000, limits.maxEvents)
+  }
   async function* entries(since: number): AsyncIterable<VerifiableEntry> {
     let cursor: string | undefined
     do {
@@ -66,6 +76,7 @@ export function createAuditLog(storage: AuditStorage, keys: readonly ChainKey[],
         stored = linkEvents(keys[0]!, head, events)
         return stored.map(event => JSON.stringify(event))
       })
+      if (Date.now() - trimmedAt >= TRIM_INTERVAL_MS) trim().catch(onTrimError)
       return stored
     },
 
@@ -83,13 +94,10 @@ export function createAuditLog(storage: AuditStorage, keys: readonly ChainKey[],
 
     verify: ({ since = 0 } = {}) => verifyEntries(keys, entries(since)),
 
-    trim: (now = Date.now()) => storage.trim(now - limits.retentionSeconds * 1000, limits.maxEvents),
+    trim,
 
     async dispose() {
       await storage.dispose?.()
     },
   }
 }
-
-/** The storage of a driver, loaded only when chosen. */
-export type AuditStorageFactory = (driver: StorageDriverName) => Promise<AuditStorage>

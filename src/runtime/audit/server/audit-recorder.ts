@@ -50,7 +50,7 @@ export async function createAuditStorage(backend: StoreBackend, prefix: string, 
 export const auditLogOf = oncePer((ctx: AuthContext): Promise<AuditLog> => {
   const options = auditOptions(ctx)
   const keys = chainKeys(options, { secret: ctx.options.token.secret, previousSecrets: ctx.options.token.previousSecrets ?? [] })
-  return createAuditStorage(ctx.backend, ctx.options.tokenRefresh.storage.prefix, options.maxEvents).then(storage => createAuditLog(storage, keys, { retentionSeconds: options.retention, maxEvents: options.maxEvents }))
+  return createAuditStorage(ctx.backend, ctx.options.tokenRefresh.storage.prefix, options.maxEvents).then(storage => createAuditLog(storage, keys, { retentionSeconds: options.retention, maxEvents: options.maxEvents }, error => ctx.logger.warn('Trimming the audit log failed', error)))
 })
 
 /** Failures of the sinks since start (`svc:audit` hooks and standard output): logged, counted, never thrown. */

@@ -1,6 +1,6 @@
 import type { H3Event } from 'h3'
 import type { ModuleOptions, Parsed } from '../../../types/options'
-import type { AuditDetail, AuditOutcome, SecurityEventType } from '../../../shared/event-catalog'
+import type { SecurityEventFields } from '../../../shared/event-catalog'
 import type { RecordStore } from '../store/record-store'
 import type { Logger } from './logger'
 
@@ -18,18 +18,9 @@ export interface EdgeContext {
 }
 
 /** A security event as the features that record events receive it (no id or chain yet). */
-export interface SecurityEventDraft {
-  type: SecurityEventType
-  outcome: AuditOutcome
+export interface SecurityEventDraft extends SecurityEventFields {
   /** Epoch ms. */
   at: number
-  actor: string | null
-  subject: string | null
-  impersonator?: string
-  organization?: string
-  session?: string
-  client: { family: string | null, addressPrefix: string | null }
-  details: Record<string, AuditDetail>
   aggregate?: { key: string, seconds: number }
   /** The request it happened in (for hooks); undefined for events outside a request. */
   event?: H3Event
