@@ -65,9 +65,8 @@ export interface AuditVerification {
 }
 
 /**
- * Payload of `svc:login:newDevice`: a login from a browser family and network that none of the user's other live
- * sessions and none of their earlier logins (the latest ~100 events kept per user, and their last 10 logins) had. The first login the log
- * knows of announces nothing.
+ * Payload of `svc:login:newDevice`: a login from a browser family and network the user has not logged in from
+ * within the log's retention. The first login the log knows of announces nothing.
  */
 export interface NewDevicePayload {
   userId: string

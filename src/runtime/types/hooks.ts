@@ -219,6 +219,6 @@ export interface SvcAuthHooks {
   'svc:org:teamMemberRemoved': (payload: OrganizationChangePayload) => void | Promise<void>
   /** Every event of the audit log (`svcAuth.audit`), once stored: forward it to a SIEM. An error is logged and counted, never fails the request. */
   'svc:audit': (event: AuditEvent) => void | Promise<void>
-  /** A login from a browser family and network that none of the user's other live sessions and earlier logins had (`svcAuth.audit`; not the first login the log knows of): email "new sign-in". Errors logged only. */
+  /** A login from a browser family and network the user has not logged in from within the log's retention (`svcAuth.audit`; not the first login the log knows of): email "new sign-in". Errors logged only. */
   'svc:login:newDevice': (payload: NewDevicePayload) => void | Promise<void>
 }

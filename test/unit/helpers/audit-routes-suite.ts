@@ -231,30 +231,27 @@ export function auditRoutesSuite(driver: OrganizationsDriver): void {
       expect(await errorOf(await get(impersonated.token, 'me/activity'), 403)).toBe('impersonated_session')
     })
 
-    it(`keeps a user's newest ${ACTIVITY_KEPT} events and their login before them, answered 50 a page`, async () => {
+    it(`keeps a user's newest ${ACTIVITY_KEPT} events, answered 50 a page`, async () => {
       const busy = await logIn(unique('busy'))
       for (let i = 0; i < ACTIVITY_KEPT + 5; i++) await emit({ type: 'logout', actor: busy.sub, details: { n: i } })
       const first = await json<Page>(await call(busy, 'GET', 'me/activity'))
       expect(first.events).toHaveLength(50)
       const second = await json<Page>(await call(busy, 'GET', `me/activity?cursor=${first.cursor}`))
-      const third = await json<Page>(await call(busy, 'GET', `me/activity?cursor=${second.cursor}`))
-      expect(third.cursor).toBeUndefined()
-      const kept = [...first.events, ...second.events, ...third.events]
-      expect(kept.slice(0, -1).map(event => event.details.n)).toEqual(Array.from({ length: ACTIVITY_KEPT }, (_, i) => ACTIVITY_KEPT + 4 - i))
-      expect(kept.at(-1)).toMatchObject({ type: 'login', outcome: 'success', actor: busy.sub })
+      expect(second.cursor).toBeUndefined()
+      expect([...first.events, ...second.events].map(event => event.details.n)).toEqual(Array.from({ length: ACTIVITY_KEPT }, (_, i) => ACTIVITY_KEPT + 4 - i))
     })
   })
 
   describe('GET /auth/me/activity under concurrent events', () => {
-    it(`150 events of one user recorded at once leave exactly the newest ${ACTIVITY_KEPT} and the login`, async () => {
+    it(`150 events of one user recorded at once leave exactly the newest ${ACTIVITY_KEPT}`, async () => {
       const racer = await logIn(unique('racer'))
       await Promise.all(Array.from({ length: 150 }, (_, i) => emit({ type: 'logout', actor: racer.sub, details: { n: i } })))
       const { events: stored } = await (await auditLogOf(ctx())).newest(undefined, 200)
-      const own = stored.filter(event => event.actor === racer.sub)
-      const newest = [...own.slice(0, ACTIVITY_KEPT), own.find(event => event.type === 'login')!].map(event => event.id)
-      const pages: Page[] = [await json<Page>(await call(racer, 'GET', 'me/activity'))]
-      while (pages.at(-1)!.cursor) pages.push(await json<Page>(await call(racer, 'GET', `me/activity?cursor=${pages.at(-1)!.cursor}`)))
-      expect(pages.flatMap(page => page.events).map(event => event.id)).toEqual(newest)
+      const newest = stored.filter(event => event.actor === racer.sub).slice(0, ACTIVITY_KEPT).map(event => event.id)
+      const first = await json<Page>(await call(racer, 'GET', 'me/activity'))
+      const second = await json<Page>(await call(racer, 'GET', `me/activity?cursor=${first.cursor}`))
+      expect(second.cursor).toBeUndefined()
+      expect([...first.events, ...second.events].map(event => event.id)).toEqual(newest)
     })
   })
 
@@ -262,7 +259,7 @@ export function auditRoutesSuite(driver: OrganizationsDriver): void {
     const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0'
     const newDevices = () => nitro.hooks.filter(([name]) => name === 'svc:login:newDevice').map(([, payload]) => payload as NewDevicePayload)
 
-    it('fires for a login from a browser family or network none of the user\'s sessions or earlier logins had; not for the first login, nor a known client', async () => {
+    it('fires for a login from a browser family or network the user has not logged in from; not for the first login, nor a known client', async () => {
       const user = await logIn(unique('traveller'))
       const login = (session: string, request = fakeEvent({ remoteAddress: '127.0.0.1' })) =>
         emit({ type: 'login', actor: user.sub, session, details: { provider: 'password' } }, request)
@@ -277,7 +274,7 @@ export function auditRoutesSuite(driver: OrganizationsDriver): void {
       const request = fakeEvent({ remoteAddress: '127.9.9.9', headers: { 'user-agent': FIREFOX } })
       await login('sid-firefox', request)
       expect(newDevices().slice(seen)).toEqual([{ userId: user.sub, sessionId: 'sid-firefox', client: { family: 'Firefox on Linux', addressPrefix: '127.9.9.0/24' }, provider: 'password', event: request }])
-      // The same Firefox again (its earlier login is known, though that session is not live), then a failed login.
+      // The same Firefox again (its earlier login is known), then a failed login.
       await login('sid-firefox-2', fakeEvent({ remoteAddress: '127.9.9.10', headers: { 'user-agent': FIREFOX } }))
       await emit({ type: 'login', outcome: 'failure', actor: user.sub, details: { reason: 'wrong_code' } }, fakeEvent({ remoteAddress: '127.8.8.8' }))
       expect(newDevices().length).toBe(seen + 1)

@@ -97,10 +97,10 @@ export async function recordAuditEvent(ctx: AuthContext, draft: SecurityEventDra
   const [stored] = await log.append([auditEventOf(draft)])
   const event = withoutChain(stored!)
   if (options.stdout) writeLine(ctx, event)
-  // Side by side: the request waits for the slowest, not for their sum (the new-device check skips this event in the activity).
+  // Side by side: the request waits for the slowest, not for their sum.
   await Promise.all([
     ctx.callHook('svc:audit', event).catch((error: unknown) => sinkFailed(ctx, 'The svc:audit hook failed (ignored)', error)),
     indexUserActivity(ctx, stored!, options.retention),
-    announceNewDevice(ctx, draft, event),
+    announceNewDevice(ctx, draft, event, options.retention),
   ])
 }

@@ -74,7 +74,7 @@ export const AUDIT_ROUTES = {
   activity: {
     id: 'MyActivity', ...route('me/activity', 'activity'),
     summary: 'The caller\'s own security events',
-    description: 'The latest security events (about 100, and the last 10 logins however many events came after them, within the log\'s retention) where the caller acted, was concerned or impersonated someone: logins, sessions ended, password and second-factor changes. Newest first, 50 a page. Like the sessions list, never through an impersonated session: whoever impersonates a user does not see their logins.',
+    description: 'The latest security events (about 100, within the log\'s retention) where the caller acted, was concerned or impersonated someone: logins, sessions ended, password and second-factor changes. Newest first, 50 a page. Like the sessions list, never through an impersonated session: whoever impersonates a user does not see their logins.',
     auth: 'bearer',
     query: z.object({ cursor: z.string().regex(/^\d{1,15}$/, 'must be the cursor of a previous answer').optional().describe('The `cursor` of the previous answer') }),
     ok: { schema: page, description: 'A page of events, newest first' },
