@@ -58,7 +58,18 @@ export function linkEvents(key: ChainKey, head: ChainHead | null, events: readon
   })
 }
 
-/** The chained event a stored line holds, or undefined when it is not one. */
+/** The fields of a stored event: those its MAC covers ({@link canonicalEvent}) and its place in the chain. */
+const STORED_FIELDS = new Set(['id', 'at', 'type', 'outcome', 'actor', 'subject', 'impersonator', 'organization', 'session', 'client', 'details', 'seq', 'prev', 'kid', 'mac'])
+const optionalText = (value: unknown) => value === undefined || typeof value === 'string'
+const nullableText = (value: unknown) => value === null || typeof value === 'string'
+/** A detail: one value, never an object or array (which could also nest too deep to serialize). */
+const isDetail = (value: unknown) => value === null || ['string', 'number', 'boolean'].includes(typeof value)
+
+/**
+ * The chained event a stored line holds, or undefined when it is not one. A field its MAC does not cover (one
+ * added by a writer of the store, or `null` for an absent one) or a detail that is no single value makes it
+ * none: no read answers what the chain does not vouch for, and verification reports it rather than failing.
+ */
 export function parseChainedEvent(line: string): ChainedAuditEvent | undefined {
   let value: unknown
   try {
@@ -68,7 +79,12 @@ export function parseChainedEvent(line: string): ChainedAuditEvent | undefined {
     return undefined
   }
   if (!isRecord(value) || !Number.isSafeInteger(value.seq) || typeof value.mac !== 'string' || typeof value.prev !== 'string' || typeof value.kid !== 'string') return undefined
-  if (typeof value.id !== 'string' || typeof value.at !== 'string' || typeof value.type !== 'string' || !isRecord(value.client) || !isRecord(value.details)) return undefined
+  if (typeof value.id !== 'string' || typeof value.at !== 'string' || typeof value.type !== 'string' || typeof value.outcome !== 'string') return undefined
+  if (!isRecord(value.details) || !Object.values(value.details).every(isDetail)) return undefined
+  if (Object.keys(value).some(name => !STORED_FIELDS.has(name)) || !nullableText(value.actor) || !nullableText(value.subject)) return undefined
+  if (!optionalText(value.impersonator) || !optionalText(value.organization) || !optionalText(value.session)) return undefined
+  const { client } = value
+  if (!isRecord(client) || Object.keys(client).length !== 2 || !nullableText(client.family) || !nullableText(client.addressPrefix)) return undefined
   return value as unknown as ChainedAuditEvent
 }
 

@@ -48,8 +48,9 @@ export async function exportAuditLog(ctx: AuthContext, event: H3Event, reader: A
         let ended = !(await ready(event.node.res))
         while (lines.length < CHUNK_EVENTS && !ended) {
           const next = await events.next()
-          // The first event after `until` ends the export: what is exported stays one piece of the chain.
-          if (next.done || Date.parse(next.value.at) > until) {
+          // The first event after `until` ends the export: what is exported stays one piece of the chain. A client
+          // gone ends it too: an organization's reader may wait while the server reads through other events.
+          if (next.done || Date.parse(next.value.at) > until || event.node.res.destroyed) {
             ended = true
             continue
           }

@@ -8,7 +8,7 @@ import { browserBindingOf, matchesCodeBinding } from '../../server/lib/core/code
 import type { AuthContext } from '../../server/lib/core/context'
 import { safeEqual } from '../../server/lib/store/crypto'
 import { originOf } from '../../server/lib/edge/origin'
-import { requestRefused, securityEvent } from '../../server/lib/edge/security-event'
+import { refusalWindow, requestRefused, securityEvent } from '../../server/lib/edge/security-event'
 import { completeLogin } from '../../server/lib/core/login'
 import { saveOAuthState, takeOAuthState } from './oauth-state'
 import { clearLoginCookies, LOGIN_TTL, readLoginCookies, setLoginCookies } from './oauth-cookies'
@@ -236,7 +236,8 @@ function composeClaims(base: Record<string, unknown> | undefined, host: OAuthEve
 
 /** Ends a failed login: the host's onError (a failure is logged), then 302 to `redirect.error` unless onError answered. */
 async function sendLoginError(event: H3Event, ctx: AuthContext, provider: string, handlers: OAuthEventHandlerOptions<unknown>, failure: OAuthLoginError): Promise<void> {
-  await securityEvent(ctx, event, { type: 'login', outcome: 'failure', actor: null, details: { provider, reason: failure.code, stage: failure.stage } })
+  // Anyone can call a callback with a made-up state: one event per provider, reason and client each 5 minutes.
+  await securityEvent(ctx, event, { type: 'login', outcome: 'failure', actor: null, details: { provider, reason: failure.code, stage: failure.stage }, aggregate: refusalWindow(ctx, event, `${provider}\0${failure.code}`) })
   if (failure.code === 'server_error') ctx.logger.error(`Login with ${provider} failed unexpectedly`, failure.reason)
   else if (failure.reason !== undefined) ctx.logger.warn(`Login with ${provider} failed (${failure.code})`, describeCause(failure.reason))
   if (handlers.onError) {

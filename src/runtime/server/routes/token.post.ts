@@ -3,7 +3,7 @@ import { issueDeviceCookie } from '../lib/edge/device-cookie'
 import { authError } from '../lib/edge/errors'
 import { consumeAuthCode } from '../lib/core/records/auth-code'
 import { issueRefreshToken } from '../lib/core/records/refresh-token'
-import { securityEvent } from '../lib/edge/security-event'
+import { refusalWindow, securityEvent } from '../lib/edge/security-event'
 import { subjectOf } from '../lib/core/subject'
 import { guarded } from '../lib/edge/route-contract'
 import { mintSessionToken, setRefreshCookie } from '../lib/core/session-tokens'
@@ -18,7 +18,8 @@ export default defineAuthRoute(guarded(CORE_ROUTES.token, async (ctx, event, { c
   const record = await consumeAuthCode(ctx, code)
   const userId = record ? subjectOf(record.user) : undefined
   if (!record || !userId) {
-    await securityEvent(ctx, event, { type: 'code.refused', outcome: 'failure', details: { reason: 'unknown' } })
+    // Anyone can send made-up codes, and this route has no rate limit: one event per client each 5 minutes.
+    await securityEvent(ctx, event, { type: 'code.refused', outcome: 'failure', details: { reason: 'unknown' }, aggregate: refusalWindow(ctx, event, 'unknown') })
     throw authError('invalid_code')
   }
   if (record.binding !== undefined && !matchesCodeBinding(event, ctx, record.binding)) {

@@ -81,6 +81,12 @@ export function ipv6Groups(address: string): number[] {
   return groups.map(group => Number.parseInt(group, 16) || 0)
 }
 
+/** The unit a per-address limit counts: IPv6 as its /64 (one host usually owns a whole /64). */
+export function rateLimitSubject(address: string): string {
+  if (isIP(address) !== 6) return address
+  return `${ipv6Groups(address).slice(0, 4).map(group => group.toString(16)).join(':')}::/64`
+}
+
 /** True for an HTTP header name (an RFC 9110 token), or '' and `false` (no header). */
 export function isClientAddressHeader(value: unknown): value is string | false {
   return value === false || (typeof value === 'string' && (value === '' || /^[\w!#$%&'*+.^`|~-]+$/.test(value)))

@@ -1,18 +1,11 @@
-import { isIP } from 'node:net'
 import type { H3Event } from 'h3'
 import type { RateLimitRuleName } from '../../../types/rate-limit-options'
 import type { EdgeContext } from './edge-context'
 import type { RecordKey } from '../store/record-store'
 import { authError } from './errors'
-import { clientAddressOf, ipv6Groups } from './client-address'
+import { clientAddressOf, rateLimitSubject } from './client-address'
 import { hitRateLimit, rateCounterKey, reserveUnits, retryAfterOf } from './rate-counter'
 import { REFUSAL_WINDOW_SECONDS, securityEvent, type SecurityEventInput } from './security-event'
-
-/** The unit a per-address limit counts: IPv6 as its /64 (one host usually owns a whole /64). */
-export function rateLimitSubject(address: string): string {
-  if (isIP(address) !== 6) return address
-  return `${ipv6Groups(address).slice(0, 4).map(group => group.toString(16)).join(':')}::/64`
-}
 
 /**
  * Reports a refusal by a rate limit (`per`: the counter, `ip`, `email`, ...): one `rate_limited` event per rule and

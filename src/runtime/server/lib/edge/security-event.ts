@@ -7,7 +7,7 @@ import type { H3Event } from 'h3'
 import type { AuthClaims } from '../../../types/auth'
 import type { AuditDetail, AuditOutcome, SecurityEventType } from '../../../shared/event-catalog'
 import { originalUserOf } from '../../../shared/original-user'
-import { clientAddressOf } from './client-address'
+import { clientAddressOf, rateLimitSubject } from './client-address'
 import { describeClient } from './client-description'
 import type { EdgeContext, SecurityEventDraft } from './edge-context'
 
@@ -75,8 +75,17 @@ export async function securityEvent(ctx: EdgeContext, event: H3Event | undefined
 export const REFUSAL_WINDOW_SECONDS = 300
 
 /**
+ * The aggregate of a failure anyone can cause at will (a refused request, a made-up code): one event per `kind`
+ * and client each {@link REFUSAL_WINDOW_SECONDS}, the client counted as the rate limits count it (an IPv6 address
+ * by its /64), so that a host going through its addresses is still one client.
+ */
+export function refusalWindow(ctx: EdgeContext, event: H3Event, kind: string): NonNullable<SecurityEventInput['aggregate']> {
+  return { key: `${kind}\0${rateLimitSubject(clientAddressOf(ctx, event))}`, seconds: REFUSAL_WINDOW_SECONDS }
+}
+
+/**
  * Reports a request refused for how it came, not for who sent it (`request.refused`, `reason`): one event per
- * reason and client address each {@link REFUSAL_WINDOW_SECONDS}.
+ * reason and client each {@link REFUSAL_WINDOW_SECONDS} ({@link refusalWindow}).
  */
 export function requestRefused(ctx: EdgeContext, event: H3Event, reason: string, input: Pick<SecurityEventInput, 'caller' | 'details'> = {}): Promise<void> {
   return securityEvent(ctx, event, {
@@ -84,6 +93,6 @@ export function requestRefused(ctx: EdgeContext, event: H3Event, reason: string,
     type: 'request.refused',
     outcome: 'failure',
     details: { reason, ...input.details },
-    aggregate: { key: `${reason}\0${clientAddressOf(ctx, event)}`, seconds: REFUSAL_WINDOW_SECONDS },
+    aggregate: refusalWindow(ctx, event, reason),
   })
 }
