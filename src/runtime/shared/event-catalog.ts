@@ -39,7 +39,7 @@ export const SECURITY_EVENTS = {
   'org.team_member_updated': 'A member was added to a team, or their team role changed.',
   'org.team_member_removed': 'A member was removed from a team.',
   'key.previous_used': 'A token or record was opened with a previous key (`key`): a rotation is under way. One event per key each hour.',
-  'test_login': 'A login through the test-login endpoint (builds for tests only); `failure`: a request without its secret (one event per client each 5 minutes).',
+  'test_login': 'A login through the endpoint of builds for tests (never in a production build); `failure`: a request without its secret (one event per client each 5 minutes).',
 } as const
 
 /** The type of a security event ({@link SECURITY_EVENTS}). */
