@@ -1,10 +1,7 @@
-import type { Resolver } from '@nuxt/kit'
-import type { Nuxt, NuxtPage } from '@nuxt/schema'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { resolveOptions, toPublicConfig } from '../../src/build/resolve-options'
-import type { SetupContext } from '../../src/build/setup-context'
-import type { ModuleOptionsInput } from '../../src/runtime/types/options'
 import type { AuditEvent } from '../../src/runtime/audit/audit-types'
+import { buildStepContext, pagesAfter } from './helpers/build-steps'
 
 // The admin page's build step (nothing of it without `audit.adminPage`) and what the page does, against fake calls.
 const kit = vi.hoisted(() => ({ addServerHandler: vi.fn(), addServerImports: vi.fn(), extendPages: vi.fn() }))
@@ -18,22 +15,6 @@ const { adminPageActions, TRAIL_PAGE } = await import('../../src/runtime/audit/a
 type AdminView = import('../../src/runtime/audit/app/admin-page').AdminView
 type AdminPageDeps = import('../../src/runtime/audit/app/admin-page').AdminPageDeps
 
-function setupContext(input: ModuleOptionsInput, nuxtOptions: Record<string, unknown> = {}) {
-  return {
-    nuxt: { options: nuxtOptions } as unknown as Nuxt,
-    options: resolveOptions(input, true),
-    resolver: { resolve: (path: string) => `/module${path.slice(1)}` } as unknown as Resolver,
-    logger: { warn: () => {}, info: () => {} },
-    features: [],
-    clientFeatures: {},
-  } as unknown as SetupContext
-}
-
-const pagesAfter = (existing: NuxtPage[]) => {
-  const pages = [...existing]
-  for (const [extend] of kit.extendPages.mock.calls) (extend as (p: NuxtPage[]) => void)(pages)
-  return pages
-}
 const handlers = () => kit.addServerHandler.mock.calls.map(([h]) => `${(h as { method: string }).method} ${(h as { route: string }).route}`)
 
 beforeEach(() => {
@@ -43,7 +24,7 @@ beforeEach(() => {
 describe('the admin page\'s build step', () => {
   it('audit off, or on without adminPage: no page, no endpoints, nothing in the public config', () => {
     for (const input of [{}, { audit: {} }, { audit: { adminPage: false as const } }]) {
-      const ctx = setupContext(input)
+      const ctx = buildStepContext(input)
       setupAuditAdmin(ctx)
       expect(kit.extendPages).not.toHaveBeenCalled()
       expect(kit.addServerHandler).not.toHaveBeenCalled()
@@ -54,9 +35,9 @@ describe('the admin page\'s build step', () => {
 
   it('with adminPage: the page at its path and its three endpoints; whether impersonation is on reaches the browser', () => {
     const input = { audit: { adminPage: '/admin/security' }, impersonation: { enabled: true } }
-    const ctx = setupContext(input)
+    const ctx = buildStepContext(input)
     setupAuditAdmin(ctx)
-    expect(pagesAfter([])).toEqual([{ name: 'svc-auth-audit-admin', path: '/admin/security', file: '/module/runtime/audit/app/admin.vue' }])
+    expect(pagesAfter(kit.extendPages, [])).toEqual([{ name: 'svc-auth-audit-admin', path: '/admin/security', file: '/module/runtime/audit/app/admin.vue' }])
     expect(handlers()).toEqual(['get /auth/audit/users', 'get /auth/audit/users/:userId/sessions', 'delete /auth/audit/users/:userId/sessions/:sessionId'])
     expect(kit.addServerHandler.mock.calls.map(([h]) => (h as { handler: string }).handler)).toEqual([
       '/module/runtime/audit/server/routes/admin-users.get',
@@ -69,18 +50,18 @@ describe('the admin page\'s build step', () => {
   })
 
   it('an app page at the path wins; an app without pages gets the endpoints only', () => {
-    setupAuditAdmin(setupContext({ audit: { adminPage: '/ops' } }))
-    expect(pagesAfter([{ path: '/ops', file: '/app/ops.vue' }])).toEqual([{ path: '/ops', file: '/app/ops.vue' }])
+    setupAuditAdmin(buildStepContext({ audit: { adminPage: '/ops' } }))
+    expect(pagesAfter(kit.extendPages, [{ path: '/ops', file: '/app/ops.vue' }])).toEqual([{ path: '/ops', file: '/app/ops.vue' }])
     vi.clearAllMocks()
-    setupAuditAdmin(setupContext({ audit: { adminPage: '/ops' } }, { pages: false }))
+    setupAuditAdmin(buildStepContext({ audit: { adminPage: '/ops' } }, { pages: false }))
     expect(kit.extendPages).not.toHaveBeenCalled()
     expect(handlers()).toHaveLength(3)
   })
 
   it('the audit build step sets the admin page up, and refuses an adminPage that is no path', () => {
-    setupAudit(setupContext({ audit: { adminPage: '/ops' } }))
-    expect(pagesAfter([]).map(p => p.path)).toEqual(['/ops'])
-    expect(() => setupAudit(setupContext({ audit: { adminPage: 'admin' } }))).toThrow(/svcAuth\.audit\.adminPage/)
+    setupAudit(buildStepContext({ audit: { adminPage: '/ops' } }))
+    expect(pagesAfter(kit.extendPages, []).map(p => p.path)).toEqual(['/ops'])
+    expect(() => setupAudit(buildStepContext({ audit: { adminPage: 'admin' } }))).toThrow(/svcAuth\.audit\.adminPage/)
   })
 })
 

@@ -1,9 +1,5 @@
-import type { Resolver } from '@nuxt/kit'
-import type { Nuxt } from '@nuxt/schema'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
-import { resolveOptions } from '../../src/build/resolve-options'
-import type { SetupContext } from '../../src/build/setup-context'
-import type { ModuleOptionsInput } from '../../src/runtime/types/options'
+import { buildStepContext } from './helpers/build-steps'
 
 // The audit log's build step: routes, the server util and the feature only when `audit` is set.
 const kit = vi.hoisted(() => ({ addServerHandler: vi.fn(), addServerImports: vi.fn() }))
@@ -12,24 +8,13 @@ vi.mock('@nuxt/kit', () => kit)
 const { setupAudit } = await import('../../src/build/audit')
 const { auditRoutes, moduleRoutePaths } = await import('../../src/build/module-routes')
 
-function setupContext(input: ModuleOptionsInput): SetupContext {
-  return {
-    nuxt: { options: {} } as unknown as Nuxt,
-    options: resolveOptions(input, true),
-    resolver: { resolve: (path: string) => `/module${path.slice(1)}` } as unknown as Resolver,
-    logger: { warn: () => {}, info: () => {} },
-    features: [],
-    clientFeatures: {},
-  }
-}
-
 beforeEach(() => {
   vi.clearAllMocks()
 })
 
 describe('the audit build step', () => {
   it('off: no route, no util, no feature, no path', () => {
-    const ctx = setupContext({ organizations: {} })
+    const ctx = buildStepContext({ organizations: {} })
     setupAudit(ctx)
     expect(kit.addServerHandler).not.toHaveBeenCalled()
     expect(kit.addServerImports).not.toHaveBeenCalled()
@@ -39,7 +24,7 @@ describe('the audit build step', () => {
   })
 
   it('on: the three routes under the auth path, verifyAuditLog, the feature, and the paths the middleware leaves to them', () => {
-    const ctx = setupContext({ audit: {}, endpoints: { authPath: '/api/auth' } })
+    const ctx = buildStepContext({ audit: {}, endpoints: { authPath: '/api/auth' } })
     setupAudit(ctx)
     expect(kit.addServerHandler.mock.calls.map(([handler]) => handler)).toEqual([
       { route: '/api/auth/audit', method: 'get', handler: '/module/runtime/audit/server/routes/log.get' },
@@ -52,7 +37,7 @@ describe('the audit build step', () => {
   })
 
   it('refuses the build on a mistake in its options', () => {
-    expect(() => setupAudit(setupContext({ audit: { maxEvents: 5 } }))).toThrow(/svcAuth\.audit\.maxEvents/)
+    expect(() => setupAudit(buildStepContext({ audit: { maxEvents: 5 } }))).toThrow(/svcAuth\.audit\.maxEvents/)
     expect(kit.addServerHandler).not.toHaveBeenCalled()
   })
 })

@@ -1,11 +1,9 @@
-import type { Resolver } from '@nuxt/kit'
-import type { Nuxt, NuxtPage } from '@nuxt/schema'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { ref } from 'vue'
 import { resolveOptions, toPublicConfig } from '../../src/build/resolve-options'
-import type { SetupContext } from '../../src/build/setup-context'
 import type { ModuleOptionsInput, PublicAuthConfig } from '../../src/runtime/types/options'
 import { DEFAULT_ROLES } from '../../src/runtime/organizations/server/organizations-options'
+import { buildStepContext, pagesAfter } from './helpers/build-steps'
 
 // useOrganizations() and the invitation page against a fake Nuxt app: `useState` is a map of refs,
 // `navigateTo` records where it goes, `useRoute` is the page's route, and the global `$fetch`
@@ -510,33 +508,17 @@ describe('the invitation page in the app', () => {
 })
 
 describe('the organizations client build step', () => {
-  function setupContext(input: ModuleOptionsInput, nuxtOptions: Record<string, unknown> = {}) {
-    return {
-      nuxt: { options: nuxtOptions } as unknown as Nuxt,
-      options: resolveOptions(input, true),
-      resolver: { resolve: (path: string) => `/module${path.slice(1)}` } as unknown as Resolver,
-      logger: { warn: () => {}, info: () => {} },
-      features: [],
-      clientFeatures: {},
-    } as unknown as SetupContext
-  }
-  const pagesAfter = (existing: NuxtPage[]) => {
-    const pages = [...existing]
-    for (const [extend] of kit.extendPages.mock.calls) (extend as (p: NuxtPage[]) => void)(pages)
-    return pages
-  }
-
   it('off: no composable, no page, nothing in the public config', () => {
-    setupOrganizationsClient(setupContext({}))
+    setupOrganizationsClient(buildStepContext({}))
     expect(kit.addImports).not.toHaveBeenCalled()
     expect(kit.extendPages).not.toHaveBeenCalled()
     expect(toPublicConfig(resolveOptions({}, true))).not.toHaveProperty('organizations')
   })
 
   it('on: useOrganizations and the invitation page at invitationPath; the public config has its paths with the defaults', () => {
-    setupOrganizationsClient(setupContext({ organizations: {} }))
+    setupOrganizationsClient(buildStepContext({ organizations: {} }))
     expect(kit.addImports).toHaveBeenCalledWith([{ name: 'useOrganizations', from: '/module/runtime/organizations/app/useOrganizations' }])
-    expect(pagesAfter([])).toEqual([{ name: 'svc-auth-invitation', path: '/auth/invitation', file: '/module/runtime/organizations/app/invitation.vue' }])
+    expect(pagesAfter(kit.extendPages, [])).toEqual([{ name: 'svc-auth-invitation', path: '/auth/invitation', file: '/module/runtime/organizations/app/invitation.vue' }])
     expect(toPublicConfig(resolveOptions({ organizations: {} }, true)).organizations).toEqual({ invitationPath: '/auth/invitation', redirectAfterAccept: '/', roles: DEFAULT_ROLES })
     // The role table goes to the browser (useAuth().can(), the page guard); nothing else of the options does.
     const published = toPublicConfig(resolveOptions({ organizations: { roles: { owner: ['*'], viewer: ['x:y'] }, creatorRole: 'owner', defaultRole: 'viewer', maxNameLength: 77, invitationsPerInviter: 7 } }, true))
@@ -544,12 +526,12 @@ describe('the organizations client build step', () => {
   })
 
   it('a chosen path, an app page there wins, and an app without pages gets none', () => {
-    setupOrganizationsClient(setupContext({ organizations: { invitationPath: '/join', redirectAfterAccept: '/teams' } }))
-    expect(pagesAfter([]).map(p => p.path)).toEqual(['/join'])
-    expect(pagesAfter([{ path: '/join', file: '/app/join.vue' }])).toEqual([{ path: '/join', file: '/app/join.vue' }])
+    setupOrganizationsClient(buildStepContext({ organizations: { invitationPath: '/join', redirectAfterAccept: '/teams' } }))
+    expect(pagesAfter(kit.extendPages, []).map(p => p.path)).toEqual(['/join'])
+    expect(pagesAfter(kit.extendPages, [{ path: '/join', file: '/app/join.vue' }])).toEqual([{ path: '/join', file: '/app/join.vue' }])
     expect(toPublicConfig(resolveOptions({ organizations: { invitationPath: '/join', redirectAfterAccept: '/teams' } }, true)).organizations).toEqual({ invitationPath: '/join', redirectAfterAccept: '/teams', roles: DEFAULT_ROLES })
     vi.clearAllMocks()
-    setupOrganizationsClient(setupContext({ organizations: {} }, { pages: false }))
+    setupOrganizationsClient(buildStepContext({ organizations: {} }, { pages: false }))
     expect(kit.addImports).toHaveBeenCalled()
     expect(kit.extendPages).not.toHaveBeenCalled()
   })

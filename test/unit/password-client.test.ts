@@ -1,9 +1,7 @@
-import type { Resolver } from '@nuxt/kit'
-import type { Nuxt } from '@nuxt/schema'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { resolveOptions, toPublicConfig } from '../../src/build/resolve-options'
-import type { SetupContext } from '../../src/build/setup-context'
 import type { ModuleOptionsInput, PublicAuthConfig } from '../../src/runtime/types/options'
+import { buildStepContext } from './helpers/build-steps'
 
 // usePassword() against a fake Nuxt app: `useState` is a map of refs, `navigateTo` records where
 // it goes, and the global `$fetch` answers like the module's routes.
@@ -314,18 +312,8 @@ describe('usePassword: reset and change', () => {
 })
 
 describe('the password build step', () => {
-  function setupContext(input: ModuleOptionsInput) {
-    return {
-      nuxt: { options: {} } as unknown as Nuxt,
-      options: resolveOptions(input, true),
-      resolver: { resolve: (path: string) => `/module${path.slice(1)}` } as unknown as Resolver,
-      logger: { warn: () => {}, info: () => {} },
-      features: [],
-    } as unknown as SetupContext
-  }
-
   it('auto-imports usePassword, hashPassword and verifyPassword when the provider is on', () => {
-    setupPassword(setupContext({ providers: { password: {} } }))
+    setupPassword(buildStepContext({ providers: { password: {} } }))
     expect(kit.addImports).toHaveBeenCalledWith([{ name: 'usePassword', from: '/module/runtime/password/app/usePassword' }])
     expect(kit.addServerImports).toHaveBeenCalledWith([
       { name: 'hashPassword', from: '/module/runtime/password/server/utils/password-hash' },
@@ -334,7 +322,7 @@ describe('the password build step', () => {
   })
 
   it('adds nothing when it is off, so its client code is not in the bundle', () => {
-    setupPassword(setupContext({ providers: { mock: { mockUsers: [{ sub: 'a' }] } } } as ModuleOptionsInput))
+    setupPassword(buildStepContext({ providers: { mock: { mockUsers: [{ sub: 'a' }] } } } as ModuleOptionsInput))
     expect(kit.addImports).not.toHaveBeenCalled()
     expect(kit.addServerImports).not.toHaveBeenCalled()
     expect(kit.addServerHandler).not.toHaveBeenCalled()
