@@ -25,7 +25,6 @@ export interface AuditStorage {
   oldest(since: number, cursor: string | undefined, count: number): Promise<{ entries: VerifiableEntry[], next?: string }>
   /** Removes events older than `before` (epoch ms) and the oldest beyond `maxEvents`; resolves how many (may be approximate). */
   trim(before: number, maxEvents: number): Promise<number>
-  dispose?(): Promise<void>
 }
 
 /** The audit log of one server process. */
@@ -40,7 +39,6 @@ export interface AuditLog {
   verify(options?: { since?: number }): Promise<AuditVerification>
   /** Applies retention and the size cap now; resolves how many events went. */
   trim(now?: number): Promise<number>
-  dispose(): Promise<void>
 }
 
 /** How many lines a read asks the store for at once. */
@@ -95,9 +93,5 @@ export function createAuditLog(storage: AuditStorage, keys: readonly ChainKey[],
     verify: ({ since = 0 } = {}) => verifyEntries(keys, entries(since)),
 
     trim,
-
-    async dispose() {
-      await storage.dispose?.()
-    },
   }
 }

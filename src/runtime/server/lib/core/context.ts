@@ -81,8 +81,6 @@ export interface AuthFeature {
   marksClaimsStale?: (options: Parsed<ModuleOptions>) => boolean
   /** Records a security event (`securityEvent`, edge/security-event.ts); its errors are logged and never fail the request. */
   recordEvent?: (ctx: AuthContext, event: SecurityEventDraft) => Promise<void>
-  /** Releases what the feature holds for this context (connections, timers), when the context is disposed. */
-  dispose?: (ctx: AuthContext) => Promise<void>
 }
 
 /** A security event as the features that record events receive it ({@link AuthFeature.recordEvent}). */
@@ -179,7 +177,6 @@ export async function createAuthContext(input: ModuleOptions, { dev = false, cal
     backend,
     recordEvent: eventRecorder(features, () => ctx, logger),
     async dispose() {
-      for (const feature of features) await feature.dispose?.(ctx).catch((error: unknown) => logger.warn(`Closing ${feature.name} failed`, error))
       await revocations?.dispose()
       await backend.dispose()
     },
