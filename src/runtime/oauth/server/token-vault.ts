@@ -62,7 +62,7 @@ const LEASE_WAIT_MS = PROVIDER_TIMEOUT_MS + 5000
 
 /**
  * The keys that seal and open kept tokens, current first: `tokenRefresh.encryption.key` and its previous keys when
- * encryption is on, then `token.secret` and its previous secrets (turning encryption on keeps the records readable).
+ * encryption is on, then `token.secret` and its previous secrets.
  */
 export function vaultKeys(options: Pick<ModuleOptions, 'token' | 'tokenRefresh'>): string[] {
   const encryption = options.tokenRefresh.encryption
