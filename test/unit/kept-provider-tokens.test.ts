@@ -13,6 +13,7 @@ import { features } from './helpers/features'
 import { DISCORD_PATHS, startFakeProvider, type FakeProvider } from './helpers/fake-provider'
 import { startOAuthApp } from './helpers/oauth-app'
 import { storePlace, type StorePlace } from './helpers/record-stores'
+import { raceProcesses } from './helpers/race-processes'
 
 // Provider tokens kept server-side (`keepTokens`): sealed per user and provider, refreshed upstream once.
 let fake: FakeProvider
@@ -44,6 +45,14 @@ interface Seen {
 const opened: Array<{ ctx: AuthContext }> = []
 afterAll(() => Promise.all(opened.splice(0).map(({ ctx }) => ctx.dispose())))
 
+/** The custom providers of these tests: `acme` and `rot` keep tokens until the last session ends, `offline` after it, `plain` not at all. */
+const customProviders = () => ({
+  acme: { clientId: 'acme-client', clientSecret: 'acme-secret', ...endpoints(fake), profileMapping: { sub: 'id' }, keepTokens: true },
+  rot: { clientId: 'rot-client', clientSecret: 'rot-secret', ...endpoints(rotating), profileMapping: { sub: 'id' }, keepTokens: true },
+  offline: { clientId: 'acme-client', clientSecret: 'acme-secret', ...endpoints(fake), profileMapping: { sub: 'id' }, keepTokens: 'offline' as const },
+  plain: { clientId: 'acme-client', clientSecret: 'acme-secret', ...endpoints(fake), profileMapping: { sub: 'id' } },
+})
+
 /** A context whose providers `acme` (keepTokens: true), `rot` (rotating refresh tokens) and `offline` keep tokens. */
 async function vaultContext(storage: Record<string, unknown> = { driver: 'memory' }, more: ModuleOptionsInput = {}, backend?: StoreBackend): Promise<AuthContext & { seen: Seen }> {
   const seen: Seen = { hooks: [], events: [] }
@@ -51,14 +60,7 @@ async function vaultContext(storage: Record<string, unknown> = { driver: 'memory
     token: { secret: SECRET },
     tokenRefresh: { storage },
     logging: { level: 'silent' },
-    providers: {
-      custom: {
-        acme: { clientId: 'acme-client', clientSecret: 'acme-secret', ...endpoints(fake), profileMapping: { sub: 'id' }, keepTokens: true },
-        rot: { clientId: 'rot-client', clientSecret: 'rot-secret', ...endpoints(rotating), profileMapping: { sub: 'id' }, keepTokens: true },
-        offline: { clientId: 'acme-client', clientSecret: 'acme-secret', ...endpoints(fake), profileMapping: { sub: 'id' }, keepTokens: 'offline' },
-        plain: { clientId: 'acme-client', clientSecret: 'acme-secret', ...endpoints(fake), profileMapping: { sub: 'id' } },
-      },
-    },
+    providers: { custom: customProviders() },
     ...more,
   }, true)
   const capture: AuthFeature = { name: 'capture', recordEvent: async (_ctx, draft) => void seen.events.push(draft) }
@@ -261,4 +263,25 @@ describe.each(['memory', 'fs', 'redis'] as const)('upstream refresh on %s', (dri
     await dropKeptTokens(ctx, user.sub, ['offline'])
     expect(await codeOf(providerAccessToken(ctx, user.sub, 'offline'))).toBe('provider_not_linked')
   })
+})
+
+describe('two processes sharing Redis', () => {
+  it('make one upstream refresh for 2 × 25 concurrent calls, and answer the same token', async () => {
+    const place = await storePlace('redis')
+    try {
+      const storage = { driver: 'redis', url: place.url, prefix: place.prefix }
+      const ctx = await vaultContext(storage)
+      fake.change.refreshDelayMs = 100
+      await keepLoginTokens(ctx, 'acme:procs', 'acme', loginTokens(fake, 0))
+      const spec = JSON.stringify({ secret: SECRET, storage, providers: { custom: customProviders() }, userId: 'acme:procs', provider: 'acme', calls: 25 })
+      const reports = await raceProcesses<{ answers: string[] }>('provider-token-race.mjs', [spec], 2)
+      const answers = reports.flatMap(r => r.answers)
+      expect(answers).toHaveLength(50)
+      expect(new Set(answers)).toEqual(new Set([(await readKeptTokens(ctx, 'acme:procs', 'acme'))!.accessToken]))
+      expect(fake.refreshes.count).toBe(1)
+    }
+    finally {
+      await place.cleanup()
+    }
+  }, 60_000)
 })
