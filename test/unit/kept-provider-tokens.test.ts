@@ -133,7 +133,7 @@ describe('sealing', () => {
   it('opens after a rotation of token.secret (previousSecrets) or of the encryption key (previousKeys); not with other keys', async () => {
     const place = await storePlace('fs')
     try {
-      const storage = { driver: 'fs', base: place.base }
+      const storage = { driver: 'fs' as const, base: place.base }
       const before = await vaultContext(storage)
       await keepLoginTokens(before, 'acme:u', 'acme', { access_token: 'sealed-at', refresh_token: 'sealed-rt' })
       const rotated = await vaultContext(storage, { token: { secret: 'vault-test-rotated-0123456789-abcdefghijklmn', previousSecrets: [SECRET] } })
@@ -269,7 +269,7 @@ describe('two processes sharing Redis', () => {
   it('make one upstream refresh for 2 × 25 concurrent calls, and answer the same token', async () => {
     const place = await storePlace('redis')
     try {
-      const storage = { driver: 'redis', url: place.url, prefix: place.prefix }
+      const storage = { driver: 'redis' as const, url: place.url, prefix: place.prefix }
       const ctx = await vaultContext(storage)
       fake.change.refreshDelayMs = 100
       await keepLoginTokens(ctx, 'acme:procs', 'acme', loginTokens(fake, 0))
