@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest'
 import { resolveOptions } from '../../src/build/resolve-options'
 import { createAuthContext, type AuthContext, type AuthFeature, type SecurityEventDraft } from '../../src/runtime/server/lib/core/context'
 import { createStoreBackend, type StoreBackend } from '../../src/runtime/server/lib/store'
@@ -12,6 +12,9 @@ import type { ModuleOptionsInput } from '../../src/runtime/types/options'
 import { features } from './helpers/features'
 import { DISCORD_PATHS, startFakeProvider, type FakeProvider } from './helpers/fake-provider'
 import { startOAuthApp } from './helpers/oauth-app'
+import { fakeEvent } from './helpers/event'
+import { completeLogin } from '../../src/runtime/server/lib/core/login'
+import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
 import { storePlace, type StorePlace } from './helpers/record-stores'
 import { raceProcesses } from './helpers/race-processes'
 
@@ -126,6 +129,19 @@ describe('a login through the provider', () => {
     const third = await readKeptTokens(ctx, 'acme:u', 'acme')
     expect(third).toMatchObject({ accessToken: 'third', refreshToken: 'new-refresh' })
     expect(third?.expiresAt).toBeUndefined()
+  })
+})
+
+describe('a login with a second factor', () => {
+  it('keeps nothing while the second factor is pending; a login that finishes keeps its tokens', async () => {
+    const ctx = await vaultContext(undefined, { twoFactor: { enabled: true, requireForAll: true } })
+    defineAuthHandlers({ twoFactor: { find: async () => null, save: async () => {} } })
+    onTestFinished(() => resetAuthHandlers())
+    const login = (secondFactor?: 'passkey') => completeLogin(ctx, { event: fakeEvent({ url: '/auth/acme' }), provider: 'acme', user: { sub: 'u-2fa' }, tokens: { access_token: `at-${secondFactor}` }, secondFactor })
+    expect((await login()).secondFactor).toBeDefined()
+    expect(await readKeptTokens(ctx, 'acme:u-2fa', 'acme')).toBeNull()
+    expect((await login('passkey')).code).toBeDefined()
+    expect((await readKeptTokens(ctx, 'acme:u-2fa', 'acme'))?.accessToken).toBe('at-passkey')
   })
 })
 
