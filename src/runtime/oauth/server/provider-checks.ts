@@ -9,6 +9,13 @@ import { bool, crossChecks, is, schemaErrors, text } from '../../server/lib/conf
 
 const hasText = (value: unknown): value is string => trimmedString(value) !== undefined
 
+/** An absolute http(s) URL without a fragment (a `post_logout_redirect_uri`). */
+function isAbsoluteAppUrl(value: unknown): value is string {
+  if (typeof value !== 'string' || !URL.canParse(value)) return false
+  const url = new URL(value)
+  return (url.protocol === 'https:' || url.protocol === 'http:') && !url.hash && !value.includes('#')
+}
+
 export interface ProviderValidation {
   errors: string[]
   warnings: string[]
@@ -22,6 +29,7 @@ const oauthShape = {
   scopes: is((scopes): scopes is string[] => Array.isArray(scopes) && scopes.every(s => typeof s === 'string' && s !== '' && !/\s/.test(s)), 'must be an array of scope strings without spaces.').optional(),
   authorizationParams: is((params): params is Record<string, string> => isRecord(params) && Object.values(params).every(v => typeof v === 'string'), 'must map names to strings.').optional(),
   tokenEndpointAuthMethod: z.enum(['client_secret_basic', 'client_secret_post'], { error: 'must be \'client_secret_basic\' or \'client_secret_post\'.' }).optional(),
+  postLogoutRedirectUrls: is((urls): urls is string[] => Array.isArray(urls) && urls.every(isAbsoluteAppUrl), 'must be an array of absolute http(s) URLs without a fragment.').optional(),
 }
 const urlChecks = crossChecks<Options>(o => Object.entries(o).map(([key, value]) =>
   (key === 'issuer' || key.endsWith('Url')) && value !== undefined && value !== '' && !(typeof value === 'string' && isAllowedProviderUrl(value))
