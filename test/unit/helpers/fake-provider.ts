@@ -12,6 +12,8 @@ export interface FakePaths {
   jwks?: string
   discovery?: string
   issuer?: string
+  /** RP-Initiated Logout's end-session endpoint, announced in discovery. */
+  endSession?: string
 }
 
 export interface FakeProviderOptions {
@@ -126,6 +128,7 @@ export async function startFakeProvider(o: FakeProviderOptions) {
         token_endpoint: url(p.token),
         userinfo_endpoint: url(p.userinfo),
         jwks_uri: url(p.jwks),
+        end_session_endpoint: url(p.endSession),
         response_types_supported: ['code'],
         subject_types_supported: ['public'],
         id_token_signing_alg_values_supported: ['RS256'],
@@ -142,6 +145,8 @@ export async function startFakeProvider(o: FakeProviderOptions) {
   return {
     base,
     issuer: issuer(),
+    /** Signs claims with the provider's key (`change.sign`, as the provider's own tokens are). */
+    sign: (claims: JWTPayload) => change.sign(claims),
     seen,
     clientAuth,
     change,
