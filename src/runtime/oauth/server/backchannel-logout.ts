@@ -130,10 +130,12 @@ export async function verifyLogoutToken(token: string, provider: ResolvedProvide
   return { iss: payload.iss!, jti, sid, sub, acceptedUntil }
 }
 
+const jtiKey = (ctx: AuthContext, provider: string, claims: LogoutClaims) => ctx.store.key(OAUTH_RECORDS.logoutToken, `${provider}\0${claims.iss}\0${claims.jti}`)
+
 /** Stores the `jti` until the token would expire: true the first time, false for a replay. */
 async function firstUse(ctx: AuthContext, provider: string, claims: LogoutClaims, now: number): Promise<boolean> {
   const ttl = Math.max(1, Math.ceil(claims.acceptedUntil - now / 1000))
-  return ctx.store.writeIfAbsent(ctx.store.key(OAUTH_RECORDS.logoutToken, `${provider}\0${claims.iss}\0${claims.jti}`), now, ttl)
+  return ctx.store.writeIfAbsent(jtiKey(ctx, provider, claims), now, ttl)
 }
 
 /**
@@ -162,10 +164,16 @@ export async function backchannelLogout(ctx: AuthContext, event: H3Event, name: 
     }
     const claims = await verifyLogoutToken(token, provider, as, fetchFn, now)
     if (!await firstUse(ctx, provider.name, claims, now)) throw new LogoutTokenError('replayed', 'This logout token was used already')
-    const sessions = await upstreamSessions(ctx, provider.name, { sid: claims.sid, sub: claims.sub })
     let ended = 0
-    for (const session of sessions) {
-      if (await revokeFamily(ctx, session.family, session.userId, 'provider_logout', event)) ended++
+    try {
+      for (const session of await upstreamSessions(ctx, provider.name, { sid: claims.sid, sub: claims.sub })) {
+        if (await revokeFamily(ctx, session.family, session.userId, 'provider_logout', event)) ended++
+      }
+    }
+    catch (error) {
+      // The store failed part-way: the token may be delivered again (ending a session twice is harmless).
+      await ctx.store.remove(jtiKey(ctx, provider.name, claims)).catch(() => {})
+      throw error
     }
     return { ended }
   }
