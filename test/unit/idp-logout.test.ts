@@ -6,7 +6,7 @@ import { CookieJar } from '../helpers/cookie-jar'
 import { resolveOptions } from '../../src/build/resolve-options'
 import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
 import { serveModule } from './helpers/module-router'
-import { startFakeProvider, type FakeProvider } from './helpers/fake-provider'
+import { startOidcProvider, type FakeProvider } from './helpers/fake-provider'
 import { peekAuthContext } from '../../src/runtime/server/utils/auth-context'
 import { readSessionRecord } from '../../src/runtime/server/lib/core/records/refresh-token'
 import { BACKCHANNEL_LOGOUT_EVENT } from '../../src/runtime/oauth/server/backchannel-logout'
@@ -30,21 +30,9 @@ let plain: FakeProvider
 const twoFactorStates = new Map<string, TwoFactorState>()
 
 beforeAll(async () => {
-  op = await startFakeProvider({
-    paths: { issuer: '/op', discovery: '/op/.well-known/openid-configuration', authorize: '/op/auth', token: '/op/token', userinfo: '/op/userinfo', jwks: '/op/jwks', endSession: '/op/logout' },
-    clientId: CLIENT,
-    clientSecret: 'acme-secret',
-    subject: 'op-user-1',
-    profile: { email: 'alice@example.com', email_verified: true, name: 'Alice' },
-  })
+  op = await startOidcProvider('op', CLIENT, { endSession: true })
   // An OpenID provider without an end-session endpoint (Google's kind).
-  plain = await startFakeProvider({
-    paths: { issuer: '/plain', discovery: '/plain/.well-known/openid-configuration', authorize: '/plain/auth', token: '/plain/token', userinfo: '/plain/userinfo', jwks: '/plain/jwks' },
-    clientId: 'plain-client',
-    clientSecret: 'plain-secret',
-    subject: 'op-user-1',
-    profile: { email: 'alice@example.com', email_verified: true, name: 'Alice' },
-  })
+  plain = await startOidcProvider('plain', 'plain-client')
   options = resolveOptions({
     token: { secret: 'idp-logout-secret-0123456789-abcdefghijklmn' },
     tokenRefresh: { storage: { driver: 'memory' } },
@@ -54,8 +42,8 @@ beforeAll(async () => {
     twoFactor: { enabled: true },
     providers: {
       custom: {
-        acme: { clientId: CLIENT, clientSecret: 'acme-secret', issuer: op.issuer, postLogoutRedirectUrls: [`${APP}/signed-out`, `${APP}/other`] },
-        plain: { clientId: 'plain-client', clientSecret: 'plain-secret', issuer: plain.issuer },
+        acme: { clientId: CLIENT, clientSecret: `${CLIENT}-secret`, issuer: op.issuer, postLogoutRedirectUrls: [`${APP}/signed-out`, `${APP}/other`] },
+        plain: { clientId: 'plain-client', clientSecret: 'plain-client-secret', issuer: plain.issuer },
       },
     },
   }, false)
@@ -255,7 +243,7 @@ describe('Back-Channel Logout: POST /auth/backchannel-logout/<provider>', () => 
     const now = Math.floor(Date.now() / 1000)
     const { privateKey: otherKey } = await generateKeyPair('RS256')
     const forged = await new SignJWT(logoutClaims({ sid: 'op-sid-f' })).setProtectedHeader({ alg: 'RS256', kid: 'fake-1' }).sign(otherKey)
-    const hs = await new SignJWT(logoutClaims({ sid: 'op-sid-f' })).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode('acme-secret'))
+    const hs = await new SignJWT(logoutClaims({ sid: 'op-sid-f' })).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(`${CLIENT}-secret`))
     const none = `${Buffer.from(JSON.stringify({ alg: 'none' })).toString('base64url')}.${Buffer.from(JSON.stringify(logoutClaims({ sid: 'op-sid-f' }))).toString('base64url')}.`
     const { events: _events, ...noEvents } = logoutClaims({ sid: 'op-sid-f' })
     const { jti: _jti, ...noJti } = logoutClaims({ sid: 'op-sid-f' })

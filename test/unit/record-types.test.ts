@@ -11,7 +11,7 @@ import type { PasskeyCredential } from '../../src/runtime/passkey/passkey-types'
 import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server'
 import { SoftAuthenticator } from './helpers/webauthn'
 import { RECORD_DECLARATIONS, RECORD_TYPES } from './helpers/record-types'
-import { startFakeProvider, type FakeProvider } from './helpers/fake-provider'
+import { startOidcProvider, type FakeProvider } from './helpers/fake-provider'
 import { BACKCHANNEL_LOGOUT_EVENT } from '../../src/runtime/oauth/server/backchannel-logout'
 import type { StoreBackend } from '../../src/runtime/server/lib/store/types'
 import { peekAuthContext } from '../../src/runtime/server/utils/auth-context'
@@ -109,13 +109,7 @@ const lastCode = (action: string) => codes.filter(c => c.action === action).at(-
 let oidc: FakeProvider
 
 beforeAll(async () => {
-  oidc = await startFakeProvider({
-    paths: { issuer: '/op', discovery: '/op/.well-known/openid-configuration', authorize: '/op/auth', token: '/op/token', userinfo: '/op/userinfo', jwks: '/op/jwks' },
-    clientId: 'oidc-client',
-    clientSecret: 'oidc-secret',
-    subject: 'op-1',
-    profile: { email: 'op@example.com', email_verified: true, name: 'Op One' },
-  })
+  oidc = await startOidcProvider('op', 'oidc-client')
   oidc.change.claims = { sid: 'op-session' }
   options = resolveOptions({
     token: { secret: 'record-types-secret-0123456789-abcdefghijkl' },
@@ -126,7 +120,7 @@ beforeAll(async () => {
       mock: { enableInProduction: true, mockUsers: [{ sub: 'mock-1', email: 'mock@example.com', name: 'Mock One' }] },
       password: { passwordHashRounds: 4 },
       passkey: {},
-      custom: { oidc: { clientId: 'oidc-client', clientSecret: 'oidc-secret', issuer: oidc.issuer } },
+      custom: { oidc: { clientId: 'oidc-client', clientSecret: 'oidc-client-secret', issuer: oidc.issuer } },
     },
     twoFactor: { enabled: true },
     organizations: {},

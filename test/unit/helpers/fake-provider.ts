@@ -172,6 +172,21 @@ export function keycloakPaths(realm: string): FakePaths {
   return { issuer, discovery: `${issuer}/.well-known/openid-configuration`, authorize: `${oidc}/auth`, token: `${oidc}/token`, userinfo: `${oidc}/userinfo`, jwks: `${oidc}/certs` }
 }
 
+/**
+ * An OpenID provider whose issuer is `<base>/<name>` (discovery, authorize, token, userinfo, JWKS under
+ * it, and `logout` as its end-session endpoint with `endSession`), for the user `op-user-1` (Alice).
+ */
+export function startOidcProvider(name: string, clientId: string, { endSession = false } = {}) {
+  const at = (path: string) => `/${name}/${path}`
+  return startFakeProvider({
+    paths: { issuer: `/${name}`, discovery: at('.well-known/openid-configuration'), authorize: at('auth'), token: at('token'), userinfo: at('userinfo'), jwks: at('jwks'), ...(endSession ? { endSession: at('logout') } : {}) },
+    clientId,
+    clientSecret: `${clientId}-secret`,
+    subject: 'op-user-1',
+    profile: { email: 'alice@example.com', email_verified: true, name: 'Alice' },
+  })
+}
+
 /** GitLab's documented paths. */
 export const GITLAB_PATHS: FakePaths = { issuer: '', discovery: '/.well-known/openid-configuration', authorize: '/oauth/authorize', token: '/oauth/token', userinfo: '/oauth/userinfo', jwks: '/oauth/discovery/keys' }
 
