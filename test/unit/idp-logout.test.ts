@@ -6,6 +6,7 @@ import { CookieJar } from '../helpers/cookie-jar'
 import { resolveOptions } from '../../src/build/resolve-options'
 import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
 import { serveModule } from './helpers/module-router'
+import { buildStepContext } from './helpers/build-steps'
 import { startOidcProvider, type FakeProvider } from './helpers/fake-provider'
 import { peekAuthContext } from '../../src/runtime/server/utils/auth-context'
 import { readSessionRecord } from '../../src/runtime/server/lib/core/records/refresh-token'
@@ -19,6 +20,10 @@ vi.mock('nitropack/runtime', () => ({
   useRuntimeConfig: () => ({ svcAuth: nitro.options }),
   useNitroApp: () => ({ hooks: { callHook: async () => {} } }),
 }))
+
+// The OAuth build step, Nuxt's kit being mocked (it registers the feature of a logout at the provider).
+const kit = vi.hoisted(() => ({ addServerHandler: vi.fn(), addServerImports: vi.fn(), addServerPlugin: vi.fn(), addTemplate: vi.fn(() => ({ dst: '/build/handlers.mjs' })) }))
+vi.mock('@nuxt/kit', () => kit)
 
 const CLIENT = 'acme-client'
 const APP = 'https://app.example'
@@ -135,6 +140,21 @@ async function alive(b: Browser, token: string): Promise<{ me: number, refresh: 
   const refresh = (await b.post('/auth/refresh')).status
   return { me, refresh }
 }
+
+describe('the OAuth build step', () => {
+  it('registers the back-channel logout route and the logout feature with a provider other than the mock only', async () => {
+    const { setupOAuth } = await import('../../src/build/oauth')
+    const withGoogle = buildStepContext({ providers: { google: { clientId: 'g', clientSecret: 's' } } })
+    setupOAuth(withGoogle)
+    expect(withGoogle.features).toEqual(['/module/runtime/oauth/server/oauth-feature'])
+    expect(kit.addServerHandler.mock.calls.map(([h]) => (h as { route: string }).route)).toContain('/auth/backchannel-logout/:provider')
+    kit.addServerHandler.mockClear()
+    const mockOnly = buildStepContext({ providers: { mock: { mockUsers: [{ sub: 'm', email: 'm@example.com', name: 'M' }] } } })
+    setupOAuth(mockOnly)
+    expect(mockOnly.features).toEqual([])
+    expect(kit.addServerHandler.mock.calls.map(([h]) => (h as { route: string }).route)).not.toContain('/auth/backchannel-logout/:provider')
+  })
+})
 
 describe('the session keeps its OpenID provider login', () => {
   it('ID token, the provider\'s sid and sub are stored with the refresh token, and survive a rotation', async () => {
