@@ -70,11 +70,16 @@ export function addRoutes(resolver: Resolver, routes: ServerRoute[]): void {
 /** Handler of the automatic `GET <loginPath>/<name>` route of an OAuth provider. */
 export const OAUTH_LOGIN_HANDLER = OAUTH_ROUTES.login.handler
 
-/** `GET <loginPath>/<name>` for every configured provider, and the mock provider's endpoints when configured. */
+/**
+ * `GET <loginPath>/<name>` for every configured provider, the back-channel logout when a provider other than
+ * the mock is configured, and the mock provider's endpoints when configured.
+ */
 export function oauthRoutes(options: Pick<ModuleOptions, 'endpoints' | 'providers'>): ServerRoute[] {
-  const { login, ...mock } = OAUTH_ROUTES
+  const { login, backchannelLogout, ...mock } = OAUTH_ROUTES
   const base = login.path(options.endpoints)
-  const routes: ServerRoute[] = oauthProviderNames(options.providers).map(name => ({ route: `${base}/${name}`, method: login.method, handler: login.handler }))
+  const names = oauthProviderNames(options.providers)
+  const routes: ServerRoute[] = names.map(name => ({ route: `${base}/${name}`, method: login.method, handler: login.handler }))
+  if (names.some(name => name !== 'mock')) routes.push(...routesOf([backchannelLogout], options.endpoints))
   return options.providers?.mock ? [...routes, ...routesOf(contractsOf(mock), options.endpoints)] : routes
 }
 

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { addServerImports, addServerPlugin, addTemplate } from '@nuxt/kit'
 import type { ModuleOptions } from '../runtime/types/options'
 import { addRoutes, OAUTH_LOGIN_HANDLER, oauthRoutes as moduleOAuthRoutes, type ServerRoute } from './module-routes'
+import { oauthProviderNames } from '../runtime/oauth/server/provider-registry'
 import { isMockEnabled, mockProductionWarning } from '../runtime/oauth/server/mock-preset'
 import { OAUTH_PRESETS } from '../runtime/oauth/server/preset-table'
 import { validateProviders } from '../runtime/oauth/server/provider-checks'
@@ -91,7 +92,7 @@ function serverDirsOf(ctx: SetupContext): string[] {
   return [...dirs].filter(Boolean)
 }
 
-/** Registers the OAuth login routes, the runtime check of the provider options and the generated handler helpers. */
+/** Registers the OAuth login routes (and the back-channel logout), the feature of a logout at the provider, the runtime check of the provider options and the generated handler helpers. */
 export function setupOAuth(ctx: SetupContext): void {
   const { nuxt, options, resolver, logger } = ctx
   const { errors, warnings } = validateProviders(options.providers, options.endpoints)
@@ -100,6 +101,8 @@ export function setupOAuth(ctx: SetupContext): void {
 
   const serverDirs = serverDirsOf(ctx)
   addRoutes(resolver, oauthRoutes(options, r => hostRouteExists(serverDirs, r)))
+  // The end-session URL of a logout at the provider (`logout({ provider: true })`).
+  if (oauthProviderNames(options.providers).some(name => name !== 'mock')) ctx.features.push(resolver.resolve('./runtime/oauth/server/oauth-feature'))
   if (!nuxt.options.dev && isMockEnabled(options, false)) logger.warn(mockProductionWarning())
 
   addServerPlugin(resolver.resolve('./runtime/oauth/server/oauth-plugin'))

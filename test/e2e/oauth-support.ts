@@ -31,11 +31,10 @@ export async function startLogin(server: Server, path: string): Promise<StartedL
 }
 
 /**
- * Plays the browser at the provider: follows its redirects (keeping its cookies) until it sends
- * the browser back to the app, and returns that callback URL.
+ * Plays the browser at the provider: follows its redirects (keeping its cookies in `jar`, the
+ * browser's cookies of the provider) until it sends the browser back to the app, and returns that callback URL.
  */
-export async function visitProvider(url: URL, appOrigin: string): Promise<URL> {
-  const jar: Record<string, string> = {}
+export async function visitProvider(url: URL, appOrigin: string, jar: Record<string, string> = {}): Promise<URL> {
   let current = url
   for (let i = 0; i < 12; i++) {
     const res = await fetch(current, { redirect: 'manual', headers: { cookie: cookieHeader(jar) } })

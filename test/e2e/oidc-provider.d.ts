@@ -9,6 +9,9 @@ declare module 'oidc-provider' {
     grant_types?: string[]
     response_types?: string[]
     token_endpoint_auth_method?: string
+    post_logout_redirect_uris?: string[]
+    backchannel_logout_uri?: string
+    backchannel_logout_session_required?: boolean
   }
 
   export interface Account {
@@ -27,6 +30,8 @@ declare module 'oidc-provider' {
     conformIdTokenClaims?: boolean
     jwks?: { keys: Array<Record<string, unknown>> }
     ttl?: Record<string, number>
+    /** The fetch of the provider's own requests (its default refuses loopback and private addresses). */
+    fetch?: (url: string | URL, options: RequestInit & { dispatcher?: unknown }) => Promise<Response>
   }
 
   export interface InteractionDetails {

@@ -7,7 +7,9 @@ import { freePort } from './server-processes'
 /**
  * A real OpenID Connect provider (oidc-provider) on loopback. Logins are finished without a form:
  * the account is the `login_hint` of the authorization request, else `defaultAccount`; the
- * account `deny` makes the provider answer `error=access_denied`.
+ * account `deny` makes the provider answer `error=access_denied`. Its end-session page
+ * (`end_session_endpoint`) asks to confirm with a form; a client with `backchannel_logout_uri`
+ * gets the logout token of a session ended there.
  */
 export interface OidcServer {
   issuer: string
@@ -35,10 +37,13 @@ export async function startOidcServer({ port, clients, accounts, defaultAccount 
     clients: clients.map(c => ({ grant_types: ['authorization_code'], response_types: ['code'], ...c })),
     findAccount: (_ctx, id) => (accounts[id] ? { accountId: id, claims: () => ({ sub: id, ...accounts[id] }) } : undefined),
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'picture', 'given_name', 'family_name'] },
-    features: { devInteractions: { enabled: false } },
+    // RP-Initiated Logout (its end-session page) and Back-Channel Logout to clients that register a URI for it.
+    features: { devInteractions: { enabled: false }, rpInitiatedLogout: { enabled: true }, backchannelLogout: { enabled: true } },
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     pkce: { required: () => true },
     cookies: { keys: ['oidc-test-cookie-key-0123456789'] },
+    // Its own requests (back-channel logouts) go to the apps on loopback: without its guard against private addresses.
+    fetch: (url, options) => globalThis.fetch(url, { ...options, dispatcher: undefined } as RequestInit),
   })
   const callback = provider.callback()
 

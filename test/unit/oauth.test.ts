@@ -327,18 +327,24 @@ describe('routes', () => {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
   })
 
-  it('registers one login route per provider plus the mock endpoints, skipping host routes', () => {
+  it('registers one login route per provider, the back-channel logout and the mock endpoints, skipping host routes', () => {
     const providers: ProvidersOptions = { google: creds, mock: { mockUsers: [] }, custom: [{ ...creds, name: 'acme', issuer: 'https://id' }] }
     expect(oauthProviderNames(providers)).toEqual(['google', 'mock', 'acme'])
     const routes = oauthRoutes({ providers, endpoints: { ...endpoints, loginPath: '/login/' } }, r => r === '/login/google')
     expect(routes.map(r => `${r.method} ${r.route} ${r.handler}`)).toEqual([
       'get /login/mock oauth/server/routes/login.get',
       'get /login/acme oauth/server/routes/login.get',
+      'post /auth/backchannel-logout/:provider oauth/server/routes/backchannel-logout.post',
       'get /mock/authorize oauth/server/routes/mock-authorize.get',
       'post /mock/token oauth/server/routes/mock-token.post',
       'get /mock/userinfo oauth/server/routes/mock-userinfo.get',
     ])
-    expect(oauthRoutes({ providers: { google: creds }, endpoints })).toEqual([{ route: '/auth/google', method: 'get', handler: 'oauth/server/routes/login.get' }])
+    expect(oauthRoutes({ providers: { google: creds }, endpoints })).toEqual([
+      { route: '/auth/google', method: 'get', handler: 'oauth/server/routes/login.get' },
+      { route: '/auth/backchannel-logout/:provider', method: 'post', handler: 'oauth/server/routes/backchannel-logout.post' },
+    ])
+    // The mock alone: no provider can send a logout token.
+    expect(oauthRoutes({ providers: { mock: { mockUsers: [] } }, endpoints }).map(r => r.route)).not.toContain('/auth/backchannel-logout/:provider')
   })
 
   it('finds host route files in any server directory', () => {

@@ -11,6 +11,8 @@ import type { PasskeyCredential } from '../../src/runtime/passkey/passkey-types'
 import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server'
 import { SoftAuthenticator } from './helpers/webauthn'
 import { RECORD_DECLARATIONS, RECORD_TYPES } from './helpers/record-types'
+import { startOidcProvider, type FakeProvider } from './helpers/fake-provider'
+import { BACKCHANNEL_LOGOUT_EVENT } from '../../src/runtime/oauth/server/backchannel-logout'
 import type { StoreBackend } from '../../src/runtime/server/lib/store/types'
 import { peekAuthContext } from '../../src/runtime/server/utils/auth-context'
 import type { TwoFactorState } from '../../src/runtime/types/auth'
@@ -104,7 +106,11 @@ async function exchange(b: Browser, code: string): Promise<string> {
 /** The code of the last email sent for `action`. */
 const lastCode = (action: string) => codes.filter(c => c.action === action).at(-1)!
 
+let oidc: FakeProvider
+
 beforeAll(async () => {
+  oidc = await startOidcProvider('op', 'oidc-client')
+  oidc.change.claims = { sid: 'op-session' }
   options = resolveOptions({
     token: { secret: 'record-types-secret-0123456789-abcdefghijkl' },
     tokenRefresh: { storage: { driver: 'memory' } },
@@ -114,6 +120,7 @@ beforeAll(async () => {
       mock: { enableInProduction: true, mockUsers: [{ sub: 'mock-1', email: 'mock@example.com', name: 'Mock One' }] },
       password: { passwordHashRounds: 4 },
       passkey: {},
+      custom: { oidc: { clientId: 'oidc-client', clientSecret: 'oidc-client-secret', issuer: oidc.issuer } },
     },
     twoFactor: { enabled: true },
     organizations: {},
@@ -154,6 +161,7 @@ afterAll(async () => {
   resetAuthHandlers()
   await new Promise(resolve => server?.close(resolve))
   await peekAuthContext()?.dispose()
+  await oidc?.close()
 })
 
 describe('record types', () => {
@@ -235,6 +243,17 @@ describe('record types', () => {
 
     // Logout.
     await json(await b.post(options.endpoints.logoutPath))
+
+    // An OpenID provider's login, ended by its back-channel logout.
+    const o = browser()
+    const atOp = await fetch((await o.get(`${options.endpoints.loginPath.replace(/\/+$/, '')}/oidc`)).headers.get('location')!, { redirect: 'manual' })
+    const opCallback = new URL(atOp.headers.get('location')!)
+    const opBack = new URL((await o.get(`${opCallback.pathname}${opCallback.search}`)).headers.get('location')!, base)
+    await exchange(o, opBack.searchParams.get('code')!)
+    const now = Math.floor(Date.now() / 1000)
+    const logoutToken = await oidc.sign({ iss: oidc.issuer, aud: 'oidc-client', iat: now, jti: 'jti-1', sid: 'op-session', events: { [BACKCHANNEL_LOGOUT_EVENT]: {} } })
+    const ended = await fetch(`${base}${options.endpoints.authPath}/backchannel-logout/oidc`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ logout_token: logoutToken }) })
+    expect(ended.status).toBe(200)
 
     const written = [...storage.written].map(recordTypeOf)
     const stored = (await storage.backend!.keys('')).map(recordTypeOf)

@@ -64,7 +64,7 @@ describe('buildRuntimeConfig: built-in providers', () => {
   it('every preset gets a login route, a handler helper and a name in the public config', () => {
     const providers = Object.fromEntries(PRESET_NAMES.map(name => [name, { ...creds, domain: 'x', baseUrl: 'https://x', realm: 'r' }])) as ProvidersOptions
     const routes = oauthRoutes({ providers, endpoints: defaultOptions.endpoints }).map(r => r.route)
-    expect(routes).toEqual(PRESET_NAMES.map(name => `/auth/${name}`))
+    expect(routes).toEqual([...PRESET_NAMES.map(name => `/auth/${name}`), '/auth/backchannel-logout/:provider'])
     expect(build(providers).public.providers).toEqual(PRESET_NAMES)
     const names = oauthHandlerExports().map(h => h.name)
     expect(names).toEqual([

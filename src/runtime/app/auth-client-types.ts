@@ -7,6 +7,19 @@ import type { LoginUrlOptions } from './lib/route-paths'
 /** Options of `login()`: `redirect`, `query` for provider routes, `email` (a hint) for `'passkey'`. */
 export type LoginOptions = LoginUrlOptions & PasskeyLoginOptions
 
+/** Options of `logout()`. */
+export interface LogoutOptions {
+  /**
+   * Also end the session at the OpenID provider of its login (RP-Initiated Logout): the browser goes to the
+   * provider's end-session page, which comes back to `postLogoutRedirectUri`. A session from elsewhere, or
+   * from a provider without an end-session endpoint, goes to `redirect.logout` as without it.
+   * @default false
+   */
+  provider?: boolean
+  /** One of the provider's `postLogoutRedirectUrls`, exactly (400 otherwise). @default the first of them */
+  postLogoutRedirectUri?: string
+}
+
 /** What `useAuth()` returns. */
 export interface UseAuthReturn {
   /** Claims of the current access token (without `jti` and `sid`), or null when logged out. */
@@ -25,8 +38,8 @@ export interface UseAuthReturn {
    * and rejects with an `Error` named after the browser's refusal or the server's `data.error`.
    */
   login(provider: string, options?: LoginOptions): Promise<void>
-  /** POST /auth/logout, forgets the token, then goes to `redirect.logout`. */
-  logout(): Promise<void>
+  /** POST /auth/logout, forgets the token, then goes to `redirect.logout` (or with `provider`, to the provider's end-session page). */
+  logout(options?: LogoutOptions): Promise<void>
   /** One refresh with the cookie (shared with any refresh in flight). True when it succeeded. */
   refresh(): Promise<boolean>
   /** POST /auth/impersonate; on success the app continues as the target user. */

@@ -5,7 +5,7 @@ import { computed } from 'vue'
 import { navigateTo, useNuxtApp } from '#imports'
 import { organizations, passkey as passkeyClient } from '#build/svc-auth/client-features.mjs'
 import type { AuthSession } from '../types/auth'
-import type { LoginOptions, UseAuthReturn } from './auth-client-types'
+import type { LoginOptions, LogoutOptions, UseAuthReturn } from './auth-client-types'
 import { createAuthFetchCore, statusOf, type AuthFetchDeps, type AuthFetchOptions } from './lib/auth-fetch'
 import { decodeTokenClaims } from './lib/token-payload'
 import { isAuthEndpoint, loginUrl, safeRedirect } from './lib/route-paths'
@@ -154,13 +154,18 @@ export function useAuth(): UseAuthReturn {
     await navigateTo(joinBase(nuxtApp.$config.app.baseURL, loginUrl(config.endpoints.loginPath, provider, options)), { external: true })
   }
 
-  async function logout(): Promise<void> {
+  async function logout(options: LogoutOptions = {}): Promise<void> {
+    let answer: unknown
     try {
-      await postAuth(config.endpoints.logoutPath)
+      // JSON leaves an undefined postLogoutRedirectUri out.
+      answer = await postAuth(config.endpoints.logoutPath, options.provider ? { provider: true, postLogoutRedirectUri: options.postLogoutRedirectUri } : undefined)
     }
     finally {
       clearSession(nuxtApp)
     }
+    // With `provider`, the provider's end-session page (it comes back to a registered page of the app).
+    const redirect = (answer as { redirect?: unknown } | undefined)?.redirect
+    if (options.provider && typeof redirect === 'string' && /^https?:\/\//i.test(redirect)) return void (await goTo(nuxtApp, redirect, { external: true }))
     await goTo(nuxtApp, config.redirect.logout)
   }
 

@@ -39,10 +39,11 @@ export const CORE_ROUTES = {
     handler: 'server/routes/logout.post',
     path: e => e.logoutPath,
     summary: 'Log out',
-    description: 'Revokes the session of the refresh cookie (any token of the session ends it) and deletes the cookie. Succeeds without a cookie too.',
+    description: 'Revokes the session of the refresh cookie (any token of the session ends it) and deletes the cookie. Succeeds without a cookie too. With `{ provider: true }` and a session that came from an OpenID provider with an end-session endpoint, `redirect` is where the browser ends its session there (RP-Initiated Logout).',
     auth: 'refreshCookie',
     sameOrigin: true,
-    ok: { schema: res.successResponse, description: 'Logged out' },
+    body: req.logoutRequest,
+    ok: { schema: res.logoutResponse, description: 'Logged out' },
     errors: [],
   },
   me: {

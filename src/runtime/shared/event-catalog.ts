@@ -4,7 +4,7 @@
  */
 export const SECURITY_EVENTS = {
   'login': 'A login: `success` when its session starts (the code was exchanged), `failure` when a first or second factor was refused (`subject`: the account, when it is known). Details: `provider`, `secondFactor` (`code`, `recovery_code`, `passkey`), `reason` and `stage` of a failure. An OAuth login\'s failures are one event per provider, reason and client each 5 minutes.',
-  'logout': 'A session ended by its own logout.',
+  'logout': 'A session ended by its own logout, or by its OpenID provider\'s back-channel logout (`via: \'backchannel\'`, no actor). `failure`: a refused logout token (`provider`, `via`, `reason`; one event per provider, reason and client each 5 minutes).',
   'session.revoked': 'A session ended for another `reason`: `user` (from the sessions list), `host` (`revokeUserSession(s)`, or an administrator on the admin page, then the `actor`), `password_reset`, `password_change`, `two_factor_change`, `refresh_token_reused`.',
   'refresh.reused': 'A refresh token that was rotated already came back: theft suspected, its session is revoked (`failure`).',
   'session.refreshed': 'A session\'s tokens were refreshed (recorded only with `audit.refreshes`).',

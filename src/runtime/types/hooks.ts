@@ -59,8 +59,8 @@ export interface ImpersonateEndPayload extends ImpersonationRequestOrigin {
   timestamp: Date
 }
 
-/** Why a session ended (`refresh_token_reused`: a rotated token came back, theft; `host`: `revokeUserSession(s)`). */
-export type SessionRevocationReason = 'logout' | 'refresh_token_reused' | 'password_reset' | 'password_change' | 'two_factor_change' | 'impersonation' | 'user' | 'host'
+/** Why a session ended (`refresh_token_reused`: a rotated token came back, theft; `host`: `revokeUserSession(s)`; `provider_logout`: the OpenID provider's back-channel logout). */
+export type SessionRevocationReason = 'logout' | 'refresh_token_reused' | 'password_reset' | 'password_change' | 'two_factor_change' | 'impersonation' | 'user' | 'host' | 'provider_logout'
 
 /** Payload of `svc:session:revoked`. */
 export interface SessionRevokedPayload {

@@ -38,6 +38,18 @@ export interface OAuthProviderOptions {
   /** JSON Web Key Set of the id_token signatures (overrides the built-in or discovered one). @default provider default */
   jwksUrl?: string
   /**
+   * End-session endpoint of OpenID Connect RP-Initiated Logout (`logout({ provider: true })`), for a provider
+   * whose discovery document does not give one. @default provider default (discovered, or the preset's)
+   */
+  endSessionUrl?: string
+  /**
+   * Where the provider may send the browser after a logout there (`post_logout_redirect_uri`): absolute URLs,
+   * each registered at the provider. The first is the default; `logout({ provider: true, postLogoutRedirectUri })`
+   * may pick another, exactly as listed. Empty: `publicUrl` + `redirect.logout` when `publicUrl` is set, else none.
+   * @default []
+   */
+  postLogoutRedirectUrls?: string[]
+  /**
    * Absolute redirect URI registered at the provider (behind a proxy that rewrites the host).
    * @default ''
    */

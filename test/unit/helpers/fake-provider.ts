@@ -12,6 +12,8 @@ export interface FakePaths {
   jwks?: string
   discovery?: string
   issuer?: string
+  /** RP-Initiated Logout's end-session endpoint, announced in discovery. */
+  endSession?: string
 }
 
 export interface FakeProviderOptions {
@@ -161,6 +163,7 @@ export async function startFakeProvider(o: FakeProviderOptions) {
         token_endpoint: url(p.token),
         userinfo_endpoint: url(p.userinfo),
         jwks_uri: url(p.jwks),
+        end_session_endpoint: url(p.endSession),
         response_types_supported: ['code'],
         subject_types_supported: ['public'],
         id_token_signing_alg_values_supported: ['RS256'],
@@ -177,6 +180,8 @@ export async function startFakeProvider(o: FakeProviderOptions) {
   return {
     base,
     issuer: issuer(),
+    /** Signs claims with the provider's key (`change.sign`, as the provider's own tokens are). */
+    sign: (claims: JWTPayload) => change.sign(claims),
     seen,
     clientAuth,
     change,
@@ -208,6 +213,21 @@ export function keycloakPaths(realm: string): FakePaths {
   const issuer = `/realms/${realm}`
   const oidc = `${issuer}/protocol/openid-connect`
   return { issuer, discovery: `${issuer}/.well-known/openid-configuration`, authorize: `${oidc}/auth`, token: `${oidc}/token`, userinfo: `${oidc}/userinfo`, jwks: `${oidc}/certs` }
+}
+
+/**
+ * An OpenID provider whose issuer is `<base>/<name>` (discovery, authorize, token, userinfo, JWKS under
+ * it, and `logout` as its end-session endpoint with `endSession`), for the user `op-user-1` (Alice).
+ */
+export function startOidcProvider(name: string, clientId: string, { endSession = false } = {}) {
+  const at = (path: string) => `/${name}/${path}`
+  return startFakeProvider({
+    paths: { issuer: `/${name}`, discovery: at('.well-known/openid-configuration'), authorize: at('auth'), token: at('token'), userinfo: at('userinfo'), jwks: at('jwks'), ...(endSession ? { endSession: at('logout') } : {}) },
+    clientId,
+    clientSecret: `${clientId}-secret`,
+    subject: 'op-user-1',
+    profile: { email: 'alice@example.com', email_verified: true, name: 'Alice' },
+  })
 }
 
 /** GitLab's documented paths. */

@@ -6,8 +6,9 @@ import twoFactor from '../../../src/runtime/two-factor/server/two-factor-feature
 import organizations from '../../../src/runtime/organizations/server/organizations-feature'
 import audit from '../../../src/runtime/audit/server/audit-feature'
 import keptProviderTokens from '../../../src/runtime/oauth/server/token-vault-feature'
+import oauth from '../../../src/runtime/oauth/server/oauth-feature'
 
-export const features = [twoFactor, organizations, audit, keptProviderTokens]
+export const features = [twoFactor, organizations, audit, oauth, keptProviderTokens]
 
 export const routePaths: string[] = []
 

@@ -63,6 +63,7 @@ export function resolveMockProvider(o: Partial<MockProviderOptions>): ResolvedPr
     multiTenantIssuer: false,
     local: true,
     forwardedQuery: { user: 'login_hint', mock_error: 'mock_error' },
+    postLogoutRedirectUrls: [],
     fetchProfile: fetchMockProfile,
   }
 }

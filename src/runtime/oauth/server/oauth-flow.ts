@@ -2,7 +2,8 @@ import type { H3Event } from 'h3'
 import { getQuery, getRequestURL, isError, sendRedirect } from 'h3'
 import * as oauth from 'oauth4webapi'
 import { z } from 'zod'
-import type { ProviderLoginHandlers } from '../../types/auth'
+import type { ProviderLoginHandlers, ProviderTokens } from '../../types/auth'
+import type { UpstreamLogin } from '../../server/lib/core/records/record-schema'
 import type { OAuthErrorPayload, OAuthEventHandlerOptions } from '../oauth-types'
 import { browserBindingOf, matchesCodeBinding } from '../../server/lib/core/code-binding'
 import type { AuthContext } from '../../server/lib/core/context'
@@ -206,13 +207,20 @@ async function finishLogin(event: H3Event, ctx: AuthContext, provider: ResolvedP
     onSuccess: finish.handlers.onSuccess,
   }
   try {
-    const { location } = await completeLogin(ctx, { event, provider: provider.name, user, tokens, handlers, redirect: record.redirect })
+    const { location } = await completeLogin(ctx, { event, provider: provider.name, user, tokens, handlers, redirect: record.redirect, upstream: upstreamLoginOf(provider, tokens, idClaims) })
     return location
   }
   catch (cause) {
     const deliberate = isError(cause) && !cause.unhandled && cause.statusCode >= 400 && cause.statusCode < 500
     throw new OAuthLoginError('login_failed', deliberate ? sanitizeErrorText(cause.message) || 'The login was refused' : 'The login could not be completed', 'login', cause)
   }
+}
+
+/** The OpenID Connect login to keep with the session (for a logout at the provider and its back-channel logout). */
+function upstreamLoginOf(provider: ResolvedProvider, tokens: ProviderTokens, idClaims: oauth.IDToken | undefined): UpstreamLogin | undefined {
+  if (!provider.openid || !idClaims || !tokens.id_token) return undefined
+  const sid = typeof idClaims.sid === 'string' && idClaims.sid ? idClaims.sid : undefined
+  return { provider: provider.name, sub: idClaims.sub, idToken: tokens.id_token, ...(sid ? { sid } : {}) }
 }
 
 /**

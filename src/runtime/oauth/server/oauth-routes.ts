@@ -1,7 +1,10 @@
 import type { RouteContract } from '../../server/lib/edge/route-contract'
 import * as req from '../../server/lib/edge/request-schemas'
 import * as res from '../../server/lib/edge/response-schemas'
+import { z } from 'zod'
+import { underPath } from '../../shared/paths'
 import { MOCK_ENDPOINTS } from './mock-preset'
+import { PROVIDER_NAME } from './provider-registry'
 
 /**
  * The OAuth routes: `GET <loginPath>/<name>` of every configured provider (the build adds the
@@ -17,6 +20,20 @@ export const OAUTH_ROUTES = {
     description: 'Without `code`/`state`/`error`: redirects to the provider. On the way back: redirects to the callback page with an authorization code, or to the error page with `error` and `error_description`. Query: `redirect` (same-origin path to land on after login).',
     redirect: 'The provider, the callback page (`?code=`) or the error page (`?error=`)',
     errors: ['not_found'],
+  },
+  backchannelLogout: {
+    id: 'BackchannelLogout',
+    method: 'post',
+    handler: 'oauth/server/routes/backchannel-logout.post',
+    path: e => underPath(e.authPath, 'backchannel-logout', ':provider'),
+    summary: 'OpenID Connect Back-Channel Logout',
+    description: 'Called by an OpenID provider, server to server (register `<publicUrl><authPath>/backchannel-logout/<provider>` there): the form field `logout_token` is verified (signature with the provider\'s keys, `iss`, `aud`, `iat`, `exp`, the logout event, `sid` or `sub`, no `nonce`, a `jti` used once) and the sessions of the provider\'s `sid` (or of its `sub`) end. No same-origin check; bodies above 16 KB are refused.',
+    params: { provider: z.string().regex(PROVIDER_NAME) },
+    body: req.backchannelLogoutRequest,
+    bodyTypes: ['form'],
+    ownInput: true,
+    ok: { schema: res.successResponse, description: 'The sessions named have ended (or none of them was known)' },
+    errors: ['invalid_request', 'not_found'],
   },
   mockAuthorize: {
     id: 'MockAuthorize',

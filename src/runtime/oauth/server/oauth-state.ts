@@ -8,6 +8,8 @@ export const OAUTH_RECORDS = recordTypes({
   oauthState: 'oauth-state',
   mockCode: 'mock-code',
   mockToken: 'mock-token',
+  /** The `jti` of a back-channel logout token, kept until the token expires (backchannel-logout.ts). */
+  logoutToken: 'logout-token',
 })
 
 const oauthStateRecord = z.object({

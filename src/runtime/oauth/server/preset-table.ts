@@ -78,6 +78,7 @@ export const OAUTH_PRESETS = {
         userinfo_endpoint: `${base}/userinfo`,
         jwks_uri: `${base}/.well-known/jwks.json`,
         id_token_signing_alg_values_supported: ['RS256', 'HS256'],
+        end_session_endpoint: `${base}/oidc/logout`,
       }
     },
     authorizationParams: (o): Record<string, string> => (o.audience ? { audience: o.audience } : {}),
@@ -99,6 +100,7 @@ export const OAUTH_PRESETS = {
         userinfo_endpoint: 'https://graph.microsoft.com/oidc/userinfo',
         jwks_uri: `${MS_LOGIN}/${tenant}/discovery/v2.0/keys`,
         id_token_signing_alg_values_supported: ['RS256'],
+        end_session_endpoint: `${MS_LOGIN}/${tenant}/oauth2/v2.0/logout`,
       }
     },
     tenantIssuer: isMultiTenant,
@@ -122,6 +124,7 @@ export const OAUTH_PRESETS = {
         userinfo_endpoint: `${oidc}/userinfo`,
         jwks_uri: `${oidc}/certs`,
         id_token_signing_alg_values_supported: ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512'],
+        end_session_endpoint: `${oidc}/logout`,
       }
     },
   },

@@ -13,6 +13,8 @@ export interface ProviderEndpoints {
   userinfo_endpoint?: string
   jwks_uri?: string
   id_token_signing_alg_values_supported?: string[]
+  /** OpenID Connect RP-Initiated Logout: where the browser ends its session at the provider. */
+  end_session_endpoint?: string
 }
 
 /** What reading the user after the code exchange has at hand. */
@@ -82,5 +84,7 @@ export interface ResolvedProvider {
   local: boolean
   /** Login-route query parameters passed on to the authorization request (route name → provider name). */
   forwardedQuery: Record<string, string>
+  /** Where the provider may send the browser after a logout there (absolute URLs, registered at the provider). */
+  postLogoutRedirectUrls: string[]
   fetchProfile(request: ProfileRequest): Promise<FetchedUser>
 }

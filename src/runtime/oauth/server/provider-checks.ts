@@ -9,6 +9,13 @@ import { bool, crossChecks, is, schemaErrors, text } from '../../server/lib/conf
 
 const hasText = (value: unknown): value is string => trimmedString(value) !== undefined
 
+/** An absolute http(s) URL without a fragment (a `post_logout_redirect_uri`). */
+function isAbsoluteAppUrl(value: unknown): value is string {
+  if (typeof value !== 'string' || !URL.canParse(value)) return false
+  const url = new URL(value)
+  return (url.protocol === 'https:' || url.protocol === 'http:') && !url.hash && !value.includes('#')
+}
+
 export interface ProviderValidation {
   errors: string[]
   warnings: string[]
@@ -24,6 +31,7 @@ const oauthShape = {
   tokenEndpointAuthMethod: z.enum(['client_secret_basic', 'client_secret_post'], { error: 'must be \'client_secret_basic\' or \'client_secret_post\'.' }).optional(),
   keepTokens: z.union([z.boolean(), z.literal('offline')], { error: 'must be true, false or \'offline\'.' }).optional()
     .describe('Keep the provider\'s tokens server-side for `getProviderToken` ([oauth](oauth.md#upstream-tokens)); `\'offline\'`: also after the last session ends.'),
+  postLogoutRedirectUrls: is((urls): urls is string[] => Array.isArray(urls) && urls.every(isAbsoluteAppUrl), 'must be an array of absolute http(s) URLs without a fragment.').optional(),
 }
 const urlChecks = crossChecks<Options>(o => Object.entries(o).map(([key, value]) =>
   (key === 'issuer' || key.endsWith('Url')) && value !== undefined && value !== '' && !(typeof value === 'string' && isAllowedProviderUrl(value))

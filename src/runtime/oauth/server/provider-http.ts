@@ -96,6 +96,7 @@ export async function authorizationServerOf(provider: ResolvedProvider, origin: 
     userinfo_endpoint: endpointUrl(provider, merged.userinfo_endpoint, origin),
     jwks_uri: merged.jwks_uri,
     id_token_signing_alg_values_supported: merged.id_token_signing_alg_values_supported,
+    end_session_endpoint: endpointUrl(provider, merged.end_session_endpoint, origin),
   }
   const key = JSON.stringify(server)
   const known = serverCache.get(key)

@@ -123,6 +123,7 @@ function withExplicitEndpoints(base: ProviderEndpoints, o: OAuthProviderOptions)
   if (trimmedString(o.tokenUrl)) out.token_endpoint = trimmedString(o.tokenUrl)
   if (trimmedString(o.userInfoUrl)) out.userinfo_endpoint = trimmedString(o.userInfoUrl)
   if (trimmedString(o.jwksUrl)) out.jwks_uri = trimmedString(o.jwksUrl)
+  if (trimmedString(o.endSessionUrl)) out.end_session_endpoint = trimmedString(o.endSessionUrl)
   return out
 }
 
@@ -160,6 +161,7 @@ export function resolveProvider(name: string, type: string, input: object): Reso
     redirectUrl: trimmedString(o.redirectUrl),
     local: false,
     forwardedQuery: {},
+    postLogoutRedirectUrls: Array.isArray(o.postLogoutRedirectUrls) ? o.postLogoutRedirectUrls.filter(url => typeof url === 'string') : [],
     fetchProfile: preset?.fetchProfile ? request => preset.fetchProfile!(request, o) : profileReader(map),
   }
 }

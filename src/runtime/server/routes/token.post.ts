@@ -11,6 +11,7 @@ import { describeClient } from '../lib/edge/client-description'
 import { defineAuthRoute } from '../utils/auth-context'
 import { CORE_ROUTES } from '../core-routes'
 import { randomToken } from '../lib/store/crypto'
+import { indexUpstreamLogin } from '../lib/core/records/upstream-login'
 
 /** A password login also sets the device cookie; a bound code presented by another browser is burnt. */
 export default defineAuthRoute(guarded(CORE_ROUTES.token, async (ctx, event, { code }) => {
@@ -27,8 +28,10 @@ export default defineAuthRoute(guarded(CORE_ROUTES.token, async (ctx, event, { c
     throw authError('code_binding_mismatch')
   }
   const session = { user: record.user, userId, provider: record.provider, family: randomToken(16), impersonation: undefined }
+  // Indexed before the session exists: the provider's back-channel logout can name it from now on.
+  const upstream = record.upstream ? await indexUpstreamLogin(ctx, session, record.upstream) : undefined
   if (ctx.options.tokenRefresh.enabled) {
-    const issued = await issueRefreshToken(ctx, { ...session, claims: record.claims, client: describeClient(event, ctx) })
+    const issued = await issueRefreshToken(ctx, { ...session, claims: record.claims, client: describeClient(event, ctx), upstream })
     session.family = issued.record.family
     setRefreshCookie(event, ctx, issued.token)
   }

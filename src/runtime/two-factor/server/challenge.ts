@@ -2,6 +2,7 @@
 import type { H3Event } from 'h3'
 import type { AuthUser, CustomClaims, ProviderTokens } from '../../types/auth'
 import type { AuthContext } from '../../server/lib/core/context'
+import type { UpstreamLogin } from '../../server/lib/core/records/record-schema'
 import { withQueryParams } from '../../server/lib/edge/redirect'
 import { createPendingLogin } from './two-factor-records'
 import { emitHook } from '../../server/lib/core/handlers'
@@ -17,6 +18,8 @@ export interface ChallengeInput {
   tokens: ProviderTokens
   redirect?: string
   enrol: boolean
+  /** The OpenID provider login, carried to the session the second factor starts. */
+  upstream?: UpstreamLogin
 }
 
 /** The second-factor page of a pending login: `<secondFactorPath>?flow=<id>[&enrol=1]`. */
@@ -26,8 +29,8 @@ export function secondFactorLocation(ctx: AuthContext, flow: string, enrol: bool
 
 /** Stores the pending login (single use, `twoFactor.pendingLoginTTL`, browser-bound) and returns its flow id. */
 export async function challengeSecondFactor(ctx: AuthContext, input: ChallengeInput): Promise<string> {
-  const { event, user, claims, provider, tokens, redirect, enrol } = input
-  const flow = await createPendingLogin(ctx, event, { userId: user.sub, user, claims, provider, tokens, redirect, enrol }, ctx.options.twoFactor.pendingLoginTTL)
+  const { event, user, claims, provider, tokens, redirect, enrol, upstream } = input
+  const flow = await createPendingLogin(ctx, event, { userId: user.sub, user, claims, provider, tokens, redirect, enrol, upstream }, ctx.options.twoFactor.pendingLoginTTL)
   await securityEvent(ctx, event, { type: 'two_factor.challenged', actor: user.sub, details: { provider, enrol } })
   await emitHook(ctx, 'svc:twoFactor:challenged', { userId: user.sub, provider, enrol, event })
   return flow

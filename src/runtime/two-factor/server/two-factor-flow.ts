@@ -68,7 +68,7 @@ async function completeSecondFactor(ctx: AuthContext, event: H3Event, flow: stri
   // Reported with the login (its `secondFactor`) when the code is exchanged and the session starts.
   await emitHook(ctx, 'svc:twoFactor:verified', { userId: login.userId, provider: login.provider, method, event })
   await loginSucceeded(ctx, { user: login.user, tokens: pendingLoginTokens(ctx, login), provider: login.provider, event })
-  const code = await createAuthCode(ctx, event, { user: login.user, claims: login.claims, provider: login.provider, redirect: login.redirect, secondFactor: method })
+  const code = await createAuthCode(ctx, event, { user: login.user, claims: login.claims, provider: login.provider, redirect: login.redirect, secondFactor: method, upstream: login.upstream })
   return callbackLocation(ctx, code)
 }
 

@@ -7,7 +7,7 @@ import { createSealer, randomToken, type Sealer } from '../../server/lib/store/c
 import { stringList } from '../../server/lib/config/string-list'
 import { reserveUnits, type Reservation } from '../../server/lib/edge/rate-counter'
 import { recordTypes } from '../../server/lib/store/record-types'
-import { claimsSchema, timestamp, userSchema } from '../../server/lib/core/records/record-schema'
+import { claimsSchema, timestamp, upstreamLoginSchema, userSchema, type UpstreamLogin } from '../../server/lib/core/records/record-schema'
 import { storableUser } from '../../server/lib/core/records/stored-user'
 import { oncePer } from '../../shared/values'
 
@@ -34,6 +34,8 @@ const pendingLoginRecord = z.object({
   /** HMAC of the browser binding (the code cookie) of the browser that passed the first factor. */
   binding: z.string().min(1),
   enrol: z.boolean(),
+  /** The OpenID provider login, for the session the code will start. */
+  upstream: upstreamLoginSchema.optional(),
   createdAt: timestamp,
 })
 
@@ -48,6 +50,7 @@ export interface PendingLoginInput {
   redirect?: string
   tokens: ProviderTokens
   enrol: boolean
+  upstream?: UpstreamLogin
 }
 
 const pendingKey = (ctx: AuthContext, id: string) => ctx.store.key(TWO_FACTOR_RECORDS.twoFactorLogin, id)

@@ -13,6 +13,7 @@ import { stringList } from '../config/string-list'
 import { createTokenService, type TokenService } from './tokens'
 import { formatValidationErrors, hostPrefixAdvice, validateOptions } from '../config/validate-options'
 import { runtimeTarget, type RecordedDeployTarget, type RuntimeTarget } from '../config/runtime-target'
+import type { UpstreamLogin } from './records/record-schema'
 
 /** Everything the server side needs, created once per process from the runtime config. */
 export interface AuthContext extends EdgeContext {
@@ -46,6 +47,8 @@ export interface FirstFactorLogin {
   provider: string
   tokens: ProviderTokens
   redirect?: string
+  /** The OpenID provider login, to keep with the session the login starts. */
+  upstream?: UpstreamLogin
 }
 
 /** Where a feature sends a login instead of finishing it (the second factor's page). */
@@ -79,6 +82,11 @@ export interface AuthFeature {
   sessionClaims?: (ctx: AuthContext, session: { userId: string, sid: string }) => Promise<CustomClaims>
   /** True when the feature marks users' claims stale (`markClaimsStale`) with these options: the revocation list exists even with `sessions.revokeAccessTokens` off. */
   marksClaimsStale?: (options: Parsed<ModuleOptions>) => boolean
+  /**
+   * The provider's end-session URL for a logout at the provider (`POST <logoutPath>` with `{ provider: true }`), or
+   * undefined when it has none. Throws a 400 for a `postLogoutRedirectUri` that is not allowed.
+   */
+  providerLogoutUrl?: (ctx: AuthContext, upstream: UpstreamLogin, request: { postLogoutRedirectUri?: string }) => Promise<string | undefined>
   /** Records a security event (`securityEvent`, edge/security-event.ts); its errors are logged and never fail the request. */
   recordEvent?: (ctx: AuthContext, event: SecurityEventDraft) => Promise<void>
   /** A login succeeded (after `svc:success`, before its authorization code): the final user's `sub` and the provider's tokens. */

@@ -4,6 +4,7 @@ import type { AuthContext } from './context'
 import { dispatch, getAuthHandlers } from './handlers'
 import { withQueryParams } from '../edge/redirect'
 import { createAuthCode, type AuthCodeInput } from './records/auth-code'
+import type { UpstreamLogin } from './records/record-schema'
 import { hostSubjectOf, subjectOf } from './subject'
 import { resolveGlobalClaims } from './session-tokens'
 
@@ -21,6 +22,8 @@ export interface CompleteLoginInput {
   keepSubject?: boolean
   /** The first factor proved a second already (`passkey`: with user verification): no second factor is asked. */
   secondFactor?: AuthCodeInput['secondFactor']
+  /** The OpenID provider login (ID token, provider `sid` and `sub`), kept with the session for logout. */
+  upstream?: UpstreamLogin
 }
 
 export interface CompletedLogin {
@@ -68,7 +71,7 @@ export async function completeLogin(ctx: AuthContext, input: CompleteLoginInput)
 
   const payload: UserInfoPayload = { user, tokens, provider, event }
   if (!input.secondFactor) {
-    const login = { event, user: { ...user, sub: subjectOf(user)! }, claims, provider, tokens, redirect: input.redirect }
+    const login = { event, user: { ...user, sub: subjectOf(user)! }, claims, provider, tokens, redirect: input.redirect, upstream: input.upstream }
     for (const feature of ctx.features) {
       const detour = await feature.detourLogin?.(ctx, login, async () => {
         await dispatch(ctx, 'svc:success', payload, { route: handlers.onSuccess, hook: false })
@@ -78,7 +81,7 @@ export async function completeLogin(ctx: AuthContext, input: CompleteLoginInput)
   }
   await loginSucceeded(ctx, payload, handlers.onSuccess)
 
-  const code = await createAuthCode(ctx, event, { user, claims, provider, redirect: input.redirect, secondFactor: input.secondFactor })
+  const code = await createAuthCode(ctx, event, { user, claims, provider, redirect: input.redirect, secondFactor: input.secondFactor, upstream: input.upstream })
   return { location: callbackLocation(ctx, code), code, user, claims }
 }
 

@@ -22,6 +22,17 @@ export const impersonateRequest = z.object({
   reason: z.string().trim().max(500).optional(),
 })
 
+/** POST /auth/logout (no body: the local logout alone). */
+export const logoutRequest = z.object({
+  /** Also end the session at the OpenID provider it came from: the answer's `redirect` is its end-session URL. */
+  provider: z.boolean().optional(),
+  /** One of the provider's `postLogoutRedirectUrls` to come back to (the first when absent). */
+  postLogoutRedirectUri: z.string().max(2048).optional(),
+})
+
+/** POST <authPath>/backchannel-logout/<provider> (form body of OpenID Connect Back-Channel Logout). */
+export const backchannelLogoutRequest = z.object({ logout_token: z.string().min(1).max(16 * 1024) })
+
 /** A session id (token family) as it may appear in a user's map; anything else names no session. */
 export const sessionIdSchema = z.string().regex(MAP_FIELD)
 

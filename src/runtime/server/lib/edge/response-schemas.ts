@@ -10,6 +10,12 @@ const jwt = z.string().min(1).describe('Signed JWT access token')
 /** `{ success: true }`. */
 export const successResponse = z.strictObject({ success: z.literal(true) })
 
+/** POST /auth/logout. */
+export const logoutResponse = z.strictObject({
+  success: z.literal(true),
+  redirect: z.string().optional().describe('With `{ provider: true }`: the provider\'s end-session URL to send the browser to'),
+})
+
 /** POST /auth/token. */
 export const tokenResponse = z.strictObject({
   token: jwt,

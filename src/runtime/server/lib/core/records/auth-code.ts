@@ -7,6 +7,7 @@ import { randomToken } from '../../store/crypto'
 import { CORE_RECORDS } from './core-records'
 import { claimsSchema, timestamp, userSchema } from './record-schema'
 import { storableUser } from './stored-user'
+import { upstreamLoginSchema, type UpstreamLogin } from './record-schema'
 
 const authCodeRecord = z.object({
   user: userSchema,
@@ -18,6 +19,8 @@ const authCodeRecord = z.object({
   binding: z.string().optional(),
   /** What proved a second factor: a TOTP `code`, a `recovery_code`, or a `passkey` with user verification. */
   secondFactor: z.enum(['code', 'recovery_code', 'passkey']).optional(),
+  /** The OpenID provider login, kept with the session the code starts. */
+  upstream: upstreamLoginSchema.optional(),
   issuedAt: timestamp,
 })
 
@@ -30,6 +33,7 @@ export interface AuthCodeInput {
   provider?: string
   redirect?: string
   secondFactor?: AuthCodeRecord['secondFactor']
+  upstream?: UpstreamLogin
 }
 
 export interface AuthCodeOptions {

@@ -16,4 +16,8 @@ export const CORE_RECORDS = recordTypes({
   userSessions: 'sessions',
   /** The map of revoked session ids (revoked-sessions.ts). */
   revokedSessions: 'revoked-sessions',
+  /** Our sessions by an OpenID provider's session id (upstream-login.ts). */
+  upstreamSid: 'upstream-sid',
+  /** Our sessions by an OpenID provider's subject (upstream-login.ts). */
+  upstreamSub: 'upstream-sub',
 })

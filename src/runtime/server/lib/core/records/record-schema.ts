@@ -31,3 +31,24 @@ export const sessionClientSchema = z.object({
 })
 
 export type SessionClient = z.output<typeof sessionClientSchema>
+
+/**
+ * The OpenID provider login a session started with: kept in the session's refresh tokens (the ID token is
+ * the `id_token_hint` of a logout at the provider) and indexed by the provider's `sid` and `sub` (a
+ * back-channel logout names the provider's session or user, never ours).
+ */
+export const upstreamLoginSchema = z.object({
+  /** Provider name (`keycloak`, a custom name). */
+  provider: z.string().min(1),
+  /** The provider's `sub` of the user. */
+  sub: z.string().min(1),
+  /** The provider's session id (`sid` of the ID token), when it gives one. */
+  sid: z.string().min(1).optional(),
+  /** The ID token of the login. */
+  idToken: z.string().min(1),
+  /** When the indexes were last written (epoch ms); a rotation renews them after half their lifetime. */
+  indexedAt: z.number().optional(),
+})
+
+/** The provider login of a session ({@link upstreamLoginSchema}). */
+export type UpstreamLogin = z.output<typeof upstreamLoginSchema>

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { claimsSchema, impersonationContextSchema, sessionClientSchema, timestamp, userSchema } from './record-schema'
+import { claimsSchema, impersonationContextSchema, sessionClientSchema, timestamp, upstreamLoginSchema, userSchema } from './record-schema'
 
 /** Stored shapes of refresh tokens, shared by the token records and the user's session map. */
 
@@ -19,6 +19,8 @@ export const refreshTokenRecord = z.object({
   client: sessionClientSchema.optional(),
   /** Latest end (epoch ms) of this token and its successors: set when derived from an access token alone. */
   notAfter: timestamp.optional(),
+  /** The OpenID provider login the session started with (its ID token, the provider's `sid` and `sub`). */
+  upstream: upstreamLoginSchema.optional(),
 })
 
 /** A stored refresh token; every token belongs to a family (one login, `sid`), kept by rotation. */

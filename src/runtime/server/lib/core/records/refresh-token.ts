@@ -6,10 +6,11 @@ import { createSealer, randomToken } from '../../store/crypto'
 import type { RecordKey } from '../../store/record-store'
 import { CORE_RECORDS } from './core-records'
 import { rotationMarker, sessionEntryOf, storedRefreshToken, type RefreshTokenRecord, type RotationMarker } from './refresh-token-schema'
-import type { SessionClient } from './record-schema'
+import type { SessionClient, UpstreamLogin } from './record-schema'
 import { storableUser } from './stored-user'
 import { listSessionEntries, putSessionEntry, removeSessionEntry, sessionMapKey } from './user-sessions'
 import { emitHook } from '../handlers'
+import { indexUpstreamLogin, upstreamIndexDue } from './upstream-login'
 import { securityEvent } from '../../edge/security-event'
 
 export type { RefreshTokenRecord } from './refresh-token-schema'
@@ -69,6 +70,8 @@ export interface RefreshTokenInput {
   impersonation?: ImpersonationContext
   client?: SessionClient
   ttlSeconds?: number
+  /** The OpenID provider login the session starts with (indexed already: {@link indexUpstreamLogin}). */
+  upstream?: UpstreamLogin
 }
 
 /** Stores a new refresh token (new family unless one is given) and returns it. */
@@ -85,6 +88,7 @@ export async function issueRefreshToken(ctx: AuthContext, input: RefreshTokenInp
     issuedAt: now,
     createdAt: now,
     client: input.client,
+    ...(input.upstream ? { upstream: input.upstream } : {}),
   }
   await storeToken(ctx, token, record, input.ttlSeconds ?? ctx.lifetimes.refresh).catch(async (error: unknown) => {
     // A new session whose token could not be stored does not exist: it is not listed either.
@@ -172,7 +176,9 @@ export async function rotateRefreshToken(ctx: AuthContext, token: string, option
   if (found) {
     const successor = randomToken(32)
     const now = Date.now()
-    const record: RefreshTokenRecord = { ...found, issuedAt: now }
+    // The provider's logout finds the session through indexes that this rotation renews when they are half gone.
+    const renew = upstreamIndexDue(ctx, found.upstream, now)
+    const record: RefreshTokenRecord = { ...found, issuedAt: now, ...(renew ? { upstream: { ...found.upstream!, indexedAt: now } } : {}) }
     const marker: RotationMarker = { family: record.family, userId: record.userId, at: now, next: sealSuccessor(ctx, token, successor), record }
     const ttlSeconds = refreshLifetime(ctx, record)
     const result = await ctx.store.commit({
@@ -183,7 +189,10 @@ export async function rotateRefreshToken(ctx: AuthContext, token: string, option
       mapCopies: record.notAfter === undefined ? [{ key: sessionMapKey(ctx, record.userId), field: record.family }] : [],
       deletes: [key],
     })
-    if (result === 'claimed') return { status: 'ok', record, token: successor }
+    if (result === 'claimed') {
+      if (renew) await indexUpstreamLogin(ctx, { family: record.family, userId: record.userId }, record.upstream!, now).catch(error => ctx.logger.warn('Could not renew the index of a session by its provider login', error))
+      return { status: 'ok', record, token: successor }
+    }
     if (result === 'guarded') return { status: 'invalid' }
     // Rotated already (concurrently, or before a crash that kept the record): never live again.
     await ctx.store.remove(key)
@@ -230,7 +239,10 @@ async function restoreSuccessor(ctx: AuthContext, successor: string, record: Ref
 }
 
 /** Revocations that no user asked for: their security event has no actor. */
-const UNASKED: ReadonlySet<SessionRevocationReason> = new Set(['host', 'refresh_token_reused'])
+const UNASKED: ReadonlySet<SessionRevocationReason> = new Set(['host', 'refresh_token_reused', 'provider_logout'])
+
+/** Reasons reported as a `logout` event (the provider's: `details.via: 'backchannel'`). */
+const LOGOUTS: ReadonlySet<SessionRevocationReason> = new Set(['logout', 'provider_logout'])
 
 /**
  * Ends a session: access tokens first, then the mark, then the listing, so a failure part-way can be retried.
@@ -246,12 +258,12 @@ export async function revokeFamily(ctx: AuthContext, family: string, userId: str
   if (!first) return false
   if (reason !== 'impersonation') {
     await securityEvent(ctx, event, {
-      type: reason === 'logout' ? 'logout' : 'session.revoked',
+      type: LOGOUTS.has(reason) ? 'logout' : 'session.revoked',
       caller,
       actor: caller ? undefined : UNASKED.has(reason) ? null : userId,
       subject: userId,
       session: family,
-      details: { reason: reason === 'logout' ? undefined : reason },
+      details: LOGOUTS.has(reason) ? { via: reason === 'provider_logout' ? 'backchannel' : undefined } : { reason },
     })
   }
   await emitHook(ctx, 'svc:session:revoked', { sessionId: family, userId, reason })
