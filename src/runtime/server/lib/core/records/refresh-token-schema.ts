@@ -19,6 +19,8 @@ export const refreshTokenRecord = z.object({
   client: sessionClientSchema.optional(),
   /** Latest end (epoch ms) of this token and its successors: set when derived from an access token alone. */
   notAfter: timestamp.optional(),
+  /** `native`: the token travels in request bodies (native endpoints) and never in the cookie; absent: the cookie only. */
+  channel: z.literal('native').optional(),
 })
 
 /** A stored refresh token; every token belongs to a family (one login, `sid`), kept by rotation. */
