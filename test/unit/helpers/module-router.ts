@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { createApp, createRouter, toNodeListener, type EventHandler, type Router } from 'h3'
-import { auditAdminRoutes, auditRoutes, coreRoutes, oauthRoutes, organizationRoutes, passkeyRoutes, passwordRoutes, twoFactorRoutes } from '../../../src/build/module-routes'
+import { auditAdminRoutes, auditRoutes, coreRoutes, nativeRoutes, oauthRoutes, organizationRoutes, passkeyRoutes, passwordRoutes, twoFactorRoutes } from '../../../src/build/module-routes'
 import type { PasswordHandlers, PasswordUser } from '../../../src/runtime/types/host-handlers'
 import type { ModuleOptions } from '../../../src/runtime/types/options'
 
@@ -15,7 +15,7 @@ const ROUTES_DIR = join(import.meta.dirname, '..', '..', '..', 'src', 'runtime')
  */
 export async function moduleRouter(options: ModuleOptions): Promise<Router> {
   const router = createRouter()
-  const routes = [...coreRoutes(options.endpoints), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...twoFactorRoutes(options), ...organizationRoutes(options), ...auditRoutes(options), ...auditAdminRoutes(options)]
+  const routes = [...coreRoutes(options.endpoints), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...twoFactorRoutes(options), ...organizationRoutes(options), ...auditRoutes(options), ...auditAdminRoutes(options), ...nativeRoutes(options)]
   for (const route of routes) {
     const handler = (await import(/* @vite-ignore */ join(ROUTES_DIR, `${route.handler}.ts`)) as { default: EventHandler }).default
     router[route.method](route.route, handler)

@@ -22,6 +22,7 @@ function parsed(uri: string): URL | undefined {
 
 /** Why an entry of `native.redirectUris` cannot be one, or undefined when it can. */
 export function redirectUriProblem(uri: string): string | undefined {
+  // eslint-disable-next-line no-control-regex
   const url = uri.length <= MAX_REDIRECT_URI && !/[\s\u0000-\u001F\u007F]/.test(uri) ? parsed(uri) : undefined
   if (!url) return 'is not a URI'
   if (url.hash || uri.includes('#')) return 'must not have a fragment'
@@ -55,21 +56,23 @@ export function validateNativeOptions(options: { native?: unknown, tokenRefresh?
   return errors
 }
 
+/** A loopback URI without its port (`http://127.0.0.1/callback`), or undefined for any other URI. */
+function loopbackWithoutPort(uri: string): string | undefined {
+  const url = uri.startsWith('http://') ? parsed(uri) : undefined
+  return url && LOOPBACK_HOSTS.has(url.hostname) ? `http://${url.hostname}${url.pathname}${url.search}` : undefined
+}
+
 /**
  * The listed redirect URI a request's `redirect_uri` is, or undefined: the same string, or for a loopback
- * entry the same URI on any port (RFC 8252 §7.3). Nothing else is normalized.
+ * entry the same URI on any port (RFC 8252 §7.3; a port in the entry is no restriction). Nothing else is
+ * normalized: a loopback URI must be written as the URL parser writes it.
  */
 export function allowedRedirectUri(options: { native?: unknown }, requested: string): string | undefined {
-  if (!isNativeEnabled(options) || requested.length > MAX_REDIRECT_URI) return undefined
+  if (!isNativeEnabled(options) || redirectUriProblem(requested)) return undefined
   const list = Array.isArray(options.native.redirectUris) ? options.native.redirectUris : []
-  if (list.includes(requested) && !redirectUriProblem(requested)) return requested
-  const url = requested.startsWith('http://') ? parsed(requested) : undefined
-  if (!url || !LOOPBACK_HOSTS.has(url.hostname) || redirectUriProblem(requested)) return undefined
-  const anyPort = `${url.protocol}//${url.hostname}${url.pathname}${url.search}`
-  // The entry is compared as written, without its port (a listed port is no restriction: §7.3).
-  return list.some((entry) => {
-    const listed = entry.startsWith('http://') ? parsed(entry) : undefined
-    return listed !== undefined && `${listed.protocol}//${listed.hostname}${listed.pathname}${listed.search}` === anyPort
-      && requested === `${url.protocol}//${url.host}${url.pathname}${url.search}`
-  }) ? requested : undefined
+  if (list.includes(requested)) return requested
+  const url = parsed(requested)
+  const loopback = loopbackWithoutPort(requested)
+  if (!url || !loopback || requested !== `http://${url.host}${url.pathname}${url.search}`) return undefined
+  return list.some(entry => loopbackWithoutPort(entry) === loopback) ? requested : undefined
 }

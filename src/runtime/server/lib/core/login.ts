@@ -21,6 +21,8 @@ export interface CompleteLoginInput {
   keepSubject?: boolean
   /** The first factor proved a second already (`passkey`: with user verification): no second factor is asked. */
   secondFactor?: AuthCodeInput['secondFactor']
+  /** A native app's PKCE S256 challenge: the code is bound to it instead of the browser (a native login). */
+  codeChallenge?: string
 }
 
 export interface CompletedLogin {
@@ -78,7 +80,7 @@ export async function completeLogin(ctx: AuthContext, input: CompleteLoginInput)
   }
   await dispatch(ctx, 'svc:success', payload, { route: handlers.onSuccess })
 
-  const code = await createAuthCode(ctx, event, { user, claims, provider, redirect: input.redirect, secondFactor: input.secondFactor })
+  const code = await createAuthCode(ctx, event, { user, claims, provider, redirect: input.redirect, secondFactor: input.secondFactor, codeChallenge: input.codeChallenge })
   return { location: callbackLocation(ctx, code), code, user, claims }
 }
 
