@@ -204,16 +204,19 @@ export async function refuseCrossOrigin(event: H3Event, ctx: EdgeContext): Promi
 }
 
 /** Headers only browsers send (a server or an app sets none of them). */
-const BROWSER_HEADERS = ['origin', 'sec-fetch-site', 'sec-fetch-mode', 'sec-fetch-dest'] as const
+const BROWSER_HEADERS = ['origin', 'sec-fetch-site', 'sec-fetch-dest', 'sec-fetch-user'] as const
 
 /**
  * 403 `browser_request` when the request carries a browser's signals: an `Origin` or `Sec-Fetch-*` header, or
  * the refresh cookie. The endpoints of non-browser clients refuse them, so that a page cannot reach them
- * around the cookie endpoints' defences.
+ * around the cookie endpoints' defences. `Sec-Fetch-Mode: cors` alone passes: Node's `fetch` sends it, and
+ * a browser never sends it without `Sec-Fetch-Site` and `Sec-Fetch-Dest`.
  */
 export async function refuseBrowserRequest(event: H3Event, ctx: EdgeContext): Promise<void> {
   const headers = event.node.req.headers
+  const mode = headers['sec-fetch-mode']
   const signal = BROWSER_HEADERS.find(name => headers[name] !== undefined)
+    ?? (mode !== undefined && mode !== 'cors' ? 'sec-fetch-mode' : undefined)
     ?? (cookieValues(headers.cookie, ctx.options.tokenRefresh.cookie.cookieName).length > 0 ? 'cookie' : undefined)
   if (!signal) return
   await requestRefused(ctx, event, 'browser', { details: { path: event.path.split('?')[0]!.slice(0, 200), signal } })
