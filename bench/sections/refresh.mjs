@@ -172,8 +172,9 @@ export async function measureDriver(driver, opts, { nodeArgs = [], spans, entry 
 }
 
 /**
- * Cookie and body mode on one server of `driver`, phase by phase in the same rounds (the first of the
- * two alternating by round), with 1 and `n` sessions of each: `[{ clients, cookie, body }]` in refreshes/s.
+ * Cookie and body mode on one server of `driver`, in 1-second slices that alternate between the two (the
+ * first of each pair alternating too), so a load that comes and goes falls on both alike; with 1 and `n`
+ * sessions of each: `[{ clients, cookie, body }]` in refreshes/s.
  */
 async function measureBodyMode(driver, opts) {
   const n = opts.refreshConcurrency
@@ -186,14 +187,15 @@ async function measureBodyMode(driver, opts) {
     const totals = Object.fromEntries([1, n].map(c => [c, { cookie: { ok: 0, seconds: 0 }, body: { ok: 0, seconds: 0 } }]))
     for (let round = 1; round <= opts.refreshRounds; round++) {
       for (const clients of [1, n]) {
-        const modes = round % 2 ? ['cookie', 'body'] : ['body', 'cookie']
-        for (const mode of modes) {
-          log(`refresh: ${driver} ${mode} mode, round ${round}/${opts.refreshRounds}, ${clients} session(s) (${opts.refreshDuration} s)`)
-          const r = mode === 'cookie'
-            ? await refreshLoops(agent, server.port, run.sessions.slice(0, clients), opts.refreshDuration)
-            : await refreshLoops(agent, server.port, natives.slice(0, clients), opts.refreshDuration, bodyStep)
-          totals[clients][mode].ok += r.ok
-          totals[clients][mode].seconds += r.seconds
+        log(`refresh: ${driver} cookie and body mode, round ${round}/${opts.refreshRounds}, ${clients} session(s) (${opts.refreshDuration} s each, in 1 s slices)`)
+        for (let slice = 0; slice < opts.refreshDuration; slice++) {
+          for (const mode of (round + slice) % 2 ? ['cookie', 'body'] : ['body', 'cookie']) {
+            const r = mode === 'cookie'
+              ? await refreshLoops(agent, server.port, run.sessions.slice(0, clients), 1)
+              : await refreshLoops(agent, server.port, natives.slice(0, clients), 1, bodyStep)
+            totals[clients][mode].ok += r.ok
+            totals[clients][mode].seconds += r.seconds
+          }
         }
       }
     }
@@ -266,7 +268,7 @@ export async function measure(opts) {
     '',
     '#### Native apps: the refresh token in the body',
     '',
-    `\`POST /auth/native/refresh\` (the refresh token in a JSON body, the successor in the answer) next to \`POST /auth/refresh\` (the cookie) on one server per driver, ${n} sessions of each logged in first; in each of ${opts.refreshRounds} round(s), with 1 and then ${n} sessions, ${opts.refreshDuration} s of each mode, the first of the two alternating by round. Both run the same rotation (\`refreshSession\`): the ratio should stay near 1 (target: within 10%).`,
+    `\`POST /auth/native/refresh\` (the refresh token in a JSON body, the successor in the answer) next to \`POST /auth/refresh\` (the cookie) on one server per driver, ${n} sessions of each logged in first; in each of ${opts.refreshRounds} round(s), with 1 and then ${n} sessions, ${opts.refreshDuration} s of each mode in 1-second slices that alternate between the two, so a load that comes and goes falls on both alike. Both run the same rotation (\`refreshSession\`): the ratio should stay near 1 (target: within 10%).`,
     '',
     '| Driver | Sessions | Cookie refreshes/s | Body refreshes/s | Body / cookie |',
     '| --- | ---: | ---: | ---: | ---: |',

@@ -1,68 +1,42 @@
 import { randomBytes } from 'node:crypto'
-import { request, type Server } from 'node:http'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { request } from 'node:http'
+import { describe, expect, it, vi } from 'vitest'
 import { CookieJar } from '../helpers/cookie-jar'
 import { resolveOptions } from '../../src/build/resolve-options'
 import { nativeRoutes } from '../../src/build/module-routes'
-import { resetAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
-import { peekAuthContext } from '../../src/runtime/server/utils/auth-context'
 import { s256 } from '../../src/runtime/server/lib/store/crypto'
 import type { ModuleOptions } from '../../src/runtime/types/options'
-import { serveModule } from './helpers/module-router'
+import { serveModuleForFile } from './helpers/module-router'
 
 // The native endpoints through the module's real routes on a plain h3 app on a loopback port (Nitro's
-// runtime is these two functions), with the mock provider as the identity provider.
-const nitro = vi.hoisted(() => ({ options: undefined as unknown, base: '' }))
-vi.mock('nitropack/runtime', () => ({
-  useRuntimeConfig: () => ({ svcAuth: nitro.options }),
-  useNitroApp: () => ({
-    hooks: { callHook: async () => {} },
-    localFetch: (path: string, init: RequestInit) => fetch(`${nitro.base}${path}`, init),
-  }),
-}))
+// runtime is nitro-stub.ts), with the mock provider as the identity provider.
+vi.mock('nitropack/runtime', () => import('./helpers/nitro-stub'))
 
 const APP_URI = 'com.example.app:/callback'
 const LOOPBACK_URI = 'http://127.0.0.1/native/cb'
 const MAX_BODY = 16 * 1024
 
-let server: Server
-let base = ''
-let options: ModuleOptions
-
-beforeAll(async () => {
-  options = resolveOptions({
-    token: { secret: 'native-clients-secret-0123456789-abcdefghij' },
-    tokenRefresh: { storage: { driver: 'memory' }, reuseGracePeriod: 10 },
-    logging: { level: 'silent' },
-    security: { maxBodySize: MAX_BODY },
-    providers: { mock: { enableInProduction: true, mockUsers: [{ sub: 'mock-1', email: 'mock@example.com', name: 'Mock One' }] } },
-    native: { redirectUris: [APP_URI, LOOPBACK_URI] },
-  }, false)
-  nitro.options = options
-  const served = await serveModule(options)
-  server = served.server
-  base = served.base
-  nitro.base = base
-})
-
-afterAll(async () => {
-  resetAuthHandlers()
-  server?.closeAllConnections()
-  await new Promise(resolve => server?.close(resolve))
-  await peekAuthContext()?.dispose()
-})
+const options: ModuleOptions = resolveOptions({
+  token: { secret: 'native-clients-secret-0123456789-abcdefghij' },
+  tokenRefresh: { storage: { driver: 'memory' }, reuseGracePeriod: 10 },
+  logging: { level: 'silent' },
+  security: { maxBodySize: MAX_BODY },
+  providers: { mock: { enableInProduction: true, mockUsers: [{ sub: 'mock-1', email: 'mock@example.com', name: 'Mock One' }] } },
+  native: { redirectUris: [APP_URI, LOOPBACK_URI] },
+}, false)
+const served = serveModuleForFile(() => options)
 
 const path = (rest: string) => `/auth/native/${rest}`
 
 /** A request as a native app sends it: JSON, no cookies, no browser headers unless given. */
 async function app(rest: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(`${base}${path(rest)}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) })
+  return fetch(`${served.base}${path(rest)}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) })
 }
 
 /** {@link app} over node:http, whose headers are sent as given (Node's fetch sets `Sec-Fetch-Mode` itself). */
 function rawApp(rest: string, body: unknown, headers: Record<string, string>): Promise<Response> {
   return new Promise((resolve, reject) => {
-    const req = request(`${base}${path(rest)}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers } }, (res) => {
+    const req = request(`${served.base}${path(rest)}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers } }, (res) => {
       const chunks: Buffer[] = []
       res.on('data', (chunk: Buffer) => chunks.push(chunk))
       res.on('end', () => resolve(new Response(Buffer.concat(chunks), { status: res.statusCode })))
@@ -83,7 +57,7 @@ const errorOf = async (res: Response, status: number) => (await json<{ error: st
 function systemBrowser() {
   const jar = new CookieJar()
   const get = async (url: string) => {
-    const res = await fetch(new URL(url, base), { headers: { cookie: jar.header() }, redirect: 'manual' })
+    const res = await fetch(new URL(url, served.base), { headers: { cookie: jar.header() }, redirect: 'manual' })
     jar.store(res)
     return res
   }
@@ -128,14 +102,14 @@ async function browserSession(): Promise<CookieJar> {
   const b = systemBrowser()
   let res = await b.get('/auth/mock')
   while (res.status === 302 && !res.headers.get('location')!.startsWith(options.endpoints.callbackPath)) res = await b.get(res.headers.get('location')!)
-  const code = new URL(res.headers.get('location')!, base).searchParams.get('code')!
-  const exchange = await fetch(`${base}${options.endpoints.tokenPath}`, { method: 'POST', headers: { 'content-type': 'application/json', 'cookie': b.jar.header() }, body: JSON.stringify({ code }) })
+  const code = new URL(res.headers.get('location')!, served.base).searchParams.get('code')!
+  const exchange = await fetch(`${served.base}${options.endpoints.tokenPath}`, { method: 'POST', headers: { 'content-type': 'application/json', 'cookie': b.jar.header() }, body: JSON.stringify({ code }) })
   expect(exchange.status).toBe(200)
   b.jar.store(exchange)
   return b.jar
 }
 
-const cookieRefresh = (jar: CookieJar) => fetch(`${base}${options.endpoints.refreshPath}`, { method: 'POST', headers: { cookie: jar.header() } })
+const cookieRefresh = (jar: CookieJar) => fetch(`${served.base}${options.endpoints.refreshPath}`, { method: 'POST', headers: { cookie: jar.header() } })
 
 describe('native login (RFC 8252) with the mock provider', () => {
   it('returns a code and the app\'s state to the app\'s URI; the code, with its verifier, gives an access and a refresh token', async () => {
@@ -145,7 +119,7 @@ describe('native login (RFC 8252) with the mock provider', () => {
     expect(answer).toMatchObject({ tokenType: 'Bearer', expiresIn: 3600, refreshExpiresIn: 604800 })
     expect(answer.accessToken).toBe(answer.token)
     expect(answer.refreshToken).toMatch(/^[\w-]{43}$/)
-    const me = await fetch(`${base}${options.endpoints.userInfoPath}`, { headers: { authorization: `Bearer ${answer.accessToken}` } })
+    const me = await fetch(`${served.base}${options.endpoints.userInfoPath}`, { headers: { authorization: `Bearer ${answer.accessToken}` } })
     expect((await json<{ sub: string }>(me)).sub).toBe('mock:mock-1')
   })
 
@@ -233,7 +207,7 @@ describe('native refresh and logout (the refresh token in the body)', () => {
     const next = await json<TokenAnswer>(await app('refresh', { refreshToken: first.refreshToken }))
     expect(await json(await app('logout', { refreshToken: first.refreshToken }))).toEqual({ success: true })
     expect(await errorOf(await app('refresh', { refreshToken: next.refreshToken }), 401)).toBe('invalid_refresh_token')
-    const me = await fetch(`${base}${options.endpoints.userInfoPath}`, { headers: { authorization: `Bearer ${next.accessToken}` } })
+    const me = await fetch(`${served.base}${options.endpoints.userInfoPath}`, { headers: { authorization: `Bearer ${next.accessToken}` } })
     expect(await errorOf(me, 401)).toBe('session_revoked')
     expect(await json(await app('logout', { refreshToken: 'x'.repeat(43) }))).toEqual({ success: true })
   })
@@ -287,20 +261,20 @@ describe('channel separation', () => {
     const session = await nativeSession()
     const jar = new CookieJar([[options.tokenRefresh.cookie.cookieName, session.refreshToken]])
     expect(await errorOf(await cookieRefresh(jar), 401)).toBe('invalid_refresh_token')
-    const logout = await fetch(`${base}${options.endpoints.logoutPath}`, { method: 'POST', headers: { cookie: jar.header() } })
+    const logout = await fetch(`${served.base}${options.endpoints.logoutPath}`, { method: 'POST', headers: { cookie: jar.header() } })
     expect(logout.status).toBe(200)
     await json(await app('refresh', { refreshToken: session.refreshToken }))
   })
 
   it('a native login\'s code is refused at the cookie exchange, and a browser\'s code at the native one', async () => {
     const { code } = await nativeCode()
-    const atCookie = await fetch(`${base}${options.endpoints.tokenPath}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code }) })
+    const atCookie = await fetch(`${served.base}${options.endpoints.tokenPath}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code }) })
     expect(await errorOf(atCookie, 401)).toBe('code_binding_mismatch')
 
     const b = systemBrowser()
     let res = await b.get('/auth/mock')
     while (res.status === 302 && !res.headers.get('location')!.startsWith(options.endpoints.callbackPath)) res = await b.get(res.headers.get('location')!)
-    const browserCode = new URL(res.headers.get('location')!, base).searchParams.get('code')!
+    const browserCode = new URL(res.headers.get('location')!, served.base).searchParams.get('code')!
     expect(await errorOf(await app('token', { code: browserCode, codeVerifier: pkce().verifier }), 401)).toBe('code_binding_mismatch')
   })
 })
