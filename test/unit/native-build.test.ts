@@ -33,7 +33,7 @@ describe('the native build step', () => {
   })
 
   it('refuses the build on a mistake in its options', () => {
-    expect(() => setupNative(buildStepContext({ native: { redirectUris: ['http://app.example/cb'] } }))).toThrow(/svcAuth\.native\.redirectUris\.0: may use http only on the loopback/)
+    expect(() => setupNative(buildStepContext({ native: { redirectUris: ['http://app.example/cb'] } }))).toThrow(/svcAuth\.native\.redirectUris\[0\] may use http only on the loopback/)
     expect(() => setupNative(buildStepContext({ native: { redirectUris: [] } }))).toThrow(/at least one/)
     expect(() => setupNative(buildStepContext({ native: { redirectUris: ['com.example.app:/cb'] }, tokenRefresh: { enabled: false } }))).toThrow(/needs token refresh/)
     expect(kit.addServerHandler).not.toHaveBeenCalled()

@@ -147,7 +147,8 @@ describe('native login (RFC 8252) with the mock provider', () => {
 
   it('without PKCE S256, or for an unknown provider, the error returns to the app with its state', async () => {
     const { challenge } = pkce()
-    for (const query of [{ code_challenge: challenge, code_challenge_method: 'plain' }, { code_challenge_method: 'S256' }, { code_challenge: 'short', code_challenge_method: 'S256' }]) {
+    const queries: Array<Record<string, string>> = [{ code_challenge: challenge, code_challenge_method: 'plain' }, { code_challenge_method: 'S256' }, { code_challenge: 'short', code_challenge_method: 'S256' }]
+    for (const query of queries) {
       const back = await nativeLogin({ redirect_uri: APP_URI, state: 'st', ...query })
       expect(`${back.protocol}${back.pathname}`).toBe(APP_URI)
       expect(back.searchParams.get('error')).toBe('invalid_request')
