@@ -48,6 +48,7 @@ const SECTIONS = [
   { name: 'client-size', file: 'client-size.mjs', external: true, title: 'Client JS the module adds', fixtures: [] },
   { name: 'orgs', file: 'orgs.mjs', fixtures: [ORG_ACCESS] },
   { name: 'audit', file: 'audit.mjs', fixtures: [PASSWORD, PASSWORD_AUDIT] },
+  { name: 'provider-token', file: 'provider-token.mjs', fixtures: [] },
   { name: 'profile', file: 'profile.mjs', optional: true, fixtures: [BASIC] },
 ]
 

@@ -6,6 +6,7 @@ import { addRoutes, OAUTH_LOGIN_HANDLER, oauthRoutes as moduleOAuthRoutes, type 
 import { isMockEnabled, mockProductionWarning } from '../runtime/oauth/server/mock-preset'
 import { OAUTH_PRESETS } from '../runtime/oauth/server/preset-table'
 import { validateProviders } from '../runtime/oauth/server/provider-checks'
+import { providersKeepingTokens } from '../runtime/oauth/server/provider-registry'
 import { formatValidationErrors } from '../runtime/server/lib/config/validate-options'
 import type { SetupContext } from './setup-context'
 
@@ -118,4 +119,17 @@ export function setupOAuth(ctx: SetupContext): void {
     { name: 'defineOAuthProviderEventHandler', from: utils },
     ...oauthHandlerExports().map(({ name }) => ({ name, from: handlers.dst })),
   ])
+  setupProviderTokens(ctx)
+}
+
+/**
+ * The kept provider tokens when a provider has `keepTokens`: the feature that keeps and drops them, and the
+ * server utils `getProviderToken` and `dropProviderTokens`; otherwise none of their code is in the build.
+ */
+export function setupProviderTokens({ options, resolver, features }: Pick<SetupContext, 'options' | 'resolver' | 'features'>): boolean {
+  if (!providersKeepingTokens(options).length) return false
+  features.push(resolver.resolve('./runtime/oauth/server/token-vault-feature'))
+  const utils = resolver.resolve('./runtime/oauth/server/utils/provider-token')
+  addServerImports([{ name: 'getProviderToken', from: utils }, { name: 'dropProviderTokens', from: utils }])
+  return true
 }

@@ -156,6 +156,14 @@ export interface OrganizationChangePayload {
   event: H3Event
 }
 
+/** Payload of `svc:provider:linkBroken`: the provider refused the kept refresh token of a user. */
+export interface ProviderLinkBrokenPayload {
+  /** `sub` of the user. */
+  userId: string
+  /** Name of the provider (`google`, a custom provider's name). */
+  provider: string
+}
+
 /** Nitro runtime hooks emitted by the module. */
 export interface SvcAuthHooks {
   /** Every login, before `onUserPersist`; a hook that throws ends the login. */
@@ -220,5 +228,7 @@ export interface SvcAuthHooks {
   /** Every event of the audit log (`svcAuth.audit`), once stored: forward it to a SIEM. An error is logged and counted, never fails the request. */
   'svc:audit': (event: AuditEvent) => void | Promise<void>
   /** A login from a browser family and network the user has not logged in from within the log's retention (`svcAuth.audit`; not the first login the log knows of): email "new sign-in". Errors logged only. */
+  /** The provider refused a user's kept refresh token (`invalid_grant`): their link is broken until they log in with it again. An audit point: errors logged only. See {@link ProviderLinkBrokenPayload}. */
+  'svc:provider:linkBroken': (payload: ProviderLinkBrokenPayload) => void | Promise<void>
   'svc:login:newDevice': (payload: NewDevicePayload) => void | Promise<void>
 }

@@ -54,4 +54,6 @@ export interface ProviderTokens {
   refresh_token?: string
   id_token?: string
   expires_in?: number
+  /** The scopes the provider granted (space-separated), when it said. */
+  scope?: string
 }

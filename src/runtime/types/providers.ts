@@ -47,6 +47,13 @@ export interface OAuthProviderOptions {
    * @default provider default (`client_secret_post` for GitHub, Auth0 and Discord, else `client_secret_basic`)
    */
   tokenEndpointAuthMethod?: TokenEndpointAuthMethod
+  /**
+   * Keep the provider's tokens (access, refresh, expiry, scope) server-side at each login, sealed, for
+   * `getProviderToken(event, name)`. `true`: dropped when the user's last session ends (logout,
+   * revocation); `'offline'`: kept after it, for background jobs (`getProviderToken({ userId }, name)`).
+   * @default false
+   */
+  keepTokens?: boolean | 'offline'
 }
 
 /** Google (OpenID Connect): the common options only. */

@@ -24,6 +24,8 @@ export interface FakeProviderOptions {
   subject?: string
   /** More JSON endpoints that need the bearer token (GitHub's `/user/emails`, …). */
   resources?: Record<string, unknown>
+  /** Refresh tokens: issued with every access token and taken by the `refresh_token` grant (`rotate`: each one once). */
+  refresh?: { rotate: boolean }
 }
 
 export interface SeenRequest {
@@ -51,7 +53,16 @@ export async function startFakeProvider(o: FakeProviderOptions) {
     claims: {} as JWTPayload,
     sign: (claims: JWTPayload) => new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'fake-1' }).sign(privateKey),
     profile: {} as Record<string, unknown>,
+    /** Lifetime of the next access tokens, in seconds. */
+    expiresIn: 300,
+    /** The next refresh grants fail with this status and body (`invalid_grant`: 400 `{ error: 'invalid_grant' }`). */
+    refreshFailure: undefined as { status: number, body: unknown } | undefined,
+    /** The refresh grant answers after this many milliseconds. */
+    refreshDelayMs: 0,
   }
+  const refreshTokens = new Set<string>()
+  /** Refresh grants answered with new tokens. */
+  const refreshes = { count: 0 }
   let base = ''
   const issuer = () => `${base}${o.paths.issuer ?? ''}`
   const url = (path: string | undefined) => (path ? `${base}${path}` : undefined)
@@ -74,18 +85,42 @@ export async function startFakeProvider(o: FakeProviderOptions) {
       : [form.get('client_id'), form.get('client_secret')]
     clientAuth.push(basic ? 'basic' : 'post')
     if (id !== o.clientId || secret !== o.clientSecret) return send(res, 401, { error: 'invalid_client' })
+    if (form.get('grant_type') === 'refresh_token') return refresh(form.get('refresh_token') ?? '', res)
     const entry = codes.get(form.get('code') ?? '')
     codes.delete(form.get('code') ?? '')
     const challenge = createHash('sha256').update(form.get('code_verifier') ?? '').digest('base64url')
     if (!entry || entry.challenge !== challenge || entry.redirectUri !== form.get('redirect_uri')) return send(res, 400, { error: 'invalid_grant' })
     const accessToken = randomBytes(16).toString('hex')
     tokens.add(accessToken)
-    const answer: Record<string, unknown> = { access_token: accessToken, token_type: 'Bearer', expires_in: 300, scope: entry.scope }
+    const answer: Record<string, unknown> = { access_token: accessToken, token_type: 'Bearer', expires_in: change.expiresIn, scope: entry.scope, ...newRefreshToken() }
     if (o.paths.jwks && entry.scope.split(' ').includes('openid')) {
       const now = Math.floor(Date.now() / 1000)
       answer.id_token = await change.sign({ iss: issuer(), aud: o.clientId, sub: o.subject, iat: now, exp: now + 300, nonce: entry.nonce, ...change.claims })
     }
     send(res, 200, answer)
+  }
+
+  function newRefreshToken(): { refresh_token?: string } {
+    if (!o.refresh) return {}
+    const token = randomBytes(16).toString('hex')
+    refreshTokens.add(token)
+    return { refresh_token: token }
+  }
+
+  async function refresh(token: string, res: ServerResponse) {
+    if (change.refreshDelayMs) await new Promise(resolve => setTimeout(resolve, change.refreshDelayMs))
+    if (change.refreshFailure) return send(res, change.refreshFailure.status, change.refreshFailure.body)
+    if (!refreshTokens.has(token)) return send(res, 400, { error: 'invalid_grant' })
+    if (o.refresh?.rotate) refreshTokens.delete(token)
+    refreshes.count++
+    const accessToken = randomBytes(16).toString('hex')
+    tokens.add(accessToken)
+    send(res, 200, { access_token: accessToken, token_type: 'Bearer', expires_in: change.expiresIn, ...(o.refresh?.rotate ? newRefreshToken() : {}) })
+  }
+
+  /** A refresh token the provider accepts (as if a login had issued it). */
+  function issueRefreshToken(): string {
+    return newRefreshToken().refresh_token!
   }
 
   function authorize(query: URLSearchParams, res: ServerResponse) {
@@ -145,6 +180,10 @@ export async function startFakeProvider(o: FakeProviderOptions) {
     seen,
     clientAuth,
     change,
+    refreshes,
+    issueRefreshToken,
+    /** True while the provider accepts this access token. */
+    accepts: (accessToken: string) => tokens.has(accessToken),
     /** Requests that carried a bearer token, by path. */
     bearerPaths: () => seen.filter(r => r.authorization?.startsWith('Bearer ')).map(r => r.path),
     reset() {
@@ -152,6 +191,10 @@ export async function startFakeProvider(o: FakeProviderOptions) {
       clientAuth.length = 0
       change.claims = {}
       change.profile = {}
+      change.expiresIn = 300
+      change.refreshFailure = undefined
+      change.refreshDelayMs = 0
+      refreshes.count = 0
       change.sign = claims => new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'fake-1' }).sign(privateKey)
     },
     close: () => new Promise<void>(resolve => server.close(() => resolve())),

@@ -5,8 +5,9 @@
 import twoFactor from '../../../src/runtime/two-factor/server/two-factor-feature'
 import organizations from '../../../src/runtime/organizations/server/organizations-feature'
 import audit from '../../../src/runtime/audit/server/audit-feature'
+import keptProviderTokens from '../../../src/runtime/oauth/server/token-vault-feature'
 
-export const features = [twoFactor, organizations, audit]
+export const features = [twoFactor, organizations, audit, keptProviderTokens]
 
 export const routePaths: string[] = []
 

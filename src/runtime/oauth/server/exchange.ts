@@ -65,6 +65,7 @@ export async function exchangeCode({ provider, as, client, params, redirectUri, 
   if (result.refresh_token) tokens.refresh_token = result.refresh_token
   if (result.id_token) tokens.id_token = result.id_token
   if (typeof result.expires_in === 'number') tokens.expires_in = result.expires_in
+  if (typeof result.scope === 'string') tokens.scope = result.scope
   return { tokens, idClaims }
 }
 

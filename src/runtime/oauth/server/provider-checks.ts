@@ -22,6 +22,8 @@ const oauthShape = {
   scopes: is((scopes): scopes is string[] => Array.isArray(scopes) && scopes.every(s => typeof s === 'string' && s !== '' && !/\s/.test(s)), 'must be an array of scope strings without spaces.').optional(),
   authorizationParams: is((params): params is Record<string, string> => isRecord(params) && Object.values(params).every(v => typeof v === 'string'), 'must map names to strings.').optional(),
   tokenEndpointAuthMethod: z.enum(['client_secret_basic', 'client_secret_post'], { error: 'must be \'client_secret_basic\' or \'client_secret_post\'.' }).optional(),
+  keepTokens: z.union([z.boolean(), z.literal('offline')], { error: 'must be true, false or \'offline\'.' }).optional()
+    .describe('Keep the provider\'s tokens server-side for `getProviderToken` ([oauth](oauth.md#upstream-tokens)); `\'offline\'`: also after the last session ends.'),
 }
 const urlChecks = crossChecks<Options>(o => Object.entries(o).map(([key, value]) =>
   (key === 'issuer' || key.endsWith('Url')) && value !== undefined && value !== '' && !(typeof value === 'string' && isAllowedProviderUrl(value))

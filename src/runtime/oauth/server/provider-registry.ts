@@ -1,6 +1,7 @@
 import type { AuthContext } from '../../server/lib/core/context'
 import { authError } from '../../server/lib/edge/errors'
 import type { BuiltInOAuthProvider, OAuthProviderOptions, ProfileMapping, ProvidersOptions } from '../../types/providers'
+import type { ModuleOptions } from '../../types/options'
 import { isMockEnabled, resolveMockProvider } from './mock-preset'
 import type { OAuthPreset, ProviderEndpoints, ResolvedProvider } from './preset'
 import { OAUTH_PRESETS } from './preset-table'
@@ -75,6 +76,23 @@ export function providerOptionsOf(providers: ProvidersOptions | undefined, name:
   if (name === 'mock') return providers?.mock ? { type: 'mock', options: { ...providers.mock } } : undefined
   const custom = customProviders(providers?.custom).get(name)
   return custom ? { type: 'custom', options: { ...custom, name } } : undefined
+}
+
+/** How a provider keeps its tokens: not at all, until the user's last session ends, or `offline` (after it too). */
+export type KeepTokens = false | true | 'offline'
+
+/** What `providers.<name>.keepTokens` asks of the provider `name`. */
+export function keepTokensOf(options: Pick<ModuleOptions, 'providers'>, name: string): KeepTokens {
+  const keep = providerOptionsOf(options.providers, name)?.options.keepTokens
+  return keep === true || keep === 'offline' ? keep : false
+}
+
+/** The providers whose tokens are kept, with how. */
+export function providersKeepingTokens(options: Pick<ModuleOptions, 'providers'>): Array<{ name: string, keep: true | 'offline' }> {
+  return oauthProviderNames(options.providers).flatMap((name) => {
+    const keep = keepTokensOf(options, name)
+    return keep ? [{ name, keep }] : []
+  })
 }
 
 /** The resolved provider of a name, a host route's `config` over the options; 404 when unknown or the mock is off. */

@@ -7,7 +7,7 @@ import type { TwoFactorFailureReason, TwoFactorMethod, TwoFactorState } from '..
 import { matchesCodeBinding } from '../../server/lib/core/code-binding'
 import type { AuthContext } from '../../server/lib/core/context'
 import { authError } from '../../server/lib/edge/errors'
-import { callbackLocation } from '../../server/lib/core/login'
+import { callbackLocation, loginSucceeded } from '../../server/lib/core/login'
 import { createAuthCode } from '../../server/lib/core/records/auth-code'
 import { countLoginAttempt, pendingLoginTokens, readPendingEnrolment, readPendingLogin, savePendingEnrolment, takePendingEnrolment, takePendingLogin, type EnrolmentOwner, type PendingLoginRecord } from './two-factor-records'
 import { checkSecondFactor, claimTotpCode, type SecondFactorInput } from './code-check'
@@ -16,7 +16,7 @@ import { hashRecoveryCode, newRecoveryCodes, newTotpSecret, secretBox, totpUri }
 import { findTwoFactorState, newState, saveTwoFactorState } from './two-factor-state'
 import { guarded } from '../../server/lib/edge/route-contract'
 import { TWO_FACTOR_ROUTES } from './two-factor-routes'
-import { dispatch, emitHook } from '../../server/lib/core/handlers'
+import { emitHook } from '../../server/lib/core/handlers'
 import { securityEvent } from '../../server/lib/edge/security-event'
 
 /** The pending login of `flow`, from its own browser; from another it is burnt. */
@@ -67,7 +67,7 @@ async function completeSecondFactor(ctx: AuthContext, event: H3Event, flow: stri
   if (!login) throw authError('two_factor_login_expired')
   // Reported with the login (its `secondFactor`) when the code is exchanged and the session starts.
   await emitHook(ctx, 'svc:twoFactor:verified', { userId: login.userId, provider: login.provider, method, event })
-  await dispatch(ctx, 'svc:success', { user: login.user, tokens: pendingLoginTokens(ctx, login), provider: login.provider, event })
+  await loginSucceeded(ctx, { user: login.user, tokens: pendingLoginTokens(ctx, login), provider: login.provider, event })
   const code = await createAuthCode(ctx, event, { user: login.user, claims: login.claims, provider: login.provider, redirect: login.redirect, secondFactor: method })
   return callbackLocation(ctx, code)
 }

@@ -1,5 +1,5 @@
 import type { H3Event } from 'h3'
-import type { AuthUser, CustomClaims, ProviderTokens, SvcAuthHooks } from '../../../types/auth'
+import type { AuthUser, CustomClaims, ProviderTokens, SessionRevocationReason, SvcAuthHooks } from '../../../types/auth'
 import type { ModuleOptions, Parsed, StorageDriverName } from '../../../types/options'
 import { createKeyHasher, createSealer, plainSealer } from '../store/crypto'
 import type { EdgeContext, SecurityEventDraft } from '../edge/edge-context'
@@ -81,6 +81,10 @@ export interface AuthFeature {
   marksClaimsStale?: (options: Parsed<ModuleOptions>) => boolean
   /** Records a security event (`securityEvent`, edge/security-event.ts); its errors are logged and never fail the request. */
   recordEvent?: (ctx: AuthContext, event: SecurityEventDraft) => Promise<void>
+  /** A login succeeded (after `svc:success`, before its authorization code): the final user's `sub` and the provider's tokens. */
+  loginSucceeded?: (ctx: AuthContext, login: { userId: string, provider: string, tokens: ProviderTokens }) => Promise<void>
+  /** A session ended (`revokeFamily`, once per session); its errors are logged and never fail the revocation. */
+  sessionEnded?: (ctx: AuthContext, session: { userId: string, sid: string, reason: SessionRevocationReason }) => Promise<void>
 }
 
 /** A security event as the features that record events receive it ({@link AuthFeature.recordEvent}). */

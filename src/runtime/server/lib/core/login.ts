@@ -78,10 +78,21 @@ export async function completeLogin(ctx: AuthContext, input: CompleteLoginInput)
       if (detour) return { ...detour, user, claims }
     }
   }
-  await dispatch(ctx, 'svc:success', payload, { route: handlers.onSuccess })
+  await loginSucceeded(ctx, payload, handlers.onSuccess)
 
   const code = await createAuthCode(ctx, event, { user, claims, provider, redirect: input.redirect, secondFactor: input.secondFactor, codeChallenge: input.codeChallenge })
   return { location: callbackLocation(ctx, code), code, user, claims }
+}
+
+/**
+ * A login succeeded: `onSuccess` of its route, `svc:success`, then the features that keep something of it
+ * (the provider's tokens). Runs once per login, before its authorization code.
+ */
+export async function loginSucceeded(ctx: AuthContext, payload: UserInfoPayload, onSuccess?: ProviderLoginHandlers['onSuccess']): Promise<void> {
+  await dispatch(ctx, 'svc:success', payload, { route: onSuccess })
+  const userId = subjectOf(payload.user)
+  if (!userId) return
+  for (const feature of ctx.features) await feature.loginSucceeded?.(ctx, { userId, provider: payload.provider, tokens: payload.tokens })
 }
 
 /** The callback page with an authorization code: `<callbackPath>?code=<code>`. */

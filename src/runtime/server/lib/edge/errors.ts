@@ -68,6 +68,9 @@ export const ERRORS = {
   busy: { status: 503, message: 'Busy: try again shortly' },
   organization_limit: { status: 409, message: 'You have reached the number of organizations you may own' },
   team_limit: { status: 409, message: 'This organization has the most teams it may have' },
+  provider_not_linked: { status: 409, message: 'No tokens of this provider are kept for this user: log in with it' },
+  provider_link_broken: { status: 409, message: 'The provider no longer accepts this user\'s refresh token: log in with it again' },
+  provider_unavailable: { status: 502, message: 'The provider could not refresh its token: try again later' },
 } as const satisfies Record<string, AuthErrorSpec>
 
 /** Stable machine-readable codes carried in the `error` field of every error body. */

@@ -278,6 +278,9 @@ export async function revokeFamily(ctx: AuthContext, family: string, userId: str
     })
   }
   await emitHook(ctx, 'svc:session:revoked', { sessionId: family, userId, reason })
+  for (const feature of ctx.features) {
+    await feature.sessionEnded?.(ctx, { userId, sid: family, reason }).catch((error: unknown) => ctx.logger.error(`The ${feature.name} feature failed after a session ended (ignored)`, error))
+  }
   return true
 }
 
