@@ -184,22 +184,25 @@ async function measureBodyMode(driver, opts) {
     const natives = []
     await inParallel(n, n, async i => (natives[i] = { ...(await nativeLogin(agent, server.port, `bench-native-${driver}-${i}`)), refreshes: 0 }))
     if (opts.warmup > 0) await refreshLoops(agent, server.port, natives, Math.min(opts.warmup, 2), bodyStep)
-    const totals = Object.fromEntries([1, n].map(c => [c, { cookie: { ok: 0, seconds: 0 }, body: { ok: 0, seconds: 0 } }]))
+    const totals = Object.fromEntries([1, n].map(c => [c, { cookie: { ok: 0, seconds: 0, cpu: 0 }, body: { ok: 0, seconds: 0, cpu: 0 } }]))
     for (let round = 1; round <= opts.refreshRounds; round++) {
       for (const clients of [1, n]) {
         log(`refresh: ${driver} cookie and body mode, round ${round}/${opts.refreshRounds}, ${clients} session(s) (${opts.refreshDuration} s each, in 1 s slices)`)
         for (let slice = 0; slice < opts.refreshDuration; slice++) {
           for (const mode of (round + slice) % 2 ? ['cookie', 'body'] : ['body', 'cookie']) {
+            const cpuBefore = cpuSecondsOf(server.pid)
             const r = mode === 'cookie'
               ? await refreshLoops(agent, server.port, run.sessions.slice(0, clients), 1)
               : await refreshLoops(agent, server.port, natives.slice(0, clients), 1, bodyStep)
+            totals[clients][mode].cpu += cpuSecondsOf(server.pid) - cpuBefore
             totals[clients][mode].ok += r.ok
             totals[clients][mode].seconds += r.seconds
           }
         }
       }
     }
-    return Object.entries(totals).map(([clients, t]) => ({ driver, clients: Number(clients), cookie: t.cookie.ok / t.cookie.seconds, body: t.body.ok / t.body.seconds }))
+    const cpuMicros = mode => (mode.cpu * 1e6) / mode.ok
+    return Object.entries(totals).map(([clients, t]) => ({ driver, clients: Number(clients), cookie: t.cookie.ok / t.cookie.seconds, body: t.body.ok / t.body.seconds, cookieCpu: cpuMicros(t.cookie), bodyCpu: cpuMicros(t.body) }))
   }
   finally {
     await run.stop()
@@ -268,11 +271,11 @@ export async function measure(opts) {
     '',
     '#### Native apps: the refresh token in the body',
     '',
-    `\`POST /auth/native/refresh\` (the refresh token in a JSON body, the successor in the answer) next to \`POST /auth/refresh\` (the cookie) on one server per driver, ${n} sessions of each logged in first; in each of ${opts.refreshRounds} round(s), with 1 and then ${n} sessions, ${opts.refreshDuration} s of each mode in 1-second slices that alternate between the two, so a load that comes and goes falls on both alike. Both run the same rotation (\`refreshSession\`): the ratio should stay near 1 (target: within 10%).`,
+    `\`POST /auth/native/refresh\` (the refresh token in a JSON body, the successor in the answer) next to \`POST /auth/refresh\` (the cookie) on one server per driver, ${n} sessions of each logged in first; in each of ${opts.refreshRounds} round(s), with 1 and then ${n} sessions, ${opts.refreshDuration} s of each mode in 1-second slices that alternate between the two, so a load that comes and goes falls on both alike. Both run the same rotation (\`refreshSession\`): the ratio should stay near 1 (target: within 10%). Server CPU per refresh (the server process's user + system time over each mode's slices, from /proc, divided by its refreshes) is the steadier figure when other work shares the machine.`,
     '',
-    '| Driver | Sessions | Cookie refreshes/s | Body refreshes/s | Body / cookie |',
-    '| --- | ---: | ---: | ---: | ---: |',
-    ...bodyRows.map(r => `| ${r.driver} | ${r.clients} | ${fmtInt(r.cookie)} | ${fmtInt(r.body)} | **${(r.body / r.cookie).toFixed(2)}** |`),
+    '| Driver | Sessions | Cookie refreshes/s | Body refreshes/s | Body / cookie | Server CPU per cookie refresh | per body refresh | Body / cookie CPU |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...bodyRows.map(r => `| ${r.driver} | ${r.clients} | ${fmtInt(r.cookie)} | ${fmtInt(r.body)} | **${(r.body / r.cookie).toFixed(2)}** | ${fmtInt(r.cookieCpu)} µs | ${fmtInt(r.bodyCpu)} µs | **${(r.bodyCpu / r.cookieCpu).toFixed(2)}** |`),
   )
   return { lines, goals }
 }
