@@ -13,6 +13,7 @@ import { setupTwoFactor } from './build/two-factor'
 import { setupPasskey } from './build/passkey'
 import { setupOrganizations } from './build/organizations'
 import { setupAudit } from './build/audit'
+import { setupNative } from './build/native'
 import { setupTesting } from './build/testing'
 import { setupOpenAPI } from './build/openapi'
 import { buildRuntimeConfig, writeRuntimeConfig } from './build/runtime-config'
@@ -68,6 +69,7 @@ export default defineNuxtModule<ModuleOptionsInput>({
     setupPasskey(setup)
     setupOrganizations(setup)
     setupAudit(setup)
+    setupNative(setup)
     checkAccessRules(setup)
     await setupDevtools(setup)
     setupTesting(setup, process.env)

@@ -1,5 +1,6 @@
 // A minimal HTTP client (keep-alive, loopback only), the fixture's login, and autocannon.
 
+import { createHash, randomBytes } from 'node:crypto'
 import { request } from 'node:http'
 import autocannon from 'autocannon'
 import { HOST } from './processes.mjs'
@@ -61,6 +62,31 @@ export async function exchangeCode(agent, port, code, binding) {
   const cookie = cookieOf(res, REFRESH_COOKIE)
   if (!token || !cookie) throw new Error(`POST /auth/token gave no token or no ${REFRESH_COOKIE} cookie: ${res.text.slice(0, 300)}`)
   return { token, cookie }
+}
+
+/** A native session of the basic fixture: a code bound to a PKCE challenge, exchanged at the native token endpoint. `{ token, refreshToken }`. */
+export async function nativeLogin(agent, port, sub) {
+  const verifier = randomBytes(32).toString('base64url')
+  const codeChallenge = createHash('sha256').update(verifier).digest('base64url')
+  const issued = await httpRequest(agent, port, 'POST', '/api/test/code', { body: { user: { sub, name: `Bench ${sub}`, email: `${sub}@example.com` }, codeChallenge } })
+  if (issued.status !== 200) throw new Error(`POST /api/test/code answered ${issued.status}: ${issued.text.slice(0, 300)}`)
+  const res = await httpRequest(agent, port, 'POST', '/auth/native/token', { body: { code: JSON.parse(issued.text).code, codeVerifier: verifier } })
+  if (res.status !== 200) throw new Error(`POST /auth/native/token answered ${res.status}: ${res.text.slice(0, 300)}`)
+  const { token, refreshToken } = JSON.parse(res.text)
+  return { token, refreshToken }
+}
+
+/** POST /auth/native/refresh with a session's refresh token in the body: the new `{ token, refreshToken }`; throws unless 200 and rotated. */
+export async function nativeRefresh(agent, port, refreshToken) {
+  const res = await httpRequest(agent, port, 'POST', '/auth/native/refresh', { body: { refreshToken } })
+  let answer = {}
+  try {
+    answer = JSON.parse(res.text)
+  }
+  catch { /* reported below */ }
+  if (res.status !== 200 || !answer.token || !answer.refreshToken) throw new Error(`POST /auth/native/refresh answered ${res.status}: ${res.text.slice(0, 300)}`)
+  if (answer.refreshToken === refreshToken) throw new Error('POST /auth/native/refresh did not rotate the refresh token')
+  return { token: answer.token, refreshToken: answer.refreshToken }
 }
 
 /** A session of the basic fixture: a code from its test route, exchanged. `{ token, cookie }`. */

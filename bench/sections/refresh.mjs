@@ -2,13 +2,14 @@
 // and the upstash (Redis over HTTP) drivers, sequential on one session and with 10 concurrent
 // sessions, next to the storage limit measured in the same rounds (durable small-file writes, Redis
 // round trips, HTTP round trips to the REST server; none for memory: what is left is the server's
-// own work).
+// own work). Then the native endpoint's body mode (POST /auth/native/refresh, the refresh token in
+// the body) next to the cookie's on one server, on fs and Redis: the same rotation, so the same rate.
 
 import { Agent } from 'node:http'
 import { join } from 'node:path'
 import { buildBaseline } from '../lib/baseline.mjs'
 import { BASIC, fsEnv, MEMORY_ENV, redisEnv, upstashEnv } from '../lib/fixtures.mjs'
-import { inParallel, login, refresh } from '../lib/http.mjs'
+import { inParallel, login, nativeLogin, nativeRefresh, refresh } from '../lib/http.mjs'
 import { cpuSecondsOf, log, removeTempDir, startServer, stopServer, tempDir } from '../lib/processes.mjs'
 import { uniquePrefix } from '../lib/redis.mjs'
 import { durableWritesPerSec, redisRoundTripsPerSec, upstashRoundTripsPerSec } from '../lib/storage-probes.mjs'
@@ -33,11 +34,21 @@ const ENV = {
   upstash: ctx => upstashEnv(ctx.prefix, ctx.rest),
 }
 
+/** One refresh of a session by its cookie (the default of {@link refreshLoops}). */
+const cookieStep = async (agent, port, session) => {
+  session.cookie = (await refresh(agent, port, session.cookie)).cookie
+}
+
+/** One refresh of a native session, its refresh token in the body. */
+const bodyStep = async (agent, port, session) => {
+  session.refreshToken = (await nativeRefresh(agent, port, session.refreshToken)).refreshToken
+}
+
 /**
  * `clients` sessions refreshed in closed loops for `seconds`, each refresh sending the cookie of
- * the previous answer of its session. Any failed refresh aborts the run.
+ * the previous answer of its session (`step`: another way to refresh one). Any failed refresh aborts the run.
  */
-export async function refreshLoops(agent, port, sessions, seconds) {
+export async function refreshLoops(agent, port, sessions, seconds, step = cookieStep) {
   const latencies = []
   let ok = 0
   let failure
@@ -47,7 +58,7 @@ export async function refreshLoops(agent, port, sessions, seconds) {
     while (!failure && performance.now() < deadline) {
       const t0 = performance.now()
       try {
-        session.cookie = (await refresh(agent, port, session.cookie)).cookie
+        await step(agent, port, session)
       }
       catch (error) {
         failure ??= new Error(`${error.message} (after ${session.refreshes} refreshes of that session)`)
@@ -160,6 +171,44 @@ export async function measureDriver(driver, opts, { nodeArgs = [], spans, entry 
   return rows
 }
 
+/**
+ * Cookie and body mode on one server of `driver`, in 1-second slices that alternate between the two (the
+ * first of each pair alternating too), so a load that comes and goes falls on both alike; with 1 and `n`
+ * sessions of each: `[{ clients, cookie, body }]` in refreshes/s.
+ */
+async function measureBodyMode(driver, opts) {
+  const n = opts.refreshConcurrency
+  const run = await startDriverServer(driver, opts, BASIC.entry)
+  try {
+    const { agent, server } = run
+    const natives = []
+    await inParallel(n, n, async i => (natives[i] = { ...(await nativeLogin(agent, server.port, `bench-native-${driver}-${i}`)), refreshes: 0 }))
+    if (opts.warmup > 0) await refreshLoops(agent, server.port, natives, Math.min(opts.warmup, 2), bodyStep)
+    const totals = Object.fromEntries([1, n].map(c => [c, { cookie: { ok: 0, seconds: 0, cpu: 0 }, body: { ok: 0, seconds: 0, cpu: 0 } }]))
+    for (let round = 1; round <= opts.refreshRounds; round++) {
+      for (const clients of [1, n]) {
+        log(`refresh: ${driver} cookie and body mode, round ${round}/${opts.refreshRounds}, ${clients} session(s) (${opts.refreshDuration} s each, in 1 s slices)`)
+        for (let slice = 0; slice < opts.refreshDuration; slice++) {
+          for (const mode of (round + slice) % 2 ? ['cookie', 'body'] : ['body', 'cookie']) {
+            const cpuBefore = cpuSecondsOf(server.pid)
+            const r = mode === 'cookie'
+              ? await refreshLoops(agent, server.port, run.sessions.slice(0, clients), 1)
+              : await refreshLoops(agent, server.port, natives.slice(0, clients), 1, bodyStep)
+            totals[clients][mode].cpu += cpuSecondsOf(server.pid) - cpuBefore
+            totals[clients][mode].ok += r.ok
+            totals[clients][mode].seconds += r.seconds
+          }
+        }
+      }
+    }
+    const cpuMicros = mode => (mode.cpu * 1e6) / mode.ok
+    return Object.entries(totals).map(([clients, t]) => ({ driver, clients: Number(clients), cookie: t.cookie.ok / t.cookie.seconds, body: t.body.ok / t.body.seconds, cookieCpu: cpuMicros(t.cookie), bodyCpu: cpuMicros(t.body) }))
+  }
+  finally {
+    await run.stop()
+  }
+}
+
 /** Measures and reports the refresh section. */
 export async function measure(opts) {
   const baseline = opts.baseline ? await buildBaseline(opts.baseline) : undefined
@@ -171,6 +220,7 @@ export async function measure(opts) {
     const [current, before = []] = await measureDrivers(driver, opts, withBaseline ? [BASIC.entry, baseline.entry] : [BASIC.entry])
     for (const row of current) rows.push({ ...row, baseline: before.find(b => b.clients === row.clients) })
   }
+  const bodyRows = [...await measureBodyMode('fs', opts), ...await measureBodyMode('redis', opts)]
   const n = opts.refreshConcurrency
   const find = (driver, clients) => rows.find(r => r.driver === driver && r.clients === clients)
   const memory1 = find('memory', 1)
@@ -185,6 +235,7 @@ export async function measure(opts) {
     goal('fs refresh, sequential on one session (refreshes/s)', fs1.perSec, '≥', 1000),
     goal(`fs refresh, ${n} concurrent sessions / sequential`, fsN.perSec / fs1.perSec, '≥', 1.5),
     goal(`Redis refresh, ${n} concurrent sessions / ${fmtInt(REDIS_BASELINE)}/s baseline`, redisN.perSec / REDIS_BASELINE, '≥', 2.5),
+    ...bodyRows.map(r => goal(`${r.driver} body-mode / cookie refresh, ${r.clients} session(s)`, r.body / r.cookie, '≥', 0.9)),
   ]
   const lines = [
     '### Token refresh near the storage limit',
@@ -215,6 +266,16 @@ export async function measure(opts) {
     `- fs ${n} concurrent / sequential: **${goals[1].value.toFixed(2)}** (target ≥ 1.5: ${status(goals[1].met)}).`,
     `- Redis ${n} concurrent: **${fmtInt(redisN.perSec)}/s**, **${goals[2].value.toFixed(2)}×** the ${fmtInt(REDIS_BASELINE)}/s baseline of the earlier store (target ≥ 2.5×: ${status(goals[2].met)}).`,
     `- Redis over HTTP (upstash, a loopback REST server): **${fmtInt(upstash1.perSec)}/s** sequential (${(upstash1.perSec / redis1.perSec).toFixed(2)}× TCP Redis), **${fmtInt(upstashN.perSec)}/s** with ${n} concurrent sessions (${(upstashN.perSec / redisN.perSec).toFixed(2)}× TCP Redis). Every command is one HTTP request; a real deployment adds the network round trip to the provider to each.`,
+  )
+  lines.push(
+    '',
+    '#### Native apps: the refresh token in the body',
+    '',
+    `\`POST /auth/native/refresh\` (the refresh token in a JSON body, the successor in the answer) next to \`POST /auth/refresh\` (the cookie) on one server per driver, ${n} sessions of each logged in first; in each of ${opts.refreshRounds} round(s), with 1 and then ${n} sessions, ${opts.refreshDuration} s of each mode in 1-second slices that alternate between the two, so a load that comes and goes falls on both alike. Both run the same rotation (\`refreshSession\`): the ratio should stay near 1 (target: within 10%). Server CPU per refresh (the server process's user + system time over each mode's slices, from /proc, divided by its refreshes) is the steadier figure when other work shares the machine.`,
+    '',
+    '| Driver | Sessions | Cookie refreshes/s | Body refreshes/s | Body / cookie | Server CPU per cookie refresh | per body refresh | Body / cookie CPU |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...bodyRows.map(r => `| ${r.driver} | ${r.clients} | ${fmtInt(r.cookie)} | ${fmtInt(r.body)} | **${(r.body / r.cookie).toFixed(2)}** | ${fmtInt(r.cookieCpu)} µs | ${fmtInt(r.bodyCpu)} µs | **${(r.bodyCpu / r.cookieCpu).toFixed(2)}** |`),
   )
   return { lines, goals }
 }

@@ -16,6 +16,8 @@ import { ORGANIZATION_ROUTES } from '../runtime/organizations/server/organizatio
 import { auditAdminPage, isAuditEnabled } from '../runtime/audit/server/audit-options'
 import { AUDIT_ROUTES } from '../runtime/audit/server/audit-routes'
 import { AUDIT_ADMIN_ROUTES } from '../runtime/audit/server/admin-routes'
+import { isNativeEnabled } from '../runtime/native/server/native-options'
+import { NATIVE_ROUTES } from '../runtime/native/server/native-routes'
 
 /** A server endpoint of the module. */
 export interface ServerRoute {
@@ -32,7 +34,7 @@ const routesOf = (contracts: RouteContract[], e: EndpointOptions): ServerRoute[]
   contracts.map(c => ({ route: c.path(e), method: c.method, handler: c.handler }))
 
 /** Every route contract of the module, by method and handler file (`post server/routes/token.post`). */
-export const ROUTE_CONTRACTS = new Map([CORE_ROUTES, IMPERSONATION_ROUTES, OAUTH_ROUTES, PASSWORD_ROUTES, TWO_FACTOR_ROUTES, PASSKEY_ROUTES, ORGANIZATION_ROUTES, AUDIT_ROUTES, AUDIT_ADMIN_ROUTES]
+export const ROUTE_CONTRACTS = new Map([CORE_ROUTES, IMPERSONATION_ROUTES, OAUTH_ROUTES, PASSWORD_ROUTES, TWO_FACTOR_ROUTES, PASSKEY_ROUTES, ORGANIZATION_ROUTES, AUDIT_ROUTES, AUDIT_ADMIN_ROUTES, NATIVE_ROUTES]
   .flatMap(contractsOf).map(c => [`${c.method} ${c.handler}`, c]))
 
 /** The contract of a route, or undefined for a handler that is not one of the module's API. */
@@ -89,7 +91,7 @@ export function passwordRoutes(options: Pick<ModuleOptions, 'endpoints' | 'provi
 }
 
 /** Options that decide the module's routes (`twoFactor`, `organizations` and `audit` may be absent: off). */
-export type RouteOptions = Pick<ModuleOptions, 'endpoints' | 'providers'> & Partial<Pick<ModuleOptions, 'twoFactor' | 'organizations' | 'audit'>>
+export type RouteOptions = Pick<ModuleOptions, 'endpoints' | 'providers'> & Partial<Pick<ModuleOptions, 'twoFactor' | 'organizations' | 'audit' | 'native'>>
 
 /** The second factor's routes under `<authPath>/two-factor/`, when `twoFactor.enabled`. */
 export function twoFactorRoutes(options: RouteOptions): ServerRoute[] {
@@ -116,9 +118,16 @@ export function auditAdminRoutes(options: RouteOptions): ServerRoute[] {
   return auditAdminPage(options) ? routesOf(contractsOf(AUDIT_ADMIN_ROUTES), options.endpoints) : []
 }
 
+/** The native endpoints under `<authPath>/native/`, when `native` is set (the login route only with an OAuth provider). */
+export function nativeRoutes(options: RouteOptions): ServerRoute[] {
+  if (!isNativeEnabled(options)) return []
+  const { login, ...grants } = NATIVE_ROUTES
+  return routesOf([...Object.values(grants), ...(oauthProviderNames(options.providers).length ? [login] : [])], options.endpoints)
+}
+
 /** Every path the module answers on for these options: its routes, the callback page and the second factor's page. */
 export function moduleRoutePaths(options: RouteOptions): string[] {
-  const routes = [...coreRoutes(options.endpoints), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...twoFactorRoutes(options), ...organizationRoutes(options), ...auditRoutes(options), ...auditAdminRoutes(options)]
+  const routes = [...coreRoutes(options.endpoints), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...twoFactorRoutes(options), ...organizationRoutes(options), ...auditRoutes(options), ...auditAdminRoutes(options), ...nativeRoutes(options)]
   const pages = [options.endpoints.callbackPath, ...(isTwoFactorEnabled(options) ? [options.endpoints.secondFactorPath] : []), ...(isOrganizationsEnabled(options) ? [options.organizations.invitationPath ?? '/auth/invitation'] : [])]
   return [...routes.map(route => route.route), ...pages]
 }

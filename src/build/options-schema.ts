@@ -5,6 +5,7 @@ import { passkeySchema } from '../runtime/passkey/server/passkey-options'
 import { twoFactorSchema } from '../runtime/two-factor/server/two-factor-options'
 import { organizationsSchema } from '../runtime/organizations/server/organizations-options'
 import { auditSchema } from '../runtime/audit/server/audit-options'
+import { nativeSchema } from '../runtime/native/server/native-options'
 
 /**
  * Every option of the module: the core's schema with the features' pieces. The source of the
@@ -15,4 +16,5 @@ export const moduleOptionsSchema = coreOptionsSchema.extend({
   twoFactor: twoFactorSchema,
   organizations: organizationsSchema.optional(),
   audit: auditSchema.optional(),
+  native: nativeSchema.optional(),
 })

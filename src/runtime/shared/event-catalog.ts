@@ -3,18 +3,18 @@
  * server, the log, the admin page and docs/audit.md (test/unit/audit-docs.test.ts keeps the table in step).
  */
 export const SECURITY_EVENTS = {
-  'login': 'A login: `success` when its session starts (the code was exchanged), `failure` when a first or second factor was refused (`subject`: the account, when it is known). Details: `provider`, `secondFactor` (`code`, `recovery_code`, `passkey`), `reason` and `stage` of a failure. An OAuth login\'s failures are one event per provider, reason and client each 5 minutes.',
+  'login': 'A login: `success` when its session starts (the code was exchanged), `failure` when a first or second factor was refused (`subject`: the account, when it is known). Details: `provider`, `secondFactor` (`code`, `recovery_code`, `passkey`), `client` (`native`: a native app\'s session), `reason` and `stage` of a failure. An OAuth login\'s failures are one event per provider, reason and client each 5 minutes.',
   'logout': 'A session ended by its own logout, or by its OpenID provider\'s back-channel logout (`via: \'backchannel\'`, no actor). `failure`: a refused logout token (`provider`, `via`, `reason`; one event per provider, reason and client each 5 minutes).',
   'session.revoked': 'A session ended for another `reason`: `user` (from the sessions list), `host` (`revokeUserSession(s)`, or an administrator on the admin page, then the `actor`), `password_reset`, `password_change`, `two_factor_change`, `refresh_token_reused`.',
   'refresh.reused': 'A refresh token that was rotated already came back: theft suspected, its session is revoked (`failure`).',
   'session.refreshed': 'A session\'s tokens were refreshed (recorded only with `audit.refreshes`).',
-  'code.refused': 'An authorization code was refused at the exchange (`failure`, `reason`): `unknown` (or expired, or used; one event per client each 5 minutes), `other_browser`.',
+  'code.refused': 'An authorization code was refused at the exchange (`failure`, `reason`): `unknown` (or expired, or used; one event per client each 5 minutes), `other_browser`, `other_channel` (a native app\'s code at the cookie exchange, or the reverse), `pkce` (a native code with the wrong verifier).',
   'password.changed': 'A logged-in user changed their password (`success`), or gave a wrong current password (`failure`).',
   'password.reset_requested': 'A password reset code was asked for (the answer never says whether the account exists).',
   'password.reset': 'A password was set with a reset code; the account\'s other sessions end (`revokedSessions`). `failure`: the reset was finished in another browser.',
   'rate_limited': 'Requests refused by a rate limit (`rule`, `per`: the counter): one event per rule and counter each 5 minutes, not one per request.',
   'lockout': 'Too many wrong codes: the code, the login or the budget is spent (`reason`: `too_many_attempts`, `budget_exhausted`; `stage`: `login`, `regenerate`, `disable`, or the emailed code\'s action).',
-  'request.refused': 'A request the module refused for how it came, not for who sent it (`reason`: `cross_origin`, `frame`, `redirect`, `cookie_conflict`, `recent_login`): one event per reason and client (an IPv6 address counts by its /64) each 5 minutes.',
+  'request.refused': 'A request the module refused for how it came, not for who sent it (`reason`: `cross_origin`, `frame`, `redirect`, `cookie_conflict`, `recent_login`, `browser` (a browser\'s request to a native endpoint), `other_channel` (a refresh token of the other channel: a browser session\'s in a body, a native one in the cookie)): one event per reason and client (an IPv6 address counts by its /64) each 5 minutes.',
   'impersonation.started': 'An administrator (`actor`) began to act as another user (`subject`); `details.reason` is the reason given.',
   'impersonation.ended': 'An impersonation ended; the administrator has their own session back.',
   'passkey.registered': 'A passkey was added to the account.',

@@ -4,6 +4,7 @@ import type { CustomEventHandlerOptions, OAuthEventHandlerOptions } from '../oau
 import type { AuthContext } from '../../server/lib/core/context'
 import { handleOAuthRequest } from './oauth-flow'
 import type { ProviderFetch } from './preset'
+import type { NativeReturn } from './oauth-state'
 import { defineAuthRoute } from '../../server/utils/auth-context'
 
 /** Requests to the mock provider's endpoints go to this server in process (no network). */
@@ -12,9 +13,9 @@ const localFetch: ProviderFetch = (url, init) => {
   return useNitroApp().localFetch(`${target.pathname}${target.search}`, init)
 }
 
-/** Runs the provider login flow for `name` with the handlers of a host route. */
-export function runOAuthLogin(event: H3Event, ctx: AuthContext, name: string, handlers?: OAuthEventHandlerOptions<object>): Promise<void> {
-  return handleOAuthRequest(event, ctx, { name, handlers, localFetch })
+/** Runs the provider login flow for `name` with the handlers of a host route (`native`: a native app's login starts). */
+export function runOAuthLogin(event: H3Event, ctx: AuthContext, name: string, handlers?: OAuthEventHandlerOptions<object>, native?: NativeReturn): Promise<void> {
+  return handleOAuthRequest(event, ctx, { name, handlers, localFetch, native })
 }
 
 /** Login route of the provider `name` with host handlers: every generated `defineOAuth<Label>EventHandler` is this with the name filled in. */

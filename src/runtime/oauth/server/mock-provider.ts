@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto'
 import type { H3Event } from 'h3'
 import { getQuery, getRequestHeader, readBody, sendRedirect } from 'h3'
 import type { z } from 'zod'
 import type { MockProviderOptions, MockUser } from '../../types/providers'
 import type { AuthContext } from '../../server/lib/core/context'
-import { randomToken, safeEqual } from '../../server/lib/store/crypto'
+import { randomToken, s256, safeEqual } from '../../server/lib/store/crypto'
 import { authError } from '../../server/lib/edge/errors'
 import { originOf } from '../../server/lib/edge/origin'
 import { readMockToken, saveMockCode, saveMockToken, takeMockCode, MOCK_TOKEN_TTL } from './mock-records'
@@ -90,11 +89,6 @@ function clientCredentials(event: H3Event, body: z.output<typeof tokenSchema>): 
     }
   }
   return { id: body.client_id, secret: body.client_secret }
-}
-
-/** S256 code challenge of a verifier. */
-export function s256(verifier: string): string {
-  return createHash('sha256').update(verifier).digest('base64url')
 }
 
 /**

@@ -11,13 +11,14 @@ import { safeEqual } from '../../server/lib/store/crypto'
 import { originOf } from '../../server/lib/edge/origin'
 import { refusalWindow, requestRefused, securityEvent } from '../../server/lib/edge/security-event'
 import { completeLogin } from '../../server/lib/core/login'
-import { saveOAuthState, takeOAuthState } from './oauth-state'
+import { saveOAuthState, takeOAuthState, type NativeReturn } from './oauth-state'
 import { clearLoginCookies, LOGIN_TTL, readLoginCookies, setLoginCookies } from './oauth-cookies'
 import { exchangeCode, fetchUser, OAuthLoginError } from './exchange'
 import { authorizationServerOf, guardedFetch } from './provider-http'
 import type { ProviderFetch, ResolvedProvider } from './preset'
 import { providerOf } from './provider-registry'
 import { isErrorCode, isSafeRedirect, sanitizeErrorText, withQueryParams } from '../../server/lib/edge/redirect'
+import { underPath } from '../../shared/paths'
 
 /** Origin of the mock provider without a public URL: endpoints are reached in process (path only), the browser gets relative URLs. */
 const IN_PROCESS_ORIGIN = 'http://in-process.invalid'
@@ -29,6 +30,11 @@ export interface OAuthRequestOptions {
   fetch?: ProviderFetch
   /** Fetch for the endpoints of a provider served by this app (in Nitro: an in-process call). */
   localFetch?: ProviderFetch
+  /**
+   * Starts the login of a native app (its redirect URI checked already): the provider returns to the
+   * provider's login route as usual, which then sends the code (bound to the challenge) or the error to the app.
+   */
+  native?: NativeReturn
 }
 
 const text = (max: number) => z.string().max(max).optional()
@@ -58,23 +64,27 @@ export async function handleOAuthRequest(event: H3Event, ctx: AuthContext, optio
   const fetchFn = provider.local && options.localFetch ? options.localFetch : guardedFetch(options.fetch)
   const requestUrl = getRequestURL(event)
   const rawQuery = getQuery(event)
-  const isCallback = ['code', 'state', 'error'].some(key => Object.hasOwn(rawQuery, key))
+  const isCallback = !options.native && ['code', 'state', 'error'].some(key => Object.hasOwn(rawQuery, key))
+  // Where the login continues once it is known to be a native app's (its state record taken), for its errors too.
+  const flow: { native?: NativeReturn } = { native: options.native }
   try {
     const publicOrigin = ctx.options.publicUrl ? originOf(ctx.options.publicUrl) : undefined
     // The mock never builds a URL from the Host header: without a public URL it uses relative paths and in-process calls.
     const relative = provider.local && !publicOrigin
     const origin = publicOrigin ?? (relative ? IN_PROCESS_ORIGIN : requestUrl.origin)
-    const redirectUri = provider.redirectUrl ?? (relative ? requestUrl.pathname : `${origin}${requestUrl.pathname}`)
+    // A native login starts elsewhere; the provider returns to the provider's login route all the same.
+    const callbackPath = options.native ? underPath(ctx.options.endpoints.loginPath, provider.name) : requestUrl.pathname
+    const redirectUri = provider.redirectUrl ?? (relative ? callbackPath : `${origin}${callbackPath}`)
     const parsed = querySchema.safeParse(rawQuery)
     if (!parsed.success) {
       if (isCallback) endStartedLogin(event, ctx, rawQuery.state)
       throw new OAuthLoginError('invalid_request', 'The login request is malformed', isCallback ? 'provider' : 'start')
     }
     if (!isCallback) {
-      const location = await startLogin(event, ctx, provider, parsed.data, { redirectUri, origin, relative, fetchFn, forwarded: forwardedParams(provider, rawQuery) })
+      const location = await startLogin(event, ctx, provider, parsed.data, { redirectUri, origin, relative, fetchFn, forwarded: forwardedParams(provider, rawQuery), native: options.native })
       return await sendRedirect(event, location, 302)
     }
-    const location = await finishLogin(event, ctx, provider, parsed.data, { requestUrl, origin, fetchFn, handlers })
+    const location = await finishLogin(event, ctx, provider, parsed.data, { requestUrl, origin, fetchFn, handlers, flow })
     return await sendRedirect(event, location, 302)
   }
   catch (error) {
@@ -82,7 +92,7 @@ export async function handleOAuthRequest(event: H3Event, ctx: AuthContext, optio
     const failure = error instanceof OAuthLoginError
       ? error
       : new OAuthLoginError('server_error', 'The login could not be completed', isCallback ? 'login' : 'start', error)
-    return await sendLoginError(event, ctx, provider.name, handlers, failure)
+    return await sendLoginError(event, ctx, provider.name, handlers, failure, flow.native)
   }
 }
 
@@ -105,6 +115,7 @@ interface StartContext {
   relative: boolean
   fetchFn: ProviderFetch
   forwarded: Record<string, string>
+  native?: NativeReturn
 }
 
 async function startLogin(event: H3Event, ctx: AuthContext, provider: ResolvedProvider, query: LoginQuery, start: StartContext): Promise<string> {
@@ -113,7 +124,7 @@ async function startLogin(event: H3Event, ctx: AuthContext, provider: ResolvedPr
     throw new OAuthLoginError('server_error', 'This login provider is not configured', 'start')
   }
   let redirect: string | undefined
-  if (query.redirect !== undefined) {
+  if (query.redirect !== undefined && !start.native) {
     if (isSafeRedirect(query.redirect)) redirect = query.redirect
     else await requestRefused(ctx, event, 'redirect', { details: { provider: provider.name } })
   }
@@ -123,7 +134,7 @@ async function startLogin(event: H3Event, ctx: AuthContext, provider: ResolvedPr
   const verifier = oauth.generateRandomCodeVerifier()
   const nonce = provider.openid ? oauth.generateRandomNonce() : undefined
   // The state is bound to this browser, so a state planted in another (cookie tossing) is refused.
-  await saveOAuthState(ctx, state, { provider: provider.name, redirectUri: start.redirectUri, redirect, binding: browserBindingOf(event, ctx, LOGIN_TTL) }, LOGIN_TTL)
+  await saveOAuthState(ctx, state, { provider: provider.name, redirectUri: start.redirectUri, redirect, binding: browserBindingOf(event, ctx, LOGIN_TTL), ...(start.native ? { native: start.native } : {}) }, LOGIN_TTL)
   setLoginCookies(event, ctx, { state, verifier, nonce })
 
   const url = new URL(as.authorization_endpoint!)
@@ -157,6 +168,8 @@ interface FinishContext {
   origin: string
   fetchFn: ProviderFetch
   handlers: OAuthEventHandlerOptions<object>
+  /** Set to the native app of the login once its state record is taken. */
+  flow: { native?: NativeReturn }
 }
 
 const PROVIDER_ERROR_TEXT: Record<string, string> = {
@@ -175,6 +188,7 @@ async function finishLogin(event: H3Event, ctx: AuthContext, provider: ResolvedP
   if (!record || record.provider !== provider.name) {
     throw new OAuthLoginError('invalid_state', 'The login session has expired or was already used: start the login again', 'state')
   }
+  finish.flow.native = record.native
   if (!matchesCodeBinding(event, ctx, record.binding)) {
     throw new OAuthLoginError('invalid_state', 'This login was started in another browser: start the login again', 'state')
   }
@@ -207,8 +221,9 @@ async function finishLogin(event: H3Event, ctx: AuthContext, provider: ResolvedP
     onSuccess: finish.handlers.onSuccess,
   }
   try {
-    const { location } = await completeLogin(ctx, { event, provider: provider.name, user, tokens, handlers, redirect: record.redirect, upstream: upstreamLoginOf(provider, tokens, idClaims) })
-    return location
+    const { location, code } = await completeLogin(ctx, { event, provider: provider.name, user, tokens, handlers, redirect: record.redirect, upstream: upstreamLoginOf(provider, tokens, idClaims), codeChallenge: record.native?.codeChallenge })
+    // A second factor's detour stays in the browser.
+    return record.native && code ? nativeLocation(record.native, { code }) : location
   }
   catch (cause) {
     const deliberate = isError(cause) && !cause.unhandled && cause.statusCode >= 400 && cause.statusCode < 500
@@ -242,8 +257,18 @@ function composeClaims(base: Record<string, unknown> | undefined, host: OAuthEve
   }
 }
 
-/** Ends a failed login: the host's onError (a failure is logged), then 302 to `redirect.error` unless onError answered. */
-async function sendLoginError(event: H3Event, ctx: AuthContext, provider: string, handlers: OAuthEventHandlerOptions<unknown>, failure: OAuthLoginError): Promise<void> {
+/** The native app's redirect URI with `params` and the app's `state` added to its query. */
+export function nativeLocation(app: NativeReturn, params: Record<string, string>): string {
+  const url = new URL(app.redirectUri)
+  for (const [key, value] of Object.entries({ ...params, ...(app.state === undefined ? {} : { state: app.state }) })) url.searchParams.set(key, value)
+  return url.href
+}
+
+/**
+ * Ends a failed login: the host's onError (a failure is logged), then 302 to `redirect.error` (a native app's
+ * login: to its redirect URI) unless onError answered.
+ */
+async function sendLoginError(event: H3Event, ctx: AuthContext, provider: string, handlers: OAuthEventHandlerOptions<unknown>, failure: OAuthLoginError, native?: NativeReturn): Promise<void> {
   // Anyone can call a callback with a made-up state: one event per provider, reason and client each 5 minutes.
   await securityEvent(ctx, event, { type: 'login', outcome: 'failure', actor: null, details: { provider, reason: failure.code, stage: failure.stage }, aggregate: refusalWindow(ctx, event, `${provider}\0${failure.code}`) })
   if (failure.code === 'server_error') ctx.logger.error(`Login with ${provider} failed unexpectedly`, failure.reason)
@@ -257,7 +282,8 @@ async function sendLoginError(event: H3Event, ctx: AuthContext, provider: string
     }
   }
   if (event.handled) return
-  await sendRedirect(event, withQueryParams(ctx.options.redirect.error, { error: failure.code, error_description: failure.description }), 302)
+  const params = { error: failure.code, error_description: failure.description }
+  await sendRedirect(event, native ? nativeLocation(native, params) : withQueryParams(ctx.options.redirect.error, params), 302)
 }
 
 /** A short server-side description of a failure (no response bodies or tokens). */

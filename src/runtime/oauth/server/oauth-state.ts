@@ -19,8 +19,13 @@ const oauthStateRecord = z.object({
   redirect: z.string().optional(),
   /** HMAC of the binding (code cookie) of the browser that started the login. */
   binding: z.string().min(1),
+  /** A native app's login (RFC 8252): where the code or the error goes, and the PKCE challenge the code is bound to. */
+  native: z.object({ redirectUri: z.string(), codeChallenge: z.string(), state: z.string().optional() }).optional(),
   createdAt: timestamp,
 })
+
+/** The native app a login returns to (see {@link OAuthStateRecord}). */
+export type NativeReturn = NonNullable<OAuthStateRecord['native']>
 
 /** What a started provider login keeps server side: single use, keyed by its `state`. */
 export type OAuthStateRecord = z.output<typeof oauthStateRecord>

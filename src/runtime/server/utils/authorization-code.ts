@@ -19,6 +19,11 @@ export interface AuthorizationCodeOptions {
    * @default true
    */
   bindToBrowser?: boolean
+  /**
+   * A native app's PKCE S256 challenge: the code is bound to it instead of the browser, and only the native
+   * token endpoint (`POST <authPath>/native/token` with its verifier) exchanges it (`native` set).
+   */
+  codeChallenge?: string
 }
 
 /**
@@ -32,5 +37,5 @@ export async function createAuthorizationCode(event: H3Event, user: AuthUser, op
   const ctx = await useAuthContext()
   if (!subjectOf(user)) throw new Error('createAuthorizationCode: the user needs a `sub` or `id`')
   const claims = await resolveGlobalClaims(ctx, user, options.claims ?? {})
-  return createAuthCode(ctx, event, { user, claims, provider: options.provider, redirect: options.redirect }, { bindToBrowser: options.bindToBrowser })
+  return createAuthCode(ctx, event, { user, claims, provider: options.provider, redirect: options.redirect, codeChallenge: options.codeChallenge }, { bindToBrowser: options.bindToBrowser })
 }

@@ -24,6 +24,8 @@ export interface CompleteLoginInput {
   secondFactor?: AuthCodeInput['secondFactor']
   /** The OpenID provider login (ID token, provider `sid` and `sub`), kept with the session for logout. */
   upstream?: UpstreamLogin
+  /** A native app's PKCE S256 challenge: the code is bound to it instead of the browser (a native login). */
+  codeChallenge?: string
 }
 
 export interface CompletedLogin {
@@ -81,7 +83,7 @@ export async function completeLogin(ctx: AuthContext, input: CompleteLoginInput)
   }
   await loginSucceeded(ctx, payload, handlers.onSuccess)
 
-  const code = await createAuthCode(ctx, event, { user, claims, provider, redirect: input.redirect, secondFactor: input.secondFactor, upstream: input.upstream })
+  const code = await createAuthCode(ctx, event, { user, claims, provider, redirect: input.redirect, secondFactor: input.secondFactor, upstream: input.upstream, codeChallenge: input.codeChallenge })
   return { location: callbackLocation(ctx, code), code, user, claims }
 }
 

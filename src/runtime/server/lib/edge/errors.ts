@@ -41,6 +41,7 @@ export const ERRORS = {
   impersonated_session: { status: 403, message: 'Not allowed in an impersonated session' },
   reauthentication_required: { status: 403, message: 'Log in again to continue: this change needs a recent login' },
   cross_origin_request: { status: 403, message: 'Cross-origin requests are not allowed' },
+  browser_request: { status: 403, message: 'This endpoint is for native and server clients, not for browsers' },
   forbidden: { status: 403, message: 'Forbidden' },
   impersonation_chain: { status: 403, message: 'Already impersonating: end the current impersonation first' },
   impersonation_session_mismatch: { status: 403, message: 'This impersonation was not started in this browser' },

@@ -5,6 +5,7 @@ import type { EdgeContext } from './edge-context'
 import { authError } from './errors'
 import { originOf } from './origin'
 import { requestRefused } from './security-event'
+import { cookieValues } from '../../../shared/presence'
 
 /** Methods whose requests may carry a body. */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
@@ -200,4 +201,24 @@ export async function refuseCrossOrigin(event: H3Event, ctx: EdgeContext): Promi
     await requestRefused(ctx, event, 'cross_origin', { details: { path: event.path.split('?')[0]!.slice(0, 200), origin: (claimed ?? site)?.slice(0, 200) } })
     throw authError('cross_origin_request')
   }
+}
+
+/** Headers only browsers send (a server or an app sets none of them). */
+const BROWSER_HEADERS = ['origin', 'sec-fetch-site', 'sec-fetch-dest', 'sec-fetch-user'] as const
+
+/**
+ * 403 `browser_request` when the request carries a browser's signals: an `Origin` or `Sec-Fetch-*` header, or
+ * the refresh cookie. The endpoints of non-browser clients refuse them, so that a page cannot reach them
+ * around the cookie endpoints' defences. `Sec-Fetch-Mode: cors` alone passes: Node's `fetch` sends it, and
+ * a browser never sends it without `Sec-Fetch-Site` and `Sec-Fetch-Dest`.
+ */
+export async function refuseBrowserRequest(event: H3Event, ctx: EdgeContext): Promise<void> {
+  const headers = event.node.req.headers
+  const mode = headers['sec-fetch-mode']
+  const signal = BROWSER_HEADERS.find(name => headers[name] !== undefined)
+    ?? (mode !== undefined && mode !== 'cors' ? 'sec-fetch-mode' : undefined)
+    ?? (cookieValues(headers.cookie, ctx.options.tokenRefresh.cookie.cookieName).length > 0 ? 'cookie' : undefined)
+  if (!signal) return
+  await requestRefused(ctx, event, 'browser', { details: { path: event.path.split('?')[0]!.slice(0, 200), signal } })
+  throw authError('browser_request')
 }

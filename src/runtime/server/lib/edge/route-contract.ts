@@ -7,7 +7,7 @@ import type { EdgeContext } from './edge-context'
 import { authError, type AuthErrorCode } from './errors'
 import { enforceRateLimit } from './rate-limit'
 import { describeIssues, readBodyWith } from './read-body'
-import { refuseCrossOrigin } from './request-guards'
+import { refuseBrowserRequest, refuseCrossOrigin } from './request-guards'
 import { underPath } from '../../../shared/paths'
 
 /** How a call of a route authenticates. */
@@ -27,6 +27,8 @@ export interface RouteContract {
   auth?: RouteAuth
   /** Refuses a cross-origin browser request (403 `cross_origin_request`) before anything else. */
   sameOrigin?: true
+  /** Refuses a request with a browser's signals (403 `browser_request`) before anything else: native and server clients only. */
+  nonBrowser?: true
   /** The `svcAuth.rateLimit` rule counted per client address (429 `rate_limited`). */
   rateLimit?: RateLimitRuleName
   /** Request body, validated into the handler's input (400 `bad_request`). */
@@ -60,6 +62,7 @@ export function guardErrors(contract: RouteContract): AuthErrorCode[] {
   const parsed = !contract.ownInput && (contract.body || contract.query)
   return [
     ...(contract.sameOrigin ? ['cross_origin_request' as const] : []),
+    ...(contract.nonBrowser ? ['browser_request' as const] : []),
     ...(contract.rateLimit ? ['rate_limited' as const] : []),
     ...(parsed ? ['bad_request' as const] : []),
   ]
@@ -74,7 +77,7 @@ export type RouteInput<C extends RouteContract> = C extends { ownInput: true } ?
 export type GuardedHandler<X, T> = (ctx: X, event: H3Event) => Promise<T>
 
 /**
- * The handler behind its contract's guards, in order: same-origin check, `authorize`, per-address rate
+ * The handler behind its contract's guards, in order: same-origin check, browser refusal, `authorize`, per-address rate
  * limit, then the body or query into `input`. With several contracts the request's method picks one.
  */
 export function guarded<C extends RouteContract, X extends EdgeContext, T, A = undefined>(
@@ -84,9 +87,9 @@ export function guarded<C extends RouteContract, X extends EdgeContext, T, A = u
 ): GuardedHandler<X, T> {
   const list: readonly C[] = Array.isArray(contracts) ? contracts : [contracts as C]
   const runners = list.map((contract): GuardedHandler<X, T> => {
-    const { sameOrigin, rateLimit } = contract
+    const { sameOrigin, nonBrowser, rateLimit } = contract
     const { body, query } = contract.ownInput ? {} : contract
-    if (!authorize && !rateLimit && !body && !query) {
+    if (!authorize && !rateLimit && !body && !query && !nonBrowser) {
       if (!sameOrigin) return (ctx, event) => handle(ctx, event, undefined as RouteInput<C>, undefined as A)
       return async (ctx, event) => {
         await refuseCrossOrigin(event, ctx)
@@ -95,6 +98,7 @@ export function guarded<C extends RouteContract, X extends EdgeContext, T, A = u
     }
     return async (ctx, event) => {
       if (sameOrigin) await refuseCrossOrigin(event, ctx)
+      if (nonBrowser) await refuseBrowserRequest(event, ctx)
       const caller = authorize ? await authorize(ctx, event) : undefined as A
       if (rateLimit) await enforceRateLimit(ctx, event, rateLimit)
       const input = body ? await readBodyWith(event, body) : query ? readQueryWith(event, query) : undefined

@@ -71,6 +71,11 @@ export function createKeyHasher(secret: string): KeyHasher {
   }
 }
 
+/** The PKCE S256 challenge of a code verifier (RFC 7636 §4.2): base64url of its SHA-256. */
+export function s256(verifier: string): string {
+  return createHash('sha256').update(verifier).digest('base64url')
+}
+
 /** Constant-time comparison of two strings. */
 export function safeEqual(a: string, b: string): boolean {
   const ha = createHash('sha256').update(a).digest()

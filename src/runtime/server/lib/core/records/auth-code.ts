@@ -15,8 +15,10 @@ const authCodeRecord = z.object({
   provider: z.string().optional(),
   /** Same-origin path chosen at login, returned to the callback page. */
   redirect: z.string().optional(),
-  /** HMAC of the browser binding; absent only for codes issued with `bindToBrowser: false`. */
+  /** HMAC of the browser binding; absent only for codes issued with `bindToBrowser: false` or to a native app. */
   binding: z.string().optional(),
+  /** A native app's PKCE S256 challenge: the code is bound to it instead of a browser (the native token endpoint only). */
+  codeChallenge: z.string().optional(),
   /** What proved a second factor: a TOTP `code`, a `recovery_code`, or a `passkey` with user verification. */
   secondFactor: z.enum(['code', 'recovery_code', 'passkey']).optional(),
   /** The OpenID provider login, kept with the session the code starts. */
@@ -34,6 +36,8 @@ export interface AuthCodeInput {
   redirect?: string
   secondFactor?: AuthCodeRecord['secondFactor']
   upstream?: UpstreamLogin
+  /** Binds the code to this PKCE S256 challenge instead of the browser (a native login). */
+  codeChallenge?: string
 }
 
 export interface AuthCodeOptions {
@@ -44,10 +48,10 @@ export interface AuthCodeOptions {
   bindToBrowser?: boolean
 }
 
-/** Issues a single-use code valid for `authCode.expiresIn` seconds, browser-bound unless `bindToBrowser` is false. */
+/** Issues a single-use code valid for `authCode.expiresIn` seconds, browser-bound unless `bindToBrowser` is false or it has a `codeChallenge`. */
 export async function createAuthCode(ctx: AuthContext, event: H3Event, input: AuthCodeInput, options: AuthCodeOptions = {}): Promise<string> {
   const code = randomToken(32)
-  const binding = options.bindToBrowser === false ? undefined : browserBindingOf(event, ctx)
+  const binding = options.bindToBrowser === false || input.codeChallenge !== undefined ? undefined : browserBindingOf(event, ctx)
   const record: AuthCodeRecord = { ...input, user: storableUser(input.user), issuedAt: Date.now(), ...(binding ? { binding } : {}) }
   await ctx.store.write(ctx.store.key(CORE_RECORDS.authCode, code), record, ctx.lifetimes.authCode)
   return code

@@ -21,6 +21,8 @@ export const refreshTokenRecord = z.object({
   notAfter: timestamp.optional(),
   /** The OpenID provider login the session started with (its ID token, the provider's `sid` and `sub`). */
   upstream: upstreamLoginSchema.optional(),
+  /** `native`: the token travels in request bodies (native endpoints) and never in the cookie; absent: the cookie only. */
+  channel: z.literal('native').optional(),
 })
 
 /** A stored refresh token; every token belongs to a family (one login, `sid`), kept by rotation. */

@@ -23,7 +23,8 @@ const SUCCESSOR_PURPOSE = 'refresh-successor'
 const MAX_CHAIN = 8
 
 export type RefreshResult
-  = | { status: 'invalid' }
+  /** `channel`: the token is one of the other channel (refused, left as it is). */
+  = | { status: 'invalid', channel?: TokenChannel }
     | { status: 'reused', family: string, userId: string }
   /** `token`: the refresh token the cookie must hold now (undefined: keep the cookie as it is). */
     | { status: 'ok', record: RefreshTokenRecord, token: string | undefined }
@@ -69,6 +70,8 @@ export interface RefreshTokenInput {
   provider?: string
   impersonation?: ImpersonationContext
   client?: SessionClient
+  /** `native`: a token of the native endpoints (request bodies), never of the cookie. */
+  channel?: RefreshTokenRecord['channel']
   ttlSeconds?: number
   /** The OpenID provider login the session starts with (indexed already: {@link indexUpstreamLogin}). */
   upstream?: UpstreamLogin
@@ -89,6 +92,7 @@ export async function issueRefreshToken(ctx: AuthContext, input: RefreshTokenInp
     createdAt: now,
     client: input.client,
     ...(input.upstream ? { upstream: input.upstream } : {}),
+    ...(input.channel ? { channel: input.channel } : {}),
   }
   await storeToken(ctx, token, record, input.ttlSeconds ?? ctx.lifetimes.refresh).catch(async (error: unknown) => {
     // A new session whose token could not be stored does not exist: it is not listed either.
@@ -152,13 +156,30 @@ function withinGrace(ctx: AuthContext, elapsedMs: number): boolean {
   return grace > 0 && elapsedMs <= grace
 }
 
-/** The session a refresh cookie stands for (SSR), within the grace period also after a rotation; never rotates. */
+/** How a session's tokens travel: `cookie` (a browser) or `native` (request bodies of the native endpoints). */
+export type TokenChannel = 'cookie' | 'native'
+
+/** The channel of a stored token (tokens stored before channels existed are the cookie's). */
+export const channelOf = (record: Pick<RefreshTokenRecord, 'channel'>): TokenChannel => record.channel ?? 'cookie'
+
+/** The session a refresh cookie stands for (SSR), within the grace period also after a rotation; never rotates. A native token is none. */
 export async function readSessionRecord(ctx: AuthContext, token: string): Promise<RefreshTokenRecord | null> {
   // A token whose record survived a crash mid-rotation counts as rotated.
   const [found, marker] = await Promise.all([readRefreshToken(ctx, token), ctx.store.read(markerKey(ctx, token), rotationMarker)])
+  if ((marker?.record ?? found?.record)?.channel === 'native') return null
   if (!marker) return found?.record ?? null
   if (!withinGrace(ctx, Date.now() - marker.at) || pastItsEnd(ctx, marker.record)) return null
   return await isFamilyRevoked(ctx, marker.family) ? null : marker.record
+}
+
+/** How {@link rotateRefreshToken} treats a token. */
+export interface RotateOptions {
+  /** False: answer with the token's record without rotating it (an impersonated session). */
+  rotate: (record: RefreshTokenRecord) => boolean
+  /** The channel the token came by: a token of the other one is `invalid`, left as it is (neither rotated nor reused). */
+  channel?: TokenChannel
+  /** The request that brought the token. */
+  event?: H3Event
 }
 
 /**
@@ -166,10 +187,11 @@ export async function readSessionRecord(ctx: AuthContext, token: string): Promis
  * `reuseGracePeriod` get the same successor; later ones are reuse of a stolen token and revoke the family
  * (`event`: the request that brought it back).
  */
-export async function rotateRefreshToken(ctx: AuthContext, token: string, options: { rotate: (record: RefreshTokenRecord) => boolean, event?: H3Event } = { rotate: () => true }): Promise<RefreshResult> {
+export async function rotateRefreshToken(ctx: AuthContext, token: string, options: RotateOptions = { rotate: () => true }): Promise<RefreshResult> {
   const key = tokenKey(ctx, token)
   const found = await ctx.store.read(key, storedRefreshToken)
   if (found && pastItsEnd(ctx, found)) return { status: 'invalid' }
+  if (found && options.channel && channelOf(found) !== options.channel) return { status: 'invalid', channel: channelOf(found) }
   if (found && !options.rotate(found)) {
     return await isFamilyRevoked(ctx, found.family) ? { status: 'invalid' } : { status: 'ok', record: found, token: undefined }
   }
@@ -197,13 +219,14 @@ export async function rotateRefreshToken(ctx: AuthContext, token: string, option
     // Rotated already (concurrently, or before a crash that kept the record): never live again.
     await ctx.store.remove(key)
   }
-  return followRotation(ctx, token, options.event)
+  return followRotation(ctx, token, options)
 }
 
 /** A use of a token gone or rotated: within the grace period, the session's current token; after, reuse. */
-async function followRotation(ctx: AuthContext, token: string, event: H3Event | undefined): Promise<RefreshResult> {
+async function followRotation(ctx: AuthContext, token: string, { event, channel }: RotateOptions): Promise<RefreshResult> {
   let marker = await ctx.store.read(markerKey(ctx, token), rotationMarker)
   if (!marker) return { status: 'invalid' }
+  if (channel && channelOf(marker.record) !== channel) return { status: 'invalid', channel: channelOf(marker.record) }
   // The clock is read after the marker: a loser of the race is measured against the claim's time.
   const elapsed = Date.now() - marker.at
   if (await isFamilyRevoked(ctx, marker.family)) return { status: 'invalid' }
@@ -273,11 +296,16 @@ export async function revokeFamily(ctx: AuthContext, family: string, userId: str
   return true
 }
 
-/** Logout: revokes the session of a token, current or rotated since. Unknown tokens are ignored. */
-export async function revokeRefreshToken(ctx: AuthContext, token: string, event?: H3Event): Promise<{ family: string, userId: string } | null> {
+/**
+ * Logout: revokes the session of a token, current or rotated since. Unknown tokens are ignored, and so are
+ * tokens of the other channel than `channel` (the cookie's unless given).
+ */
+export async function revokeRefreshToken(ctx: AuthContext, token: string, event?: H3Event, channel: TokenChannel = 'cookie'): Promise<{ family: string, userId: string } | null> {
   const key = tokenKey(ctx, token)
-  const owner = await ctx.store.read(key, storedRefreshToken) ?? await ctx.store.read(markerKey(ctx, token), rotationMarker)
-  if (!owner) return null
+  const found = await ctx.store.read(key, storedRefreshToken)
+  const marker = found ? null : await ctx.store.read(markerKey(ctx, token), rotationMarker)
+  const owner = found ?? marker
+  if (!owner || channelOf(found ?? marker!.record) !== channel) return null
   // Revoked first, deleted after: a concurrent restore sees the revocation.
   await revokeFamily(ctx, owner.family, owner.userId, 'logout', event)
   await ctx.store.remove(key)
