@@ -157,7 +157,7 @@ describe('login through a real OpenID Connect provider', () => {
     expect(byName['google.onUserInfo']).toMatchObject({
       provider: 'google',
       hasEvent: true,
-      tokenKeys: ['access_token', 'expires_in', 'id_token'],
+      tokenKeys: ['access_token', 'expires_in', 'id_token', 'scope'],
       user: { sub: 'alice', email: 'alice@example.com', emailVerified: true, name: 'Alice Liddell' },
     })
     // The provider's onUserInfo result reaches the global one.
@@ -165,7 +165,7 @@ describe('login through a real OpenID Connect provider', () => {
     expect(byName['hook.svc:userInfo']).toMatchObject({ sub: 'alice', provider: 'google', hasEvent: true })
     // onUserPersist sees the provider-qualified subject.
     expect(byName['global.onUserPersist']).toEqual({ sub: 'google:alice', email: 'alice@example.com', provider: 'google', hasEvent: true })
-    expect(byName['hook.svc:success']).toEqual({ sub: 'google:alice', provider: 'google', tokenKeys: ['access_token', 'expires_in', 'id_token'] })
+    expect(byName['hook.svc:success']).toEqual({ sub: 'google:alice', provider: 'google', tokenKeys: ['access_token', 'expires_in', 'id_token', 'scope'] })
     expect(byName['google.onSuccess']).toEqual({ sub: 'google:alice', provider: 'google' })
   })
 
