@@ -12,7 +12,8 @@ import { userFromToken } from './lib/token-payload'
 import { refreshErrorUrl } from './lib/route-paths'
 import { mayHaveSession } from './lib/presence-hint'
 import { hasCookie } from '../shared/presence'
-import { isRelativePath, normalizePath, withQuery } from '../shared/paths'
+import { isNewer, lockedRefresh, tabMessageOf, type TabMessage } from './lib/tab-sync'
+import { isRelativePath, joinBase, normalizePath, withQuery } from '../shared/paths'
 import { accessTokenOf } from '../shared/token-response'
 
 /** Key of the in-memory access token (browser only: never set on the server, so never in the payload). */
@@ -38,6 +39,8 @@ export interface AuthRuntime {
   afterLogin?: string
   /** The fetch helper of this app (built on first use). */
   fetcher?: unknown
+  /** The channel to this app's other tabs in the browser (none without BroadcastChannel). */
+  channel?: BroadcastChannel
 }
 
 type NuxtAppWithAuth = NuxtApp & { _svcAuth?: AuthRuntime }
@@ -82,8 +85,7 @@ function applyState(nuxtApp: NuxtApp, update: () => void, defer: boolean): void 
   else update()
 }
 
-/** Keeps a new access token in memory and the user of its claims in the state (null: logged out). */
-export function setAccessToken(nuxtApp: NuxtApp, token: string | null, defer = false): void {
+function keepToken(nuxtApp: NuxtApp, token: string | null, defer = false): void {
   tokenState(nuxtApp).value = token
   const user = userFromToken(token)
   applyState(nuxtApp, () => {
@@ -91,9 +93,53 @@ export function setAccessToken(nuxtApp: NuxtApp, token: string | null, defer = f
   }, defer)
 }
 
+/** Tells this app's other tabs in the browser (nothing without BroadcastChannel). */
+function tellTabs(nuxtApp: NuxtApp, message: TabMessage): void {
+  authRuntime(nuxtApp).channel?.postMessage(message)
+}
+
+/** Keeps a new access token from the server in memory, the user of its claims in the state, and hands it to the other tabs. */
+export function setAccessToken(nuxtApp: NuxtApp, token: string, defer = false): void {
+  keepToken(nuxtApp, token, defer)
+  tellTabs(nuxtApp, { kind: 'token', token })
+}
+
 /** Forgets the token and the user. */
 export function clearSession(nuxtApp: NuxtApp, defer = false): void {
-  setAccessToken(nuxtApp, null, defer)
+  keepToken(nuxtApp, null, defer)
+}
+
+/** The session ended (logout): forgets it here and in the other tabs. */
+export function endSession(nuxtApp: NuxtApp): void {
+  clearSession(nuxtApp)
+  tellTabs(nuxtApp, { kind: 'logout' })
+}
+
+/** The lock and the channel of the app's tabs: named by its refresh endpoint, so two apps on one origin differ. */
+function tabsName(nuxtApp: NuxtApp): string {
+  return `svc-auth ${joinBase(nuxtApp.$config.app.baseURL, publicAuthConfig(nuxtApp).endpoints.refreshPath)}`
+}
+
+/**
+ * Listens to the app's other tabs (browser, where BroadcastChannel exists): takes a newer token they got, and on
+ * their logout forgets the session and calls `onLogout`. The channel closes when the app unmounts.
+ */
+export function joinTabs(nuxtApp: NuxtApp, onLogout: () => void): void {
+  if (typeof BroadcastChannel != 'function') return
+  const runtime = authRuntime(nuxtApp)
+  const channel = runtime.channel = new BroadcastChannel(tabsName(nuxtApp))
+  channel.onmessage = ({ data }) => {
+    const message = tabMessageOf(data)
+    if (message?.kind === 'logout') {
+      clearSession(nuxtApp, nuxtApp.isHydrating)
+      onLogout()
+    }
+    else if (message && isNewer(message.token, tokenState(nuxtApp).value)) keepToken(nuxtApp, message.token, nuxtApp.isHydrating)
+  }
+  nuxtApp.vueApp.onUnmount(() => {
+    runtime.channel = undefined
+    channel.close()
+  })
 }
 
 /** Marks a refresh or code exchange in flight (or none), with `defer` as in `setAccessToken`. */
@@ -137,12 +183,12 @@ export function tokenOf(body: unknown): string {
   return token
 }
 
-async function requestRefresh(nuxtApp: NuxtApp, defer: boolean): Promise<RefreshOutcome> {
+async function postRefresh(nuxtApp: NuxtApp, defer: boolean): Promise<RefreshOutcome> {
   const { endpoints } = publicAuthConfig(nuxtApp)
   try {
     const token = accessTokenOf(await postAuth(endpoints.refreshPath))
     if (!userFromToken(token)) throw new Error(NO_TOKEN)
-    setAccessToken(nuxtApp, token, defer)
+    setAccessToken(nuxtApp, token!, defer)
     return { token }
   }
   catch (error) {
@@ -164,7 +210,9 @@ export function refreshSession(nuxtApp: NuxtApp, { defer = false }: { defer?: bo
   if (!config.tokenRefresh.enabled) return Promise.resolve({ token: null, message: 'Token refresh is disabled' })
   const runtime = authRuntime(nuxtApp)
   if (!runtime.refresh.pending && !(defer && nuxtApp.isHydrating)) setPending(nuxtApp, true)
-  return shareRefresh(runtime.refresh, () => requestRefresh(nuxtApp, defer))
+  // One tab at a time: a tab that waited takes the token the one before it handed over, if any.
+  const before = tokenState(nuxtApp).value
+  return shareRefresh(runtime.refresh, () => lockedRefresh(globalThis.navigator?.locks, tabsName(nuxtApp), before, () => tokenState(nuxtApp).value, () => postRefresh(nuxtApp, defer)))
 }
 
 /** The refresh in flight, if any. */

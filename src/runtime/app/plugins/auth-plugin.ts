@@ -10,7 +10,7 @@ import { getAuthFetch } from '../auth-client'
 import { userFromToken } from '../lib/token-payload'
 import { isPublicRoute } from '../lib/route-paths'
 import { normalizePath, stripBase } from '../../shared/paths'
-import { accessOf, afterHydration, goTo, inApp, loginRedirect, publicAuthConfig, refreshSession, sessionMayExist, sessionState, settleWithoutSession, tokenState } from '../state'
+import { accessOf, afterHydration, goTo, inApp, joinTabs, loginRedirect, publicAuthConfig, refreshSession, sessionMayExist, sessionState, settleWithoutSession, tokenState } from '../state'
 
 function hydrateFromServer(nuxtApp: NuxtApp, config: PublicAuthConfig): void {
   if (!config.enableSSR) return
@@ -69,6 +69,8 @@ export default defineNuxtPlugin({
       hydrateFromServer(nuxtApp, config)
       return { provide: { authFetch } }
     }
+    // Another tab's logout takes the path of a refused refresh: a protected page goes to the login page.
+    joinTabs(nuxtApp, () => clientMiddleware && afterHydration(nuxtApp, () => leaveProtectedPage(nuxtApp, config)))
     await startSession(nuxtApp, config)
     return { provide: { authFetch } }
   },
