@@ -1,8 +1,8 @@
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { buildRuntimeConfig } from '../../src/build/runtime-config'
 import { resolveOptions } from '../../src/build/resolve-options'
 import { shareRefresh, type RefreshHolder, type RefreshOutcome } from '../../src/runtime/app/lib/auth-fetch'
-import { isNewer, liveClaims, lockedRefresh, tabMessageOf, type TabLocks, type TabMessage } from '../../src/runtime/app/lib/tab-sync'
+import { isNewer, liveClaims, lockedRefresh, readTabMessage, type TabLocks, type TabMessage } from '../../src/runtime/app/lib/tab-sync'
 
 // The coordination of the tabs of one browser, with a fake lock manager (one holder at a time, in
 // the order asked) and a fake channel (every other tab receives each message, in order); then the
@@ -71,36 +71,44 @@ async function hold(locks: TabLocks, name: string): Promise<{ release(): void, d
 }
 
 describe('messages between tabs', () => {
-  it('accepts a token that parses and a logout, nothing else', () => {
-    const token = tokenAt(0)
-    expect(tabMessageOf({ kind: 'token', token })).toEqual({ kind: 'token', token })
-    expect(tabMessageOf({ kind: 'logout' })).toEqual({ kind: 'logout' })
-    // Extra fields are dropped, never passed on.
-    expect(tabMessageOf({ kind: 'logout', token, user: { role: 'admin' } })).toEqual({ kind: 'logout' })
-    for (const data of [null, undefined, 'logout', 42, [], {}, { kind: 'token' }, { kind: 'token', token: 'not-a-jwt' },
-      { kind: 'token', token: jwt({ name: 'no subject' }) }, { kind: 'token', token: 7 }, { kind: 'login', token }, { kind: 'refresh', token }]) {
-      expect(tabMessageOf(data)).toBeNull()
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['Date'], now: NOW })
+  })
+  afterEach(() => {
+    vi.useRealTimers()
+  })
+
+  it('takes a logout, and a token that parses and is newer; ignores anything else', () => {
+    const current = tokenAt(30)
+    const newer = tokenAt(0)
+    expect(readTabMessage(newer, current)).toBe(newer)
+    expect(readTabMessage(newer, null)).toBe(newer)
+    expect(readTabMessage('logout', current)).toBe('logout')
+    expect(readTabMessage('logout', null)).toBe('logout')
+    for (const data of [null, undefined, 'Logout', 'logout ', 42, [], {}, { kind: 'logout' }, { token: newer }, [newer], 'not-a-jwt', 'a.b.c',
+      jwt({ name: 'no subject', iat: NOW / 1000, exp: NOW / 1000 + 60 }), tokenAt(40), current, tokenAt(0, -1), jwt({ sub: 'alice' })]) {
+      expect(readTabMessage(data, current)).toBeNull()
     }
   })
 
   it('takes a token only when it is live and issued after the current one', () => {
     const current = tokenAt(30)
-    expect(isNewer(tokenAt(10), current, NOW)).toBe(true)
-    expect(isNewer(tokenAt(40), current, NOW)).toBe(false)
-    expect(isNewer(current, current, NOW)).toBe(false)
+    expect(isNewer(tokenAt(10), current)).toBe(true)
+    expect(isNewer(tokenAt(40), current)).toBe(false)
+    expect(isNewer(current, current)).toBe(false)
     // An expired token is never taken; an expired current one gives way to any live token.
-    expect(isNewer(tokenAt(70), null, NOW)).toBe(false)
-    expect(isNewer(tokenAt(30), tokenAt(5, 1), NOW)).toBe(true)
-    expect(isNewer(tokenAt(10), null, NOW)).toBe(true)
-    expect(isNewer(jwt({ sub: 'alice' }), null, NOW)).toBe(false)
-    expect(isNewer('garbage', null, NOW)).toBe(false)
-    expect(liveClaims(tokenAt(59), NOW)?.sub).toBe('alice')
-    expect(liveClaims(tokenAt(60), NOW)).toBeNull()
+    expect(isNewer(tokenAt(70), null)).toBe(false)
+    expect(isNewer(tokenAt(30), tokenAt(5, 1))).toBe(true)
+    expect(isNewer(tokenAt(10), null)).toBe(true)
+    expect(isNewer(jwt({ sub: 'alice' }), null)).toBe(false)
+    expect(isNewer('garbage', null)).toBe(false)
+    expect(liveClaims(tokenAt(59))?.sub).toBe('alice')
+    expect(liveClaims(tokenAt(60))).toBeNull()
   })
 })
 
 interface FakeTab {
-  token: string | null
+  token: { value: string | null }
   holder: RefreshHolder
   refresh(): Promise<RefreshOutcome>
 }
@@ -125,21 +133,20 @@ function browser(count: number, locks: TabLocks | undefined, options: { refused?
   const tabs: FakeTab[] = []
   const broadcast = (from: FakeTab, message: TabMessage) => {
     for (const tab of tabs) {
-      const received = tabMessageOf(structuredClone(message))
-      if (tab !== from && received?.kind === 'token' && isNewer(received.token, tab.token, NOW)) tab.token = received.token
+      const taken = readTabMessage(structuredClone(message), tab.token.value)
+      if (tab !== from && taken && taken !== 'logout') tab.token.value = taken
     }
   }
   for (let i = 0; i < count; i++) {
     const tab: FakeTab = {
-      token: tokenAt(120),
+      token: { value: tokenAt(120) },
       holder: { pending: null },
       refresh() {
-        const before = tab.token
-        return shareRefresh(tab.holder, () => lockedRefresh(locks, 'svc-auth /auth/refresh', before, () => tab.token, async () => {
+        return shareRefresh(tab.holder, () => lockedRefresh(locks, 'svc-auth /auth/refresh', tab.token, async () => {
           const outcome = await server.refresh()
           if (outcome.token) {
-            tab.token = outcome.token
-            broadcast(tab, { kind: 'token', token: outcome.token })
+            tab.token.value = outcome.token
+            broadcast(tab, outcome.token)
           }
           return outcome
         }))
@@ -160,7 +167,7 @@ describe('one refresh for the tabs of a browser', () => {
       expect(server.posts).toBe(1)
       expect(new Set(outcomes.map(o => o.token)).size).toBe(1)
       expect(outcomes[0]!.token).toMatch(/^eyJ/)
-      expect(new Set(tabs.map(t => t.token))).toEqual(new Set([outcomes[0]!.token]))
+      expect(new Set(tabs.map(t => t.token.value))).toEqual(new Set([outcomes[0]!.token]))
       expect(locks.held).toEqual([])
     }
     finally {
@@ -198,24 +205,27 @@ describe('one refresh for the tabs of a browser', () => {
     try {
       const locks = fakeLocks()
       const request = vi.fn(async (): Promise<RefreshOutcome> => ({ token: tokenAt(0) }))
-      let current: string | null = tokenAt(120)
-      const before = current
+      const current = { value: tokenAt(120) as string | null }
       const other = await hold(locks, 'n')
-      const waiting = lockedRefresh(locks, 'n', before, () => current, request)
+      const waiting = lockedRefresh(locks, 'n', current, request)
       await new Promise(r => setTimeout(r, 5))
       expect(request).not.toHaveBeenCalled()
       // The tab before it hands over its token, then lets go of the lock.
-      current = tokenAt(5)
+      current.value = tokenAt(5)
       other.release()
       await other.done
-      expect(await waiting).toEqual({ token: current })
+      expect(await waiting).toEqual({ token: current.value })
       expect(request).not.toHaveBeenCalled()
 
       // Nothing newer arrived (or only an expired token): the tab asks the server.
-      current = tokenAt(300, 60)
-      expect(await lockedRefresh(locks, 'n', tokenAt(120), () => current, request)).toEqual({ token: tokenAt(0) })
-      expect(await lockedRefresh(locks, 'n', current, () => current, request)).toEqual({ token: tokenAt(0) })
-      expect(request).toHaveBeenCalledTimes(2)
+      // Nothing newer arrived: the tab asks the server (with an expired token, a live one, or none).
+      for (const value of [tokenAt(300, 60), tokenAt(5), null]) expect(await lockedRefresh(locks, 'n', { value }, request)).toEqual({ token: tokenAt(0) })
+      // An expired token handed over is no better than none.
+      const stale = { value: tokenAt(120) as string | null }
+      const asked = lockedRefresh(locks, 'n', stale, request)
+      stale.value = tokenAt(90, 60)
+      expect(await asked).toEqual({ token: tokenAt(0) })
+      expect(request).toHaveBeenCalledTimes(4)
     }
     finally {
       vi.useRealTimers()
@@ -225,7 +235,7 @@ describe('one refresh for the tabs of a browser', () => {
   it('locks of other names (another app on the origin) do not wait for each other', async () => {
     const locks = fakeLocks()
     const other = await hold(locks, 'svc-auth /a/auth/refresh')
-    const outcome = await lockedRefresh(locks, 'svc-auth /b/auth/refresh', null, () => null, async () => ({ token: 'b' }))
+    const outcome = await lockedRefresh(locks, 'svc-auth /b/auth/refresh', { value: null }, async () => ({ token: 'b' }))
     expect(outcome).toEqual({ token: 'b' })
     expect(locks.held).toEqual(['svc-auth /a/auth/refresh'])
     other.release()
@@ -267,7 +277,7 @@ afterEach(() => {
 })
 
 describe('the app and its other tabs', () => {
-  it('hands every token it gets from the server to the other tabs, and nothing but the token and its kind', async () => {
+  it('hands every token it gets from the server to the other tabs, and nothing but the token, or `logout` when the session ends', async () => {
     const { app, unmount } = fakeApp()
     open.push(unmount)
     state.joinTabs(app, () => {})
@@ -279,7 +289,7 @@ describe('the app and its other tabs', () => {
     state.clearSession(app)
     await vi.waitFor(() => expect(other.received).toHaveLength(2))
     await tick()
-    expect(other.received).toEqual([{ kind: 'token', token }, { kind: 'logout' }])
+    expect(other.received).toEqual([token, 'logout'])
   })
 
   it('takes a newer token of another tab (and its user), ignores older, expired and malformed ones', async () => {
@@ -291,19 +301,20 @@ describe('the app and its other tabs', () => {
     const mine = jwt({ sub: 'alice', iat: Date.now() / 1000 - 10, exp: Date.now() / 1000 + 3600 })
     state.setAccessToken(app, mine)
     for (const data of [
-      { kind: 'token', token: jwt({ sub: 'mallory', iat: Date.now() / 1000 - 20, exp: Date.now() / 1000 + 3600 }) },
-      { kind: 'token', token: jwt({ sub: 'mallory', iat: Date.now() / 1000, exp: Date.now() / 1000 - 1 }) },
-      { kind: 'token', token: 'not.a.token' },
-      { kind: 'token', token: jwt({ sub: 'mallory' }) },
-      { kind: 'shutdown' },
-      'logout',
+      jwt({ sub: 'mallory', iat: Date.now() / 1000 - 20, exp: Date.now() / 1000 + 3600 }),
+      jwt({ sub: 'mallory', iat: Date.now() / 1000, exp: Date.now() / 1000 - 1 }),
+      'not.a.token',
+      jwt({ sub: 'mallory' }),
+      { kind: 'logout' },
+      { token: jwt({ sub: 'mallory', iat: Date.now() / 1000, exp: Date.now() / 1000 + 3600 }) },
+      'shutdown',
     ]) other.channel.postMessage(data)
     await tick()
     expect(state.tokenState(app).value).toBe(mine)
     expect(state.sessionState(app).value.user?.sub).toBe('alice')
 
     const newer = jwt({ sub: 'bob', sid: 's2', iat: Date.now() / 1000, exp: Date.now() / 1000 + 3600 })
-    other.channel.postMessage({ kind: 'token', token: newer })
+    other.channel.postMessage(newer)
     await vi.waitFor(() => expect(state.tokenState(app).value).toBe(newer))
     expect(state.sessionState(app).value).toEqual({ user: { sub: 'bob', iat: expect.any(Number), exp: expect.any(Number) }, checked: true, pending: false })
   })
@@ -316,7 +327,7 @@ describe('the app and its other tabs', () => {
     const other = otherTab()
     open.push(other.close)
     state.setAccessToken(app, liveToken())
-    other.channel.postMessage({ kind: 'logout' })
+    other.channel.postMessage('logout')
     await vi.waitFor(() => expect(onLogout).toHaveBeenCalledTimes(1))
     expect(state.tokenState(app).value).toBeNull()
     expect(state.sessionState(app).value).toEqual({ user: null, checked: true, pending: false })
@@ -330,10 +341,10 @@ describe('the app and its other tabs', () => {
     const root = otherTab()
     const shop = otherTab('svc-auth /shop/auth/refresh')
     open.push(root.close, shop.close)
-    root.channel.postMessage({ kind: 'logout' })
+    root.channel.postMessage('logout')
     const token = liveToken()
     state.setAccessToken(app, token)
-    await vi.waitFor(() => expect(shop.received).toEqual([{ kind: 'token', token }]))
+    await vi.waitFor(() => expect(shop.received).toEqual([token]))
     await tick()
     expect(root.received).toEqual([])
     expect(onLogout).not.toHaveBeenCalled()
@@ -346,7 +357,7 @@ describe('the app and its other tabs', () => {
     const other = otherTab()
     open.push(other.close)
     unmount()
-    other.channel.postMessage({ kind: 'logout' })
+    other.channel.postMessage('logout')
     state.setAccessToken(app, liveToken())
     await tick()
     expect(onLogout).not.toHaveBeenCalled()
@@ -375,7 +386,7 @@ describe('the app and its other tabs', () => {
     const theirs = jwt({ sub: 'alice', sid: 's1', iat: Date.now() / 1000 + 1, exp: Date.now() / 1000 + 3600 })
     const held = await hold(locks, 'svc-auth /auth/refresh')
     const waiting = state.refreshSession(app)
-    other.channel.postMessage({ kind: 'token', token: theirs })
+    other.channel.postMessage(theirs)
     await vi.waitFor(() => expect(state.tokenState(app).value).toBe(theirs))
     held.release()
     expect(await waiting).toEqual({ token: theirs })

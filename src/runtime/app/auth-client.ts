@@ -109,7 +109,7 @@ async function exchangeCode(nuxtApp: NuxtApp, query: Record<string, unknown>): P
   const providerError = firstString(query.error)
   if (providerError) return void (await fail(providerError, firstString(query.error_description)))
   const code = firstString(query.code)
-  if (!code) return void (await fail('missing_code', 'The login did not return an authorization code.'))
+  if (!code) return void (await fail('missing_code', 'The login returned no authorization code.'))
   const runtime = authRuntime(nuxtApp)
   if (runtime.exchanging === code) return
   runtime.exchanging = code
@@ -240,5 +240,5 @@ export function useAuth(): UseAuthReturn {
 
 /** The passkey methods of an app built without the passkey provider. */
 function passkeysOff(): Promise<never> {
-  return Promise.reject(new Error('[svc-auth] Passkeys are off: set svcAuth.providers.passkey.'))
+  return Promise.reject(new Error('[svc-auth] Passkeys are off (svcAuth.providers.passkey)'))
 }

@@ -7,12 +7,12 @@ import { organizations } from '#build/svc-auth/client-features.mjs'
 import type { AuthClaims } from '../types/auth'
 import type { PublicAuthConfig } from '../types/options'
 import { routeAccess, type RouteAccess } from './lib/access'
-import { messageOf, shareRefresh, statusOf, type RefreshHolder, type RefreshOutcome } from './lib/auth-fetch'
+import { messageOf, shareRefresh, statusOf, withBearer, type RefreshHolder, type RefreshOutcome } from './lib/auth-fetch'
 import { userFromToken } from './lib/token-payload'
 import { refreshErrorUrl } from './lib/route-paths'
 import { mayHaveSession } from './lib/presence-hint'
 import { hasCookie } from '../shared/presence'
-import { isNewer, lockedRefresh, tabMessageOf, type TabMessage } from './lib/tab-sync'
+import { lockedRefresh, readTabMessage, type TabMessage } from './lib/tab-sync'
 import { isRelativePath, joinBase, normalizePath, withQuery } from '../shared/paths'
 import { accessTokenOf } from '../shared/token-response'
 
@@ -101,7 +101,7 @@ function tellTabs(nuxtApp: NuxtApp, message: TabMessage): void {
 /** Keeps a new access token from the server in memory, the user of its claims in the state, and hands it to the other tabs. */
 export function setAccessToken(nuxtApp: NuxtApp, token: string, defer = false): void {
   keepToken(nuxtApp, token, defer)
-  tellTabs(nuxtApp, { kind: 'token', token })
+  tellTabs(nuxtApp, token)
 }
 
 /** Forgets the token and the user. */
@@ -112,7 +112,7 @@ export function clearSession(nuxtApp: NuxtApp, defer = false): void {
 /** The session ended (logout): forgets it here and in the other tabs. */
 export function endSession(nuxtApp: NuxtApp): void {
   clearSession(nuxtApp)
-  tellTabs(nuxtApp, { kind: 'logout' })
+  tellTabs(nuxtApp, 'logout')
 }
 
 /** The lock and the channel of the app's tabs: named by its refresh endpoint, so two apps on one origin differ. */
@@ -125,16 +125,14 @@ function tabsName(nuxtApp: NuxtApp): string {
  * their logout forgets the session and calls `onLogout`. The channel closes when the app unmounts.
  */
 export function joinTabs(nuxtApp: NuxtApp, onLogout: () => void): void {
-  if (typeof BroadcastChannel != 'function') return
+  if (!globalThis.BroadcastChannel) return
   const runtime = authRuntime(nuxtApp)
   const channel = runtime.channel = new BroadcastChannel(tabsName(nuxtApp))
   channel.onmessage = ({ data }) => {
-    const message = tabMessageOf(data)
-    if (message?.kind === 'logout') {
-      clearSession(nuxtApp, nuxtApp.isHydrating)
-      onLogout()
-    }
-    else if (message && isNewer(message.token, tokenState(nuxtApp).value)) keepToken(nuxtApp, message.token, nuxtApp.isHydrating)
+    const message = readTabMessage(data, tokenState(nuxtApp).value)
+    const logout = message === 'logout'
+    if (message) keepToken(nuxtApp, logout ? null : message, nuxtApp.isHydrating)
+    if (logout) onLogout()
   }
   nuxtApp.vueApp.onUnmount(() => {
     runtime.channel = undefined
@@ -157,7 +155,7 @@ export function goTo(nuxtApp: NuxtApp, path: string, options?: Parameters<typeof
 
 /** POST to one of the module's endpoints with the cookie (and `token` as bearer, if given), never retried. */
 export function postAuth(path: string, body?: Record<string, unknown>, token?: string | null): Promise<unknown> {
-  return $fetch<unknown>(path, { method: 'POST', body, credentials: 'include', retry: 0, headers: token ? { authorization: `Bearer ${token}` } : undefined })
+  return $fetch<unknown>(path, withBearer({ method: 'POST' as const, body, credentials: 'include' as const }, token))
 }
 
 /** A string field of an ofetch error's body (`{ statusCode, message, error }` for the module's endpoints). */
@@ -176,19 +174,18 @@ export function authErrorOf(error: unknown): { error: string, message: string } 
 
 const NO_TOKEN = 'The answer holds no access token'
 
-/** The access token of a token-issuing answer (see `accessTokenOf`); throws when it has none. */
+/** The access token of a token-issuing answer (see `accessTokenOf`); throws unless it has one whose claims parse. */
 export function tokenOf(body: unknown): string {
   const token = accessTokenOf(body)
-  if (!token) throw new Error(NO_TOKEN)
-  return token
+  if (!userFromToken(token)) throw new Error(NO_TOKEN)
+  return token!
 }
 
 async function postRefresh(nuxtApp: NuxtApp, defer: boolean): Promise<RefreshOutcome> {
   const { endpoints } = publicAuthConfig(nuxtApp)
   try {
-    const token = accessTokenOf(await postAuth(endpoints.refreshPath))
-    if (!userFromToken(token)) throw new Error(NO_TOKEN)
-    setAccessToken(nuxtApp, token!, defer)
+    const token = tokenOf(await postAuth(endpoints.refreshPath))
+    setAccessToken(nuxtApp, token, defer)
     return { token }
   }
   catch (error) {
@@ -204,15 +201,14 @@ async function postRefresh(nuxtApp: NuxtApp, defer: boolean): Promise<RefreshOut
 }
 
 /** POST /auth/refresh, shared by concurrent callers; a refusal clears the session. Never throws. */
-export function refreshSession(nuxtApp: NuxtApp, { defer = false }: { defer?: boolean } = {}): Promise<RefreshOutcome> {
+export function refreshSession(nuxtApp: NuxtApp, defer = false): Promise<RefreshOutcome> {
   if (import.meta.server) return Promise.resolve({ token: null, message: 'No refresh on the server' })
   const config = publicAuthConfig(nuxtApp)
-  if (!config.tokenRefresh.enabled) return Promise.resolve({ token: null, message: 'Token refresh is disabled' })
+  if (!config.tokenRefresh.enabled) return Promise.resolve({ token: null })
   const runtime = authRuntime(nuxtApp)
   if (!runtime.refresh.pending && !(defer && nuxtApp.isHydrating)) setPending(nuxtApp, true)
   // One tab at a time: a tab that waited takes the token the one before it handed over, if any.
-  const before = tokenState(nuxtApp).value
-  return shareRefresh(runtime.refresh, () => lockedRefresh(globalThis.navigator?.locks, tabsName(nuxtApp), before, () => tokenState(nuxtApp).value, () => postRefresh(nuxtApp, defer)))
+  return shareRefresh(runtime.refresh, () => lockedRefresh(globalThis.navigator?.locks, tabsName(nuxtApp), tokenState(nuxtApp), () => postRefresh(nuxtApp, defer)))
 }
 
 /** The refresh in flight, if any. */

@@ -6,45 +6,45 @@
 import type { RefreshOutcome } from './auth-fetch'
 import { decodeTokenClaims } from './token-payload'
 
-/** What a tab tells the others: a new access token, or that the session ended. Nothing else is ever sent. */
-export type TabMessage = { kind: 'token', token: string } | { kind: 'logout' }
+/** What a tab tells the others: a new access token (a JWT), or `'logout'` (the session ended). Nothing else is ever sent. */
+export type TabMessage = string
 
 /** The part of `navigator.locks` used: the callback runs while this tab holds the lock `name`. */
 export interface TabLocks {
   request<T>(name: string, callback: () => Promise<T>): Promise<T>
 }
 
-/** The claims of `token` when it parses and has not expired (`exp`, in seconds, after `now`), else null. */
-export function liveClaims(token: unknown, now = Date.now()) {
+/** The claims of `token` when it parses and has not expired (`exp`, in seconds), else null. */
+export function liveClaims(token: unknown) {
   const claims = decodeTokenClaims(token)
-  return claims && Number(claims.exp) * 1000 > now ? claims : null
+  return claims && claims.exp! * 1000 > Date.now() ? claims : null
 }
 
 /**
  * True when a tab holding `current` takes `next` instead: `next` is a live token, issued after `current`
  * (or `current` is none or expired).
  */
-export function isNewer(next: unknown, current: unknown, now = Date.now()): next is string {
-  const claims = liveClaims(next, now)
-  const old = liveClaims(current, now)
-  return !!claims && (!old || Number(claims.iat) > Number(old.iat))
+export function isNewer(next: unknown, current: unknown): next is string {
+  const claims = liveClaims(next)
+  const old = liveClaims(current)
+  return !!claims && (!old || claims.iat! > old.iat!)
 }
 
-/** Another tab's message, or null unless it is one this module sends (a token must parse). */
-export function tabMessageOf(data: unknown): TabMessage | null {
-  const { kind, token } = (data ?? {}) as { kind?: unknown, token?: unknown }
-  if (kind === 'logout') return { kind }
-  return kind === 'token' && decodeTokenClaims(token) ? { kind, token: token as string } : null
+/**
+ * What a tab holding `current` does with another tab's message: `'logout'`, a newer token to take (see
+ * `isNewer`), or null: ignore it (anything else, a token that does not parse, an older or expired one).
+ */
+export function readTabMessage(data: unknown, current: string | null): string | null {
+  return data === 'logout' || isNewer(data, current) ? data : null
 }
 
 /**
  * One refresh across the tabs: holding the lock `name` (at once without Web Locks), a token another tab
- * handed over since `before` (live and newer, see `isNewer`) is taken without a request; else `request` runs.
+ * handed over since the call (newer than the one `token` held then, see `isNewer`) is taken without a
+ * request; else `request` runs.
  */
-export function lockedRefresh(locks: TabLocks | undefined, name: string, before: string | null, current: () => string | null, request: () => Promise<RefreshOutcome>): Promise<RefreshOutcome> {
-  const run = async () => {
-    const token = current()
-    return isNewer(token, before) ? { token } : request()
-  }
+export function lockedRefresh(locks: TabLocks | undefined, name: string, token: { value: string | null }, request: () => Promise<RefreshOutcome>): Promise<RefreshOutcome> {
+  const before = token.value
+  const run = async () => isNewer(token.value, before) ? { token: token.value } : request()
   return locks ? locks.request(name, run) : run()
 }

@@ -45,16 +45,14 @@ async function startSession(nuxtApp: NuxtApp, config: PublicAuthConfig): Promise
   if (!sessionMayExist(nuxtApp)) return settleWithoutSession(nuxtApp)
   const knownFromServer = sessionState(nuxtApp).value.checked
   // While hydrating, state changes wait for hydration (first render matches the HTML); the token is kept at once.
-  const started = refreshSession(nuxtApp, { defer: nuxtApp.isHydrating })
-  if (!knownFromServer) {
-    await started
-    return
-  }
+  const started = refreshSession(nuxtApp, nuxtApp.isHydrating)
+  if (!knownFromServer) await started
   // Built without the client middleware: no page is protected, and the route logic stays out of the bundle.
-  if (!clientMiddleware) return
-  void started.then((outcome) => {
-    if (!outcome.token && outcome.status) afterHydration(nuxtApp, () => leaveProtectedPage(nuxtApp, config))
-  })
+  else if (clientMiddleware) {
+    void started.then((outcome) => {
+      if (!outcome.token && outcome.status) afterHydration(nuxtApp, () => leaveProtectedPage(nuxtApp, config))
+    })
+  }
 }
 
 export default defineNuxtPlugin({
