@@ -70,13 +70,18 @@ async function hold(locks: TabLocks, name: string): Promise<{ release(): void, d
   return { release, done }
 }
 
-describe('messages between tabs', () => {
+/** Date.now() is NOW in the tests of the calling suite. */
+function frozenClock(): void {
   beforeEach(() => {
     vi.useFakeTimers({ toFake: ['Date'], now: NOW })
   })
   afterEach(() => {
     vi.useRealTimers()
   })
+}
+
+describe('messages between tabs', () => {
+  frozenClock()
 
   it('takes a logout, and a token that parses and is newer; ignores anything else', () => {
     const current = tokenAt(30)
@@ -158,78 +163,56 @@ function browser(count: number, locks: TabLocks | undefined, options: { refused?
 }
 
 describe('one refresh for the tabs of a browser', () => {
+  frozenClock()
+
   it('ten tabs whose tokens expired together make one request, and every tab gets its token', async () => {
-    vi.useFakeTimers({ toFake: ['Date'], now: NOW })
-    try {
-      const locks = fakeLocks()
-      const { server, tabs } = browser(10, locks)
-      const outcomes = await Promise.all(tabs.flatMap(tab => [tab.refresh(), tab.refresh()]))
-      expect(server.posts).toBe(1)
-      expect(new Set(outcomes.map(o => o.token)).size).toBe(1)
-      expect(outcomes[0]!.token).toMatch(/^eyJ/)
-      expect(new Set(tabs.map(t => t.token.value))).toEqual(new Set([outcomes[0]!.token]))
-      expect(locks.held).toEqual([])
-    }
-    finally {
-      vi.useRealTimers()
-    }
+    const locks = fakeLocks()
+    const { server, tabs } = browser(10, locks)
+    const outcomes = await Promise.all(tabs.flatMap(tab => [tab.refresh(), tab.refresh()]))
+    expect(server.posts).toBe(1)
+    expect(new Set(outcomes.map(o => o.token)).size).toBe(1)
+    expect(outcomes[0]!.token).toMatch(/^eyJ/)
+    expect(new Set(tabs.map(t => t.token.value))).toEqual(new Set([outcomes[0]!.token]))
+    expect(locks.held).toEqual([])
   })
 
   it('without Web Locks each tab refreshes on its own (the fallback), one request per tab', async () => {
-    vi.useFakeTimers({ toFake: ['Date'], now: NOW })
-    try {
-      const { server, tabs } = browser(10, undefined)
-      await Promise.all(tabs.flatMap(tab => [tab.refresh(), tab.refresh()]))
-      expect(server.posts).toBe(10)
-    }
-    finally {
-      vi.useRealTimers()
-    }
+    const { server, tabs } = browser(10, undefined)
+    await Promise.all(tabs.flatMap(tab => [tab.refresh(), tab.refresh()]))
+    expect(server.posts).toBe(10)
   })
 
   it('a refused refresh lets the next tab try with its own request (each learns the answer from the server)', async () => {
-    vi.useFakeTimers({ toFake: ['Date'], now: NOW })
-    try {
-      const { server, tabs } = browser(3, fakeLocks(), { refused: true })
-      const outcomes = await Promise.all(tabs.map(tab => tab.refresh()))
-      expect(outcomes.map(o => o.status)).toEqual([401, 401, 401])
-      expect(server.posts).toBe(3)
-    }
-    finally {
-      vi.useRealTimers()
-    }
+    const { server, tabs } = browser(3, fakeLocks(), { refused: true })
+    const outcomes = await Promise.all(tabs.map(tab => tab.refresh()))
+    expect(outcomes.map(o => o.status)).toEqual([401, 401, 401])
+    expect(server.posts).toBe(3)
   })
 
   it('a tab that waited takes a token handed over while it waited, never an older or expired one', async () => {
-    vi.useFakeTimers({ toFake: ['Date'], now: NOW })
-    try {
-      const locks = fakeLocks()
-      const request = vi.fn(async (): Promise<RefreshOutcome> => ({ token: tokenAt(0) }))
-      const current = { value: tokenAt(120) as string | null }
-      const other = await hold(locks, 'n')
-      const waiting = lockedRefresh(locks, 'n', current, request)
-      await new Promise(r => setTimeout(r, 5))
-      expect(request).not.toHaveBeenCalled()
-      // The tab before it hands over its token, then lets go of the lock.
-      current.value = tokenAt(5)
-      other.release()
-      await other.done
-      expect(await waiting).toEqual({ token: current.value })
-      expect(request).not.toHaveBeenCalled()
+    const locks = fakeLocks()
+    const request = vi.fn(async (): Promise<RefreshOutcome> => ({ token: tokenAt(0) }))
+    const current = { value: tokenAt(120) as string | null }
+    const other = await hold(locks, 'n')
+    const waiting = lockedRefresh(locks, 'n', current, request)
+    await new Promise(r => setTimeout(r, 5))
+    expect(request).not.toHaveBeenCalled()
+    // The tab before it hands over its token, then lets go of the lock.
+    current.value = tokenAt(5)
+    other.release()
+    await other.done
+    expect(await waiting).toEqual({ token: current.value })
+    expect(request).not.toHaveBeenCalled()
 
-      // Nothing newer arrived (or only an expired token): the tab asks the server.
-      // Nothing newer arrived: the tab asks the server (with an expired token, a live one, or none).
-      for (const value of [tokenAt(300, 60), tokenAt(5), null]) expect(await lockedRefresh(locks, 'n', { value }, request)).toEqual({ token: tokenAt(0) })
-      // An expired token handed over is no better than none.
-      const stale = { value: tokenAt(120) as string | null }
-      const asked = lockedRefresh(locks, 'n', stale, request)
-      stale.value = tokenAt(90, 60)
-      expect(await asked).toEqual({ token: tokenAt(0) })
-      expect(request).toHaveBeenCalledTimes(4)
-    }
-    finally {
-      vi.useRealTimers()
-    }
+    // Nothing newer arrived (or only an expired token): the tab asks the server.
+    // Nothing newer arrived: the tab asks the server (with an expired token, a live one, or none).
+    for (const value of [tokenAt(300, 60), tokenAt(5), null]) expect(await lockedRefresh(locks, 'n', { value }, request)).toEqual({ token: tokenAt(0) })
+    // An expired token handed over is no better than none.
+    const stale = { value: tokenAt(120) as string | null }
+    const asked = lockedRefresh(locks, 'n', stale, request)
+    stale.value = tokenAt(90, 60)
+    expect(await asked).toEqual({ token: tokenAt(0) })
+    expect(request).toHaveBeenCalledTimes(4)
   })
 
   it('locks of other names (another app on the origin) do not wait for each other', async () => {
@@ -276,13 +259,18 @@ afterEach(() => {
   vi.unstubAllGlobals()
 })
 
+/** A fake app that joined its tabs (`onLogout` on another tab's logout), and another tab of it. */
+function joinedApp(onLogout: () => void = () => {}) {
+  const { app, unmount } = fakeApp()
+  state.joinTabs(app, onLogout)
+  const other = otherTab()
+  open.push(unmount, other.close)
+  return { app, other }
+}
+
 describe('the app and its other tabs', () => {
   it('hands every token it gets from the server to the other tabs, and nothing but the token, or `logout` when the session ends', async () => {
-    const { app, unmount } = fakeApp()
-    open.push(unmount)
-    state.joinTabs(app, () => {})
-    const other = otherTab()
-    open.push(other.close)
+    const { app, other } = joinedApp()
     const token = liveToken()
     state.setAccessToken(app, token)
     state.endSession(app)
@@ -293,11 +281,7 @@ describe('the app and its other tabs', () => {
   })
 
   it('takes a newer token of another tab (and its user), ignores older, expired and malformed ones', async () => {
-    const { app, unmount } = fakeApp()
-    open.push(unmount)
-    state.joinTabs(app, () => {})
-    const other = otherTab()
-    open.push(other.close)
+    const { app, other } = joinedApp()
     const mine = jwt({ sub: 'alice', iat: Date.now() / 1000 - 10, exp: Date.now() / 1000 + 3600 })
     state.setAccessToken(app, mine)
     for (const data of [
@@ -320,12 +304,8 @@ describe('the app and its other tabs', () => {
   })
 
   it('on another tab\'s logout forgets the session and takes the path of a refused refresh', async () => {
-    const { app, unmount } = fakeApp()
-    open.push(unmount)
     const onLogout = vi.fn()
-    state.joinTabs(app, onLogout)
-    const other = otherTab()
-    open.push(other.close)
+    const { app, other } = joinedApp(onLogout)
     state.setAccessToken(app, liveToken())
     other.channel.postMessage('logout')
     await vi.waitFor(() => expect(onLogout).toHaveBeenCalledTimes(1))
