@@ -5,11 +5,11 @@ import { getBrowser } from '@nuxt/test-utils/e2e'
 import { setupApp } from './app'
 
 // Many tabs of one browser (one browser context, many pages) against the client fixture with access
-// tokens of 2 seconds: one refresh for all of them, and a logout or a login seen by every tab.
+// tokens of 5 seconds: one refresh for all of them, and a logout or a login seen by every tab.
 
 const executablePath = process.env.CHROMIUM_PATH || '/usr/bin/chromium'
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
-const LIFETIME_SECONDS = 2
+const LIFETIME_SECONDS = 5
 /** How long the server still takes an expired token (its clock tolerance). */
 const SERVER_TOLERANCE_SECONDS = 5
 

@@ -215,6 +215,19 @@ describe('one refresh for the tabs of a browser', () => {
     expect(request).toHaveBeenCalledTimes(4)
   })
 
+  it('a token whose message is queued behind the lock\'s grant is still taken', async () => {
+    const locks = fakeLocks()
+    const request = vi.fn(async (): Promise<RefreshOutcome> => ({ token: tokenAt(0) }))
+    const current = { value: tokenAt(120) as string | null }
+    const other = await hold(locks, 'n')
+    const waiting = lockedRefresh(locks, 'n', current, request)
+    // The message is a task; the grant (microtasks here) comes first.
+    setTimeout(() => (current.value = tokenAt(5)))
+    other.release()
+    expect(await waiting).toEqual({ token: tokenAt(5) })
+    expect(request).not.toHaveBeenCalled()
+  })
+
   it('locks of other names (another app on the origin) do not wait for each other', async () => {
     const locks = fakeLocks()
     const other = await hold(locks, 'svc-auth /a/auth/refresh')

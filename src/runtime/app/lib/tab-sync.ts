@@ -45,6 +45,10 @@ export function readTabMessage(data: unknown, current: string | null): string | 
  */
 export function lockedRefresh(locks: TabLocks | undefined, name: string, token: { value: string | null }, request: () => Promise<RefreshOutcome>): Promise<RefreshOutcome> {
   const before = token.value
-  const run = async () => isNewer(token.value, before) ? { token: token.value } : request()
+  const run = async () => {
+    // The lock may come before the message the tab before sent ahead of letting it go: one task later it is in.
+    if (!isNewer(token.value, before)) await new Promise(resolve => setTimeout(resolve))
+    return isNewer(token.value, before) ? { token: token.value } : request()
+  }
   return locks ? locks.request(name, run) : run()
 }
