@@ -45,7 +45,7 @@ export function setupClient({ nuxt, options, resolver, logger }: SetupContext): 
   const callbackPath = options.endpoints.callbackPath
   extendPages((pages) => {
     if (hasPageAt(pages, callbackPath)) return
-    pages.push({ name: 'svc-auth-callback', path: callbackPath, file: resolver.resolve('./runtime/app/pages/callback.vue') })
+    pages.push({ name: 'svc-auth-callback', path: callbackPath, file: resolver.resolve('./runtime/app/pages/callback.vue'), _sync: true })
   })
   if (options.clientMiddleware.enabled) {
     addRouteMiddleware([

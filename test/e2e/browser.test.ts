@@ -365,6 +365,8 @@ describe('no start-up refresh without a session (the presence flag)', () => {
 
   it('a tab that found no session picks up a login in another tab at its next navigation to a protected page', async () => {
     const tab = await openTab()
+    // Without BroadcastChannel the other tab cannot hand its token over (docs/clients.md): the flag is the cue.
+    await tab.page.addInitScript(() => Reflect.deleteProperty(window, 'BroadcastChannel'))
     await goto(tab, '/login')
     await testId(tab.page, 'page-login').waitFor()
     // Another tab of the same browser (opened from this one) logs in: it shares the cookies.

@@ -29,7 +29,7 @@ vi.mock('#imports', async () => {
 vi.mock('#build/svc-auth/client-features.mjs', async () => ({ passkey: undefined, organizations: await import('../../src/runtime/organizations/app/organization-access') }))
 
 const { useAuth } = await import('../../src/runtime/app/auth-client')
-const { guardRoute, setAccessToken } = await import('../../src/runtime/app/state')
+const { clearSession, guardRoute, setAccessToken } = await import('../../src/runtime/app/state')
 
 const ROLES = { owner: ['*'], admin: ['project:*'], member: ['project:read'] }
 
@@ -86,7 +86,7 @@ describe('useAuth().can()', () => {
     expect(auth.can('project:write')).toBe(false)
     loginAs(app, 'admin')
     expect(auth.can('project:write')).toBe(true)
-    setAccessToken(app, null)
+    clearSession(app)
     expect(auth.can('project:read')).toBe(false)
   })
 })
@@ -94,7 +94,7 @@ describe('useAuth().can()', () => {
 describe('the client middleware on pages that need a permission or a role', () => {
   it('sends a visitor to the login page', async () => {
     const app = fakeApp()
-    setAccessToken(app, null)
+    clearSession(app)
     expect(await guardRoute(app, page({ permission: 'project:write' }))).toBe('/login?redirect=%2Fprojects%2Fnew')
   })
 

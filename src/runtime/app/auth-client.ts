@@ -11,7 +11,7 @@ import { decodeTokenClaims } from './lib/token-payload'
 import { isAuthEndpoint, loginUrl, safeRedirect } from './lib/route-paths'
 import { originalUserOf } from '../shared/original-user'
 import { joinBase, withQuery } from '../shared/paths'
-import { authRuntime, clearSession, errorField, goTo, handleRefreshFailure, pendingRefresh, postAuth, publicAuthConfig, refreshSession, sessionState, setAccessToken, setPending, tokenOf, tokenState } from './state'
+import { authRuntime, clearSession, endSession, errorField, goTo, handleRefreshFailure, pendingRefresh, postAuth, publicAuthConfig, refreshSession, sessionState, setAccessToken, setPending, tokenOf, tokenState } from './state'
 
 /** The fetch helper: `$fetch` with the access token and the refresh rules. */
 export type AuthFetch = $Fetch<unknown, NitroFetchRequest>
@@ -109,7 +109,7 @@ async function exchangeCode(nuxtApp: NuxtApp, query: Record<string, unknown>): P
   const providerError = firstString(query.error)
   if (providerError) return void (await fail(providerError, firstString(query.error_description)))
   const code = firstString(query.code)
-  if (!code) return void (await fail('missing_code', 'The login did not return an authorization code.'))
+  if (!code) return void (await fail('missing_code', 'The login returned no authorization code.'))
   const runtime = authRuntime(nuxtApp)
   if (runtime.exchanging === code) return
   runtime.exchanging = code
@@ -161,7 +161,7 @@ export function useAuth(): UseAuthReturn {
       answer = await postAuth(config.endpoints.logoutPath, options.provider ? { provider: true, postLogoutRedirectUri: options.postLogoutRedirectUri } : undefined)
     }
     finally {
-      clearSession(nuxtApp)
+      endSession(nuxtApp)
     }
     // With `provider`, the provider's end-session page (it comes back to a registered page of the app).
     const redirect = (answer as { redirect?: unknown } | undefined)?.redirect
@@ -192,7 +192,7 @@ export function useAuth(): UseAuthReturn {
   async function revokeSession(id: string): Promise<void> {
     const current = decodeTokenClaims(tokenState(nuxtApp).value)?.sid === id
     await getAuthFetch(nuxtApp)(`${sessionsPath}/${encodeURIComponent(id)}`, { method: 'DELETE' })
-    if (current) clearSession(nuxtApp)
+    if (current) endSession(nuxtApp)
   }
 
   async function revokeOtherSessions(): Promise<number> {
@@ -240,5 +240,5 @@ export function useAuth(): UseAuthReturn {
 
 /** The passkey methods of an app built without the passkey provider. */
 function passkeysOff(): Promise<never> {
-  return Promise.reject(new Error('[svc-auth] Passkeys are off: set svcAuth.providers.passkey.'))
+  return Promise.reject(new Error('[svc-auth] Passkeys are off (svcAuth.providers.passkey)'))
 }

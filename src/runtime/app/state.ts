@@ -7,12 +7,13 @@ import { organizations } from '#build/svc-auth/client-features.mjs'
 import type { AuthClaims } from '../types/auth'
 import type { PublicAuthConfig } from '../types/options'
 import { routeAccess, type RouteAccess } from './lib/access'
-import { messageOf, shareRefresh, statusOf, type RefreshHolder, type RefreshOutcome } from './lib/auth-fetch'
+import { messageOf, shareRefresh, statusOf, withBearer, type RefreshHolder, type RefreshOutcome } from './lib/auth-fetch'
 import { userFromToken } from './lib/token-payload'
 import { refreshErrorUrl } from './lib/route-paths'
 import { mayHaveSession } from './lib/presence-hint'
 import { hasCookie } from '../shared/presence'
-import { isRelativePath, normalizePath, withQuery } from '../shared/paths'
+import { lockedRefresh, readTabMessage, type TabMessage } from './lib/tab-sync'
+import { isRelativePath, joinBase, normalizePath, withQuery } from '../shared/paths'
 import { accessTokenOf } from '../shared/token-response'
 
 /** Key of the in-memory access token (browser only: never set on the server, so never in the payload). */
@@ -38,6 +39,8 @@ export interface AuthRuntime {
   afterLogin?: string
   /** The fetch helper of this app (built on first use). */
   fetcher?: unknown
+  /** The channel to this app's other tabs in the browser (none without BroadcastChannel). */
+  channel?: BroadcastChannel
 }
 
 type NuxtAppWithAuth = NuxtApp & { _svcAuth?: AuthRuntime }
@@ -82,8 +85,7 @@ function applyState(nuxtApp: NuxtApp, update: () => void, defer: boolean): void 
   else update()
 }
 
-/** Keeps a new access token in memory and the user of its claims in the state (null: logged out). */
-export function setAccessToken(nuxtApp: NuxtApp, token: string | null, defer = false): void {
+function keepToken(nuxtApp: NuxtApp, token: string | null, defer = false): void {
   tokenState(nuxtApp).value = token
   const user = userFromToken(token)
   applyState(nuxtApp, () => {
@@ -91,9 +93,51 @@ export function setAccessToken(nuxtApp: NuxtApp, token: string | null, defer = f
   }, defer)
 }
 
+/** Tells this app's other tabs in the browser (nothing without BroadcastChannel). */
+function tellTabs(nuxtApp: NuxtApp, message: TabMessage): void {
+  authRuntime(nuxtApp).channel?.postMessage(message)
+}
+
+/** Keeps a new access token from the server in memory, the user of its claims in the state, and hands it to the other tabs. */
+export function setAccessToken(nuxtApp: NuxtApp, token: string, defer = false): void {
+  keepToken(nuxtApp, token, defer)
+  tellTabs(nuxtApp, token)
+}
+
 /** Forgets the token and the user. */
 export function clearSession(nuxtApp: NuxtApp, defer = false): void {
-  setAccessToken(nuxtApp, null, defer)
+  keepToken(nuxtApp, null, defer)
+}
+
+/** The session ended (logout): forgets it here and in the other tabs. */
+export function endSession(nuxtApp: NuxtApp): void {
+  clearSession(nuxtApp)
+  tellTabs(nuxtApp, 'logout')
+}
+
+/** The lock and the channel of the app's tabs: named by its refresh endpoint, so two apps on one origin differ. */
+function tabsName(nuxtApp: NuxtApp): string {
+  return `svc-auth ${joinBase(nuxtApp.$config.app.baseURL, publicAuthConfig(nuxtApp).endpoints.refreshPath)}`
+}
+
+/**
+ * Listens to the app's other tabs (browser, where BroadcastChannel exists): takes a newer token they got, and on
+ * their logout forgets the session and calls `onLogout`. The channel closes when the app unmounts.
+ */
+export function joinTabs(nuxtApp: NuxtApp, onLogout: () => void): void {
+  if (!globalThis.BroadcastChannel) return
+  const runtime = authRuntime(nuxtApp)
+  const channel = runtime.channel = new BroadcastChannel(tabsName(nuxtApp))
+  channel.onmessage = ({ data }) => {
+    const message = readTabMessage(data, tokenState(nuxtApp).value)
+    const logout = message === 'logout'
+    if (message) keepToken(nuxtApp, logout ? null : message, nuxtApp.isHydrating)
+    if (logout) onLogout()
+  }
+  nuxtApp.vueApp.onUnmount(() => {
+    runtime.channel = undefined
+    channel.close()
+  })
 }
 
 /** Marks a refresh or code exchange in flight (or none), with `defer` as in `setAccessToken`. */
@@ -111,7 +155,7 @@ export function goTo(nuxtApp: NuxtApp, path: string, options?: Parameters<typeof
 
 /** POST to one of the module's endpoints with the cookie (and `token` as bearer, if given), never retried. */
 export function postAuth(path: string, body?: Record<string, unknown>, token?: string | null): Promise<unknown> {
-  return $fetch<unknown>(path, { method: 'POST', body, credentials: 'include', retry: 0, headers: token ? { authorization: `Bearer ${token}` } : undefined })
+  return $fetch<unknown>(path, withBearer({ method: 'POST' as const, body, credentials: 'include' as const }, token))
 }
 
 /** A string field of an ofetch error's body (`{ statusCode, message, error }` for the module's endpoints). */
@@ -130,18 +174,17 @@ export function authErrorOf(error: unknown): { error: string, message: string } 
 
 const NO_TOKEN = 'The answer holds no access token'
 
-/** The access token of a token-issuing answer (see `accessTokenOf`); throws when it has none. */
+/** The access token of a token-issuing answer (see `accessTokenOf`); throws unless it has one whose claims parse. */
 export function tokenOf(body: unknown): string {
   const token = accessTokenOf(body)
-  if (!token) throw new Error(NO_TOKEN)
-  return token
+  if (!userFromToken(token)) throw new Error(NO_TOKEN)
+  return token!
 }
 
-async function requestRefresh(nuxtApp: NuxtApp, defer: boolean): Promise<RefreshOutcome> {
+async function postRefresh(nuxtApp: NuxtApp, defer: boolean): Promise<RefreshOutcome> {
   const { endpoints } = publicAuthConfig(nuxtApp)
   try {
-    const token = accessTokenOf(await postAuth(endpoints.refreshPath))
-    if (!userFromToken(token)) throw new Error(NO_TOKEN)
+    const token = tokenOf(await postAuth(endpoints.refreshPath))
     setAccessToken(nuxtApp, token, defer)
     return { token }
   }
@@ -158,13 +201,14 @@ async function requestRefresh(nuxtApp: NuxtApp, defer: boolean): Promise<Refresh
 }
 
 /** POST /auth/refresh, shared by concurrent callers; a refusal clears the session. Never throws. */
-export function refreshSession(nuxtApp: NuxtApp, { defer = false }: { defer?: boolean } = {}): Promise<RefreshOutcome> {
+export function refreshSession(nuxtApp: NuxtApp, defer = false): Promise<RefreshOutcome> {
   if (import.meta.server) return Promise.resolve({ token: null, message: 'No refresh on the server' })
   const config = publicAuthConfig(nuxtApp)
-  if (!config.tokenRefresh.enabled) return Promise.resolve({ token: null, message: 'Token refresh is disabled' })
+  if (!config.tokenRefresh.enabled) return Promise.resolve({ token: null })
   const runtime = authRuntime(nuxtApp)
   if (!runtime.refresh.pending && !(defer && nuxtApp.isHydrating)) setPending(nuxtApp, true)
-  return shareRefresh(runtime.refresh, () => requestRefresh(nuxtApp, defer))
+  // One tab at a time: a tab that waited takes the token the one before it handed over, if any.
+  return shareRefresh(runtime.refresh, () => lockedRefresh(globalThis.navigator?.locks, tabsName(nuxtApp), tokenState(nuxtApp), () => postRefresh(nuxtApp, defer)))
 }
 
 /** The refresh in flight, if any. */

@@ -13,12 +13,12 @@ export function isSameOriginRequest(request: unknown, baseURL?: string): request
 }
 
 /** True for the module's own auth endpoints (never refreshed or retried); user info and sessions are not. */
-export function isAuthEndpoint(request: string, endpoints: Partial<EndpointOptions>, baseURL?: string): boolean {
+export function isAuthEndpoint(request: string, endpoints: EndpointOptions, baseURL?: string): boolean {
   const path = normalizePath(baseURL ? joinBase(baseURL, request) : request)
-  if (typeof endpoints.sessionsPath === 'string' && isPathUnder(path, endpoints.sessionsPath)) return false
+  if (isPathUnder(path, endpoints.sessionsPath)) return false
   const exact = [endpoints.tokenPath, endpoints.refreshPath, endpoints.logoutPath, endpoints.callbackPath, endpoints.impersonatePath, endpoints.unimpersonatePath]
-  if (exact.some(p => typeof p === 'string' && normalizePath(p) === path)) return true
-  return [endpoints.authPath, endpoints.loginPath].some(p => typeof p === 'string' && p !== '/' && isPathUnder(path, p))
+  if (exact.some(p => normalizePath(p) === path)) return true
+  return [endpoints.authPath, endpoints.loginPath].some(p => p !== '/' && isPathUnder(path, p))
 }
 
 /** `target` when a same-origin relative path not in `avoid`, else `fallback`. */

@@ -10,7 +10,7 @@ import { getAuthFetch } from '../auth-client'
 import { userFromToken } from '../lib/token-payload'
 import { isPublicRoute } from '../lib/route-paths'
 import { normalizePath, stripBase } from '../../shared/paths'
-import { accessOf, afterHydration, goTo, inApp, loginRedirect, publicAuthConfig, refreshSession, sessionMayExist, sessionState, settleWithoutSession, tokenState } from '../state'
+import { accessOf, afterHydration, goTo, inApp, joinTabs, loginRedirect, publicAuthConfig, refreshSession, sessionMayExist, sessionState, settleWithoutSession, tokenState } from '../state'
 
 function hydrateFromServer(nuxtApp: NuxtApp, config: PublicAuthConfig): void {
   if (!config.enableSSR) return
@@ -45,16 +45,14 @@ async function startSession(nuxtApp: NuxtApp, config: PublicAuthConfig): Promise
   if (!sessionMayExist(nuxtApp)) return settleWithoutSession(nuxtApp)
   const knownFromServer = sessionState(nuxtApp).value.checked
   // While hydrating, state changes wait for hydration (first render matches the HTML); the token is kept at once.
-  const started = refreshSession(nuxtApp, { defer: nuxtApp.isHydrating })
-  if (!knownFromServer) {
-    await started
-    return
-  }
+  const started = refreshSession(nuxtApp, nuxtApp.isHydrating)
+  if (!knownFromServer) await started
   // Built without the client middleware: no page is protected, and the route logic stays out of the bundle.
-  if (!clientMiddleware) return
-  void started.then((outcome) => {
-    if (!outcome.token && outcome.status) afterHydration(nuxtApp, () => leaveProtectedPage(nuxtApp, config))
-  })
+  else if (clientMiddleware) {
+    void started.then((outcome) => {
+      if (!outcome.token && outcome.status) afterHydration(nuxtApp, () => leaveProtectedPage(nuxtApp, config))
+    })
+  }
 }
 
 export default defineNuxtPlugin({
@@ -69,6 +67,8 @@ export default defineNuxtPlugin({
       hydrateFromServer(nuxtApp, config)
       return { provide: { authFetch } }
     }
+    // Another tab's logout takes the path of a refused refresh: a protected page goes to the login page.
+    joinTabs(nuxtApp, () => clientMiddleware && afterHydration(nuxtApp, () => leaveProtectedPage(nuxtApp, config)))
     await startSession(nuxtApp, config)
     return { provide: { authFetch } }
   },

@@ -48,7 +48,7 @@ export const PERMISSION_DENIED = { statusCode: 403, statusMessage: 'Forbidden', 
  * The core's authentication endpoints, but `<authPath>/orgs/**` are ordinary APIs: a 401 there (`session_stale`
  * after a role change, an expired token) refreshes once and retries, as at the host's own routes.
  */
-export function isAuthEndpoint(request: string, endpoints: Partial<EndpointOptions>, baseURL?: string): boolean {
+export function isAuthEndpoint(request: string, endpoints: EndpointOptions, baseURL?: string): boolean {
   const orgs = typeof endpoints.authPath === 'string' ? underPath(endpoints.authPath, 'orgs') : undefined
   if (orgs && isPathUnder(normalizePath(baseURL ? joinBase(baseURL, request) : request), orgs)) return false
   return isCoreAuthEndpoint(request, endpoints, baseURL)
