@@ -10,7 +10,7 @@ import { dispatch, emitHook } from '../../server/lib/core/handlers'
 import { clientAddressOf } from '../../server/lib/edge/client-address'
 import { liveSessionOf } from '../../server/lib/core/recent-login'
 import { removeImpersonation, saveImpersonation, takeImpersonation } from './impersonation-record'
-import { continueSession, discardRefreshToken, issueRefreshToken, readRefreshToken, refreshLifetime, revokeFamily } from '../../server/lib/core/records/refresh-token'
+import { channelOf, continueSession, discardRefreshToken, issueRefreshToken, readRefreshToken, refreshLifetime, revokeFamily } from '../../server/lib/core/records/refresh-token'
 import { mintSessionToken, readRefreshCookie, setRefreshCookie, withoutFeatureClaims } from '../../server/lib/core/session-tokens'
 import { describeClient } from '../../server/lib/edge/client-description'
 import { securityEvent } from '../../server/lib/edge/security-event'
@@ -100,7 +100,8 @@ export async function startImpersonation(ctx: AuthContext, event: H3Event, reque
   // alone (as a stolen token comes) leaves it: the way back then lives no longer than that access token.
   const previous = readRefreshCookie(event, ctx)
   const found = previous ? await readRefreshToken(ctx, previous) : null
-  const fromSessionBrowser = found?.record.family === requester.sid
+  // A native session's token put in a cookie is no browser's: the start counts as one with a bearer alone.
+  const fromSessionBrowser = found?.record.family === requester.sid && channelOf(found.record) === 'cookie'
   const notAfter = fromSessionBrowser ? found!.record.notAfter : (requester.exp ?? 0) * 1000
   // Its provider login goes back with it: the provider's logout and back-channel logout still find it.
   const upstream = fromSessionBrowser ? found!.record.upstream : undefined
