@@ -1,6 +1,7 @@
 import type { Server } from 'node:http'
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
-import { decodeJwt, generateKeyPair, SignJWT, type JWTPayload } from 'jose'
+import { decodeJwt, exportJWK, generateKeyPair, SignJWT, type JWTPayload } from 'jose'
+import type * as oauth from 'oauth4webapi'
 import { TOTP } from 'otpauth'
 import { CookieJar } from '../helpers/cookie-jar'
 import { resolveOptions } from '../../src/build/resolve-options'
@@ -10,7 +11,8 @@ import { buildStepContext } from './helpers/build-steps'
 import { startOidcProvider, type FakeProvider } from './helpers/fake-provider'
 import { peekAuthContext } from '../../src/runtime/server/utils/auth-context'
 import { readSessionRecord } from '../../src/runtime/server/lib/core/records/refresh-token'
-import { BACKCHANNEL_LOGOUT_EVENT } from '../../src/runtime/oauth/server/backchannel-logout'
+import { BACKCHANNEL_LOGOUT_EVENT, verifyLogoutToken } from '../../src/runtime/oauth/server/backchannel-logout'
+import type { ResolvedProvider } from '../../src/runtime/oauth/server/preset'
 import type { ModuleOptions } from '../../src/runtime/types/options'
 import type { TwoFactorState } from '../../src/runtime/types/auth'
 
@@ -279,6 +281,9 @@ describe('Back-Channel Logout: POST /auth/backchannel-logout/<provider>', () => 
       'with another event': await op.sign(logoutClaims({ sid: 'op-sid-f', events: { 'http://schemas.openid.net/event/other': {} } })),
       'with the event as a string': await op.sign(logoutClaims({ sid: 'op-sid-f', events: { [BACKCHANNEL_LOGOUT_EVENT]: 'yes' } })),
       'without sid or sub': await op.sign(logoutClaims()),
+      'with a sid and a sub that is not a string': await op.sign(logoutClaims({ sid: 'op-sid-f', sub: 7 as unknown as string })),
+      'with a sid and an empty sub': await op.sign(logoutClaims({ sid: 'op-sid-f', sub: '' })),
+      'issued to another client (azp), us among its audiences': await op.sign(logoutClaims({ sid: 'op-sid-f', aud: ['other-client', CLIENT], azp: 'other-client' })),
       'without jti': await op.sign(noJti),
       'without iat': await op.sign(noIat),
       'issued too long ago': await op.sign(logoutClaims({ sid: 'op-sid-f', iat: now - 3600, exp: now + 60 })),
@@ -320,5 +325,22 @@ describe('Back-Channel Logout: POST /auth/backchannel-logout/<provider>', () => 
     const statuses = await Promise.all(Array.from({ length: 20 }, () => backchannel(form(token)).then(res => res.status)))
     expect(statuses.filter(status => status === 200)).toHaveLength(1)
     expect(statuses.filter(status => status === 400)).toHaveLength(19)
+  })
+})
+
+describe('a logout token\'s explicit type (RFC 8725 3.11)', () => {
+  it('passes without typ, or typed logout+jwt or JWT; another type (an access token, a security event token) is refused', async () => {
+    const { privateKey, publicKey } = await generateKeyPair('RS256')
+    const keys = { keys: [{ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' }] }
+    const as = { issuer: 'https://op.example', jwks_uri: 'https://op.example/jwks', id_token_signing_alg_values_supported: ['RS256'] } as oauth.AuthorizationServer
+    const provider = { name: 'typed', clientId: CLIENT, multiTenantIssuer: false } as ResolvedProvider
+    const fetchKeys = async () => new Response(JSON.stringify(keys), { headers: { 'content-type': 'application/json' } })
+    const verify = async (typ?: string) => {
+      const claims = { ...logoutClaims({ sid: 's-1' }), iss: as.issuer }
+      const token = await new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'k1', ...(typ ? { typ } : {}) }).sign(privateKey)
+      return verifyLogoutToken(token, provider, as, fetchKeys).then(() => 'accepted', (error: { reason?: string }) => error.reason)
+    }
+    for (const typ of [undefined, 'logout+jwt', 'application/logout+jwt', 'JWT']) expect(await verify(typ), String(typ)).toBe('accepted')
+    for (const typ of ['at+jwt', 'secevent+jwt', 'id_token+jwt', 'JOSE']) expect(await verify(typ), typ).toBe('typ')
   })
 })

@@ -136,6 +136,29 @@ describe('endImpersonation', () => {
     expect(await codeOf(endImpersonation(ctx, back(answer.accessToken, cookie)))).toBe('session_revoked')
   })
 
+  it('the way back keeps the session\'s OpenID provider login (for the provider\'s logout and back-channel logout)', async () => {
+    const upstream = { provider: 'acme', sub: 'op-user-1', sid: 'op-sid-1', idToken: 'header.payload.signature', indexedAt: Date.now() }
+    const session = await issueRefreshToken(ctx, { user: USERS.admin!, userId: 'admin', claims: { role: 'admin' }, upstream })
+    const { token } = await mintSessionToken(ctx, session.record, { role: 'admin' })
+    const event = request(token, session.token)
+    const answer = await startImpersonation(ctx, event, await impersonationRequester(ctx, event), { targetUserId: 'bob' })
+    const ended = back(answer.accessToken, setCookieValue(event, 'svc-refresh'))
+    await endImpersonation(ctx, ended)
+    expect((await readRefreshToken(ctx, setCookieValue(ended, 'svc-refresh')!))?.record).toMatchObject({ family: session.record.family, upstream })
+  })
+
+  it('a native session\'s refresh token in the cookie counts as no cookie: kept, and the way back ends with the access token', async () => {
+    const session = await issueRefreshToken(ctx, { user: USERS.admin!, userId: 'admin', claims: { role: 'admin' }, channel: 'native' })
+    const { token } = await mintSessionToken(ctx, session.record, { role: 'admin' })
+    const event = request(token, session.token)
+    const answer = await startImpersonation(ctx, event, await impersonationRequester(ctx, event), { targetUserId: 'bob' })
+    expect(await readRefreshToken(ctx, session.token)).not.toBeNull()
+    const ended = back(answer.accessToken, setCookieValue(event, 'svc-refresh'))
+    await endImpersonation(ctx, ended)
+    const restored = await readRefreshToken(ctx, setCookieValue(ended, 'svc-refresh')!)
+    expect(restored?.record.notAfter).toBe((await ctx.tokens.verify(token))!.exp! * 1000)
+  })
+
   it('a stale requester stays stale: the way back moves no recent-login clock', async () => {
     const { admin, answer, cookie } = await start()
     ctx.lifetimes.recentLogin = 0.001

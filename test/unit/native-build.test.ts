@@ -56,6 +56,11 @@ describe('native redirect URIs', () => {
     for (const uri of ['com.example.app:/cb/', 'COM.EXAMPLE.APP:/cb', 'https://app.example.com:8443/native', 'https://app.example.com/native/x', 'http://127.0.0.1:50123/cb?x=1', 'http://127.0.0.1:50123/CB', 'http://localhost:50123/cb', 'http://127.0.0.1:50123/cb#x', 'http://127.000.000.001:50123/cb']) {
       expect(allowedRedirectUri(options, uri), uri).toBeUndefined()
     }
+    // Crafted variants: userinfo, a look-alike host, other IPv6 and IPv4 spellings, percent-encoding, dot
+    // segments, a backslash, an empty port or query, whitespace and fragments.
+    for (const uri of ['com.example.app://evil@/cb', 'com.example.app:%2Fcb', 'com.example.app:/cb%2F', ' com.example.app:/cb', 'com.example.app:/cb\n', 'http://evil@127.0.0.1:50123/cb', 'http://127.0.0.1.evil.com/cb', 'http://[::1]/cb', 'http://[0:0:0:0:0:0:0:1]/cb', 'http://[::ffff:127.0.0.1]/cb', 'http://127.1/cb', 'http://2130706433/cb', 'http://127.0.0.1:/cb', 'http://127.0.0.1:080/cb', 'http://127.0.0.1:50123/%63b', 'http://127.0.0.1:50123/x/../cb', 'http://127.0.0.1:50123//cb', 'http://127.0.0.1\\@evil.com/cb', 'http://127.0.0.1:50123/cb?', 'http://127.0.0.1:50123/cb#', 'HTTP://127.0.0.1:50123/cb']) {
+      expect(allowedRedirectUri(options, uri), uri).toBeUndefined()
+    }
     expect(allowedRedirectUri({}, 'com.example.app:/cb')).toBeUndefined()
   })
 })

@@ -10,7 +10,7 @@ import { dispatch, emitHook } from '../../server/lib/core/handlers'
 import { clientAddressOf } from '../../server/lib/edge/client-address'
 import { liveSessionOf } from '../../server/lib/core/recent-login'
 import { removeImpersonation, saveImpersonation, takeImpersonation } from './impersonation-record'
-import { continueSession, discardRefreshToken, issueRefreshToken, readRefreshToken, refreshLifetime, revokeFamily } from '../../server/lib/core/records/refresh-token'
+import { channelOf, continueSession, discardRefreshToken, issueRefreshToken, readRefreshToken, refreshLifetime, revokeFamily } from '../../server/lib/core/records/refresh-token'
 import { mintSessionToken, readRefreshCookie, setRefreshCookie, withoutFeatureClaims } from '../../server/lib/core/session-tokens'
 import { describeClient } from '../../server/lib/edge/client-description'
 import { securityEvent } from '../../server/lib/edge/security-event'
@@ -100,8 +100,11 @@ export async function startImpersonation(ctx: AuthContext, event: H3Event, reque
   // alone (as a stolen token comes) leaves it: the way back then lives no longer than that access token.
   const previous = readRefreshCookie(event, ctx)
   const found = previous ? await readRefreshToken(ctx, previous) : null
-  const fromSessionBrowser = found?.record.family === requester.sid
+  // A native session's token put in a cookie is no browser's: the start counts as one with a bearer alone.
+  const fromSessionBrowser = found?.record.family === requester.sid && channelOf(found.record) === 'cookie'
   const notAfter = fromSessionBrowser ? found!.record.notAfter : (requester.exp ?? 0) * 1000
+  // Its provider login goes back with it: the provider's logout and back-channel logout still find it.
+  const upstream = fromSessionBrowser ? found!.record.upstream : undefined
 
   const now = new Date()
   const context = impersonationContext(requester, ctx.options.impersonation.originalUserLookupClaim, reason, now)
@@ -110,7 +113,7 @@ export async function startImpersonation(ctx: AuthContext, event: H3Event, reque
   const ttl = ctx.lifetimes.impersonation
   const family = `imp_${randomToken(16)}`
   const session = await issueRefreshToken(ctx, { family, user: { ...target, ...identity }, userId: identity.sub, claims, provider: identity.provider, impersonation: context, client: describeClient(event, ctx), ttlSeconds: ttl })
-  await saveImpersonation(ctx, { family, context, requester, requesterSession: requester.sid, ...(notAfter === undefined ? {} : { notAfter }), targetSub: identity.sub, startedAt: now.getTime(), expiresAt: now.getTime() + ttl * 1000 })
+  await saveImpersonation(ctx, { family, context, requester, requesterSession: requester.sid, ...(notAfter === undefined ? {} : { notAfter }), ...(upstream ? { upstream } : {}), targetSub: identity.sub, startedAt: now.getTime(), expiresAt: now.getTime() + ttl * 1000 })
   const payload = buildAccessClaims(identity, identity.provider, claims, { sid: family, impersonation: context })
   const { token, payload: targetUser } = await ctx.tokens.sign(payload, { expiresIn: ttl })
 
@@ -151,7 +154,7 @@ export async function endImpersonation(ctx: AuthContext, event: H3Event): Promis
     const { user: original, identity } = await fetchUser(ctx, { requester: impersonated, targetUserId: record.context.originalUserLookupId, event }, 'Original user not found', false)
     if (identity.sub !== record.requester.sub) throw authError('not_found', 'Original user not found')
     const claims = { ...customClaimsOf(original), ...(record.context.originalClaims ?? {}) }
-    const resumed = await continueSession(ctx, record.requesterSession, { user: { ...original, ...identity }, userId: identity.sub, claims, notAfter: record.notAfter })
+    const resumed = await continueSession(ctx, record.requesterSession, { user: { ...original, ...identity }, userId: identity.sub, claims, notAfter: record.notAfter, upstream: record.upstream })
     if (!resumed) throw authError('session_revoked', 'The session that started this impersonation has ended: log in again')
     // Minted as a refresh does: the features' claims of the requester's session (its organization) come back.
     const { token, payload: restoredUser } = await mintSessionToken(ctx, resumed.record, claims)

@@ -2,7 +2,7 @@ import { z } from 'zod'
 import type { AuthClaims } from '../../types/auth'
 import type { AuthContext } from '../../server/lib/core/context'
 import { recordTypes } from '../../server/lib/store/record-types'
-import { impersonationContextSchema, jsonObject, timestamp } from '../../server/lib/core/records/record-schema'
+import { impersonationContextSchema, jsonObject, timestamp, upstreamLoginSchema } from '../../server/lib/core/records/record-schema'
 
 /** Impersonation's record kind (see store/record-types.ts): an impersonation in progress, by family. */
 export const IMPERSONATION_RECORDS = recordTypes({ impersonation: 'impersonation' })
@@ -16,6 +16,8 @@ const impersonationRecord = z.object({
   requesterSession: z.string().min(1),
   /** When the start came with a bearer alone: the requester's access token's expiry, past which the way back's token ends. */
   notAfter: timestamp.optional(),
+  /** The OpenID provider login of the requester's session (read from its refresh cookie), which the way back keeps. */
+  upstream: upstreamLoginSchema.optional(),
   targetSub: z.string(),
   startedAt: timestamp,
   expiresAt: timestamp,

@@ -23,6 +23,9 @@ export const BACKCHANNEL_MAX_BODY = 16 * 1024
 export const LOGOUT_TOKEN_MAX_AGE = 300
 export const LOGOUT_TOKEN_SKEW = 60
 
+/** The `typ` headers a logout token may carry (Back-Channel Logout 1.0, 2.4), lower case; none at all passes too. */
+const LOGOUT_TOKEN_TYPES: ReadonlySet<string> = new Set(['logout+jwt', 'application/logout+jwt', 'jwt'])
+
 /** Longest `jti` kept (its single use is stored). */
 const MAX_JTI = 256
 
@@ -98,6 +101,8 @@ export async function verifyLogoutToken(token: string, provider: ResolvedProvide
   }
   const algorithms = algorithmsOf(as)
   if (typeof header.alg !== 'string' || !algorithms.includes(header.alg)) return refuse('algorithm', 'The logout token is not signed with an algorithm of the provider')
+  // Explicitly typed as another kind of JWT (an access token, a security event token): never a logout token (RFC 8725 3.11).
+  if (header.typ !== undefined && !LOGOUT_TOKEN_TYPES.has(String(header.typ).toLowerCase())) return refuse('typ', 'The logout token is typed as another kind of token')
   if (!as.jwks_uri) return refuse('keys', 'The provider publishes no keys')
   let payload: JWTPayload
   try {
@@ -122,6 +127,9 @@ export async function verifyLogoutToken(token: string, provider: ResolvedProvide
   const sid = typeof payload.sid === 'string' && payload.sid ? payload.sid : undefined
   const sub = typeof payload.sub === 'string' && payload.sub ? payload.sub : undefined
   if (payload.sid !== undefined && !sid) return refuse('sid', 'The logout token\'s sid is not a string')
+  if (payload.sub !== undefined && !sub) return refuse('subject', 'The logout token\'s sub is not a string')
+  // As in an ID token (OpenID Connect Core 3.1.3.7): a token issued to another client names it as its authorized party.
+  if (payload.azp !== undefined && payload.azp !== provider.clientId) return refuse('azp', 'The logout token was issued to another client')
   if (!sid && !sub) return refuse('subject', 'The logout token names neither a session (sid) nor a user (sub)')
   const { jti, iat, exp } = payload
   if (typeof jti !== 'string' || !jti || jti.length > MAX_JTI) return refuse('jti', 'The logout token has no valid jti')

@@ -111,7 +111,7 @@ export function refreshLifetime(ctx: AuthContext, record: Pick<RefreshTokenRecor
 const pastItsEnd = (ctx: AuthContext, record: RefreshTokenRecord) => refreshLifetime(ctx, record) <= 0
 
 /** A new refresh token for an existing session (back from an impersonation); null when the session has ended. */
-export async function continueSession(ctx: AuthContext, family: string, input: Pick<RefreshTokenInput, 'user' | 'userId' | 'claims'> & { notAfter?: number }): Promise<{ token: string, record: RefreshTokenRecord } | null> {
+export async function continueSession(ctx: AuthContext, family: string, input: Pick<RefreshTokenInput, 'user' | 'userId' | 'claims' | 'upstream'> & { notAfter?: number }): Promise<{ token: string, record: RefreshTokenRecord } | null> {
   const entry = (await listSessionEntries(ctx, input.userId)).find(candidate => candidate.id === family)
   if (!entry || await isFamilyRevoked(ctx, family)) return null
   const token = randomToken(32)
@@ -124,6 +124,7 @@ export async function continueSession(ctx: AuthContext, family: string, input: P
     issuedAt: Date.now(),
     createdAt: entry.createdAt,
     client: entry.client,
+    ...(input.upstream ? { upstream: input.upstream } : {}),
     ...(input.notAfter === undefined ? {} : { notAfter: input.notAfter }),
   }
   if (pastItsEnd(ctx, record)) return null
