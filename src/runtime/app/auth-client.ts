@@ -163,10 +163,9 @@ export function useAuth(): UseAuthReturn {
     finally {
       endSession(nuxtApp)
     }
-    // With `provider`, the provider's end-session page (it comes back to a registered page of the app).
+    // With `provider`, the provider's end-session page (the server answers only a configured or discovered one; it comes back to a registered page of the app).
     const redirect = (answer as { redirect?: unknown } | undefined)?.redirect
-    if (options.provider && typeof redirect === 'string' && /^https?:\/\//i.test(redirect)) return void (await goTo(nuxtApp, redirect, { external: true }))
-    await goTo(nuxtApp, config.redirect.logout)
+    await goTo(nuxtApp, typeof redirect === 'string' ? redirect : config.redirect.logout, { external: typeof redirect === 'string' })
   }
 
   async function refresh(): Promise<boolean> {

@@ -172,12 +172,10 @@ export function authErrorOf(error: unknown): { error: string, message: string } 
   }
 }
 
-const NO_TOKEN = 'The answer holds no access token'
-
 /** The access token of a token-issuing answer (see `accessTokenOf`); throws unless it has one whose claims parse. */
 export function tokenOf(body: unknown): string {
   const token = accessTokenOf(body)
-  if (!userFromToken(token)) throw new Error(NO_TOKEN)
+  if (!userFromToken(token)) throw new Error('No access token')
   return token!
 }
 
@@ -224,8 +222,7 @@ export function sessionMayExist(nuxtApp: NuxtApp): boolean {
 
 /** True in the browser when the presence flag cookie is set (a refresh cookie may exist). */
 function presenceFlagSet(nuxtApp: NuxtApp): boolean {
-  const name = publicAuthConfig(nuxtApp).tokenRefresh.presenceCookie
-  return !!name && hasCookie(document.cookie, name)
+  return hasCookie(document.cookie, publicAuthConfig(nuxtApp).tokenRefresh.presenceCookie ?? '')
 }
 
 /** Records that there is no session without a request (after hydration while hydrating). */

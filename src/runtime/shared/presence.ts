@@ -1,4 +1,5 @@
 /** The session presence flag: a readable cookie set with the refresh cookie (never trusted by the server). */
+import { escapeRegExp } from './paths'
 
 /** Value of the presence flag. */
 export const PRESENCE_VALUE = '1'
@@ -19,7 +20,7 @@ export function cookieValues(cookies: string | null | undefined, name: string): 
   return values
 }
 
-/** True when a `Cookie` header or `document.cookie` holds a non-empty cookie called `name`. */
+/** True when a `Cookie` header or `document.cookie` holds a non-empty cookie called `name` (a regular expression: smaller in the browser than {@link cookieValues}). */
 export function hasCookie(cookies: string | null | undefined, name: string): boolean {
-  return cookieValues(cookies, name).some(value => value !== '')
+  return !!name && new RegExp(`(?:^|;)\\s*${escapeRegExp(name)}=\\s*[^;\\s]`).test(cookies ?? '')
 }

@@ -47,7 +47,7 @@ export function lockedRefresh(locks: TabLocks | undefined, name: string, token: 
   const before = token.value
   const run = async () => {
     // The lock may come before the message the tab before sent ahead of letting it go: one task later it is in.
-    if (!isNewer(token.value, before)) await new Promise(resolve => setTimeout(resolve))
+    await new Promise(resolve => setTimeout(resolve))
     return isNewer(token.value, before) ? { token: token.value } : request()
   }
   return locks ? locks.request(name, run) : run()
