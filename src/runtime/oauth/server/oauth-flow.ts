@@ -258,7 +258,7 @@ function composeClaims(base: Record<string, unknown> | undefined, host: OAuthEve
 }
 
 /** The native app's redirect URI with `params` and the app's `state` added to its query. */
-export function nativeLocation(app: NativeReturn, params: Record<string, string>): string {
+export function nativeLocation(app: Pick<NativeReturn, 'redirectUri' | 'state'>, params: Record<string, string>): string {
   const url = new URL(app.redirectUri)
   for (const [key, value] of Object.entries({ ...params, ...(app.state === undefined ? {} : { state: app.state }) })) url.searchParams.set(key, value)
   return url.href

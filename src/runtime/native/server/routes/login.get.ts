@@ -22,7 +22,7 @@ export default defineAuthRoute(guarded(NATIVE_ROUTES.login, async (ctx, event) =
     throw authError('invalid_request', 'redirect_uri is not one of the app\'s registered redirect URIs')
   }
   const state = typeof query.state === 'string' && query.state.length <= 512 ? query.state : undefined
-  const back = (error: string, description: string) => sendRedirect(event, nativeLocation({ redirectUri, codeChallenge: '', state }, { error, error_description: description }), 302)
+  const back = (error: string, description: string) => sendRedirect(event, nativeLocation({ redirectUri, state }, { error, error_description: description }), 302)
   const parsed = nativeLoginQuery.safeParse(query)
   if (!parsed.success) return back('invalid_request', 'A login needs PKCE: code_challenge with code_challenge_method=S256, and at most one state of 512 characters')
   try {
