@@ -48,7 +48,7 @@ export const register = guarded(PASSWORD_ROUTES.register, async (ctx: AuthContex
   const password = await requirePolicy(runtime, handlers, body.password)
   if (await handlers.findUser(email)) throw authError('user_exists')
   const hashedPassword = await runtime.hasher.hash(password)
-  await issueCode(ctx, runtime, handlers, { email, action: 'register', data: { hashedPassword } })
+  await issueCode(ctx, event, runtime, handlers, { email, action: 'register', data: { hashedPassword } })
   return { success: true as const }
 })
 
@@ -90,7 +90,7 @@ export const login = guarded(PASSWORD_ROUTES.login, async (ctx: AuthContext, eve
     throw authError('invalid_credentials')
   }
   await failure.release()
-  await issueCode(ctx, runtime, handlers, { email, action: 'login' })
+  await issueCode(ctx, event, runtime, handlers, { email, action: 'login' })
   return { success: true as const }
 })
 

@@ -1,7 +1,7 @@
 import type { H3Event } from 'h3'
 import { readValidatedBody } from 'h3'
 import type { z } from 'zod'
-import { authError } from './errors'
+import { authError, message } from './errors'
 
 /** One readable line per zod issue: `code: Invalid input: expected string, received undefined`. */
 export function describeIssues(error: z.ZodError): string {
@@ -17,7 +17,7 @@ export async function readBodyWith<S extends z.ZodType>(event: H3Event, schema: 
     result = await readValidatedBody(event, (body: unknown) => schema.safeParse(body ?? {}))
   }
   catch {
-    throw authError('bad_request', 'Request body must be valid JSON')
+    throw authError('bad_request', message('body_not_json'))
   }
   if (!result.success) throw authError('bad_request', describeIssues(result.error))
   return result.data
