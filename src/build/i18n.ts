@@ -113,5 +113,12 @@ export function setupI18n(ctx: SetupContext): void {
     write: true,
     getContents: () => '/** The module pages\' texts by locale (English\'s own aside), from `svcAuth.i18n`. */\ndeclare const texts: Record<string, Record<string, string>>\nexport default texts\n',
   })
-  ctx.callbackPage = addTemplate({ filename: 'svc-auth/callback.vue', write: true, getContents: () => callbackPage(pages) }).dst
+  const page = callbackPage(pages)
+  ctx.callbackPage = addTemplate({ filename: 'svc-auth/callback.vue', getContents: () => page }).dst
+  // Nuxt reads a page's file for its meta before it writes the templates (and Nitro replaces the virtual files at
+  // its start): the page is there whenever the pages are read.
+  const file = ctx.callbackPage
+  ctx.nuxt.hook('pages:extend', () => {
+    ctx.nuxt.vfs[file] = page
+  })
 }

@@ -19,3 +19,13 @@ export function renderWith<K extends string>(text: TextOf<K>, lookup: (key: K) =
     return typeof value === 'object' ? value.map(item => renderWith(item, lookup)).join(', ') : String(value)
   })
 }
+
+/** A locale of `available` for a language tag: itself, else its language (`de-CH` → `de`); case-insensitive. */
+export function matchLocale(tag: string, available: readonly string[]): string | undefined {
+  const lower = tag.toLowerCase()
+  const exact = available.find(locale => locale.toLowerCase() === lower)
+  if (exact) return exact
+  const language = lower.split('-')[0]
+  return available.find(locale => locale.toLowerCase() === language)
+    ?? available.find(locale => locale.toLowerCase().split('-')[0] === language)
+}

@@ -1,7 +1,8 @@
 import type { H3Event } from 'h3'
 import { getCookie, getRequestHeader } from 'h3'
 import { english, message, renderText, type Lookup, type MessageKey } from '../edge/errors'
-import { matchLocale, negotiateLocale } from '../edge/locale'
+import { negotiateLocale } from '../edge/locale'
+import { matchLocale } from '../../../shared/text'
 import type { AuthContext } from './context'
 import { getAuthHandlers } from './handlers'
 

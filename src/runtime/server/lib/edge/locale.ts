@@ -3,6 +3,7 @@
  * matched against the locales the build has. The header is the client's: it is read bounded, and only a locale of
  * the build ever comes out of it (nothing of it is reflected).
  */
+import { matchLocale } from '../../../shared/text'
 
 /** Longest `Accept-Language` read; the rest is ignored. */
 export const MAX_ACCEPT_LANGUAGE = 512
@@ -11,16 +12,6 @@ const MAX_RANGES = 16
 
 const RANGE = /^(?:[a-z]{1,8}(?:-[a-z\d]{1,8})*|\*)$/i
 const QUALITY = /^q=(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/i
-
-/** A locale of `available` for a language tag: itself, else its language (`de-CH` → `de`); case-insensitive. */
-export function matchLocale(tag: string, available: readonly string[]): string | undefined {
-  const lower = tag.toLowerCase()
-  const exact = available.find(locale => locale.toLowerCase() === lower)
-  if (exact) return exact
-  const language = lower.split('-')[0]
-  return available.find(locale => locale.toLowerCase() === language)
-    ?? available.find(locale => locale.toLowerCase().split('-')[0] === language)
-}
 
 /**
  * The best locale of `available` for an `Accept-Language` value, or undefined: ranges by q-value (ties: the
