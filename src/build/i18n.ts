@@ -1,3 +1,5 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { addTemplate, hasNuxtModule } from '@nuxt/kit'
 import type { Nuxt } from '@nuxt/schema'
 import { i18nSchema, validateI18nOptions } from '../runtime/i18n/server/i18n-options'
@@ -5,7 +7,7 @@ import { de } from '../runtime/i18n/server/de'
 import { fr } from '../runtime/i18n/server/fr'
 import { dePages } from '../runtime/i18n/de-pages'
 import { frPages } from '../runtime/i18n/fr-pages'
-import { PAGE_TEXTS } from '../runtime/shared/page-texts'
+import { CALLBACK_TEXTS, PAGE_TEXTS } from '../runtime/shared/page-texts'
 import type { LocaleTables } from '../runtime/server/lib/edge/locale'
 import { formatValidationErrors } from '../runtime/server/lib/config/validate-options'
 import type { I18nOptions } from '../runtime/i18n/i18n-types'
@@ -69,7 +71,7 @@ const text = () => texts[String(i18n?.locale?.value)] ?? texts[String(i18n?.loca
  * static markup, as small as the page can be; with other locales it follows `@nuxtjs/i18n`'s current locale.
  */
 export function callbackPage(pages: Record<string, Table>): string {
-  const texts: Table = { en: PAGE_TEXTS.callback_signing_in }
+  const texts: Table = { en: CALLBACK_TEXTS.callback_signing_in }
   for (const [locale, table] of Object.entries(pages)) if (table.callback_signing_in) texts[locale] = table.callback_signing_in
   const localized = Object.keys(texts).length > 1
   return `<script setup lang="ts">
@@ -113,12 +115,14 @@ export function setupI18n(ctx: SetupContext): void {
     write: true,
     getContents: () => '/** The module pages\' texts by locale (English\'s own aside), from `svcAuth.i18n`. */\ndeclare const texts: Record<string, Record<string, string>>\nexport default texts\n',
   })
+  // A file of its own (not a template, which Vue would name after its virtual path: bytes of the first chunk),
+  // written when the pages are read: after the build directory is cleared, before the page is read for its meta.
   const page = callbackPage(pages)
-  ctx.callbackPage = addTemplate({ filename: 'svc-auth/callback.vue', getContents: () => page }).dst
-  // Nuxt reads a page's file for its meta before it writes the templates (and Nitro replaces the virtual files at
-  // its start): the page is there whenever the pages are read.
-  const file = ctx.callbackPage
+  const file = join(ctx.nuxt.options.buildDir, 'svc-auth', 'callback.vue')
+  ctx.callbackPage = file
   ctx.nuxt.hook('pages:extend', () => {
-    ctx.nuxt.vfs[file] = page
+    if (existsSync(file) && readFileSync(file, 'utf8') === page) return
+    mkdirSync(dirname(file), { recursive: true })
+    writeFileSync(file, page)
   })
 }

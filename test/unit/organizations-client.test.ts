@@ -30,6 +30,7 @@ vi.mock('#imports', async () => {
   }
 })
 vi.mock('#build/svc-auth/client-features.mjs', async () => ({ passkey: undefined, organizations: await import('../../src/runtime/organizations/app/organization-access') }))
+vi.mock('#build/svc-auth/page-texts.mjs', () => ({ default: {} }))
 
 const kit = vi.hoisted(() => ({ addImports: vi.fn(), extendPages: vi.fn() }))
 vi.mock('@nuxt/kit', () => kit)

@@ -1,9 +1,22 @@
 /**
- * The English texts of the module's pages (the callback, the second factor, the invitation) and of the messages
- * the browser makes itself; `{name}` is a parameter. The other locales: `src/runtime/i18n/`, docs/i18n.md.
+ * The English texts of the module's pages and of the errors the browser makes itself, one table per page so that
+ * a page's chunk holds its own texts only; `{name}` is a parameter. The other locales: `src/runtime/i18n/`,
+ * docs/i18n.md.
  */
-export const PAGE_TEXTS = {
+
+/** The callback page (made at build time: src/build/i18n.ts). */
+export const CALLBACK_TEXTS = {
   callback_signing_in: 'Signing you in…',
+} as const
+
+/** The error page of a page the user may not open. */
+export const ACCESS_TEXTS = {
+  access_forbidden: 'Forbidden',
+  access_permission_denied: 'You do not have the permission for this',
+} as const
+
+/** The second-factor page. */
+export const TWO_FACTOR_TEXTS = {
   two_factor_title: 'Two-factor authentication',
   two_factor_expired: 'This login has expired. Please log in again.',
   two_factor_recovery_title: 'Your recovery codes',
@@ -18,6 +31,10 @@ export const PAGE_TEXTS = {
   two_factor_verify: 'Verify',
   two_factor_use_app: 'Use a code from the app',
   two_factor_use_recovery: 'Use a recovery code',
+} as const
+
+/** The invitation page. */
+export const INVITATION_TEXTS = {
   invitation_title: 'Invitation',
   invitation_checking: 'Opening the invitation…',
   invitation_accepting: 'Accepting the invitation…',
@@ -33,6 +50,51 @@ export const PAGE_TEXTS = {
   invitation_email_mismatch: 'This invitation was sent to another email address, or your address is not verified yet. Log in with the address the invitation was sent to.',
   invitation_already_member: 'You are already a member of this organization.',
 } as const
+
+/** The audit log's admin page. */
+export const ADMIN_TEXTS = {
+  admin_title: 'Security',
+  admin_users: 'Users',
+  admin_query_label: 'User id or email',
+  admin_search: 'Search',
+  admin_checking: 'Checking your access…',
+  admin_users_found: 'Users found',
+  admin_live_sessions: '({count} live sessions)',
+  admin_live_session: '(1 live session)',
+  admin_user: 'User',
+  admin_reason: 'Reason',
+  admin_impersonate: 'Impersonate',
+  admin_sessions: 'Sessions',
+  admin_loading: 'Loading…',
+  admin_not_loaded: 'Not loaded.',
+  admin_no_session: 'No live session.',
+  admin_session: 'Session',
+  admin_started: 'Started',
+  admin_last_used: 'Last used',
+  admin_provider: 'Provider',
+  admin_client: 'Client',
+  admin_action: 'Action',
+  admin_yours: '(yours)',
+  admin_impersonated_by: '(impersonated by {name})',
+  admin_end_session: 'End session',
+  admin_trail: 'Audit trail',
+  admin_no_events: 'No events.',
+  admin_when: 'When',
+  admin_event: 'Event',
+  admin_outcome: 'Outcome',
+  admin_actor: 'Actor',
+  admin_subject: 'Subject',
+  admin_details: 'Details',
+  admin_as: '(as {name})',
+  admin_more_events: 'More events',
+  admin_found_many: '{count} users found.',
+  admin_found_one: '1 user found.',
+  admin_found_none: 'No user found.',
+  admin_session_ended: 'Session {id} ended.',
+} as const
+
+/** Every text of the pages, English. */
+export const PAGE_TEXTS = { ...CALLBACK_TEXTS, ...ACCESS_TEXTS, ...TWO_FACTOR_TEXTS, ...INVITATION_TEXTS, ...ADMIN_TEXTS }
 
 /** A key of the pages' texts. */
 export type PageKey = keyof typeof PAGE_TEXTS

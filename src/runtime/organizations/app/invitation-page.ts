@@ -6,7 +6,10 @@ import { withQuery } from '../../shared/paths'
 import { ensureSession, goTo, inApp, loginRedirect, publicAuthConfig, sessionState, tokenState } from '../../app/state'
 import type { InvitationPreview, OrganizationWithRole } from '../org-answer-types'
 import { useOrganizations } from './useOrganizations'
-import type { PageKey } from '../../shared/page-texts'
+import type { INVITATION_TEXTS } from '../../shared/page-texts'
+
+/** A text of the invitation page. */
+type PageKey = keyof typeof INVITATION_TEXTS
 
 /**
  * What the page shows: `checking` before the browser knows the session (also the server's render);
