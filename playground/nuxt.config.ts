@@ -38,6 +38,9 @@ export default defineNuxtConfig({
     // organization, GET /auth/me/activity for everyone; "new sign-in" emails are printed to the console
     // (server/plugins/audit.ts). Admins find users, their sessions and trail at /admin/security.
     audit: { adminPage: '/admin/security' },
+    // Answers and the dev mail log also in German and French, by the browser's Accept-Language; the module's
+    // pages follow @nuxtjs/i18n's locale, which the playground does not have (docs/i18n.md).
+    i18n: { locales: ['de', 'fr'] },
     // Email + password with emailed codes; users live in memory and codes are printed to the
     // console (server/plugins/password-users.ts).
     providers: {

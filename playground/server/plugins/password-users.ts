@@ -20,8 +20,9 @@ export default defineNitroPlugin(() => {
     },
     password: {
       findUser: email => users.get(email) ?? null,
-      sendVerificationCode(email, code, action, { link }) {
+      sendVerificationCode(email, code, action, { link, locale, message }) {
         console.info(`[playground] ${action} code for ${email}: ${code}  (link: ${link})`)
+        console.info(`[playground] mail (${locale}) to ${email}: ${message.subject}\n${message.text}`)
       },
     },
   })

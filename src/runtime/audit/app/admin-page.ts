@@ -7,7 +7,7 @@ import { statusOf } from '../../app/lib/auth-fetch'
 import { authErrorOf, ensureSession, goTo, inApp, loginRedirect, publicAuthConfig, refreshSession, sessionState, tokenState } from '../../app/state'
 import type { AuditEvent } from '../audit-types'
 import type { AuditAdminSession, AuditAdminUser } from '../admin-types'
-import { usePageTexts, type PageText } from '../../app/lib/page-texts'
+import { usePageTexts, type PageText } from '../../app/lib/use-page-texts'
 import { ACCESS_TEXTS, ADMIN_TEXTS } from '../../shared/page-texts'
 
 /** Audit events shown at once (and per "More events"). */

@@ -9,7 +9,7 @@ import { createAccessCheck, type AccessCheck } from '../../shared/access-check'
 import { isPathUnder, joinBase, normalizePath, underPath } from '../../shared/paths'
 import { rolesGrant, type RoleTable } from '../../shared/permissions'
 import { isAuthEndpoint as isCoreAuthEndpoint } from '../../app/lib/route-paths'
-import { usePageTexts } from '../../app/lib/page-texts'
+import { usePageTexts } from '../../app/lib/use-page-texts'
 import { ACCESS_TEXTS } from '../../shared/page-texts'
 
 /** The compiled page rules of each role table (one table per app). */
