@@ -30,13 +30,14 @@ export default defineConfig({
       },
       {
         test: {
-          // The packed module in a fresh app (builds its own app; also the Node 22 leg of .ci/run).
+          // The packed module in a fresh app (also the Node 22 leg of .ci/run): the module is packed and the
+          // app built beside the other tests (test/pack/global-setup.ts), then started and exercised.
           name: 'pack',
           include: ['test/pack/**/*.test.ts'],
           environment: 'node',
+          globalSetup: ['test/pack/global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 600_000,
-          // Runs with the e2e files, one file at a time: its build would slow down timing-sensitive tests.
           fileParallelism: false,
         },
       },
