@@ -16,13 +16,14 @@ export interface PasswordUser {
   id?: string
   /** Email of the account. */
   email: string
-  /** The stored hash (bcrypt, or what `hashPassword` made). */
-  hashedPassword: string
+  /** The stored hash (bcrypt, or what `hashPassword` made); absent for an account without a password (magic links only). */
+  hashedPassword?: string
   /** Other fields are kept with the user and reach `onUserPersist` and the claims handlers. */
   [key: string]: unknown
 }
 
-export type MagicCodeAction = 'register' | 'login' | 'reset'
+/** Why `sendVerificationCode` is called: a password flow's code, or a magic link (`magic_link`: send `details.link`). */
+export type MagicCodeAction = 'register' | 'login' | 'reset' | 'magic_link'
 
 /** Fourth argument of `sendVerificationCode`: what a message needs besides the code. */
 export interface VerificationCodeDetails {
