@@ -84,8 +84,8 @@ export function magicLinkApp(driver: MagicLinkDriver, more: ModuleOptionsInput =
   /** A browser with a client address of its own (each browser's rate limits are its own). */
   function browser(address = `10.1.${Math.floor(++addresses / 250)}.${addresses % 250}`) {
     const jar = new CookieJar()
-    const send = async (method: string, path: string, body?: unknown) => {
-      const headers: Record<string, string> = { 'accept': 'application/json', 'cookie': jar.header(), 'x-forwarded-for': address }
+    const send = async (method: string, path: string, body?: unknown, bearer?: string) => {
+      const headers: Record<string, string> = { 'accept': 'application/json', 'cookie': jar.header(), 'x-forwarded-for': address, ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) }
       if (body !== undefined) headers['content-type'] = 'application/json'
       const res = await fetch(`${served.base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), redirect: 'manual' })
       jar.store(res)
@@ -101,11 +101,11 @@ export function magicLinkApp(driver: MagicLinkDriver, more: ModuleOptionsInput =
       redeem: (token: string, thisDevice?: boolean) => send('POST', route('redeem'), { token, thisDevice }),
       /** The short code, typed in this browser. */
       enterCode: (email: string, code: string) => send('POST', route('code'), { email, code }),
-      /** Exchanges the code of a login's `redirect` at POST /auth/token: the access token's claims. */
-      async exchange(redirect: string): Promise<Record<string, unknown>> {
+      /** Exchanges the code of a login's `redirect` at POST /auth/token: the access token's claims (and the token, `raw`). */
+      async exchange(redirect: string): Promise<Record<string, unknown> & { raw: string }> {
         const code = new URL(redirect, served.base).searchParams.get('code')!
         const { accessToken } = await json<{ accessToken: string }>(await send('POST', '/auth/token', { code }))
-        return JSON.parse(Buffer.from(accessToken.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>
+        return { ...JSON.parse(Buffer.from(accessToken.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>, raw: accessToken }
       },
     }
   }

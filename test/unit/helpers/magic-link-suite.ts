@@ -101,6 +101,18 @@ export function magicLinkSuite(driver: MagicLinkDriver): void {
     })
   })
 
+  describe('an account without a password', () => {
+    it('logs in by link; the password routes treat it as having no password', async () => {
+      const email = account()
+      const asker = browser()
+      await json(await asker.ask(email))
+      const { redirect } = await json<{ redirect: string }>(await asker.redeem(await linkOf(email)))
+      const { raw } = await asker.exchange(redirect)
+      expect(await errorOf(await browser().send('POST', '/auth/password/login', { email, password: 'Sunflower-42x' }), 400)).toBe('invalid_credentials')
+      expect(await errorOf(await asker.send('POST', '/auth/password/change', { currentPassword: 'Sunflower-42x', newPassword: 'Marigold-77y!' }, raw), 400)).toBe('no_password_account')
+    })
+  })
+
   describe('another device', () => {
     it('shows a short code and logs nobody in there; typed into the browser that asked, it logs that one in', async () => {
       const email = account()
