@@ -62,6 +62,23 @@ async function loggedOut(page: Page): Promise<void> {
   await testId(page, 'signed-out').waitFor()
 }
 
+/** A link asked for on a laptop and opened on a phone (another browser context): both pages and the short code shown. */
+async function openedElsewhere(): Promise<{ laptop: Page, phone: Page, code: string }> {
+  const laptop = await device()
+  const link = await askForLink(laptop, await account())
+  const phone = await device()
+  await phone.goto(server.url + link)
+  const code = (await testId(phone, 'magic-code').textContent())?.trim() ?? ''
+  expect(code).toMatch(/^\d{6}$/)
+  return { laptop, phone, code }
+}
+
+/** Types a short code into the waiting page. */
+async function typeCode(laptop: Page, code: string): Promise<void> {
+  await testId(laptop, 'ml-code').fill(code)
+  await testId(laptop, 'ml-enter').click()
+}
+
 describe('magic links in a real browser', () => {
   it('the same browser: scanners\' GET and HEAD spend nothing, opening the link logs it in', async () => {
     const email = await account()
@@ -79,37 +96,21 @@ describe('magic links in a real browser', () => {
   })
 
   it('another device: the page shows a short code and logs nobody in there; typed where it was asked, it logs that browser in', async () => {
-    const email = await account()
-    const laptop = await device()
-    const link = await askForLink(laptop, email)
-    const phone = await device()
-    await phone.goto(server.url + link)
-    const code = (await testId(phone, 'magic-code').textContent())?.trim() ?? ''
-    expect(code).toMatch(/^\d{6}$/)
+    const { laptop, phone, code } = await openedElsewhere()
     await loggedOut(phone)
-
-    const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0')
-    await testId(laptop, 'ml-code').fill(wrong)
-    await testId(laptop, 'ml-enter').click()
+    await typeCode(laptop, String((Number(code) + 1) % 1_000_000).padStart(6, '0'))
     await testId(laptop, 'ml-error').filter({ hasText: 'invalid_verification_code' }).waitFor()
-    await testId(laptop, 'ml-code').fill(code)
-    await testId(laptop, 'ml-enter').click()
+    await typeCode(laptop, code)
     await loggedIn(laptop)
     await loggedOut(phone)
   })
 
   it('another device: "log in on this device" logs the opening browser in instead', async () => {
-    const email = await account()
-    const laptop = await device()
-    const link = await askForLink(laptop, email)
-    const phone = await device()
-    await phone.goto(server.url + link)
-    const code = (await testId(phone, 'magic-code').textContent())?.trim() ?? ''
+    const { laptop, phone, code } = await openedElsewhere()
     await testId(phone, 'this-device').click()
     await loggedIn(phone)
     // The code shown before is dead in the browser that asked.
-    await testId(laptop, 'ml-code').fill(code)
-    await testId(laptop, 'ml-enter').click()
+    await typeCode(laptop, code)
     await testId(laptop, 'ml-error').filter({ hasText: 'invalid_verification_code' }).waitFor()
   })
 })

@@ -12,6 +12,14 @@ export function magicLinkSuite(driver: MagicLinkDriver): void {
   const app = magicLinkApp(driver)
   const { host, browser, account, linkOf } = app
 
+  /** A new account whose link was asked for in `asker` (landing on `redirect`): its address and the link's token. */
+  async function asked(fields: Parameters<typeof account>[0] = {}, redirect?: string) {
+    const email = account(fields)
+    const asker = browser()
+    await json(await asker.ask(email, redirect))
+    return { email, asker, token: await linkOf(email) }
+  }
+
   describe('POST /auth/magic-link', () => {
     it('answers a known and an unknown address alike, before the lookup; only the known one gets a link', async () => {
       const known = account()
@@ -73,10 +81,7 @@ export function magicLinkSuite(driver: MagicLinkDriver): void {
 
   describe('the same device', () => {
     it('logs the browser that asked in through an authorization code bound to it; the link is spent', async () => {
-      const email = account({ name: 'Same Device' })
-      const asker = browser()
-      await json(await asker.ask(email, '/dashboard'))
-      const token = await linkOf(email)
+      const { asker, token } = await asked({ name: 'Same Device' }, '/dashboard')
       const { redirect } = await json<{ redirect: string }>(await asker.redeem(token))
       expect(redirect).toMatch(/^\/auth\/callback\?code=/)
       // Bound to this browser: another cannot exchange it.
@@ -86,10 +91,8 @@ export function magicLinkSuite(driver: MagicLinkDriver): void {
     })
 
     it('goes through the login pipeline: onUserPersist with provider magicLink, a verified email, the account\'s id', async () => {
-      const email = account({ name: 'Pipeline' })
-      const asker = browser()
-      await json(await asker.ask(email, '/dashboard'))
-      const { redirect } = await json<{ redirect: string }>(await asker.redeem(await linkOf(email)))
+      const { email, asker, token } = await asked({ name: 'Pipeline' }, '/dashboard')
+      const { redirect } = await json<{ redirect: string }>(await asker.redeem(token))
       const claims = await asker.exchange(redirect)
       expect(claims).toMatchObject({ sub: `id-${email}`, email, name: 'Pipeline' })
       const persisted = host.persisted.filter(p => p.user.email === email)
@@ -103,10 +106,8 @@ export function magicLinkSuite(driver: MagicLinkDriver): void {
 
   describe('an account without a password', () => {
     it('logs in by link; the password routes treat it as having no password', async () => {
-      const email = account()
-      const asker = browser()
-      await json(await asker.ask(email))
-      const { redirect } = await json<{ redirect: string }>(await asker.redeem(await linkOf(email)))
+      const { email, asker, token } = await asked()
+      const { redirect } = await json<{ redirect: string }>(await asker.redeem(token))
       const { raw } = await asker.exchange(redirect)
       expect(await errorOf(await browser().send('POST', '/auth/password/login', { email, password: 'Sunflower-42x' }), 400)).toBe('invalid_credentials')
       expect(await errorOf(await asker.send('POST', '/auth/password/change', { currentPassword: 'Sunflower-42x', newPassword: 'Marigold-77y!' }, raw), 400)).toBe('no_password_account')
@@ -115,11 +116,8 @@ export function magicLinkSuite(driver: MagicLinkDriver): void {
 
   describe('another device', () => {
     it('shows a short code and logs nobody in there; typed into the browser that asked, it logs that one in', async () => {
-      const email = account()
-      const asker = browser()
+      const { email, asker, token } = await asked()
       const phone = browser()
-      await json(await asker.ask(email))
-      const token = await linkOf(email)
       const answer = await json<{ success: true, code: string }>(await phone.redeem(token))
       expect(answer).toEqual({ success: true, code: expect.stringMatching(/^\d{6}$/) })
       expect(phone.jar.has('__Host-svc-code')).toBe(false)
@@ -131,11 +129,8 @@ export function magicLinkSuite(driver: MagicLinkDriver): void {
     })
 
     it('"log in on this device" logs the opening browser in; the short code shown before is dead', async () => {
-      const email = account()
-      const asker = browser()
+      const { email, asker, token } = await asked()
       const phone = browser()
-      await json(await asker.ask(email))
-      const token = await linkOf(email)
       const { code } = await json<{ code: string }>(await phone.redeem(token))
       const { redirect } = await json<{ redirect: string }>(await phone.redeem(token, true))
       expect(await phone.exchange(redirect)).toMatchObject({ sub: `id-${email}` })
@@ -143,11 +138,8 @@ export function magicLinkSuite(driver: MagicLinkDriver): void {
     })
 
     it('refuses the code in a browser that did not ask; the link stays for the one that did', async () => {
-      const email = account()
-      const asker = browser()
+      const { email, asker, token } = await asked()
       const phone = browser()
-      await json(await asker.ask(email))
-      const token = await linkOf(email)
       const first = await json<{ code: string }>(await phone.redeem(token))
       expect(await errorOf(await browser().enterCode(email, first.code), 400)).toBe('invalid_verification_code')
       const second = await json<{ code: string }>(await phone.redeem(token))
@@ -156,10 +148,8 @@ export function magicLinkSuite(driver: MagicLinkDriver): void {
     })
 
     it('limits wrong codes: past the attempts even the right code is refused (too_many_attempts)', async () => {
-      const email = account()
-      const asker = browser()
-      await json(await asker.ask(email))
-      const { code } = await json<{ code: string }>(await browser().redeem(await linkOf(email)))
+      const { email, asker, token } = await asked()
+      const { code } = await json<{ code: string }>(await browser().redeem(token))
       const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0')
       for (let i = 0; i < 4; i++) expect(await errorOf(await asker.enterCode(email, wrong), 400)).toBe('invalid_verification_code')
       expect(await errorOf(await asker.enterCode(email, wrong), 400)).toBe('too_many_attempts')
@@ -180,10 +170,7 @@ export function magicLinkSuite(driver: MagicLinkDriver): void {
     })
 
     it('GET and HEAD of the link, and a script that opens it elsewhere, spend nothing: the asker still logs in', async () => {
-      const email = account()
-      const asker = browser()
-      await json(await asker.ask(email))
-      const token = await linkOf(email)
+      const { email, asker, token } = await asked()
       const scanner = browser()
       for (let i = 0; i < 3; i++) {
         for (const method of ['GET', 'HEAD']) {
@@ -197,10 +184,7 @@ export function magicLinkSuite(driver: MagicLinkDriver): void {
     })
 
     it('a link lives `ttl` (10 minutes); an expired one is refused (invalid_magic_link)', async () => {
-      const email = account()
-      const asker = browser()
-      await json(await asker.ask(email))
-      const token = await linkOf(email)
+      const { asker, token } = await asked()
       const ctx = app.ctx()
       const key = magicLinkKey(ctx, token)
       expect(await ctx.store.ttl(key)).toBeGreaterThan(590)
