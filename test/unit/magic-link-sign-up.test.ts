@@ -6,6 +6,7 @@ import { defineAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
 vi.mock('nitropack/runtime', () => import('./helpers/nitro-stub'))
 
 const app = magicLinkApp('memory', {
+  logging: { level: 'silent', security: true },
   providers: { password: { passwordHashRounds: 4 }, magicLink: { allowSignUp: true } },
   twoFactor: { enabled: true, requireForAll: true, secret: 'magic-link-two-factor-secret-0123456789ab' },
 })
@@ -21,6 +22,22 @@ describe('allowSignUp', () => {
     const { redirect } = await json<{ redirect: string }>(await asker.redeem(token))
     expect(app.host.persisted.filter(p => p.user.email === email)).toEqual([{ provider: 'magicLink', user: expect.objectContaining({ email, emailVerified: true }) }])
     expect(await asker.exchange(redirect)).toMatchObject({ sub: `new-${email}`, email })
+  })
+})
+
+describe('security events', () => {
+  it('a refused link is a login failure of provider magicLink; a link login\'s session starts a login success', async () => {
+    defineAuthHandlers({ twoFactor: { find: () => null, save: () => {}, isRequired: () => false } })
+    const email = app.account()
+    const asker = app.browser()
+    await json(await asker.ask(email))
+    const token = await app.linkOf(email)
+    const security = vi.spyOn(app.ctx().logger, 'security')
+    expect(await errorOf(await asker.redeem('B'.repeat(43)), 400)).toBe('invalid_magic_link')
+    expect(security).toHaveBeenLastCalledWith('login', expect.objectContaining({ outcome: 'failure', details: { provider: 'magicLink', reason: 'invalid_link' } }))
+    const { redirect } = await json<{ redirect: string }>(await asker.redeem(token))
+    await asker.exchange(redirect)
+    expect(security).toHaveBeenLastCalledWith('login', expect.objectContaining({ outcome: 'success', actor: `id-${email}`, details: expect.objectContaining({ provider: 'magicLink' }) }))
   })
 })
 

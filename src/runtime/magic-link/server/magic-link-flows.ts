@@ -9,7 +9,7 @@ import { requireEmail } from '../../server/lib/edge/email'
 import { authError } from '../../server/lib/edge/errors'
 import { enforceRateLimit } from '../../server/lib/edge/rate-limit'
 import { guarded } from '../../server/lib/edge/route-contract'
-import { securityEvent } from '../../server/lib/edge/security-event'
+import { refusalWindow, securityEvent } from '../../server/lib/edge/security-event'
 import { isRelativePath } from '../../shared/paths'
 import { createMagicCode, discardMagicCode } from '../../password/server/magic-code'
 import { afterAnswer, verifyCode } from '../../password/server/email-codes'
@@ -22,9 +22,10 @@ export const MAGIC_LINK_MESSAGE = 'If this address can log in, a link has been s
 
 const PROVIDER = 'magicLink'
 
-/** A refused link or code, recorded as a failed login of this provider. */
-function refused(ctx: AuthContext, event: H3Event, reason: string, subject: string | null = null): Promise<void> {
-  return securityEvent(ctx, event, { type: 'login', outcome: 'failure', actor: null, subject, details: { provider: PROVIDER, reason } })
+/** A refused link or code, recorded as a failed login of this provider; made-up links, one event per client each 5 minutes. */
+function refused(ctx: AuthContext, event: H3Event, reason: 'invalid_link' | 'other_browser' | 'unknown_account'): Promise<void> {
+  const aggregate = reason === 'invalid_link' ? refusalWindow(ctx, event, `${PROVIDER}:${reason}`) : undefined
+  return securityEvent(ctx, event, { type: 'login', outcome: 'failure', actor: null, details: { provider: PROVIDER, reason }, ...(aggregate ? { aggregate } : {}) })
 }
 
 /**
