@@ -19,8 +19,10 @@ export default defineConfig({
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
           environment: 'node',
-          // The same check and Redis as the unit tests (one Redis for both), then the fixture builds.
+          // The same check and Redis as the unit tests (one Redis for both), then the fixture builds,
+          // which run beside the unit tests: each e2e file waits for them (test/e2e/wait-for-builds.ts).
           globalSetup: ['test/support/global-setup.ts', 'test/e2e/global-setup.ts'],
+          setupFiles: ['test/e2e/wait-for-builds.ts'],
           testTimeout: 60_000,
           hookTimeout: 240_000,
           fileParallelism: false,

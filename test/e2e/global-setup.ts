@@ -1,7 +1,10 @@
 import { spawn } from 'node:child_process'
-import { existsSync, statSync } from 'node:fs'
-import { resolve } from 'node:path'
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import type { TestProject } from 'vitest/node'
 import { FIXTURES, fixtureDir, fixtureEntry, type Fixture } from './fixtures'
+import type { BuildState } from './wait-for-builds'
 
 /** Builds at the same time: two overlap well (a build is partly single-threaded), more only add memory. */
 const PARALLEL_BUILDS = 2
@@ -30,9 +33,10 @@ function build(name: Fixture): Promise<void> {
 /**
  * Builds every fixture once (a real `nuxi build`, two at a time); each test file then runs the
  * built output with @nuxt/test-utils (setupApp), plus the extra processes it needs, with different
- * environment variables.
+ * environment variables. The builds run beside the unit tests: this returns at once, and every e2e
+ * file waits for them first (test/e2e/wait-for-builds.ts reads the state file provided here).
  */
-export default async function setup(): Promise<void> {
+export default function setup(project: TestProject): () => Promise<void> {
   // SVC_E2E_FIXTURES=a,b builds only those fixtures (when running a single test file locally).
   const only = process.env.SVC_E2E_FIXTURES?.split(',').map(s => s.trim()).filter(Boolean)
   const queue = FIXTURES.filter((name) => {
@@ -40,8 +44,19 @@ export default async function setup(): Promise<void> {
     // Local iteration only: reuse an existing build. CI always builds.
     return !(process.env.SVC_E2E_REUSE_BUILD === '1' && process.env.CI !== 'true' && existsSync(fixtureEntry(name)))
   })
+  const state = join(mkdtempSync(join(tmpdir(), 'svc-auth-e2e-builds-')), 'state.json')
+  const report = (value: BuildState) => writeFileSync(state, JSON.stringify(value))
+  report({ state: 'building' })
+  project.provide('svcE2eBuildState', state)
   const worker = async () => {
     for (let name = queue.shift(); name; name = queue.shift()) await build(name)
   }
-  await Promise.all(Array.from({ length: PARALLEL_BUILDS }, worker))
+  const builds = Promise.all(Array.from({ length: PARALLEL_BUILDS }, worker)).then(
+    () => report({ state: 'built' }),
+    (error: unknown) => report({ state: 'failed', error: error instanceof Error ? error.message : String(error) }),
+  )
+  return async () => {
+    await builds
+    rmSync(dirname(state), { recursive: true, force: true })
+  }
 }
