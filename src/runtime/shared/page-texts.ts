@@ -51,6 +51,17 @@ export const INVITATION_TEXTS = {
   invitation_already_member: 'You are already a member of this organization.',
 } as const
 
+/** The page of an emailed login link. */
+export const MAGIC_LINK_TEXTS = {
+  magic_link_title: 'Log in',
+  magic_link_incomplete: 'This login link is incomplete: open it from the email again.',
+  magic_link_other_device: 'Opened on another device',
+  magic_link_type_code: 'To log in where you asked for this link, type this code there. Never tell it to anyone.',
+  magic_link_or_here: 'Or log in here instead:',
+  magic_link_this_device: 'Log in on this device',
+  magic_link_logging_in: 'Logging you in…',
+} as const
+
 /** The audit log's admin page. */
 export const ADMIN_TEXTS = {
   admin_title: 'Security',
@@ -94,7 +105,7 @@ export const ADMIN_TEXTS = {
 } as const
 
 /** Every text of the pages, English. */
-export const PAGE_TEXTS = { ...CALLBACK_TEXTS, ...ACCESS_TEXTS, ...TWO_FACTOR_TEXTS, ...INVITATION_TEXTS, ...ADMIN_TEXTS }
+export const PAGE_TEXTS = { ...CALLBACK_TEXTS, ...ACCESS_TEXTS, ...TWO_FACTOR_TEXTS, ...INVITATION_TEXTS, ...MAGIC_LINK_TEXTS, ...ADMIN_TEXTS }
 
 /** A key of the pages' texts. */
 export type PageKey = keyof typeof PAGE_TEXTS

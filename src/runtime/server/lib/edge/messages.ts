@@ -4,6 +4,7 @@
  * are chosen. Pure data: `errors.ts` composes it with `ERRORS` into the English table.
  */
 export const MESSAGES = {
+  magic_link_requested: 'If this address can log in, a link has been sent to it.',
   reset_requested: 'If an account exists for this email, a code has been sent to it.',
   body_not_json: 'Request body must be valid JSON',
   body_too_large: 'Request body is larger than {limit} bytes',
@@ -68,6 +69,8 @@ export const MESSAGES = {
   email_login_text: 'Your login code is {code}. Or open this link to log in: {link}\nIt expires in {minutes} minutes. If you did not ask for it, ignore this email.',
   email_reset_subject: 'Reset your password',
   email_reset_text: 'Your code to reset your password is {code}. Or open this link: {link}\nIt expires in {minutes} minutes. If you did not ask for it, ignore this email: your password stays as it is.',
+  email_magic_link_subject: 'Your login link',
+  email_magic_link_text: 'Open this link to log in: {link}\nIt expires in {minutes} minutes and works once. If you did not ask for it, ignore this email.',
   email_invitation_subject: 'Invitation to {organization}',
   email_invitation_text: 'You are invited to join {organization} as {role}. Accept the invitation: {link}\nThe invitation expires on {expires}.',
   email_new_device_subject: 'New login to your account',
