@@ -54,6 +54,7 @@ describe('Accept-Language', () => {
     expect(negotiateLocale('xx;q=abc, fr;q=0.2', available)).toBe('fr')
     expect(negotiateLocale('FR-ca', available)).toBe('fr')
     expect(negotiateLocale('*', ['en', 'de'])).toBe('en')
+    expect(negotiateLocale('en;q=0, *', ['en', 'de'])).toBe('de')
     expect(negotiateLocale('de;q=1.0, en;q=1', available)).toBe('de')
   })
 

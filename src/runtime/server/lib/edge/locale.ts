@@ -15,12 +15,13 @@ const QUALITY = /^q=(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/i
 
 /**
  * The best locale of `available` for an `Accept-Language` value, or undefined: ranges by q-value (ties: the
- * order given), `q=0` refuses, `*` takes the first available. A malformed range is skipped, a malformed header
- * or one without a match gives undefined.
+ * order given), `q=0` refuses, `*` takes the first available one not refused. A malformed range is skipped; a
+ * malformed header or one without a match gives undefined.
  */
 export function negotiateLocale(header: string | undefined, available: readonly string[]): string | undefined {
   if (!header || !available.length) return undefined
   const ranges: Array<{ tag: string, q: number, order: number }> = []
+  const refused = new Set<string>()
   for (const part of header.slice(0, MAX_ACCEPT_LANGUAGE).split(',', MAX_RANGES)) {
     const [tag = '', ...params] = part.split(';').map(piece => piece.trim())
     if (!RANGE.test(tag)) continue
@@ -28,10 +29,12 @@ export function negotiateLocale(header: string | undefined, available: readonly 
     if (quality !== undefined && !QUALITY.test(quality)) continue
     const q = quality === undefined ? 1 : Number(quality.slice(2))
     if (q > 0) ranges.push({ tag, q, order: ranges.length })
+    else refused.add(tag.toLowerCase())
   }
   ranges.sort((a, b) => b.q - a.q || a.order - b.order)
   for (const { tag } of ranges) {
-    const found = tag === '*' ? available[0] : matchLocale(tag, available)
+    // `*`: any locale the header does not refuse.
+    const found = tag === '*' ? available.find(locale => !refused.has(locale.toLowerCase())) : matchLocale(tag, available)
     if (found) return found
   }
   return undefined
