@@ -97,7 +97,7 @@ async function logIn(provider: 'mock' | 'acme', user?: string, b = browser()): P
 function call(session: { b: Browser, token: string }, method: string, path: string, body?: unknown, origin = served.base): Promise<Response> {
   return fetch(`${served.base}/auth/${path}`, {
     method,
-    headers: { 'authorization': `Bearer ${session.token}`, 'cookie': session.b.jar.header(), 'origin': origin, ...(body ? { 'content-type': 'application/json' } : {}) },
+    headers: { authorization: `Bearer ${session.token}`, cookie: session.b.jar.header(), origin: origin, ...(body ? { 'content-type': 'application/json' } : {}) },
     ...(body ? { body: JSON.stringify(body) } : {}),
   })
 }

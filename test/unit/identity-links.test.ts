@@ -30,7 +30,7 @@ async function twoInstances(driver: StoreDriver): Promise<[AuthContext, AuthCont
   const place = await storePlace(driver)
   places.push(place)
   const storage = { driver, base: place.base, url: place.url, prefix: place.prefix }
-  const options = resolveOptions({ token: { secret: STORE_SECRETS[0] }, tokenRefresh: { storage }, logging: { level: 'silent' }, providers: { mock: {} }, identities: {} }, true)
+  const options = resolveOptions({ token: { secret: STORE_SECRETS[0] }, tokenRefresh: { storage }, logging: { level: 'silent' }, providers: { mock: { mockUsers: [] } }, identities: {} }, true)
   const shared: StoreBackend | undefined = driver === 'memory' ? await openBackend(place) : undefined
   const open = async () => {
     const ctx = await createAuthContext(options, { backend: shared ?? await openBackend(place), features })
