@@ -5,6 +5,8 @@ type PlaygroundUser = {
   email: string
   hashedPassword: string
   role: string
+  /** Proven by the emailed code (the password flows pass `emailVerified`): a verified provider email may link to it. */
+  emailVerified: boolean
 }
 
 const users = new Map<string, PlaygroundUser>()
@@ -14,7 +16,7 @@ export default defineNitroPlugin(() => {
     onUserPersist(user, { provider }) {
       if (provider !== 'password' || typeof user.email !== 'string' || typeof user.hashedPassword !== 'string') return
       const existing = users.get(user.email)
-      const stored = { id: existing?.id ?? `pw-${users.size + 1}`, email: user.email, hashedPassword: user.hashedPassword, role: existing?.role ?? 'user' }
+      const stored = { id: existing?.id ?? `pw-${users.size + 1}`, email: user.email, hashedPassword: user.hashedPassword, role: existing?.role ?? 'user', emailVerified: user.emailVerified === true || existing?.emailVerified === true }
       users.set(user.email, stored)
       return { id: stored.id, role: stored.role }
     },

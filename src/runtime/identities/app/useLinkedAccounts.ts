@@ -13,9 +13,10 @@ export interface UseLinkedAccountsReturn {
   list(): Promise<LinkedAccountsAnswer>
   /**
    * POST `<authPath>/link/<provider>` (needs a recent login), then sends the browser to the provider. It comes back to
-   * `redirect` (default `redirect.success`) with `?linked=<provider>`, or `?error=<code>`.
+   * `redirect` (default `redirect.success`) with `?linked=<provider>`, or `?error=<code>`. `params` go on to the
+   * provider as a login's query does (the mock provider's `user`).
    */
-  link(provider: string, options?: { redirect?: string }): Promise<void>
+  link(provider: string, options?: { redirect?: string, params?: Record<string, string> }): Promise<void>
   /** DELETE `<authPath>/links/<provider>` (needs a recent login); refused for the last way to log in (`last_login_method`). */
   unlink(provider: string): Promise<void>
   /** `{ error, message }` of a refused call (the module's error body), for showing it. */
@@ -39,7 +40,8 @@ export function useLinkedAccounts(): UseLinkedAccountsReturn {
   return {
     list: () => call<LinkedAccountsAnswer>(underPath(authPath, 'links')),
     async link(provider, options = {}) {
-      const { redirect } = await call<{ redirect: string }>(underPath(authPath, 'link', encodeURIComponent(provider)), { method: 'POST', body: options.redirect ? { redirect: options.redirect } : {} })
+      const query = options.params ? `?${new URLSearchParams(options.params)}` : ''
+      const { redirect } = await call<{ redirect: string }>(`${underPath(authPath, 'link', encodeURIComponent(provider))}${query}`, { method: 'POST', body: options.redirect ? { redirect: options.redirect } : {} })
       await goTo(nuxtApp, redirect, { external: true })
     },
     async unlink(provider) {
