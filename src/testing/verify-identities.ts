@@ -3,22 +3,11 @@ import { Socket } from 'node:net'
 import { createEvent } from 'h3'
 import type { LinkedIdentity } from '../runtime/identities/identity-types'
 import { RULES, type IdentityAdapter, type IdentityRun } from './identities-rules'
+import { checkRules, expectRule, now, randomText } from './contract-rules'
 
 export type { IdentityAdapter } from './identities-rules'
 
-/** `length` random lowercase letters and digits. */
-function randomText(length: number): string {
-  const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789'
-  let out = ''
-  for (const byte of globalThis.crypto.getRandomValues(new Uint8Array(length))) out += alphabet[byte % alphabet.length]
-  return out
-}
-
-/** Now, to the second (a database that keeps seconds reads it back as written). */
-const now = () => new Date(Math.floor(Date.now() / 1000) * 1000).toISOString()
-
-/** A failed rule (its message names the rule). */
-class BrokenRule extends Error {}
+const ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789'
 
 /**
  * Proves the identity handlers of a host (`defineAuthHandlers({ identities })`) against the module's contract:
@@ -46,7 +35,7 @@ export async function verifyIdentityAdapter(create: () => IdentityAdapter | Prom
   const req = new IncomingMessage(new Socket())
   const context = { event: createEvent(req, new ServerResponse(req)) }
   const linked: LinkedIdentity[] = []
-  const provider = `contract-${randomText(8)}`
+  const provider = `contract-${randomText(8, ALPHABET)}`
   const run: IdentityRun = {
     find: (p, subject) => Promise.resolve(adapter.findUserByIdentity(p, subject, context)),
     async link(identity) {
@@ -55,25 +44,9 @@ export async function verifyIdentityAdapter(create: () => IdentityAdapter | Prom
     },
     unlink: async identity => adapter.unlinkIdentity(identity, context),
     list: async userId => adapter.listIdentities(userId, context),
-    identity: (userId, p = run.fresh('provider')) => ({ provider: p, subject: `Contract-${randomText(16)}`, userId, linkedAt: now() }),
-    fresh: kind => (kind === 'user' ? `contract-user-${randomText(16)}` : `${provider}-${randomText(6)}`),
-    expect(condition, detail) {
-      if (!condition) throw new BrokenRule(detail)
-    },
+    identity: (userId, p = run.fresh('provider')) => ({ provider: p, subject: `Contract-${randomText(16, ALPHABET)}`, userId, linkedAt: now() }),
+    fresh: kind => (kind === 'user' ? `contract-user-${randomText(16, ALPHABET)}` : `${provider}-${randomText(6, ALPHABET)}`),
+    expect: expectRule,
   }
-  try {
-    for (const rule of RULES) {
-      try {
-        await rule.check(run)
-      }
-      catch (error) {
-        const detail = error instanceof BrokenRule ? error.message : `the adapter threw: ${error instanceof Error ? error.message : String(error)}`
-        throw new Error(`Identity adapter breaks the rule "${rule.name}": ${detail}`, { cause: error })
-      }
-    }
-  }
-  finally {
-    // Best effort: a broken adapter may fail here too; the first error is what the caller sees.
-    await Promise.allSettled(linked.map(identity => adapter.unlinkIdentity(identity, context)))
-  }
+  await checkRules('Identity adapter', RULES, run, () => Promise.allSettled(linked.map(identity => adapter.unlinkIdentity(identity, context))))
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
-import { CookieJar } from '../helpers/cookie-jar'
+import { jarBrowser } from '../helpers/cookie-jar'
 import { resolveOptions } from '../../src/build/resolve-options'
 import { defineAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
 import { peekAuthContext } from '../../src/runtime/server/utils/auth-context'
@@ -59,15 +59,7 @@ beforeEach(() => {
 })
 
 /** A browser: its cookie jar, following nothing by itself. */
-function browser() {
-  const jar = new CookieJar()
-  const get = async (url: string) => {
-    const res = await fetch(new URL(url, served.base), { headers: { cookie: jar.header() }, redirect: 'manual' })
-    jar.store(res)
-    return res
-  }
-  return { jar, get }
-}
+const browser = () => jarBrowser(() => served.base)
 type Browser = ReturnType<typeof browser>
 
 /** Follows redirects on this app (and the fake provider) until one leaves for a page outside them: that page's URL. */
