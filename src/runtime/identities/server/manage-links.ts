@@ -47,11 +47,17 @@ export const startLink = guarded(IDENTITY_ROUTES.link, async (ctx: AuthContext, 
   }
 }, recentOwner('identity_link'))
 
+/** A host's `linkedAt` (an ISO string, or a Date from its database) as ISO 8601; the epoch when unreadable. */
+function isoDate(value: string | Date): string {
+  const date = new Date(value)
+  return Number.isNaN(date.getTime()) ? new Date(0).toISOString() : date.toISOString()
+}
+
 /** GET links → the caller's linked identities and their other ways to log in. */
 export const listLinks = guarded(IDENTITY_ROUTES.list, async (ctx: AuthContext, event): Promise<LinkedAccountsAnswer> => {
   const caller = await owner(ctx, event)
   const [identities, others] = await Promise.all([identityHandlers(event).listIdentities(caller.sub), otherLoginMethods(ctx, event, caller)])
-  const links = identities.map(({ provider, email, linkedAt }) => ({ provider, ...(typeof email === 'string' ? { email } : {}), linkedAt: String(linkedAt) }))
+  const links = identities.map(({ provider, email, linkedAt }) => ({ provider, ...(typeof email === 'string' ? { email } : {}), linkedAt: isoDate(linkedAt) }))
   return { links, password: others.password > 0, passkeys: others.passkeys }
 })
 
