@@ -5,7 +5,7 @@ import { defineAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
 import { peekAuthContext } from '../../src/runtime/server/utils/auth-context'
 import { clearProviderCaches } from '../../src/runtime/oauth/server/provider-http'
 import type { ModuleOptions } from '../../src/runtime/types/options'
-import type { AuthUser } from '../../src/runtime/types/auth'
+import type { AuthUser, PasskeyCredential } from '../../src/runtime/types/auth'
 import { createTestAuth } from '../../src/testing/test-tokens'
 import { memoryPasswordAccounts, serveModuleForFile } from './helpers/module-router'
 import { memoryIdentities } from './helpers/memory-identities'
@@ -30,20 +30,23 @@ const served = serveModuleForFile(() => options = resolveOptions({
   logging: { level: 'silent' },
   redirect: { success: '/home', error: '/login' },
   providers: {
-    mock: { enableInProduction: true, mockUsers: ['alice', 'bob', 'carol', 'dave', 'erin'].map(name => ({ sub: name, email: `${name}@example.com`, name })) },
+    mock: { enableInProduction: true, mockUsers: ['alice', 'bob', 'carol', 'dave', 'erin', 'fay'].map(name => ({ sub: name, email: `${name}@example.com`, name })) },
     custom: { acme: { clientId: 'acme-client', clientSecret: 'acme-secret', authorizationUrl: `${acme.base}${DISCORD_PATHS.authorize}`, tokenUrl: `${acme.base}${DISCORD_PATHS.token}`, userInfoUrl: `${acme.base}${DISCORD_PATHS.userinfo}`, profileMapping: { sub: 'id' } } },
     password: {},
+    passkey: {},
   },
   identities: { linkByEmail: true },
 }, false))
 
 const host = memoryIdentities()
 const accounts = memoryPasswordAccounts()
+const passkeys: PasskeyCredential[] = []
 const persisted: Array<{ user: AuthUser, provider: string }> = []
 beforeAll(() => {
   defineAuthHandlers({
     identities: host.handlers,
     password: accounts.handlers,
+    passkey: { listCredentials: userId => passkeys.filter(c => c.userId === userId), findCredential: () => null, saveCredential: () => {} },
     onUserPersist: (user, { provider }) => void persisted.push({ user: { ...user }, provider }),
   })
 })
@@ -233,6 +236,26 @@ describe('a stolen or replayed link', () => {
     expect(rowsOf('mock:alice')).not.toContain('acme:acme-attacker')
   })
 
+  it('a link whose store fails (linkIdentity throws) returns an error, links nothing and cannot be replayed', async () => {
+    const alice = await logIn('mock', 'alice')
+    host.rows.forEach((row, key) => row.userId === 'mock:alice' && row.provider === 'acme' && host.rows.delete(key))
+    acme.change.profile = { id: 'acme-crash' }
+    defineAuthHandlers({ identities: { linkIdentity: async () => {
+      throw new Error('database down')
+    } } })
+    try {
+      const atProvider = await alice.b.get(await startLink(alice, 'acme'))
+      const callback = atProvider.headers.get('location')!
+      expect((await follow(alice.b, await alice.b.get(callback))).search).toBe('?error=server_error')
+      defineAuthHandlers({ identities: host.handlers })
+      expect((await follow(alice.b, await alice.b.get(callback))).searchParams.get('error')).toBe('invalid_state')
+      expect(await host.handlers.findUserByIdentity('acme', 'acme-crash')).toBeNull()
+    }
+    finally {
+      defineAuthHandlers({ identities: host.handlers })
+    }
+  })
+
   it('a link whose session ended meanwhile (logout) links nothing', async () => {
     const carol = await logIn('mock', 'carol')
     acme.change.profile = { id: 'acme-after-logout' }
@@ -263,6 +286,15 @@ describe('listing and unlinking', () => {
     expect((await linksOf(bob)).password).toBe(true)
     expect((await call(bob, 'DELETE', 'links/acme')).status).toBe(200)
     expect(rowsOf('mock:bob')).toEqual([])
+  })
+
+  it('counts the account\'s passkeys as a way in', async () => {
+    const fay = await logIn('mock', 'fay')
+    expect(await errorOf(await call(fay, 'DELETE', 'links/mock'), 409)).toBe('last_login_method')
+    passkeys.push({ id: 'fay-key', userId: 'mock:fay', publicKey: 'pk', counter: 0, createdAt: new Date().toISOString() } as PasskeyCredential)
+    expect(await linksOf(fay)).toMatchObject({ password: false, passkeys: 1 })
+    expect((await call(fay, 'DELETE', 'links/mock')).status).toBe(200)
+    expect(rowsOf('mock:fay')).toEqual([])
   })
 
   it('does not count the password account of the same email that is another user\'s', async () => {
