@@ -5,7 +5,7 @@ import { defineAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
 import { peekAuthContext } from '../../src/runtime/server/utils/auth-context'
 import { clearProviderCaches } from '../../src/runtime/oauth/server/provider-http'
 import type { ModuleOptions } from '../../src/runtime/types/options'
-import type { AuthUser, PasskeyCredential } from '../../src/runtime/types/auth'
+import type { AuthUser, PasskeyCredential, PasswordUser } from '../../src/runtime/types/auth'
 import { createTestAuth } from '../../src/testing/test-tokens'
 import { memoryPasswordAccounts, serveModuleForFile } from './helpers/module-router'
 import { memoryIdentities } from './helpers/memory-identities'
@@ -30,10 +30,11 @@ const served = serveModuleForFile(() => options = resolveOptions({
   logging: { level: 'silent' },
   redirect: { success: '/home', error: '/login' },
   providers: {
-    mock: { enableInProduction: true, mockUsers: ['alice', 'bob', 'carol', 'dave', 'erin', 'fay'].map(name => ({ sub: name, email: `${name}@example.com`, name })) },
+    mock: { enableInProduction: true, mockUsers: ['alice', 'bob', 'carol', 'dave', 'erin', 'fay', 'gil'].map(name => ({ sub: name, email: `${name}@example.com`, name })) },
     custom: { acme: { clientId: 'acme-client', clientSecret: 'acme-secret', authorizationUrl: `${acme.base}${DISCORD_PATHS.authorize}`, tokenUrl: `${acme.base}${DISCORD_PATHS.token}`, userInfoUrl: `${acme.base}${DISCORD_PATHS.userinfo}`, profileMapping: { sub: 'id' } } },
     password: {},
     passkey: {},
+    magicLink: {},
   },
   identities: { linkByEmail: true },
 }, false))
@@ -117,7 +118,7 @@ async function errorOf(res: Response, status: number): Promise<string> {
   return body.error
 }
 
-const linksOf = async (session: { b: Browser, token: string }) => (await (await call(session, 'GET', 'links')).json()) as { links: Array<{ provider: string, email?: string }>, password: boolean, passkeys: number }
+const linksOf = async (session: { b: Browser, token: string }) => (await (await call(session, 'GET', 'links')).json()) as { links: Array<{ provider: string, email?: string }>, password: boolean, magicLink: boolean, passkeys: number }
 const rowsOf = (userId: string) => [...host.rows.values()].filter(row => row.userId === userId).map(row => `${row.provider}:${row.subject}`).sort()
 
 describe('a provider login with the identity handlers', () => {
@@ -271,7 +272,7 @@ describe('listing and unlinking', () => {
   it('never unlinks the last way to log in; unlinks otherwise; counts a password', async () => {
     const bob = await logIn('mock', 'bob')
     host.rows.forEach((row, key) => row.userId === 'mock:bob' && row.provider === 'acme' && host.rows.delete(key))
-    expect(await linksOf(bob)).toEqual({ links: [{ provider: 'mock', email: 'bob@example.com', linkedAt: expect.any(String) }], password: false, passkeys: 0 })
+    expect(await linksOf(bob)).toEqual({ links: [{ provider: 'mock', email: 'bob@example.com', linkedAt: expect.any(String) }], password: false, magicLink: false, passkeys: 0 })
     expect(await errorOf(await call(bob, 'DELETE', 'links/mock'), 409)).toBe('last_login_method')
     expect(rowsOf('mock:bob')).toEqual(['mock:bob'])
     acme.change.profile = { id: 'acme-bob' }
@@ -288,6 +289,15 @@ describe('listing and unlinking', () => {
     expect(rowsOf('mock:bob')).toEqual([])
   })
 
+  it('counts a magic link to the account as a way in (its email\'s account is this user\'s, with or without a password)', async () => {
+    const gil = await logIn('mock', 'gil')
+    expect(await linksOf(gil)).toMatchObject({ password: false, magicLink: false })
+    expect(await errorOf(await call(gil, 'DELETE', 'links/mock'), 409)).toBe('last_login_method')
+    accounts.users.set('gil@example.com', { id: 'mock:gil', email: 'gil@example.com' } as PasswordUser)
+    expect(await linksOf(gil)).toMatchObject({ password: false, magicLink: true })
+    expect((await call(gil, 'DELETE', 'links/mock')).status).toBe(200)
+  })
+
   it('counts the account\'s passkeys as a way in', async () => {
     const fay = await logIn('mock', 'fay')
     expect(await errorOf(await call(fay, 'DELETE', 'links/mock'), 409)).toBe('last_login_method')
@@ -300,7 +310,7 @@ describe('listing and unlinking', () => {
   it('does not count the password account of the same email that is another user\'s', async () => {
     const erin = await logIn('mock', 'erin')
     accounts.users.set('erin@example.com', { id: 'someone-else', email: 'erin@example.com', hashedPassword: '$2b$12$hash' })
-    expect((await linksOf(erin)).password).toBe(false)
+    expect(await linksOf(erin)).toMatchObject({ password: false, magicLink: false })
     expect(await errorOf(await call(erin, 'DELETE', 'links/mock'), 409)).toBe('last_login_method')
   })
 })

@@ -78,6 +78,8 @@ export interface LinkedAccountsAnswer {
   links: LinkedAccount[]
   /** Whether the account has a password (the password provider's account of its email). */
   password: boolean
+  /** Whether a magic link logs into the account (magic links on, the account of its email is this one). */
+  magicLink: boolean
   /** How many passkeys the account has (0 when the passkey provider is off). */
   passkeys: number
 }

@@ -29,7 +29,7 @@ export const IDENTITY_ROUTES = {
     handler: 'identities/server/routes/links.get',
     path: e => underPath(e.authPath, 'links'),
     summary: 'The caller\'s linked providers',
-    description: 'The provider identities linked to the caller\'s account, and whether it has a password and passkeys (an unlink must leave one way to log in).',
+    description: 'The provider identities linked to the caller\'s account, and whether it has a password, a magic link and passkeys (an unlink must leave one way to log in).',
     auth: 'bearer',
     ok: { schema: res.linkedAccountsResponse, description: 'The linked identities' },
     errors: [...OWNER_ERRORS],

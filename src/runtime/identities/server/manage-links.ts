@@ -58,7 +58,7 @@ export const listLinks = guarded(IDENTITY_ROUTES.list, async (ctx: AuthContext, 
   const caller = await owner(ctx, event)
   const [identities, others] = await Promise.all([identityHandlers(event).listIdentities(caller.sub), otherLoginMethods(ctx, event, caller)])
   const links = identities.map(({ provider, email, linkedAt }) => ({ provider, ...(typeof email === 'string' ? { email } : {}), linkedAt: isoDate(linkedAt) }))
-  return { links, password: others.password > 0, passkeys: others.passkeys }
+  return { links, password: others.password > 0, magicLink: others.magicLink > 0, passkeys: others.passkeys }
 })
 
 /** DELETE links/:provider → `{ success: true }`, unless it is the caller's last way to log in. */

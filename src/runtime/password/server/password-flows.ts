@@ -56,7 +56,7 @@ export const register = guarded(PASSWORD_ROUTES.register, async (ctx: AuthContex
 export const registerVerify = guarded(PASSWORD_ROUTES.registerVerify, async (ctx: AuthContext, event, input) => {
   const runtime = usePasswordRuntime(ctx)
   const handlers = passwordHandlers()
-  const record = await verifyCode<{ hashedPassword?: unknown }>(ctx, event, runtime, 'register', input)
+  const record = await verifyCode<{ hashedPassword?: unknown }>(ctx, event, runtime.options, 'register', input)
   const hashedPassword = record.data.hashedPassword
   if (typeof hashedPassword !== 'string') throw authError('invalid_verification_code')
   // Someone may have created the account since the code was sent: never overwrite it.
@@ -98,9 +98,10 @@ export const login = guarded(PASSWORD_ROUTES.login, async (ctx: AuthContext, eve
 export const loginVerify = guarded(PASSWORD_ROUTES.loginVerify, async (ctx: AuthContext, event, input) => {
   const runtime = usePasswordRuntime(ctx)
   const handlers = passwordHandlers()
-  const record = await verifyCode(ctx, event, runtime, 'login', input)
+  const record = await verifyCode(ctx, event, runtime.options, 'login', input)
   const user = await handlers.findUser(record.email)
-  if (!user) throw authError('invalid_verification_code')
+  // The password may have been removed since the code was sent.
+  if (typeof user?.hashedPassword !== 'string') throw authError('invalid_verification_code')
   const email = record.email
   return finishLogin(ctx, event, runtime, handlers, { ...user, email, hashedPassword: user.hashedPassword, sub: passwordSubject(user, email) })
 })

@@ -106,6 +106,9 @@ export const messageResponse = z.strictObject({ success: z.literal(true), messag
 /** POST password register-verify and login-verify with `Accept: application/json`. */
 export const redirectResponse = z.strictObject({ success: z.literal(true), redirect: z.string() })
 
+/** The page of a magic link: the login's next page, or (opened on another device) the short code to type where it was asked for. */
+export const magicLinkRedeemResponse = z.union([redirectResponse, z.strictObject({ success: z.literal(true), code: z.string() })])
+
 /** POST password reset-verify with `Accept: application/json`. */
 export const resetSessionResponse = z.strictObject({ success: z.literal(true), redirect: z.string(), sessionId: z.string() })
 
@@ -193,5 +196,6 @@ export const linkStartResponse = z.strictObject({ redirect: z.string().describe(
 export const linkedAccountsResponse = z.strictObject({
   links: z.array(z.strictObject({ provider: z.string(), email: z.string().optional(), linkedAt: z.string() })),
   password: z.boolean().describe('The account has a password'),
+  magicLink: z.boolean().describe('A magic link logs into the account'),
   passkeys: z.number().int().min(0).describe('How many passkeys the account has'),
 })
