@@ -7,6 +7,7 @@ import { twoFactorSchema } from '../runtime/two-factor/server/two-factor-options
 import { organizationsSchema } from '../runtime/organizations/server/organizations-options'
 import { auditSchema } from '../runtime/audit/server/audit-options'
 import { nativeSchema } from '../runtime/native/server/native-options'
+import { identitiesSchema } from '../runtime/identities/server/identities-options'
 import { i18nSchema } from '../runtime/i18n/server/i18n-options'
 
 /**
@@ -19,5 +20,6 @@ export const moduleOptionsSchema = coreOptionsSchema.extend({
   organizations: organizationsSchema.optional(),
   audit: auditSchema.optional(),
   native: nativeSchema.optional(),
+  identities: identitiesSchema.optional(),
   i18n: i18nSchema.optional(),
 })

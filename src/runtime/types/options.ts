@@ -11,6 +11,7 @@ import type { TwoFactorOptions } from '../two-factor/two-factor-types'
 import type { OrganizationsOptions, RoleTable } from '../organizations/organization-types'
 import type { AuditOptions } from '../audit/audit-types'
 import type { NativeOptions } from '../native/native-types'
+import type { IdentitiesOptions } from '../identities/identity-types'
 import type { I18nOptions } from '../i18n/i18n-types'
 
 export type { RedisNode, RefreshCookieOptions, RefreshEncryptionOptions, RefreshStorageOptions, SameSite, StorageDriverName, TokenRefreshOptions } from './refresh'
@@ -18,6 +19,7 @@ export type { TwoFactorAlgorithm, TwoFactorOptions } from '../two-factor/two-fac
 export type { OrganizationsOptions, RoleTable } from '../organizations/organization-types'
 export type { AuditOptions } from '../audit/audit-types'
 export type { NativeOptions } from '../native/native-types'
+export type { IdentitiesOptions } from '../identities/identity-types'
 export type { BuiltInLocale, I18nOptions } from '../i18n/i18n-types'
 
 export type { Duration, Parsed } from './time-span'
@@ -167,6 +169,8 @@ export interface ModuleOptions {
   audit?: AuditOptions
   /** Native and other non-browser clients: refresh tokens in the body, logins per RFC 8252 (off until set). */
   native?: NativeOptions
+  /** Several providers logging into one account: links, `identities` handlers (off until set, even to `{}`). */
+  identities?: IdentitiesOptions
   /** The locales of the module's answers, pages and emails besides English (docs/i18n.md). */
   i18n?: I18nOptions
   /** The app's public URL: its origin and the base of absolute URLs instead of the `Host` header. @default '' */
