@@ -24,6 +24,13 @@ export interface PasswordUser {
 
 export type MagicCodeAction = 'register' | 'login' | 'reset'
 
+/**
+ * What a message of `sendVerificationCode` is for: a code's action, or `account_exists` (registration with
+ * `revealExistingAccounts: false` for an address that has an account: a notice to its owner that carries no
+ * code; `code`, `link` and `flow` are '' and `expiresAt` is the time of the attempt).
+ */
+export type VerificationMessageAction = MagicCodeAction | 'account_exists'
+
 /** Fourth argument of `sendVerificationCode`: what a message needs besides the code. */
 export interface VerificationCodeDetails {
   /**
@@ -43,9 +50,11 @@ export interface PasswordHandlers {
   findUser?: (email: string) => PasswordUser | null | undefined | Promise<PasswordUser | null | undefined>
   /**
    * Required: delivers a 6-digit code, once per code after it is stored. If it throws, the code is
-   * discarded and the request answers 500 `send_failed` (reset-request only logs it).
+   * discarded and the request answers 500 `send_failed` (reset-request, and register with
+   * `revealExistingAccounts: false`, only log it). Action `account_exists`: no code (`''`), tell the
+   * owner someone tried to register with their address and to reset the password if it was them.
    */
-  sendVerificationCode?: (email: string, code: string, action: MagicCodeAction, details: VerificationCodeDetails) => void | Promise<void>
+  sendVerificationCode?: (email: string, code: string, action: VerificationMessageAction, details: VerificationCodeDetails) => void | Promise<void>
   /**
    * Replaces the built-in password policy: receives the new password (NFC); returns true, or false or
    * violations (400 `password_policy`). Without `hashPassword`, over 72 bytes is still refused.

@@ -3,7 +3,7 @@ import { getRequestHeader, sendRedirect } from 'h3'
 import type { z } from 'zod'
 import type { MagicCodeAction } from '../../types/auth'
 import type { AuthContext } from '../../server/lib/core/context'
-import { authError } from '../../server/lib/edge/errors'
+import { authError, authErrorCode } from '../../server/lib/edge/errors'
 import { tooMany } from '../../server/lib/edge/rate-limit'
 import { retryAfterOf } from '../../server/lib/edge/rate-counter'
 import { createMagicCode, discardMagicCode, verifyMagicCode, type MagicCodeRecord } from './magic-code'
@@ -15,6 +15,19 @@ import { securityEvent } from '../../server/lib/edge/security-event'
 import type { PasswordRuntime } from './password-runtime'
 
 const CODE_PATTERN = /^\d{6}$/
+
+/**
+ * Runs `work` once the current answer has been handed to the socket (the next macrotask), kept alive with
+ * the platform's `waitUntil`: neither the answer nor its timing depends on it. Its failures are logged
+ * (a failed delivery was logged by {@link issueCode} already).
+ */
+export function afterAnswering(ctx: AuthContext, event: H3Event, what: string, work: () => Promise<void>): void {
+  const done = new Promise<void>(resolve => setImmediate(resolve)).then(work).catch((error: unknown) => {
+    if (authErrorCode(error) !== 'send_failed') ctx.logger.error(`${what} failed`, error)
+  })
+  const waitUntil = (event as H3Event & { waitUntil?: (promise: Promise<unknown>) => void }).waitUntil
+  if (typeof waitUntil === 'function') waitUntil.call(event, done)
+}
 
 /** Stores a new code (replacing a pending one) and delivers it; a failed delivery leaves no usable code (500 `send_failed`). */
 export async function issueCode(ctx: AuthContext, runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, input: { email: string, action: MagicCodeAction, data?: Record<string, unknown> }): Promise<void> {

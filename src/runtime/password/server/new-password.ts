@@ -4,12 +4,12 @@ import type { AuthClaims } from '../../types/auth'
 import type { AuthContext } from '../../server/lib/core/context'
 import { requireCaller } from '../../server/lib/core/authenticate'
 import { browserBindingOf, matchesCodeBinding } from '../../server/lib/core/code-binding'
-import { authError, authErrorCode } from '../../server/lib/edge/errors'
+import { authError } from '../../server/lib/edge/errors'
 import { enforceRateLimit } from '../../server/lib/edge/rate-limit'
 import { consumeResetSession, createResetSession, readResetSession } from '../../server/lib/core/records/reset-session'
 import { revokeSessions } from '../../server/lib/core/session-list'
 import { hostSubjectOf, type SubjectSource } from '../../server/lib/core/subject'
-import { answerRedirect, issueCode, verifyCode } from './email-codes'
+import { afterAnswering, answerRedirect, issueCode, verifyCode } from './email-codes'
 import { checkPassword, limitedEmail, requirePolicy } from './password-check'
 import { requireEmail } from '../../server/lib/edge/email'
 import { passwordHandlers, passwordSubject, persistPasswordUser } from './password-handlers'
@@ -17,9 +17,6 @@ import { usePasswordRuntime } from './password-runtime'
 import { guarded } from '../../server/lib/edge/route-contract'
 import { securityEvent } from '../../server/lib/edge/security-event'
 import { PASSWORD_ROUTES } from './password-routes'
-
-/** Resolves once the current request's answer has been handed to the socket (the next macrotask). */
-const afterAnswer = () => new Promise<void>(resolve => setImmediate(resolve))
 
 export const RESET_REQUEST_MESSAGE = 'If an account exists for this email, a code has been sent to it.'
 
@@ -29,15 +26,11 @@ export const resetRequest = guarded(PASSWORD_ROUTES.resetRequest, async (ctx: Au
   const runtime = usePasswordRuntime(ctx)
   const handlers = passwordHandlers()
   // Everything that depends on the account existing starts after the answer is sent, so neither the answer nor its timing tells.
-  const delivery = afterAnswer().then(async () => {
+  afterAnswering(ctx, event, 'Handling a reset request', async () => {
     const user = await handlers.findUser(email)
     await securityEvent(ctx, event, { type: 'password.reset_requested', actor: null, subject: user ? passwordSubject(user, email) : null })
     if (user) await issueCode(ctx, runtime, handlers, { email, action: 'reset' })
-  }).catch((error: unknown) => {
-    if (authErrorCode(error) !== 'send_failed') ctx.logger.error('Handling a reset request failed', error)
   })
-  const waitUntil = (event as H3Event & { waitUntil?: (promise: Promise<unknown>) => void }).waitUntil
-  if (typeof waitUntil === 'function') waitUntil.call(event, delivery)
   return { success: true as const, message: RESET_REQUEST_MESSAGE }
 })
 
