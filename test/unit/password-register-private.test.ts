@@ -1,0 +1,211 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { createApp, createRouter, defineEventHandler, toNodeListener, type H3Event } from 'h3'
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
+import { resolveOptions } from '../../src/build/resolve-options'
+import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/core/context'
+import { sendAuthError } from '../../src/runtime/server/lib/edge/errors'
+import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
+import * as signIn from '../../src/runtime/password/server/password-flows'
+import type { PasswordUser, VerificationCodeDetails } from '../../src/runtime/types/auth'
+import { features } from './helpers/features'
+
+// Registration with revealExistingAccounts: false, on a plain h3 app (memory store, bcrypt cost 4).
+const PASSWORD = 'Sunflower-42x'
+let ctx: AuthContext
+let server: Server
+let base = ''
+
+beforeAll(async () => {
+  ctx = await createAuthContext(resolveOptions({
+    token: { secret: 'password-private-secret-0123456789-abcdefgh' },
+    tokenRefresh: { storage: { driver: 'memory' } },
+    logging: { level: 'silent' },
+    rateLimit: { enabled: false },
+    providers: { password: { passwordHashRounds: 4, revealExistingAccounts: false } },
+  }, true), { features })
+  const router = createRouter()
+  for (const [path, flow] of Object.entries({ 'register': signIn.register, 'register-verify': signIn.registerVerify })) {
+    router.use(`/auth/password/${path}`, defineEventHandler(async (event: H3Event) => {
+      try {
+        return await (flow as (ctx: AuthContext, event: H3Event) => Promise<unknown>)(ctx, event)
+      }
+      catch (error) {
+        return sendAuthError(event, error)
+      }
+    }))
+  }
+  const app = createApp()
+  app.use(router)
+  server = createServer(toNodeListener(app))
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+})
+
+afterAll(async () => {
+  resetAuthHandlers()
+  await new Promise(resolve => server?.close(resolve))
+  await ctx?.dispose()
+})
+
+interface Sent { email: string, code: string, action: string, details: VerificationCodeDetails }
+const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
+
+/** Accounts in memory; `lookupMs`/`sendMs`: a lookup slower for existing rows, and a slow mail server. */
+function accounts({ lookupMs = 0, sendMs = 0 } = {}) {
+  // An owner of its own per call: the notices of an address are rate limited across tests.
+  const owner = `owner-${counter++}@example.com`
+  const users = new Map<string, PasswordUser>([[owner, { id: 'owner', email: owner, hashedPassword: 'x' }]])
+  const sent: Sent[] = []
+  const persisted: string[] = []
+  defineAuthHandlers({
+    onUserPersist: (user) => {
+      persisted.push(String(user.email))
+      return { id: `id-${String(user.email)}` }
+    },
+    password: {
+      findUser: async (email) => {
+        const user = users.get(email) ?? null
+        if (user && lookupMs) await sleep(lookupMs)
+        return user
+      },
+      sendVerificationCode: async (email, code, action, details) => {
+        if (sendMs) await sleep(sendMs)
+        sent.push({ email, code, action, details })
+      },
+    },
+  })
+  return { owner, users, sent, persisted }
+}
+
+let counter = 0
+const fresh = () => `new-${counter++}@example.com`
+
+const post = (path: string, body: unknown) => fetch(`${base}/auth/password/${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'accept': 'application/json' }, body: JSON.stringify(body) })
+
+/** Everything a client sees of an answer but its date: status, headers (cookies included) and body. */
+async function seen(res: Response) {
+  const headers = [...res.headers].filter(([name]) => name !== 'date' && name !== 'keep-alive')
+  return { status: res.status, headers, cookies: res.headers.getSetCookie(), body: await res.text() }
+}
+
+beforeEach(() => resetAuthHandlers())
+
+describe('registration that does not reveal accounts', () => {
+  it('answers a new and an existing address exactly alike', async () => {
+    const { owner } = accounts()
+    const existing = await seen(await post('register', { email: owner, password: PASSWORD }))
+    const unknown = await seen(await post('register', { email: fresh(), password: PASSWORD }))
+    expect(existing).toEqual(unknown)
+    expect(existing).toMatchObject({ status: 200, body: JSON.stringify({ success: true }), cookies: [] })
+  })
+
+  it('sends a new address a code that creates the account', async () => {
+    const { sent, persisted } = accounts()
+    const email = fresh()
+    expect((await post('register', { email, password: PASSWORD })).status).toBe(200)
+    await vi.waitFor(() => expect(sent).toHaveLength(1))
+    expect(sent[0]).toMatchObject({ email, action: 'register', code: expect.stringMatching(/^\d{6}$/) })
+    const verified = await post('register-verify', { email, code: sent[0]!.code })
+    expect(verified.status).toBe(200)
+    expect(persisted).toEqual([email])
+  })
+
+  it('tells the owner of an existing account, with no code, link or flow, and stores no code for it', async () => {
+    const { owner, sent, persisted } = accounts()
+    expect((await post('register', { email: owner, password: PASSWORD })).status).toBe(200)
+    await vi.waitFor(() => expect(sent).toHaveLength(1))
+    expect(sent[0]).toMatchObject({ email: owner, action: 'account_exists', code: '', details: { link: '', flow: '' } })
+    expect(sent[0]!.details.expiresAt).toBeInstanceOf(Date)
+    // No pending registration exists for the address: no code of the register action verifies for it.
+    for (const code of ['000000', '123456']) {
+      expect(await (await post('register-verify', { email: owner, code })).json()).toMatchObject({ error: 'invalid_verification_code' })
+    }
+    expect(persisted).toEqual([])
+  })
+
+  it('sends the owner at most one notice an hour, however often the address is registered', async () => {
+    const { owner: email, sent } = accounts()
+    for (let i = 0; i < 5; i++) expect((await post('register', { email, password: PASSWORD })).status).toBe(200)
+    await sleep(50)
+    expect(sent.filter(m => m.email === email)).toHaveLength(1)
+    vi.useFakeTimers({ toFake: ['Date'] })
+    try {
+      vi.setSystemTime(Date.now() + (signIn.ACCOUNT_EXISTS_NOTICE_WINDOW + 1) * 1000)
+      expect((await post('register', { email, password: PASSWORD })).status).toBe(200)
+      await vi.waitFor(() => expect(sent.filter(m => m.email === email)).toHaveLength(2))
+    }
+    finally {
+      vi.useRealTimers()
+    }
+  })
+
+  it('register-verify names no account created since the code was sent', async () => {
+    const { users, sent, persisted } = accounts()
+    const email = fresh()
+    await post('register', { email, password: PASSWORD })
+    await vi.waitFor(() => expect(sent).toHaveLength(1))
+    users.set(email, { id: 'other', email, hashedPassword: 'x' })
+    const res = await post('register-verify', { email, code: sent[0]!.code })
+    expect(res.status).toBe(400)
+    expect(await res.json()).toMatchObject({ error: 'invalid_verification_code' })
+    expect(persisted).toEqual([])
+  })
+
+  it('answers alike when the delivery fails after the answer, and logs it', async () => {
+    const errors = vi.spyOn(ctx.logger, 'error').mockImplementation(() => {})
+    defineAuthHandlers({
+      password: {
+        findUser: email => email === 'failing-owner@example.com' ? { email, hashedPassword: 'x' } : null,
+        sendVerificationCode: () => {
+          throw new Error('mail server down')
+        },
+      },
+    })
+    for (const email of ['failing-owner@example.com', fresh()]) expect((await post('register', { email, password: PASSWORD })).status).toBe(200)
+    await vi.waitFor(() => expect(errors).toHaveBeenCalledTimes(2))
+    expect(errors.mock.calls.map(call => call[0])).toEqual(expect.arrayContaining(['Sending the register code failed', 'Handling a registration failed']))
+    errors.mockRestore()
+  })
+
+  it('still refuses a password the policy refuses, for every address alike', async () => {
+    const { owner } = accounts()
+    for (const email of [owner, fresh()]) expect(await (await post('register', { email, password: 'short' })).json()).toMatchObject({ error: 'password_policy' })
+  })
+})
+
+describe('timing of registration without revealing accounts', () => {
+  // A lookup 25 ms slower for existing rows and a 40 ms mail server: the leaks this guards against.
+  // The two kinds are interleaved in random order; their medians must be within 20% of each other, or
+  // within 3 ms (answers of a few ms swing by more under other load). Up to three rounds; the best counts.
+  const ROUNDS = 3
+  const PAIRS = 25
+  const within = (gap: { ratio: number, ms: number }) => gap.ratio < 1.2 || gap.ms < 3
+  const median = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b)
+    const mid = sorted.length >> 1
+    return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+  }
+
+  it('takes the same time for an existing and a new address', async () => {
+    const { owner } = accounts({ lookupMs: 25, sendMs: 40 })
+    let best: { ratio: number, ms: number, medians: number[] } | undefined
+    for (let round = 0; round < ROUNDS && !(best && within(best)); round++) {
+      const times = { existing: [] as number[], unknown: [] as number[] }
+      for (let i = 0; i < PAIRS + 3; i++) {
+        const order = Math.random() < 0.5 ? ['existing', 'unknown'] as const : ['unknown', 'existing'] as const
+        for (const kind of order) {
+          const started = performance.now()
+          const res = await post('register', { email: kind === 'existing' ? owner : fresh(), password: PASSWORD })
+          await res.arrayBuffer()
+          if (i >= 3) times[kind].push(performance.now() - started)
+          await sleep(5)
+        }
+      }
+      const medians = [median(times.existing), median(times.unknown)]
+      const gap = { ratio: Math.max(...medians) / Math.min(...medians), ms: Math.abs(medians[0]! - medians[1]!), medians }
+      if (!best || gap.ms < best.ms) best = gap
+    }
+    expect(within(best!), JSON.stringify(best)).toBe(true)
+  })
+})
