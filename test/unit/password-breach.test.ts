@@ -1,21 +1,15 @@
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { createApp, createRouter, defineEventHandler, toNodeListener, type H3Event } from 'h3'
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
-import { resolveOptions } from '../../src/build/resolve-options'
-import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/core/context'
-import { authErrorCode, sendAuthError } from '../../src/runtime/server/lib/edge/errors'
+import { authErrorCode } from '../../src/runtime/server/lib/edge/errors'
 import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
 import * as signIn from '../../src/runtime/password/server/password-flows'
 import * as newPassword from '../../src/runtime/password/server/new-password'
 import { breachGuard, countOf, lookupBreach, MAX_BREACH_ANSWER_BYTES } from '../../src/runtime/password/server/breach-check'
 import { BREACHED } from '../../src/runtime/password/server/policy'
 import { usePasswordRuntime } from '../../src/runtime/password/server/password-runtime'
-import type { PasswordProviderOptions } from '../../src/runtime/password/password-types'
-import type { PasswordHandlers, PasswordUser } from '../../src/runtime/types/auth'
-import { features } from './helpers/features'
+import { memoryPasswordAccounts, servePasswordFlows } from './helpers/password-app'
 import { sha1, startRangeApi, type RangeApi } from './helpers/range-api'
 
+const FLOWS = { 'register': signIn.register, 'reset-request': newPassword.resetRequest, 'reset-verify': newPassword.resetVerify, 'reset-complete': newPassword.resetComplete, 'change': newPassword.change }
 const BREACHED_PASSWORD = 'Correct-Horse-9'
 const FRESH_PASSWORD = 'Quiet-Lantern-Orbit-71'
 
@@ -128,61 +122,12 @@ describe('the guard of new passwords', () => {
   })
 })
 
-/** Accounts in memory and the messages sent to them (an account's id is `id-<email>`). */
-function memoryPasswordAccounts() {
-  const users = new Map<string, PasswordUser>()
-  const codes: Array<{ email: string, code: string, action: string }> = []
-  const handlers: PasswordHandlers = {
-    findUser: email => users.get(email) ?? null,
-    sendVerificationCode: (email, code, action) => void codes.push({ email, code, action }),
-    onUserPersist: (email, hashedPassword) => {
-      users.set(email, { id: `id-${email}`, email, hashedPassword })
-      return { id: `id-${email}` }
-    },
-  }
-  return { users, codes, handlers }
-}
-
-/** The password routes on a plain h3 app over a context of their own (its own provider options). */
-async function serveFlows(password: PasswordProviderOptions): Promise<{ ctx: AuthContext, base: string, close: () => Promise<void> }> {
-  const ctx = await createAuthContext(resolveOptions({
-    token: { secret: 'password-breach-secret-0123456789-abcdefgh' },
-    tokenRefresh: { storage: { driver: 'memory' } },
-    logging: { level: 'silent' },
-    rateLimit: { enabled: false },
-    providers: { password: { passwordHashRounds: 4, ...password } },
-  }, true), { features })
-  const router = createRouter()
-  for (const [path, flow] of Object.entries({ 'register': signIn.register, 'reset-request': newPassword.resetRequest, 'reset-verify': newPassword.resetVerify, 'reset-complete': newPassword.resetComplete, 'change': newPassword.change })) {
-    router.use(`/auth/password/${path}`, defineEventHandler(async (event: H3Event) => {
-      try {
-        return await (flow as (ctx: AuthContext, event: H3Event) => Promise<unknown>)(ctx, event)
-      }
-      catch (error) {
-        return sendAuthError(event, error)
-      }
-    }))
-  }
-  const app = createApp()
-  app.use(router)
-  const server: Server = createServer(toNodeListener(app))
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  return {
-    ctx,
-    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: async () => {
-      await new Promise(resolve => server.close(resolve))
-      await ctx.dispose()
-    },
-  }
-}
-
 describe('register, reset and change', () => {
-  let app: Awaited<ReturnType<typeof serveFlows>>
+  let app: Awaited<ReturnType<typeof servePasswordFlows>>
   let accounts: ReturnType<typeof memoryPasswordAccounts>
   let cookie = ''
   beforeAll(async () => {
-    app = await serveFlows({ breachCheck: { enabled: true, url: api.url } })
+    app = await servePasswordFlows({ breachCheck: { enabled: true, url: api.url } }, FLOWS)
   })
   afterAll(() => app?.close())
   beforeEach(() => {
@@ -248,7 +193,7 @@ describe('register, reset and change', () => {
   })
 
   it('answers 503 breach_check_unavailable when configured to fail closed, fast on a slow API', async () => {
-    const closed = await serveFlows({ breachCheck: { enabled: true, url: api.url, failClosed: true, timeout: 300 } })
+    const closed = await servePasswordFlows({ breachCheck: { enabled: true, url: api.url, failClosed: true, timeout: 300 } }, FLOWS)
     try {
       const warn = vi.spyOn(closed.ctx.logger, 'warn').mockImplementation(() => {})
       api.state.mode = { kind: 'slow', ms: 10_000 }

@@ -1,51 +1,18 @@
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { createApp, createRouter, defineEventHandler, toNodeListener, type H3Event } from 'h3'
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
-import { resolveOptions } from '../../src/build/resolve-options'
-import { createAuthContext, type AuthContext } from '../../src/runtime/server/lib/core/context'
-import { sendAuthError } from '../../src/runtime/server/lib/edge/errors'
 import { defineAuthHandlers, resetAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
 import * as signIn from '../../src/runtime/password/server/password-flows'
 import type { PasswordUser, VerificationCodeDetails } from '../../src/runtime/types/auth'
-import { features } from './helpers/features'
+import { servePasswordFlows } from './helpers/password-app'
 
 // Registration with revealExistingAccounts: false, on a plain h3 app (memory store, bcrypt cost 4).
 const PASSWORD = 'Sunflower-42x'
-let ctx: AuthContext
-let server: Server
-let base = ''
-
+let app: Awaited<ReturnType<typeof servePasswordFlows>>
 beforeAll(async () => {
-  ctx = await createAuthContext(resolveOptions({
-    token: { secret: 'password-private-secret-0123456789-abcdefgh' },
-    tokenRefresh: { storage: { driver: 'memory' } },
-    logging: { level: 'silent' },
-    rateLimit: { enabled: false },
-    providers: { password: { passwordHashRounds: 4, revealExistingAccounts: false } },
-  }, true), { features })
-  const router = createRouter()
-  for (const [path, flow] of Object.entries({ 'register': signIn.register, 'register-verify': signIn.registerVerify })) {
-    router.use(`/auth/password/${path}`, defineEventHandler(async (event: H3Event) => {
-      try {
-        return await (flow as (ctx: AuthContext, event: H3Event) => Promise<unknown>)(ctx, event)
-      }
-      catch (error) {
-        return sendAuthError(event, error)
-      }
-    }))
-  }
-  const app = createApp()
-  app.use(router)
-  server = createServer(toNodeListener(app))
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  app = await servePasswordFlows({ revealExistingAccounts: false }, { 'register': signIn.register, 'register-verify': signIn.registerVerify })
 })
-
 afterAll(async () => {
   resetAuthHandlers()
-  await new Promise(resolve => server?.close(resolve))
-  await ctx?.dispose()
+  await app?.close()
 })
 
 interface Sent { email: string, code: string, action: string, details: VerificationCodeDetails }
@@ -81,7 +48,7 @@ function accounts({ lookupMs = 0, sendMs = 0 } = {}) {
 let counter = 0
 const fresh = () => `new-${counter++}@example.com`
 
-const post = (path: string, body: unknown) => fetch(`${base}/auth/password/${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'accept': 'application/json' }, body: JSON.stringify(body) })
+const post = (path: string, body: unknown) => fetch(`${app.base}/auth/password/${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'accept': 'application/json' }, body: JSON.stringify(body) })
 
 /** Everything a client sees of an answer but its date: status, headers (cookies included) and body. */
 async function seen(res: Response) {
@@ -153,7 +120,7 @@ describe('registration that does not reveal accounts', () => {
   })
 
   it('answers alike when the delivery fails after the answer, and logs it', async () => {
-    const errors = vi.spyOn(ctx.logger, 'error').mockImplementation(() => {})
+    const errors = vi.spyOn(app.ctx.logger, 'error').mockImplementation(() => {})
     defineAuthHandlers({
       password: {
         findUser: email => email === 'failing-owner@example.com' ? { email, hashedPassword: 'x' } : null,
