@@ -7,7 +7,7 @@ import { breachGuard, countOf, lookupBreach, MAX_BREACH_ANSWER_BYTES } from '../
 import { BREACHED } from '../../src/runtime/password/server/policy'
 import { usePasswordRuntime } from '../../src/runtime/password/server/password-runtime'
 import { memoryPasswordAccounts, servePasswordFlows } from './helpers/password-app'
-import { sha1, startRangeApi, type RangeApi } from './helpers/range-api'
+import { sha1, startRangeApi, type RangeApi } from '../support/range-api'
 
 const FLOWS = { 'register': signIn.register, 'reset-request': newPassword.resetRequest, 'reset-verify': newPassword.resetVerify, 'reset-complete': newPassword.resetComplete, 'change': newPassword.change }
 const BREACHED_PASSWORD = 'Correct-Horse-9'
