@@ -19,8 +19,10 @@ export default defineConfig({
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
           environment: 'node',
-          // The same check and Redis as the unit tests (one Redis for both), then the fixture builds.
+          // The same check and Redis as the unit tests (one Redis for both), then the fixture builds,
+          // which run beside the unit tests: each e2e file waits for them (test/e2e/wait-for-builds.ts).
           globalSetup: ['test/support/global-setup.ts', 'test/e2e/global-setup.ts'],
+          setupFiles: ['test/e2e/wait-for-builds.ts'],
           testTimeout: 60_000,
           hookTimeout: 240_000,
           fileParallelism: false,
@@ -28,13 +30,14 @@ export default defineConfig({
       },
       {
         test: {
-          // The packed module in a fresh app (builds its own app; also the Node 22 leg of .ci/run).
+          // The packed module in a fresh app (also the Node 22 leg of .ci/run): the module is packed and the
+          // app built beside the other tests (test/pack/global-setup.ts), then started and exercised.
           name: 'pack',
           include: ['test/pack/**/*.test.ts'],
           environment: 'node',
+          globalSetup: ['test/pack/global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 600_000,
-          // Runs with the e2e files, one file at a time: its build would slow down timing-sensitive tests.
           fileParallelism: false,
         },
       },
