@@ -69,7 +69,7 @@ describe('the range lookup', () => {
       api.state.mode = { kind: 'status', status }
       expect(await lookupBreach(options(), BREACHED_PASSWORD)).toEqual({ status: 'unavailable', reason: `HTTP ${status}` })
     }
-    for (const body of ['<html>maintenance</html>', `${sha1(BREACHED_PASSWORD).slice(5)}:3\nnot a line`, `${sha1(BREACHED_PASSWORD).slice(5)}:-3`, 'ABC:1']) {
+    for (const body of ['', '\r\n', '<html>maintenance</html>', `${sha1(BREACHED_PASSWORD).slice(5)}:3\nnot a line`, `${sha1(BREACHED_PASSWORD).slice(5)}:-3`, 'ABC:1']) {
       api.state.mode = { kind: 'body', body }
       expect(await lookupBreach(options(), BREACHED_PASSWORD), body).toEqual({ status: 'unavailable', reason: 'malformed answer' })
     }

@@ -50,17 +50,22 @@ async function boundedText(response: Response, limit: number): Promise<string | 
 
 const LINE = /^([0-9A-F]{35}):(\d+)$/i
 
-/** How often `suffix` was seen according to a range answer (padding lines count 0); null for a malformed answer. */
+/**
+ * How often `suffix` was seen according to a range answer (padding lines count 0); null for a malformed
+ * or empty answer (every prefix has entries, so an empty one is a broken API).
+ */
 export function countOf(body: string, suffix: string): number | null {
   let count = 0
+  let lines = 0
   for (const raw of body.split('\n')) {
     const line = raw.trim()
     if (!line) continue
     const match = LINE.exec(line)
     if (!match) return null
+    lines++
     if (match[1]!.toUpperCase() === suffix) count = Number(match[2])
   }
-  return count
+  return lines ? count : null
 }
 
 /**
