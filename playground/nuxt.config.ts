@@ -45,6 +45,9 @@ export default defineNuxtConfig({
       // Passkeys (WebAuthn): in development on localhost the page's own origin is the relying
       // party; credentials live in memory (server/plugins/passkeys.ts). Production needs publicUrl.
       passkey: { rpName: 'nuxt-svc-auth playground' },
+      // Login links by email through the password handlers above: the links are printed with the codes,
+      // and an unknown address signs up (server/plugins/password-users.ts stores the new account).
+      magicLink: { allowSignUp: true },
       // Local mock OAuth provider (no credentials needed): /auth/mock?user=0 (index, sub or email).
       mock: {
         mockUsers: [

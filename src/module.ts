@@ -11,6 +11,7 @@ import { setupDevtools } from './build/devtools'
 import { setupPassword } from './build/password'
 import { setupTwoFactor } from './build/two-factor'
 import { setupPasskey } from './build/passkey'
+import { setupMagicLink } from './build/magic-link'
 import { setupOrganizations } from './build/organizations'
 import { setupAudit } from './build/audit'
 import { setupNative } from './build/native'
@@ -27,6 +28,7 @@ export type * from './runtime/types/providers'
 export type * from './runtime/oauth/oauth-types'
 export type * from './runtime/passkey/passkey-types'
 export type * from './runtime/password/password-types'
+export type * from './runtime/magic-link/magic-link-types'
 export type * from './runtime/organizations/org-answer-types'
 export type { AuditEvent, AuditOptions, AuditVerification, ChainedAuditEvent, NewDevicePayload, SecurityEventType } from './runtime/audit/audit-types'
 
@@ -67,6 +69,7 @@ export default defineNuxtModule<ModuleOptionsInput>({
     setupPassword(setup)
     setupTwoFactor(setup)
     setupPasskey(setup)
+    setupMagicLink(setup)
     setupOrganizations(setup)
     setupAudit(setup)
     setupNative(setup)

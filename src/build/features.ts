@@ -1,6 +1,7 @@
 import { addServerTemplate, addTemplate } from '@nuxt/kit'
 import { moduleRoutePaths } from './module-routes'
 import { PASSKEY_CLIENT } from './passkey'
+import { MAGIC_LINK_CLIENT } from './magic-link'
 import { ORGANIZATIONS_CLIENT } from './organizations'
 import type { ClientFeatureName, SetupContext } from './setup-context'
 
@@ -24,6 +25,7 @@ export function featuresModule(entries: readonly string[], routePaths: readonly 
  */
 const CLIENT_FEATURE_MODULES: Record<ClientFeatureName, { path: string, load: 'lazy' | 'static' }> = {
   passkey: { path: PASSKEY_CLIENT, load: 'lazy' },
+  magicLink: { path: MAGIC_LINK_CLIENT, load: 'lazy' },
   organizations: { path: ORGANIZATIONS_CLIENT, load: 'static' },
 }
 

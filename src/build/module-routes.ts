@@ -11,6 +11,8 @@ import { isTwoFactorEnabled } from '../runtime/two-factor/server/two-factor-opti
 import { TWO_FACTOR_ROUTES } from '../runtime/two-factor/server/two-factor-routes'
 import { isPasskeyEnabled } from '../runtime/passkey/server/passkey-options'
 import { PASSKEY_ROUTES } from '../runtime/passkey/server/passkey-routes'
+import { isMagicLinkEnabled } from '../runtime/magic-link/server/magic-link-options'
+import { MAGIC_LINK_ROUTES } from '../runtime/magic-link/server/magic-link-routes'
 import { isOrganizationsEnabled } from '../runtime/organizations/server/organizations-options'
 import { ORGANIZATION_ROUTES } from '../runtime/organizations/server/organizations-routes'
 import { auditAdminPage, isAuditEnabled } from '../runtime/audit/server/audit-options'
@@ -34,7 +36,7 @@ const routesOf = (contracts: RouteContract[], e: EndpointOptions): ServerRoute[]
   contracts.map(c => ({ route: c.path(e), method: c.method, handler: c.handler }))
 
 /** Every route contract of the module, by method and handler file (`post server/routes/token.post`). */
-export const ROUTE_CONTRACTS = new Map([CORE_ROUTES, IMPERSONATION_ROUTES, OAUTH_ROUTES, PASSWORD_ROUTES, TWO_FACTOR_ROUTES, PASSKEY_ROUTES, ORGANIZATION_ROUTES, AUDIT_ROUTES, AUDIT_ADMIN_ROUTES, NATIVE_ROUTES]
+export const ROUTE_CONTRACTS = new Map([CORE_ROUTES, IMPERSONATION_ROUTES, OAUTH_ROUTES, PASSWORD_ROUTES, TWO_FACTOR_ROUTES, PASSKEY_ROUTES, MAGIC_LINK_ROUTES, ORGANIZATION_ROUTES, AUDIT_ROUTES, AUDIT_ADMIN_ROUTES, NATIVE_ROUTES]
   .flatMap(contractsOf).map(c => [`${c.method} ${c.handler}`, c]))
 
 /** The contract of a route, or undefined for a handler that is not one of the module's API. */
@@ -103,6 +105,11 @@ export function passkeyRoutes(options: Pick<ModuleOptions, 'endpoints' | 'provid
   return isPasskeyEnabled(options.providers?.passkey) ? routesOf(contractsOf(PASSKEY_ROUTES), options.endpoints) : []
 }
 
+/** The magic-link provider's routes under `<authPath>/magic-link`, when the provider is on. */
+export function magicLinkRoutes(options: Pick<ModuleOptions, 'endpoints' | 'providers'>): ServerRoute[] {
+  return isMagicLinkEnabled(options.providers?.magicLink) ? routesOf(contractsOf(MAGIC_LINK_ROUTES), options.endpoints) : []
+}
+
 /** The routes of organizations under `<authPath>/orgs/` and `<authPath>/invitations/`, when `organizations` is set. */
 export function organizationRoutes(options: RouteOptions): ServerRoute[] {
   return isOrganizationsEnabled(options) ? routesOf(contractsOf(ORGANIZATION_ROUTES), options.endpoints) : []
@@ -125,9 +132,9 @@ export function nativeRoutes(options: RouteOptions): ServerRoute[] {
   return routesOf([...Object.values(grants), ...(oauthProviderNames(options.providers).length ? [login] : [])], options.endpoints)
 }
 
-/** Every path the module answers on for these options: its routes, the callback page and the second factor's page. */
+/** Every path the module answers on for these options: its routes, the callback page, the second factor's and the magic link's pages. */
 export function moduleRoutePaths(options: RouteOptions): string[] {
-  const routes = [...coreRoutes(options.endpoints), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...twoFactorRoutes(options), ...organizationRoutes(options), ...auditRoutes(options), ...auditAdminRoutes(options), ...nativeRoutes(options)]
-  const pages = [options.endpoints.callbackPath, ...(isTwoFactorEnabled(options) ? [options.endpoints.secondFactorPath] : []), ...(isOrganizationsEnabled(options) ? [options.organizations.invitationPath ?? '/auth/invitation'] : [])]
+  const routes = [...coreRoutes(options.endpoints), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...magicLinkRoutes(options), ...twoFactorRoutes(options), ...organizationRoutes(options), ...auditRoutes(options), ...auditAdminRoutes(options), ...nativeRoutes(options)]
+  const pages = [options.endpoints.callbackPath, ...(isTwoFactorEnabled(options) ? [options.endpoints.secondFactorPath] : []), ...(isMagicLinkEnabled(options.providers?.magicLink) ? [options.endpoints.magicLinkPath] : []), ...(isOrganizationsEnabled(options) ? [options.organizations.invitationPath ?? '/auth/invitation'] : [])]
   return [...routes.map(route => route.route), ...pages]
 }

@@ -1,6 +1,7 @@
 import { defu } from 'defu'
 import { isPasswordEnabled, resolvePasswordOptions } from '../runtime/password/server/password-options'
 import { isPasskeyEnabled, resolvePasskeyOptions } from '../runtime/passkey/server/passkey-options'
+import { isMagicLinkEnabled, resolveMagicLinkOptions } from '../runtime/magic-link/server/magic-link-options'
 import { isOrganizationsEnabled, organizationsSchema } from '../runtime/organizations/server/organizations-options'
 import { auditSchema, isAuditEnabled } from '../runtime/audit/server/audit-options'
 import { isMockEnabled, MOCK_DEFAULTS } from '../runtime/oauth/server/mock-preset'
@@ -39,6 +40,7 @@ export function runtimeProviders(providers: ProvidersOptions | undefined): Provi
   if (providers?.mock) out.mock = runtimeMock(providers.mock)
   if (isPasswordEnabled(providers?.password)) out.password = resolvePasswordOptions(providers.password)
   if (isPasskeyEnabled(providers?.passkey)) out.passkey = resolvePasskeyOptions(providers.passkey)
+  if (isMagicLinkEnabled(providers?.magicLink)) out.magicLink = resolveMagicLinkOptions(providers.magicLink)
   return out
 }
 

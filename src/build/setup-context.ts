@@ -3,11 +3,11 @@ import type { Nuxt } from '@nuxt/schema'
 import type { ModuleOptions } from '../runtime/types/options'
 
 /**
- * The optional features whose client code the core client calls into: `passkey` loaded on first use
- * (`useAuth().login('passkey')`), `organizations` in the core client's chunk (`useAuth().can()` and the
+ * The optional features whose client code the core client calls into: `passkey` and `magicLink` loaded on
+ * first use (`useAuth().login('passkey')`, `login('magicLink')`), `organizations` in the core client's chunk (`useAuth().can()` and the
  * page guard answer at once).
  */
-export type ClientFeatureName = 'passkey' | 'organizations'
+export type ClientFeatureName = 'passkey' | 'magicLink' | 'organizations'
 
 /** What each setup step of the module receives. */
 export interface SetupContext {

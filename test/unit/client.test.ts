@@ -518,12 +518,14 @@ describe('callback page registration', () => {
 
   it('lists the client code of the features a build has on, and nothing of those it has off', async () => {
     const { clientFeaturesModule, clientFeaturesTypes } = await import('../../src/build/features')
-    expect(clientFeaturesModule({})).toBe('export const passkey = undefined\nexport const organizations = undefined\n')
-    expect(clientFeaturesModule({ passkey: '/m/runtime/passkey/app/passkey-client' })).toBe('export const passkey = () => import("/m/runtime/passkey/app/passkey-client")\nexport const organizations = undefined\n')
+    expect(clientFeaturesModule({})).toBe('export const passkey = undefined\nexport const magicLink = undefined\nexport const organizations = undefined\n')
+    expect(clientFeaturesModule({ passkey: '/m/runtime/passkey/app/passkey-client' })).toBe('export const passkey = () => import("/m/runtime/passkey/app/passkey-client")\nexport const magicLink = undefined\nexport const organizations = undefined\n')
+    expect(clientFeaturesModule({ magicLink: '/m/runtime/magic-link/app/magic-link-client' })).toBe('export const passkey = undefined\nexport const magicLink = () => import("/m/runtime/magic-link/app/magic-link-client")\nexport const organizations = undefined\n')
     // Organizations answer at once (`can()`, the page guard): their module is in the core client's chunk.
-    expect(clientFeaturesModule({ organizations: '/m/runtime/organizations/app/organization-access' })).toBe('export const passkey = undefined\nexport * as organizations from "/m/runtime/organizations/app/organization-access"\n')
+    expect(clientFeaturesModule({ organizations: '/m/runtime/organizations/app/organization-access' })).toBe('export const passkey = undefined\nexport const magicLink = undefined\nexport * as organizations from "/m/runtime/organizations/app/organization-access"\n')
     const types = clientFeaturesTypes(path => `/m/${path.slice(2)}`)
     expect(types).toContain('export declare const passkey: (() => Promise<typeof import("/m/runtime/passkey/app/passkey-client")>) | undefined')
+    expect(types).toContain('export declare const magicLink: (() => Promise<typeof import("/m/runtime/magic-link/app/magic-link-client")>) | undefined')
     expect(types).toContain('export declare const organizations: typeof import("/m/runtime/organizations/app/organization-access") | undefined')
   })
 

@@ -7,7 +7,7 @@ import { assertLiteralJson, documentModule, errorCodesOf, isOpenAPIServed, jsonS
 import { resolveOptions } from '../../src/build/resolve-options'
 import { serverRoutes } from '../../src/build/module-routes'
 import { ERRORS, type AuthErrorCode } from '../../src/runtime/server/lib/edge/errors'
-import { auditAdminRoutes, auditRoutes, contractOf, nativeRoutes, oauthRoutes, organizationRoutes, passkeyRoutes, passwordRoutes, ROUTE_CONTRACTS, twoFactorRoutes, type ServerRoute } from '../../src/build/module-routes'
+import { auditAdminRoutes, auditRoutes, contractOf, magicLinkRoutes, nativeRoutes, oauthRoutes, organizationRoutes, passkeyRoutes, passwordRoutes, ROUTE_CONTRACTS, twoFactorRoutes, type ServerRoute } from '../../src/build/module-routes'
 import { DEVTOOLS_API, DEVTOOLS_ROUTE } from '../../src/runtime/devtools/devtools-paths'
 import { isDocumentedPath, withoutInternalPaths } from '../../src/runtime/server/openapi-document'
 import { sessionIdSchema, tokenRequest, verifyRequest } from '../../src/runtime/server/lib/edge/request-schemas'
@@ -20,6 +20,7 @@ import { OAUTH_ROUTES } from '../../src/runtime/oauth/server/oauth-routes'
 import { PASSWORD_ROUTES } from '../../src/runtime/password/server/password-routes'
 import { TWO_FACTOR_ROUTES } from '../../src/runtime/two-factor/server/two-factor-routes'
 import { PASSKEY_ROUTES } from '../../src/runtime/passkey/server/passkey-routes'
+import { MAGIC_LINK_ROUTES } from '../../src/runtime/magic-link/server/magic-link-routes'
 import { ORGANIZATION_ROUTES } from '../../src/runtime/organizations/server/organizations-routes'
 import { AUDIT_ROUTES } from '../../src/runtime/audit/server/audit-routes'
 import { AUDIT_ADMIN_ROUTES } from '../../src/runtime/audit/server/admin-routes'
@@ -27,7 +28,7 @@ import { NATIVE_ROUTES } from '../../src/runtime/native/server/native-routes'
 import { SECURITY_EVENTS } from '../../src/runtime/shared/event-catalog'
 
 /** The contract groups, by the name their handlers' code uses. */
-const GROUPS: Record<string, Record<string, RouteContract | readonly RouteContract[]>> = { CORE_ROUTES, IMPERSONATION_ROUTES, OAUTH_ROUTES, PASSWORD_ROUTES, TWO_FACTOR_ROUTES, PASSKEY_ROUTES, ORGANIZATION_ROUTES, AUDIT_ROUTES, AUDIT_ADMIN_ROUTES, NATIVE_ROUTES }
+const GROUPS: Record<string, Record<string, RouteContract | readonly RouteContract[]>> = { CORE_ROUTES, IMPERSONATION_ROUTES, OAUTH_ROUTES, PASSWORD_ROUTES, TWO_FACTOR_ROUTES, PASSKEY_ROUTES, MAGIC_LINK_ROUTES, ORGANIZATION_ROUTES, AUDIT_ROUTES, AUDIT_ADMIN_ROUTES, NATIVE_ROUTES }
 
 const SECRETS = {
   token: 'unit-token-secret-0123456789-abcdefghijklmnop',
@@ -43,6 +44,7 @@ const options = resolveOptions({
     google: { clientId: 'google-client', clientSecret: SECRETS.google },
     password: {},
     passkey: {},
+    magicLink: {},
   },
   twoFactor: { enabled: true },
   organizations: {},
@@ -51,7 +53,7 @@ const options = resolveOptions({
 }, true)
 
 /** Every route the module registers with these options. */
-const routes: ServerRoute[] = [...serverRoutes(options), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...twoFactorRoutes(options), ...organizationRoutes(options), ...auditRoutes(options), ...auditAdminRoutes(options), ...nativeRoutes(options)]
+const routes: ServerRoute[] = [...serverRoutes(options), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...magicLinkRoutes(options), ...twoFactorRoutes(options), ...organizationRoutes(options), ...auditRoutes(options), ...auditAdminRoutes(options), ...nativeRoutes(options)]
 
 type JsonObject = { [key: string]: Json }
 const operationOf = (route: ServerRoute) => routeOperation(route, contractOf(route)!, options) as JsonObject & {

@@ -83,6 +83,7 @@ describe('resolveOptions', () => {
       unimpersonatePath: '/auth/unimpersonate',
       sessionsPath: '/auth/sessions',
       secondFactorPath: '/auth/second-factor',
+      magicLinkPath: '/auth/magic-link/open',
     })
     expect(o.sessions).toEqual({ revokeAccessTokens: true, recentLogin: 900 })
     expect(o.twoFactor).toEqual({ enabled: false, secret: '', previousSecrets: [], issuer: '', requireForAll: false, digits: 6, period: 30, algorithm: 'SHA1', window: 1, maxAttempts: 5, pendingLoginTTL: 300, enrolmentTTL: 600, recoveryCodes: 10, maxFailures: 20, failureWindow: 86400 })

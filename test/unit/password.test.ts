@@ -182,6 +182,7 @@ describe('options', () => {
       resetComplete: { perIp: 10, perEmail: 0, window: 900 },
       change: { perIp: 10, perEmail: 5, window: 900 },
       passkey: { perIp: 60, perEmail: 10, window: 900 },
+      magicLink: { perIp: 10, perEmail: 5, window: 3600 },
       invitation: { perIp: 30, perEmail: 0, window: 900 },
     })
     expect(validateRateLimitOptions(rateLimit)).toEqual([])

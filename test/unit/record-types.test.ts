@@ -120,6 +120,7 @@ beforeAll(async () => {
       mock: { enableInProduction: true, mockUsers: [{ sub: 'mock-1', email: 'mock@example.com', name: 'Mock One' }] },
       password: { passwordHashRounds: 4 },
       passkey: {},
+      magicLink: {},
       custom: { oidc: { clientId: 'oidc-client', clientSecret: 'oidc-client-secret', issuer: oidc.issuer } },
     },
     twoFactor: { enabled: true },
@@ -210,6 +211,15 @@ describe('record types', () => {
     await json(await p.post(password('login-verify'), { code: String((Number(loginCode) + 1) % 1_000_000).padStart(6, '0'), email }), 400)
     const login = await json<{ redirect: string }>(await p.post(password('login-verify'), { code: loginCode, email }))
     const passwordToken = await exchange(p, new URL(login.redirect, base).searchParams.get('code')!)
+
+    // Magic link: asked for in one browser, opened in another, its short code typed where it was asked for.
+    const m = browser()
+    await json(await m.post(`${options.endpoints.authPath}/magic-link`, { email }))
+    await vi.waitFor(() => expect(lastCode('magic_link')).toBeDefined())
+    const linkToken = new URLSearchParams(new URL(lastCode('magic_link').link, base).hash.slice(1)).get('token')
+    const { code: shortCode } = await json<{ code: string }>(await browser().post(`${options.endpoints.authPath}/magic-link/redeem`, { token: linkToken }))
+    const linked = await json<{ redirect: string }>(await m.post(`${options.endpoints.authPath}/magic-link/code`, { email, code: shortCode }))
+    await exchange(m, new URL(linked.redirect, base).searchParams.get('code')!)
 
     // Organizations: one created, a team, an invitation accepted by the password user, an active organization.
     const orgs = (path: string) => `${options.endpoints.authPath}/orgs${path}`

@@ -4,7 +4,7 @@ import type { AuthClaims, AuthSession, OriginalUser } from '../types/auth'
 import type { PasskeyInfo, PasskeyLoginOptions, RegisterPasskeyOptions } from '../passkey/passkey-types'
 import type { LoginUrlOptions } from './lib/route-paths'
 
-/** Options of `login()`: `redirect`, `query` for provider routes, `email` (a hint) for `'passkey'`. */
+/** Options of `login()`: `redirect`, `query` for provider routes, `email` (a hint) for `'passkey'`, (required) for `'magicLink'`. */
 export type LoginOptions = LoginUrlOptions & PasskeyLoginOptions
 
 /** Options of `logout()`. */
@@ -35,7 +35,9 @@ export interface UseAuthReturn {
   originalUser: ComputedRef<OriginalUser | null>
   /**
    * Goes to `<loginPath>/<provider>` (a full page load). `'passkey'` runs the WebAuthn ceremony in the page
-   * and rejects with an `Error` named after the browser's refusal or the server's `data.error`.
+   * and rejects with an `Error` named after the browser's refusal or the server's `data.error`. `'magicLink'`
+   * emails a login link to `email` and resolves: the page stays, and `useMagicLink()` takes the short code if
+   * the link is opened on another device.
    */
   login(provider: string, options?: LoginOptions): Promise<void>
   /** POST /auth/logout, forgets the token, then goes to `redirect.logout` (or with `provider`, to the provider's end-session page). */

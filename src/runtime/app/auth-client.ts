@@ -3,7 +3,7 @@ import type { NuxtApp } from '#app'
 import type { $Fetch, NitroFetchRequest } from 'nitropack'
 import { computed } from 'vue'
 import { navigateTo, useNuxtApp } from '#imports'
-import { organizations, passkey as passkeyClient } from '#build/svc-auth/client-features.mjs'
+import { magicLink as magicLinkClient, organizations, passkey as passkeyClient } from '#build/svc-auth/client-features.mjs'
 import type { AuthSession } from '../types/auth'
 import type { LoginOptions, LogoutOptions, UseAuthReturn } from './auth-client-types'
 import { createAuthFetchCore, statusOf, type AuthFetchDeps, type AuthFetchOptions } from './lib/auth-fetch'
@@ -151,6 +151,8 @@ export function useAuth(): UseAuthReturn {
       const { lib, deps } = await passkeys(loadPasskeyClient)
       return lib.loginWithPasskey(deps, options)
     }
+    // Without the provider the loader is undefined and the bundler drops this branch.
+    if (magicLinkClient && provider === 'magicLink') return (await magicLinkClient()).requestMagicLink(nuxtApp, options)
     await navigateTo(joinBase(nuxtApp.$config.app.baseURL, loginUrl(config.endpoints.loginPath, provider, options)), { external: true })
   }
 

@@ -16,18 +16,19 @@ export interface PasswordUser {
   id?: string
   /** Email of the account. */
   email: string
-  /** The stored hash (bcrypt, or what `hashPassword` made). */
-  hashedPassword: string
+  /** The stored hash (bcrypt, or what `hashPassword` made); absent for an account without a password (magic links only). */
+  hashedPassword?: string
   /** Other fields are kept with the user and reach `onUserPersist` and the claims handlers. */
   [key: string]: unknown
 }
 
-export type MagicCodeAction = 'register' | 'login' | 'reset'
+/** Why `sendVerificationCode` is called: a password flow's code, or a magic link (`magic_link`: send `details.link`). */
+export type MagicCodeAction = 'register' | 'login' | 'reset' | 'magic_link'
 
 /**
- * What a message of `sendVerificationCode` is for: a code's action, or `account_exists` (registration with
- * `revealExistingAccounts: false` for an address that has an account: a notice to its owner that carries no
- * code; `code`, `link` and `flow` are '' and `expiresAt` is the time of the attempt).
+ * What a message of `sendVerificationCode` is for: a code's action (or a magic link), or `account_exists`
+ * (registration with `revealExistingAccounts: false` for an address that has an account: a notice to its
+ * owner that carries no code; `code`, `link` and `flow` are '' and `expiresAt` is the time of the attempt).
  */
 export type VerificationMessageAction = MagicCodeAction | 'account_exists'
 
@@ -36,9 +37,10 @@ export interface VerificationCodeDetails {
   /**
    * Verify link `<authPath>/password/<action>-verify?code=<code>&flow=<flow>`, absolute on `publicUrl`
    * when set (never the Host header). Prefer it: code-only links draw on a small global attempt budget.
+   * `magic_link`: the login link `<magicLinkPath>#token=<token>`, the only secret of the message.
    */
   link: string
-  /** Identifies this pending code (not secret on its own, and not the email). */
+  /** Identifies this pending code (not secret on its own, and not the email); empty for `magic_link`. */
   flow: string
   /** When the code expires. */
   expiresAt: Date
@@ -46,13 +48,18 @@ export interface VerificationCodeDetails {
 
 /** Handlers of the email and password provider. Emails are canonical: trimmed, lowercase, punycode domains. */
 export interface PasswordHandlers {
-  /** Required: the account of an email, or null. Called fresh by every step that needs the account. */
+  /**
+   * Required: the account of an email, or null. Called fresh by every step that needs the account.
+   * Magic links use it too (also with `providers.password` off).
+   */
   findUser?: (email: string) => PasswordUser | null | undefined | Promise<PasswordUser | null | undefined>
   /**
    * Required: delivers a 6-digit code, once per code after it is stored. If it throws, the code is
    * discarded and the request answers 500 `send_failed` (reset-request, and register with
-   * `revealExistingAccounts: false`, only log it). Action `account_exists`: no code (`''`), tell the
-   * owner someone tried to register with their address and to reset the password if it was them.
+   * `revealExistingAccounts: false`, only log it). Also delivers the login links of `providers.magicLink`
+   * (`action: 'magic_link'`, `code` empty: send `details.link`) and, with `revealExistingAccounts: false`,
+   * the notice to an account's owner that someone tried to register with their address (`action:
+   * 'account_exists'`, `code`, `link` and `flow` empty: tell them to reset the password if it was them).
    */
   sendVerificationCode?: (email: string, code: string, action: VerificationMessageAction, details: VerificationCodeDetails) => void | Promise<void>
   /**

@@ -106,6 +106,8 @@ export interface EndpointOptions {
   sessionsPath: string
   /** Second-factor page (an app page at this path replaces the module's). @default '/auth/second-factor' */
   secondFactorPath: string
+  /** Page of the emailed login links (`providers.magicLink`; an app page at this path replaces the module's). @default '/auth/magic-link/open' */
+  magicLinkPath: string
 }
 
 export interface LoggingOptions {

@@ -2,6 +2,7 @@
 
 import type { PasswordProviderOptions } from '../password/password-types'
 import type { PasskeyProviderOptions } from '../passkey/passkey-types'
+import type { MagicLinkProviderOptions } from '../magic-link/magic-link-types'
 
 /** How the client authenticates at the token endpoint. */
 export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post'
@@ -211,4 +212,6 @@ export interface ProvidersOptions extends BuiltInProvidersOptions {
   password?: PasswordProviderOptions
   /** Passkeys (WebAuthn), enabled when set, even to `{}`; the host stores credentials. */
   passkey?: PasskeyProviderOptions
+  /** Login links by email (enabled when set, even to `{}`), through the `password` handlers `findUser` and `sendVerificationCode`. */
+  magicLink?: MagicLinkProviderOptions
 }

@@ -61,6 +61,8 @@ export interface RateLimitOptions {
   change: RateLimitRule
   /** Passkey login options and verify. @default { perIp: 60, perEmail: 10, window: 900 } */
   passkey: RateLimitRule
+  /** POST /auth/magic-link (per email: the address asked for). @default { perIp: 10, perEmail: 5, window: 3600 } */
+  magicLink: RateLimitRule
   /** The invitation link, lookup and accept of organizations. @default { perIp: 30, perEmail: 0, window: 900 } */
   invitation: RateLimitRule
 }

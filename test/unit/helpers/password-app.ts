@@ -15,10 +15,10 @@ import { features } from './features'
  */
 export function memoryPasswordAccounts() {
   const users = new Map<string, PasswordUser>()
-  const codes: Array<{ email: string, code: string, action: string }> = []
+  const codes: Array<{ email: string, code: string, action: string, link: string }> = []
   const handlers: PasswordHandlers = {
     findUser: email => users.get(email) ?? null,
-    sendVerificationCode: (email, code, action) => void codes.push({ email, code, action }),
+    sendVerificationCode: (email, code, action, details) => void codes.push({ email, code, action, link: details.link }),
     onUserPersist: (email, hashedPassword) => {
       users.set(email, { id: `id-${email}`, email, hashedPassword })
       return { id: `id-${email}` }

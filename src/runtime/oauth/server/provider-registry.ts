@@ -25,7 +25,7 @@ export function presetOf(name: BuiltInOAuthProvider): AnyPreset {
 }
 
 /** Names a custom provider may never take (a custom one may take a built-in name that is not configured). */
-export const RESERVED_PROVIDER_NAMES = new Set<string>(['mock', 'password', 'custom'])
+export const RESERVED_PROVIDER_NAMES = new Set<string>(['mock', 'password', 'custom', 'magicLink'])
 
 /** Letters, digits, `-` and `_`, starting with a letter or digit (it is a URL path segment). */
 export const PROVIDER_NAME = /^[a-z0-9][\w-]{0,63}$/i

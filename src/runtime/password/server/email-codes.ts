@@ -3,7 +3,7 @@ import { getRequestHeader, sendRedirect } from 'h3'
 import type { z } from 'zod'
 import type { MagicCodeAction } from '../../types/auth'
 import type { AuthContext } from '../../server/lib/core/context'
-import { authError, authErrorCode } from '../../server/lib/edge/errors'
+import { authError } from '../../server/lib/edge/errors'
 import { tooMany } from '../../server/lib/edge/rate-limit'
 import { retryAfterOf } from '../../server/lib/edge/rate-counter'
 import { createMagicCode, discardMagicCode, verifyMagicCode, type MagicCodeRecord } from './magic-code'
@@ -13,21 +13,12 @@ import type { ResolvedPasswordHandlers } from './password-handlers'
 import { verifyLink } from '../password-paths'
 import { securityEvent } from '../../server/lib/edge/security-event'
 import type { PasswordRuntime } from './password-runtime'
+import type { ResolvedPasswordOptions } from '../password-types'
 
 const CODE_PATTERN = /^\d{6}$/
 
-/**
- * Runs `work` once the current answer has been handed to the socket (the next macrotask), kept alive with
- * the platform's `waitUntil`: neither the answer nor its timing depends on it. Its failures are logged
- * (a failed delivery was logged by {@link issueCode} already).
- */
-export function afterAnswering(ctx: AuthContext, event: H3Event, what: string, work: () => Promise<void>): void {
-  const done = new Promise<void>(resolve => setImmediate(resolve)).then(work).catch((error: unknown) => {
-    if (authErrorCode(error) !== 'send_failed') ctx.logger.error(`${what} failed`, error)
-  })
-  const waitUntil = (event as H3Event & { waitUntil?: (promise: Promise<unknown>) => void }).waitUntil
-  if (typeof waitUntil === 'function') waitUntil.call(event, done)
-}
+/** How long a code lives and how many attempts it allows (the password provider's options, or the magic link's). */
+export type CodeLimits = Pick<ResolvedPasswordOptions, 'magicCodeTTL' | 'magicCodeMaxAttempts'>
 
 /** Stores a new code (replacing a pending one) and delivers it; a failed delivery leaves no usable code (500 `send_failed`). */
 export async function issueCode(ctx: AuthContext, runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, input: { email: string, action: MagicCodeAction, data?: Record<string, unknown> }): Promise<void> {
@@ -45,7 +36,7 @@ export async function issueCode(ctx: AuthContext, runtime: PasswordRuntime, hand
 }
 
 /** Verifies a code of `action` from a link's query or a form's body; 400 `invalid_verification_code` or `too_many_attempts`. */
-export async function verifyCode<TData>(ctx: AuthContext, event: H3Event, runtime: PasswordRuntime, action: MagicCodeAction, input: z.output<typeof verifyRequest>): Promise<MagicCodeRecord<TData>> {
+export async function verifyCode<TData>(ctx: AuthContext, event: H3Event, codes: CodeLimits, action: MagicCodeAction, input: z.output<typeof verifyRequest>): Promise<MagicCodeRecord<TData>> {
   const code = input.code.trim()
   const email = input.email === undefined || input.email.trim() === '' ? undefined : requireEmail(input.email)
   const flow = input.flow?.trim() || undefined
@@ -55,7 +46,7 @@ export async function verifyCode<TData>(ctx: AuthContext, event: H3Event, runtim
   const on = limits?.enabled === true
   const codeOnlyBudget = on ? { max: limits.codeOnlyVerify.misses, windowSeconds: limits.codeOnlyVerify.window } : undefined
   const emailFailureBudget = on && limits.verifyFailures.perEmail > 0 ? { max: limits.verifyFailures.perEmail, windowSeconds: limits.verifyFailures.window } : undefined
-  const result = await verifyMagicCode<TData>(ctx, { action, code, email, flow, maxAttempts: runtime.options.magicCodeMaxAttempts, ttlSeconds: runtime.options.magicCodeTTL, codeOnlyBudget, emailFailureBudget })
+  const result = await verifyMagicCode<TData>(ctx, { action, code, email, flow, maxAttempts: codes.magicCodeMaxAttempts, ttlSeconds: codes.magicCodeTTL, codeOnlyBudget, emailFailureBudget })
   if (result.status === 'budget_exhausted') {
     await securityEvent(ctx, event, { type: 'lockout', outcome: 'failure', actor: null, details: { reason: 'budget_exhausted', stage: action } })
     throw tooMany(await retryAfterOf(ctx, result.budgetKey, 1))
@@ -66,6 +57,16 @@ export async function verifyCode<TData>(ctx: AuthContext, event: H3Event, runtim
   }
   if (result.status !== 'ok') throw invalid()
   return result.record
+}
+
+/**
+ * Runs `work` once the answer of `event` has been handed to the socket (the next macrotask), so that neither
+ * the answer nor its timing depends on it (whether an account exists); the platform's `waitUntil` keeps it alive.
+ */
+export function afterAnswer(event: H3Event, work: () => Promise<void>, onError: (error: unknown) => void): void {
+  const done = new Promise<void>(resolve => setImmediate(resolve)).then(work).catch(onError)
+  const waitUntil = (event as H3Event & { waitUntil?: (promise: Promise<unknown>) => void }).waitUntil
+  if (typeof waitUntil === 'function') waitUntil.call(event, done)
 }
 
 /** True when a POST asks for JSON (fetch clients) rather than a page (HTML forms). */

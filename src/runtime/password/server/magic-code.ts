@@ -20,7 +20,7 @@ export const MAGIC_CODE_RECORDS = recordTypes({
   magicFailures: 'magic-failed',
 })
 
-const ACTIONS = ['register', 'login', 'reset'] as const satisfies readonly MagicCodeAction[]
+const ACTIONS = ['register', 'login', 'reset', 'magic_link'] as const satisfies readonly MagicCodeAction[]
 
 const magicCodeRecord = z.object({
   /** Random id of this code; also the `flow` of its verify link. */

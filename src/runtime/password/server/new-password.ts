@@ -4,12 +4,12 @@ import type { AuthClaims } from '../../types/auth'
 import type { AuthContext } from '../../server/lib/core/context'
 import { requireCaller } from '../../server/lib/core/authenticate'
 import { browserBindingOf, matchesCodeBinding } from '../../server/lib/core/code-binding'
-import { authError } from '../../server/lib/edge/errors'
+import { authError, authErrorCode } from '../../server/lib/edge/errors'
 import { enforceRateLimit } from '../../server/lib/edge/rate-limit'
 import { consumeResetSession, createResetSession, readResetSession } from '../../server/lib/core/records/reset-session'
 import { revokeSessions } from '../../server/lib/core/session-list'
 import { hostSubjectOf, type SubjectSource } from '../../server/lib/core/subject'
-import { afterAnswering, answerRedirect, issueCode, verifyCode } from './email-codes'
+import { afterAnswer, answerRedirect, issueCode, verifyCode } from './email-codes'
 import { checkPassword, limitedEmail, requirePolicy } from './password-check'
 import { requireEmail } from '../../server/lib/edge/email'
 import { passwordHandlers, passwordSubject, persistPasswordUser } from './password-handlers'
@@ -25,11 +25,12 @@ export const resetRequest = guarded(PASSWORD_ROUTES.resetRequest, async (ctx: Au
   const email = await limitedEmail(ctx, event, 'resetRequest', body.email)
   const runtime = usePasswordRuntime(ctx)
   const handlers = passwordHandlers()
-  // Everything that depends on the account existing starts after the answer is sent, so neither the answer nor its timing tells.
-  afterAnswering(ctx, event, 'Handling a reset request', async () => {
+  afterAnswer(event, async () => {
     const user = await handlers.findUser(email)
     await securityEvent(ctx, event, { type: 'password.reset_requested', actor: null, subject: user ? passwordSubject(user, email) : null })
     if (user) await issueCode(ctx, runtime, handlers, { email, action: 'reset' })
+  }, (error) => {
+    if (authErrorCode(error) !== 'send_failed') ctx.logger.error('Handling a reset request failed', error)
   })
   return { success: true as const, message: RESET_REQUEST_MESSAGE }
 })
@@ -37,7 +38,7 @@ export const resetRequest = guarded(PASSWORD_ROUTES.resetRequest, async (ctx: Au
 /** GET/POST reset-verify: a 5-minute single-use reset session, redirect to the reset page. */
 export const resetVerify = guarded(PASSWORD_ROUTES.resetVerify, async (ctx: AuthContext, event, input) => {
   const runtime = usePasswordRuntime(ctx)
-  const record = await verifyCode(ctx, event, runtime, 'reset', input)
+  const record = await verifyCode(ctx, event, runtime.options, 'reset', input)
   // Bound to this browser like a code: a leaked reset link cannot set the password elsewhere.
   const sessionId = await createResetSession(ctx, { email: record.email, binding: browserBindingOf(event, ctx) })
   const location = `${runtime.options.resetPasswordPath}?session=${encodeURIComponent(sessionId)}`
@@ -101,7 +102,8 @@ export const change = guarded(PASSWORD_ROUTES.change, async (ctx: AuthContext, e
   await enforceRateLimit(ctx, event, 'change', { ip: false, email })
   const newPassword = await requirePolicy(runtime, handlers, body.newPassword)
   const user = await handlers.findUser(email)
-  if (!user) throw authError('no_password_account')
+  // An account without a password (magic links only) has none to change: reset-request sets one.
+  if (typeof user?.hashedPassword !== 'string') throw authError('no_password_account')
   if (!(await checkPassword(runtime, handlers, body.currentPassword, user.hashedPassword))) {
     await securityEvent(ctx, event, { type: 'password.changed', outcome: 'failure', caller: claims, details: { reason: 'wrong_password' } })
     throw authError('current_password_incorrect')

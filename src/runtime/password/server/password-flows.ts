@@ -2,12 +2,12 @@
 import type { H3Event } from 'h3'
 import type { AuthUser, ProviderClaims, ProviderTokens } from '../../types/auth'
 import type { AuthContext } from '../../server/lib/core/context'
-import { authError } from '../../server/lib/edge/errors'
+import { authError, authErrorCode } from '../../server/lib/edge/errors'
 import { completeLogin } from '../../server/lib/core/login'
 import { trustedDevice } from '../../server/lib/edge/device-cookie'
 import { reserveLoginFailure } from '../../server/lib/edge/rate-limit'
 import { hitRateLimit } from '../../server/lib/edge/rate-counter'
-import { afterAnswering, answerRedirect, issueCode, verifyCode } from './email-codes'
+import { afterAnswer, answerRedirect, issueCode, verifyCode } from './email-codes'
 import { checkPassword, limitedEmail, requirePolicy } from './password-check'
 import { requireEmail } from '../../server/lib/edge/email'
 import { passwordHandlers, passwordSubject, requirePersistence, type ResolvedPasswordHandlers } from './password-handlers'
@@ -59,9 +59,12 @@ export const register = guarded(PASSWORD_ROUTES.register, async (ctx: AuthContex
   if (!runtime.options.revealExistingAccounts) {
     // Every address costs the same hash and gets the same answer; whether it has an account is looked up after the answer.
     const hashedPassword = await runtime.hasher.hash(password)
-    afterAnswering(ctx, event, 'Handling a registration', async () => {
+    afterAnswer(event, async () => {
       if (await handlers.findUser(email)) await noticeExistingAccount(ctx, handlers, email)
       else await issueCode(ctx, runtime, handlers, { email, action: 'register', data: { hashedPassword } })
+    }, (error) => {
+      // A failed delivery of the code was logged by issueCode.
+      if (authErrorCode(error) !== 'send_failed') ctx.logger.error('Handling a registration failed', error)
     })
     return { success: true as const }
   }
@@ -75,7 +78,7 @@ export const register = guarded(PASSWORD_ROUTES.register, async (ctx: AuthContex
 export const registerVerify = guarded(PASSWORD_ROUTES.registerVerify, async (ctx: AuthContext, event, input) => {
   const runtime = usePasswordRuntime(ctx)
   const handlers = passwordHandlers()
-  const record = await verifyCode<{ hashedPassword?: unknown }>(ctx, event, runtime, 'register', input)
+  const record = await verifyCode<{ hashedPassword?: unknown }>(ctx, event, runtime.options, 'register', input)
   const hashedPassword = record.data.hashedPassword
   if (typeof hashedPassword !== 'string') throw authError('invalid_verification_code')
   // Someone may have created the account since the code was sent: never overwrite it (nor name it, when accounts are not revealed).
@@ -117,9 +120,10 @@ export const login = guarded(PASSWORD_ROUTES.login, async (ctx: AuthContext, eve
 export const loginVerify = guarded(PASSWORD_ROUTES.loginVerify, async (ctx: AuthContext, event, input) => {
   const runtime = usePasswordRuntime(ctx)
   const handlers = passwordHandlers()
-  const record = await verifyCode(ctx, event, runtime, 'login', input)
+  const record = await verifyCode(ctx, event, runtime.options, 'login', input)
   const user = await handlers.findUser(record.email)
-  if (!user) throw authError('invalid_verification_code')
+  // The password may have been removed since the code was sent.
+  if (typeof user?.hashedPassword !== 'string') throw authError('invalid_verification_code')
   const email = record.email
   return finishLogin(ctx, event, runtime, handlers, { ...user, email, hashedPassword: user.hashedPassword, sub: passwordSubject(user, email) })
 })

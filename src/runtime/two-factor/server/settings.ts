@@ -93,7 +93,7 @@ async function checkAccountPassword(ctx: AuthContext, event: H3Event, claims: Au
   const runtime = usePasswordRuntime(ctx)
   const handlers = passwordHandlers()
   const user = await handlers.findUser(email)
-  if (!user) throw authError('no_password_account')
+  if (typeof user?.hashedPassword !== 'string') throw authError('no_password_account')
   const { maxFailures, failureWindow } = ctx.options.twoFactor
   const reserved = maxFailures > 0 ? await reserveTwoFactorFailure(ctx, claims.sub, maxFailures, failureWindow) : undefined
   if (reserved && !reserved.granted) {

@@ -61,6 +61,7 @@ export const rateLimitSchema = group({
   resetComplete: group(rule(10, 0, 900)),
   change: group(rule(10, 5, 900)),
   passkey: group(rule(60, 10, 900)),
+  magicLink: group(rule(10, 5, 3600)),
   invitation: group(rule(30, 0, 900)),
 })
 
@@ -163,6 +164,7 @@ export const coreOptionsSchema = z.object({
     unimpersonatePath: endpoint('/auth/unimpersonate'),
     sessionsPath: endpoint('/auth/sessions'),
     secondFactorPath: endpoint('/auth/second-factor'),
+    magicLinkPath: endpoint('/auth/magic-link/open'),
   }),
   logging: group({
     level: oneOf(['silent', 'error', 'warn', 'info', 'debug']).default('info'),

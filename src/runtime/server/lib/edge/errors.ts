@@ -18,6 +18,7 @@ export const ERRORS = {
   invalid_verification_code: { status: 400, message: 'Invalid or expired code' },
   too_many_attempts: { status: 400, message: 'Maximum attempts exceeded' },
   invalid_reset_session: { status: 400, message: 'Invalid or expired reset session' },
+  invalid_magic_link: { status: 400, message: 'Invalid, expired or already used login link' },
   current_password_incorrect: { status: 400, message: 'Current password is incorrect' },
   no_password_account: { status: 400, message: 'This account has no password' },
   not_impersonating: { status: 400, message: 'Not currently impersonating' },

@@ -36,6 +36,15 @@ export const backchannelLogoutRequest = z.object({ logout_token: z.string().min(
 /** A session id (token family) as it may appear in a user's map; anything else names no session. */
 export const sessionIdSchema = z.string().regex(MAP_FIELD)
 
+/** POST <authPath>/magic-link: the address, and the page to land on after the login. */
+export const magicLinkRequest = z.object({ email: emailField, redirect: z.string().max(2048).optional() })
+
+/** POST <authPath>/magic-link/redeem: the link's token, and `thisDevice` to log in the browser that opened it. */
+export const magicLinkRedeemRequest = z.object({ token: z.string().min(1).max(128), thisDevice: z.boolean().optional() })
+
+/** POST <authPath>/magic-link/code: the short code shown where the link was opened, typed where it was asked for. */
+export const magicLinkCodeRequest = z.object({ email: emailField, code: z.string().max(64) })
+
 /** POST password register and login. */
 export const credentialsRequest = z.object({ email: emailField, password: passwordField })
 /** POST password reset-request. */

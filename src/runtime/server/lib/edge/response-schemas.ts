@@ -106,6 +106,9 @@ export const messageResponse = z.strictObject({ success: z.literal(true), messag
 /** POST password register-verify and login-verify with `Accept: application/json`. */
 export const redirectResponse = z.strictObject({ success: z.literal(true), redirect: z.string() })
 
+/** The page of a magic link: the login's next page, or (opened on another device) the short code to type where it was asked for. */
+export const magicLinkRedeemResponse = z.union([redirectResponse, z.strictObject({ success: z.literal(true), code: z.string() })])
+
 /** POST password reset-verify with `Accept: application/json`. */
 export const resetSessionResponse = z.strictObject({ success: z.literal(true), redirect: z.string(), sessionId: z.string() })
 
