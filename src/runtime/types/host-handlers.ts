@@ -5,8 +5,10 @@ import type { UserInfoPayload } from './hooks'
 import type { PasskeyHandlers } from '../passkey/passkey-types'
 import type { OrganizationsHandlers } from '../organizations/organization-types'
 import type { AuditHandlers } from '../audit/audit-types'
+import type { IdentityHandlers } from '../identities/identity-types'
 
 export type { AuditHandlers } from '../audit/audit-types'
+export type { IdentityHandlerContext, IdentityHandlers, LinkedIdentity } from '../identities/identity-types'
 export type { InvitationMessage, Organization, OrganizationInvitation, OrganizationMember, OrganizationsAdapter, OrganizationsHandlers, ResolveRolesInput, Team, UserOrganization } from '../organizations/organization-types'
 export type { PasskeyCredential, PasskeyHandlerContext, PasskeyHandlers, PasskeyInfo, PasskeyTransport } from '../passkey/passkey-types'
 
@@ -193,4 +195,6 @@ export interface AuthHandlers {
   organizations?: OrganizationsHandlers
   /** Handlers of the audit log (`svcAuth.audit`). */
   audit?: AuditHandlers
+  /** Where provider identities are linked to users (`svcAuth.identities`). */
+  identities?: IdentityHandlers
 }

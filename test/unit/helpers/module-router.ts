@@ -6,7 +6,7 @@ import { afterAll, beforeAll } from 'vitest'
 import { resetAuthHandlers } from '../../../src/runtime/server/lib/core/handlers'
 import { peekAuthContext } from '../../../src/runtime/server/utils/auth-context'
 import { nitro } from './nitro-stub'
-import { auditAdminRoutes, auditRoutes, coreRoutes, magicLinkRoutes, nativeRoutes, oauthRoutes, organizationRoutes, passkeyRoutes, passwordRoutes, twoFactorRoutes } from '../../../src/build/module-routes'
+import { auditAdminRoutes, auditRoutes, coreRoutes, identityRoutes, magicLinkRoutes, nativeRoutes, oauthRoutes, organizationRoutes, passkeyRoutes, passwordRoutes, twoFactorRoutes } from '../../../src/build/module-routes'
 import type { ModuleOptions } from '../../../src/runtime/types/options'
 
 export { memoryPasswordAccounts } from './password-app'
@@ -20,7 +20,7 @@ const ROUTES_DIR = join(import.meta.dirname, '..', '..', '..', 'src', 'runtime')
  */
 export async function moduleRouter(options: ModuleOptions): Promise<Router> {
   const router = createRouter()
-  const routes = [...coreRoutes(options.endpoints), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...magicLinkRoutes(options), ...twoFactorRoutes(options), ...organizationRoutes(options), ...auditRoutes(options), ...auditAdminRoutes(options), ...nativeRoutes(options)]
+  const routes = [...coreRoutes(options.endpoints), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...magicLinkRoutes(options), ...twoFactorRoutes(options), ...organizationRoutes(options), ...auditRoutes(options), ...auditAdminRoutes(options), ...nativeRoutes(options), ...identityRoutes(options)]
   for (const route of routes) {
     const handler = (await import(/* @vite-ignore */ join(ROUTES_DIR, `${route.handler}.ts`)) as { default: EventHandler }).default
     router[route.method](route.route, handler)
