@@ -57,6 +57,9 @@ export function checkPasswordPolicy(password: string, policy: Required<PasswordP
   return violations
 }
 
+/** The violation of a password found in data breaches (`breachCheck`). */
+export const BREACHED: Message = message('policy_breached')
+
 /** The violation of a password longer than bcrypt can check whole. */
 export const TOO_LONG: Message = message('policy_max_bytes', { max: MAX_PASSWORD_BYTES })
 

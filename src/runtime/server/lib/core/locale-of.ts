@@ -75,4 +75,4 @@ export async function localizedEmail(ctx: Pick<AuthContext, 'locales' | 'logger'
 }
 
 /** The emails of the tables. */
-export type EmailName = 'register' | 'login' | 'reset' | 'magic_link' | 'invitation' | 'new_device'
+export type EmailName = 'register' | 'login' | 'reset' | 'magic_link' | 'account_exists' | 'invitation' | 'new_device'
