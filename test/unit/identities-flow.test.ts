@@ -165,7 +165,7 @@ describe('linking a provider to the signed-in account', () => {
     const carol = await logIn('mock', 'carol')
     acme.change.profile = { id: 'acme-carol' }
     expect((await link(carol, 'acme', {})).pathname).toBe('/home')
-    for (const redirect of ['https://evil.example/', '//evil.example', '/\\evil.example']) {
+    for (const redirect of ['https://evil.example/', '//evil.example', '/\\evil.example', '/a/..//evil.example', '/%2e%2e//evil.example']) {
       expect(await errorOf(await call(carol, 'POST', 'link/acme', { redirect }), 400)).toBe('bad_request')
     }
   })
