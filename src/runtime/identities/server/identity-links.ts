@@ -50,7 +50,8 @@ export async function linkIdentity(ctx: AuthContext, event: H3Event, identity: L
 
 /**
  * Unlinks the caller's identity of `provider`, under the user's lease (two unlinks at once never leave the account
- * without a way in): 404 `not_found` when none is linked, 409 `last_login_method` when it is the last way to log in.
+ * without a way in): 404 `not_found` when none is linked, 409 `founding_identity` for the identity the account's subject
+ * names, 409 `last_login_method` when it is the last way to log in.
  */
 export async function unlinkProvider(ctx: AuthContext, event: H3Event, caller: AuthClaims, provider: string): Promise<void> {
   const handlers = identityHandlers(event)
@@ -58,6 +59,11 @@ export async function unlinkProvider(ctx: AuthContext, event: H3Event, caller: A
     const identities = await handlers.listIdentities(caller.sub)
     const found = identities.find(candidate => candidate.provider === provider)
     if (!found) throw authError('not_found', 'No account of this provider is linked')
+    // The account's subject is this identity's (`<provider>:<subject>`): unlinked, its login would make that account again.
+    if (`${found.provider}:${found.subject}` === caller.sub) {
+      await refused(ctx, event, { caller }, provider, 'founding_identity')
+      throw authError('founding_identity')
+    }
     if (identities.length - 1 + countOf(await otherLoginMethods(ctx, event, caller)) < 1) {
       await refused(ctx, event, { caller }, provider, 'last_login_method')
       throw authError('last_login_method')
