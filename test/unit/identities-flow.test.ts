@@ -30,7 +30,7 @@ const served = serveModuleForFile(() => options = resolveOptions({
   logging: { level: 'silent' },
   redirect: { success: '/home', error: '/login' },
   providers: {
-    mock: { enableInProduction: true, mockUsers: ['alice', 'bob', 'carol', 'dave', 'erin', 'fay', 'gil', 'hal', 'ivy', 'jo', 'kim', 'lu'].map(name => ({ sub: name, email: `${name}@example.com`, name })) },
+    mock: { enableInProduction: true, mockUsers: ['alice', 'bob', 'carol', 'dave', 'erin', 'fay', 'gil', 'hal', 'ivy', 'jo', 'kim', 'lu', 'mo', 'ned'].map(name => ({ sub: name, email: `${name}@example.com`, name })) },
     custom: { acme: { clientId: 'acme-client', clientSecret: 'acme-secret', authorizationUrl: `${acme.base}${DISCORD_PATHS.authorize}`, tokenUrl: `${acme.base}${DISCORD_PATHS.token}`, userInfoUrl: `${acme.base}${DISCORD_PATHS.userinfo}`, profileMapping: { sub: 'id' } } },
     password: {},
     passkey: {},
@@ -42,12 +42,22 @@ const served = serveModuleForFile(() => options = resolveOptions({
 const host = memoryIdentities()
 const accounts = memoryPasswordAccounts()
 const passkeys: PasskeyCredential[] = []
+/** How long the host's deleteCredential takes (ms): a slow database lets an unlink run meanwhile. */
+let slowDelete = 0
 const persisted: Array<{ user: AuthUser, provider: string }> = []
 beforeAll(() => {
   defineAuthHandlers({
     identities: host.handlers,
     password: accounts.handlers,
-    passkey: { listCredentials: userId => passkeys.filter(c => c.userId === userId), findCredential: () => null, saveCredential: () => {} },
+    passkey: {
+      listCredentials: userId => passkeys.filter(c => c.userId === userId),
+      findCredential: () => null,
+      saveCredential: () => {},
+      deleteCredential: async (id, userId) => {
+        await new Promise(resolve => setTimeout(resolve, slowDelete))
+        passkeys.splice(0, passkeys.length, ...passkeys.filter(c => !(c.id === id && c.userId === userId)))
+      },
+    },
     onUserPersist: (user, { provider }) => void persisted.push({ user: { ...user }, provider }),
   })
 })
@@ -326,6 +336,24 @@ describe('listing and unlinking', () => {
     expect(await linksOf(jo)).toMatchObject({ password: false, passkeys: 1 })
     expect((await call(jo, 'DELETE', 'links/mock')).status).toBe(200)
     expect(rowsOf('acct-jo')).toEqual([])
+  })
+
+  it('never deletes the passkey that is the last way in, neither after an unlink nor at the same moment as one', async () => {
+    const key = (id: string, userId: string) => ({ id, userId, publicKey: 'pk', counter: 0, createdAt: new Date().toISOString() }) as PasskeyCredential
+    const mo = await accountLogin('mo')
+    accounts.users.delete('mo@example.com')
+    passkeys.push(key('mo-key', 'acct-mo'))
+    expect((await call(mo, 'DELETE', 'links/mock')).status).toBe(200)
+    expect(await errorOf(await call(mo, 'DELETE', 'passkey/credentials/mo-key'), 409)).toBe('last_login_method')
+    expect(passkeys.some(c => c.id === 'mo-key')).toBe(true)
+    // One identity and one passkey, both removed at once: one of them stays.
+    const ned = await accountLogin('ned')
+    accounts.users.delete('ned@example.com')
+    passkeys.push(key('ned-key', 'acct-ned'))
+    slowDelete = 100
+    const answers = await Promise.all([call(ned, 'DELETE', 'passkey/credentials/ned-key'), call(ned, 'DELETE', 'links/mock')]).finally(() => slowDelete = 0)
+    expect(answers.map(res => res.status).sort()).toEqual([200, 409])
+    expect(rowsOf('acct-ned').length + passkeys.filter(c => c.userId === 'acct-ned').length).toBe(1)
   })
 
   it('does not count the password account of the same email that is another user\'s', async () => {

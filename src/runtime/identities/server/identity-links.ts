@@ -48,14 +48,24 @@ export async function linkIdentity(ctx: AuthContext, event: H3Event, identity: L
   return true
 }
 
+/** The lease of one user's removals of ways in (unlinks, passkey deletions): two at once never leave the account without one. */
+const userLock = (ctx: AuthContext, caller: AuthClaims) => lockKey(ctx, `u\0${caller.sub}`)
+
+/** Refuses (409 `last_login_method`, an event) when removing one of the caller's `identities` or other ways in leaves none. */
+async function keepAWayIn(ctx: AuthContext, event: H3Event, caller: AuthClaims, identities: number, removing: string): Promise<void> {
+  if (identities - 1 + countOf(await otherLoginMethods(ctx, event, caller)) >= 1) return
+  await refused(ctx, event, { caller }, removing, 'last_login_method')
+  throw authError('last_login_method')
+}
+
 /**
- * Unlinks the caller's identity of `provider`, under the user's lease (two unlinks at once never leave the account
- * without a way in): 404 `not_found` when none is linked, 409 `founding_identity` for the identity the account's subject
- * names, 409 `last_login_method` when it is the last way to log in.
+ * Unlinks the caller's identity of `provider`, under the user's lease: 404 `not_found` when none is linked,
+ * 409 `founding_identity` for the identity the account's subject names, 409 `last_login_method` when it is the
+ * last way to log in.
  */
 export async function unlinkProvider(ctx: AuthContext, event: H3Event, caller: AuthClaims, provider: string): Promise<void> {
   const handlers = identityHandlers(event)
-  const identity = await withLease(ctx.store, lockKey(ctx, `u\0${caller.sub}`), async () => {
+  const identity = await withLease(ctx.store, userLock(ctx, caller), async () => {
     const identities = await handlers.listIdentities(caller.sub)
     const found = identities.find(candidate => candidate.provider === provider)
     if (!found) throw authError('not_found', 'No account of this provider is linked')
@@ -64,13 +74,18 @@ export async function unlinkProvider(ctx: AuthContext, event: H3Event, caller: A
       await refused(ctx, event, { caller }, provider, 'founding_identity')
       throw authError('founding_identity')
     }
-    if (identities.length - 1 + countOf(await otherLoginMethods(ctx, event, caller)) < 1) {
-      await refused(ctx, event, { caller }, provider, 'last_login_method')
-      throw authError('last_login_method')
-    }
+    await keepAWayIn(ctx, event, caller, identities.length, provider)
     await handlers.unlinkIdentity({ provider: found.provider, subject: found.subject, userId: caller.sub })
     return found
   })
   await securityEvent(ctx, event, { type: 'identity.unlinked', caller, details: { provider } })
   await emitHook(ctx, 'svc:identity:unlinked', { identity, event })
+}
+
+/** Removes another way in (`method`: a passkey) through `remove`, under the user's lease as unlinks, unless it is the last one. */
+export function removeLoginMethod(ctx: AuthContext, event: H3Event, caller: AuthClaims, method: string, remove: () => Promise<void>): Promise<void> {
+  return withLease(ctx.store, userLock(ctx, caller), async () => {
+    await keepAWayIn(ctx, event, caller, (await identityHandlers(event).listIdentities(caller.sub)).length, method)
+    await remove()
+  })
 }
