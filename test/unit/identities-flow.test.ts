@@ -196,6 +196,15 @@ describe('linking a provider to the signed-in account', () => {
     peekAuthContext()!.lifetimes.recentLogin = 900
     expect(await errorOf(await call({ b: alice.b, token: '' }, 'POST', 'link/acme', {}), 401)).toBe('unauthorized')
     for (const name of ['password', 'nope', 'a%2Fb']) expect(await errorOf(await call(alice, 'POST', `link/${name}`, {}), 404)).toBe('not_found')
+    // Names of object keys and routes, malformed escapes, oversized: never a 500, never another route.
+    for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'links', '%ZZ', '%00', 'x'.repeat(65)]) {
+      for (const [method, path] of [['POST', `link/${name}`], ['DELETE', `links/${name}`]] as const) {
+        const res = await call(alice, method, path, method === 'POST' ? {} : undefined)
+        expect([400, 404], `${method} ${path}: ${res.status}`).toContain(res.status)
+        expect(await res.json()).toMatchObject({ statusCode: res.status, error: expect.stringMatching(/^(not_found|bad_request)$/) })
+      }
+    }
+    expect(rowsOf('mock:alice')).toContain('mock:alice')
   })
 })
 

@@ -14,6 +14,8 @@ import { countOf, otherLoginMethods } from './login-methods'
 export type LinkActor = { caller: AuthClaims } | { actor: string, session?: string }
 
 const lockKey = (ctx: AuthContext, id: string) => ctx.store.key(IDENTITY_RECORDS.identityLock, id)
+/** The lease of one user's changes (links, unlinks, passkey deletions): two at once never leave two identities of one provider, or no way in. */
+const userLock = (ctx: AuthContext, user: Pick<AuthClaims, 'sub'>) => lockKey(ctx, `u\0${user.sub}`)
 
 /** Reports a refused link or unlink (`identity.refused`). */
 function refused(ctx: AuthContext, event: H3Event, by: LinkActor, provider: string, reason: AuthErrorCode, subject?: string): Promise<void> {
@@ -21,8 +23,8 @@ function refused(ctx: AuthContext, event: H3Event, by: LinkActor, provider: stri
 }
 
 /**
- * Links `identity` to its user, under the identity's lease (of concurrent links of one identity, the first wins):
- * `true` when it was linked now, `false` when it was linked to this user already. Refuses an identity linked to
+ * Links `identity` to its user, under the identity's lease (of concurrent links of one identity, the first wins), then
+ * the user's: `true` when it was linked now, `false` when it was linked to this user already. Refuses an identity linked to
  * another user (409 `identity_taken`) and a second identity of one provider (409 `provider_already_linked`).
  */
 export async function linkIdentity(ctx: AuthContext, event: H3Event, identity: LinkedIdentity, via: IdentityLinkedVia, by: LinkActor): Promise<boolean> {
@@ -35,21 +37,21 @@ export async function linkIdentity(ctx: AuthContext, event: H3Event, identity: L
       await refused(ctx, event, by, provider, 'identity_taken', userId)
       throw authError('identity_taken')
     }
-    if ((await handlers.listIdentities(userId)).some(other => other.provider === provider)) {
-      await refused(ctx, event, by, provider, 'provider_already_linked', userId)
-      throw authError('provider_already_linked')
-    }
-    await handlers.linkIdentity(identity)
-    return true
+    // Under the user's lease too: two identities of one provider linked at once would both pass this check.
+    return withLease(ctx.store, userLock(ctx, { sub: userId }), async () => {
+      if ((await handlers.listIdentities(userId)).some(other => other.provider === provider)) {
+        await refused(ctx, event, by, provider, 'provider_already_linked', userId)
+        throw authError('provider_already_linked')
+      }
+      await handlers.linkIdentity(identity)
+      return true
+    })
   }, { onReleaseError: error => ctx.logger.warn('Releasing the lease of an identity failed', error) })
   if (!linked) return false
   await securityEvent(ctx, event, { type: 'identity.linked', ...by, subject: userId, details: { provider, via } })
   await emitHook(ctx, 'svc:identity:linked', { identity, via, event })
   return true
 }
-
-/** The lease of one user's removals of ways in (unlinks, passkey deletions): two at once never leave the account without one. */
-const userLock = (ctx: AuthContext, caller: AuthClaims) => lockKey(ctx, `u\0${caller.sub}`)
 
 /** Refuses (409 `last_login_method`, an event) when removing one of the caller's `identities` or other ways in leaves none. */
 async function keepAWayIn(ctx: AuthContext, event: H3Event, caller: AuthClaims, identities: number, removing: string): Promise<void> {
