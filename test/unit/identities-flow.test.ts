@@ -403,6 +403,19 @@ describe('automatic linking by email (identities.linkByEmail)', () => {
     expect(rowsOf('victim')).toEqual([])
   })
 
+  it('reads a provider\'s `email_verified` given as a string, and links only the account of that very address', async () => {
+    for (const [id, email, verified, owner] of [
+      ['acme-email-string-false', victimEmail, 'false', undefined],
+      ['acme-email-other', 'victim+other@example.com', true, undefined],
+      ['acme-email-lookalike', 'victim@examp1e.com', true, undefined],
+      ['acme-email-string-true', ' Victim@EXAMPLE.com ', 'true', 'victim'],
+    ] as const) {
+      acme.change.profile = { id, email, email_verified: verified }
+      expect((await logIn('acme')).sub, id).toBe(owner ?? `acme:${id}`)
+    }
+    expect(rowsOf('victim')).toEqual(['acme:acme-email-string-true'])
+  })
+
   it('does not link when linkByEmail is off, even with both sides verified', async () => {
     peekAuthContext()!.options.identities!.linkByEmail = false
     acme.change.profile = { id: 'acme-email-off', email: victimEmail, email_verified: true }
