@@ -13,6 +13,7 @@ export const ERRORS = {
   invalid_email: { status: 400, message: 'Invalid email format' },
   password_policy: { status: 400, message: 'The password does not meet the password policy' },
   user_exists: { status: 400, message: 'User already exists' },
+  breach_check_unavailable: { status: 503, message: 'The password could not be checked against known data breaches: try again shortly' },
   invalid_credentials: { status: 400, message: 'Invalid email or password' },
   invalid_verification_code: { status: 400, message: 'Invalid or expired code' },
   too_many_attempts: { status: 400, message: 'Maximum attempts exceeded' },
