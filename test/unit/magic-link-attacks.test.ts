@@ -77,3 +77,18 @@ describe('guesses from a browser that did not ask', () => {
     }))
   })
 })
+
+describe('the page to land on', () => {
+  it('is kept only when a same-origin path after every layer of percent-encoding (as a provider login\'s)', async () => {
+    const landing = async (redirect: string) => {
+      const email = account()
+      const asker = browser()
+      await json(await asker.ask(email, redirect))
+      const answer = await json<{ redirect: string }>(await asker.redeem(await linkOf(email)))
+      const code = new URL(answer.redirect, 'http://x').searchParams.get('code')
+      return (await json<{ redirect?: string }>(await asker.send('POST', '/auth/token', { code }))).redirect
+    }
+    expect(await landing('/dashboard?tab=1')).toBe('/dashboard?tab=1')
+    for (const redirect of ['/%252F%252Fevil.example', '/%255Cevil.example', '/a\\b', `/${'a'.repeat(1100)}`]) expect(await landing(redirect)).toBeUndefined()
+  })
+})

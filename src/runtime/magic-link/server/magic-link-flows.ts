@@ -8,9 +8,9 @@ import type { RecordKey } from '../../server/lib/store/record-store'
 import { requireEmail } from '../../server/lib/edge/email'
 import { authError } from '../../server/lib/edge/errors'
 import { enforceRateLimit } from '../../server/lib/edge/rate-limit'
+import { isSafeRedirect } from '../../server/lib/edge/redirect'
 import { guarded } from '../../server/lib/edge/route-contract'
 import { refusalWindow, securityEvent } from '../../server/lib/edge/security-event'
-import { isRelativePath } from '../../shared/paths'
 import { createMagicCode, discardMagicCode, readMagicCode } from '../../password/server/magic-code'
 import { afterAnswer, verifyCode } from '../../password/server/email-codes'
 import { passwordHandlers, passwordSubject } from '../../password/server/password-handlers'
@@ -36,7 +36,7 @@ export const requestMagicLink = guarded(MAGIC_LINK_ROUTES.request, async (ctx: A
   const email = requireEmail(body.email)
   await enforceRateLimit(ctx, event, 'magicLink', { ip: false, email })
   const options = useMagicLinkOptions(ctx)
-  const redirect = isRelativePath(body.redirect) ? body.redirect : undefined
+  const redirect = isSafeRedirect(body.redirect) ? body.redirect : undefined
   const binding = browserBindingOf(event, ctx, options.ttl)
   afterAnswer(event, async () => {
     const handlers = passwordHandlers()
