@@ -70,6 +70,8 @@ async function openedElsewhere(): Promise<{ laptop: Page, phone: Page, code: str
   await phone.goto(server.url + link)
   const code = (await testId(phone, 'magic-code').textContent())?.trim() ?? ''
   expect(code).toMatch(/^\d{6}$/)
+  // The token left the address bar (and so the history) once the page read it.
+  expect(new URL(phone.url()).hash).toBe('')
   return { laptop, phone, code }
 }
 
