@@ -71,7 +71,8 @@ export const redeemMagicLink = guarded(MAGIC_LINK_ROUTES.redeem, async (ctx: Aut
   // At most as long as the link lives; a second opening replaces the code.
   const ttlSeconds = Math.max(1, Math.min(await ctx.store.ttl(key) ?? 0, useMagicLinkOptions(ctx).ttl))
   const { code } = await createMagicCode(ctx, { email: link.email, action: 'magic_link', data: { link: key.current }, ttlSeconds })
-  return { success: true as const, code }
+  // The account is named, so that someone who did not ask for this link sees whose it is before pressing the button.
+  return { success: true as const, code, email: link.email }
 })
 
 /** The link a short code was shown for (its record's `data.link`), if still pending. */
