@@ -2,7 +2,7 @@
 import type { H3Event } from 'h3'
 import type { AuthContext } from '../../server/lib/core/context'
 import { browserBindingOf, matchesCodeBinding } from '../../server/lib/core/code-binding'
-import { getAuthHandlers } from '../../server/lib/core/handlers'
+import { hasGlobalUserPersist } from '../../server/lib/core/handlers'
 import { completeLogin } from '../../server/lib/core/login'
 import type { RecordKey } from '../../server/lib/store/record-store'
 import { requireEmail } from '../../server/lib/edge/email'
@@ -125,7 +125,8 @@ async function logIn(ctx: AuthContext, event: H3Event, key: RecordKey): Promise<
     await refused(ctx, event, 'unknown_account')
     throw authError('invalid_magic_link')
   }
-  if (!found && !getAuthHandlers().onUserPersist) throw new Error('[svc-auth] providers.magicLink.allowSignUp needs onUserPersist to create accounts.')
+  // The password provider's onUserPersist(email, hash) answers provider `password` only: it would create nothing.
+  if (!found && !hasGlobalUserPersist()) throw new Error('[svc-auth] providers.magicLink.allowSignUp needs a global onUserPersist to create accounts (password.onUserPersist stores password hashes only).')
   const { hashedPassword: _hash, ...profile } = found ?? {}
   const { location } = await completeLogin(ctx, {
     event,
