@@ -57,7 +57,7 @@ describe('allowSignUp without a global onUserPersist', () => {
   it('creates no session when only the password provider\'s onUserPersist(email, hash) is registered (it stores hashes only)', async () => {
     const global = getAuthHandlers().onUserPersist
     const stored: string[] = []
-    defineAuthHandlers({ onUserPersist: undefined, password: { onUserPersist: (email) => { stored.push(email) } } })
+    defineAuthHandlers({ onUserPersist: undefined, password: { onUserPersist: email => void stored.push(email) } })
     const errors = vi.spyOn(app.ctx().logger, 'error').mockImplementation(() => {})
     try {
       const email = 'hash-only@example.com'
