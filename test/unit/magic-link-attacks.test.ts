@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest'
 import { errorOf, json, magicLinkApp } from './helpers/magic-link-app'
+import { defineAuthHandlers, getAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
 
 // Attacks on the short code of a link opened on another device, on the memory store (the store's atomic parts are
 // tested on every driver by the suite): a code without its address, and guesses from a browser that did not ask.
@@ -90,5 +91,48 @@ describe('the page to land on', () => {
     }
     expect(await landing('/dashboard?tab=1')).toBe('/dashboard?tab=1')
     for (const redirect of ['/%252F%252Fevil.example', '/%255Cevil.example', '/a\\b', `/${'a'.repeat(1100)}`]) expect(await landing(redirect)).toBeUndefined()
+  })
+})
+
+describe('a crash between stored and answered', () => {
+  it('a delivery that fails leaves no link that works (the handler saw it, nobody can use it)', async () => {
+    const { password } = getAuthHandlers()
+    const send = password!.sendVerificationCode!
+    const links: string[] = []
+    defineAuthHandlers({ password: { sendVerificationCode: (_email, _code, _action, details) => {
+      links.push(details.link)
+      throw new Error('mail server down')
+    } } })
+    const errors = vi.spyOn(app.ctx().logger, 'error').mockImplementation(() => {})
+    try {
+      await json(await browser().ask(account()))
+      await vi.waitFor(() => expect(errors).toHaveBeenCalledWith('Sending a login link failed', expect.any(Error)))
+    }
+    finally {
+      errors.mockRestore()
+      defineAuthHandlers({ password: { sendVerificationCode: send } })
+    }
+    const token = new URLSearchParams(new URL(links[0]!).hash.slice(1)).get('token')!
+    expect(await errorOf(await browser().redeem(token, true), 400)).toBe('invalid_magic_link')
+  })
+
+  it('a login that fails after the link was taken leaves it spent and no session (the user asks again)', async () => {
+    const email = account()
+    const asker = browser()
+    await json(await asker.ask(email))
+    const token = await linkOf(email)
+    const { onUserPersist } = getAuthHandlers()
+    defineAuthHandlers({ onUserPersist: () => {
+      throw new Error('database down')
+    } })
+    try {
+      const failed = await asker.redeem(token)
+      expect(failed.status).toBe(500)
+      expect(await failed.json()).not.toHaveProperty('redirect')
+    }
+    finally {
+      defineAuthHandlers({ onUserPersist })
+    }
+    expect(await errorOf(await asker.redeem(token), 400)).toBe('invalid_magic_link')
   })
 })
