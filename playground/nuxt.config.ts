@@ -38,6 +38,9 @@ export default defineNuxtConfig({
     // organization, GET /auth/me/activity for everyone; "new sign-in" emails are printed to the console
     // (server/plugins/audit.ts). Admins find users, their sessions and trail at /admin/security.
     audit: { adminPage: '/admin/security' },
+    // Several providers on one account: link and unlink them on /profile; a mock login whose verified email is
+    // a password account's joins that account (linkByEmail). Links live in memory (server/plugins/identities.ts).
+    identities: { linkByEmail: true },
     // Email + password with emailed codes; users live in memory and codes are printed to the
     // console (server/plugins/password-users.ts).
     providers: {

@@ -15,6 +15,7 @@ import { setupMagicLink } from './build/magic-link'
 import { setupOrganizations } from './build/organizations'
 import { setupAudit } from './build/audit'
 import { setupNative } from './build/native'
+import { setupIdentities } from './build/identities'
 import { setupTesting } from './build/testing'
 import { setupOpenAPI } from './build/openapi'
 import { buildRuntimeConfig, writeRuntimeConfig } from './build/runtime-config'
@@ -30,6 +31,7 @@ export type * from './runtime/passkey/passkey-types'
 export type * from './runtime/password/password-types'
 export type * from './runtime/magic-link/magic-link-types'
 export type * from './runtime/organizations/org-answer-types'
+export type { IdentitiesOptions, IdentityHandlers, IdentityLinkedPayload, IdentityUnlinkedPayload, LinkedAccount, LinkedAccountsAnswer, LinkedIdentity } from './runtime/identities/identity-types'
 export type { AuditEvent, AuditOptions, AuditVerification, ChainedAuditEvent, NewDevicePayload, SecurityEventType } from './runtime/audit/audit-types'
 
 export default defineNuxtModule<ModuleOptionsInput>({
@@ -73,6 +75,7 @@ export default defineNuxtModule<ModuleOptionsInput>({
     setupOrganizations(setup)
     setupAudit(setup)
     setupNative(setup)
+    setupIdentities(setup)
     checkAccessRules(setup)
     await setupDevtools(setup)
     setupTesting(setup, process.env)

@@ -137,7 +137,7 @@ one run.
 \`npm run bench\` prints the report (progress goes to stderr); \`--quick\` is a short version (about
 3 minutes) with fewer rounds and shorter phases, \`--profile\` adds the CPU profile, \`--write\` also
 writes this page, \`--only a,b\` runs some sections (routes, module-cost, refresh, revocation,
-password, startup, memory, client-size, orgs, profile) and prints them. It builds the fixtures when their
+password, startup, memory, client-size, orgs, audit, provider-token, profile) and prints them. It builds the fixtures when their
 \`.output\` is missing (\`--build\` forces it) and needs \`redis-server\` on the PATH (it starts its
 own Redis; \`SVC_BENCH_REDIS_URL=redis://host:port\` uses another). \`node bench/run.mjs --help\` lists the options that set durations,
 rounds and sizes. \`--baseline REV\` also runs the refresh phases and \`GET /auth/orgs\` on builds of an earlier git

@@ -20,6 +20,8 @@ import { AUDIT_ROUTES } from '../runtime/audit/server/audit-routes'
 import { AUDIT_ADMIN_ROUTES } from '../runtime/audit/server/admin-routes'
 import { isNativeEnabled } from '../runtime/native/server/native-options'
 import { NATIVE_ROUTES } from '../runtime/native/server/native-routes'
+import { isIdentitiesEnabled } from '../runtime/identities/server/identities-options'
+import { IDENTITY_ROUTES } from '../runtime/identities/server/identities-routes'
 
 /** A server endpoint of the module. */
 export interface ServerRoute {
@@ -36,7 +38,7 @@ const routesOf = (contracts: RouteContract[], e: EndpointOptions): ServerRoute[]
   contracts.map(c => ({ route: c.path(e), method: c.method, handler: c.handler }))
 
 /** Every route contract of the module, by method and handler file (`post server/routes/token.post`). */
-export const ROUTE_CONTRACTS = new Map([CORE_ROUTES, IMPERSONATION_ROUTES, OAUTH_ROUTES, PASSWORD_ROUTES, TWO_FACTOR_ROUTES, PASSKEY_ROUTES, MAGIC_LINK_ROUTES, ORGANIZATION_ROUTES, AUDIT_ROUTES, AUDIT_ADMIN_ROUTES, NATIVE_ROUTES]
+export const ROUTE_CONTRACTS = new Map([CORE_ROUTES, IMPERSONATION_ROUTES, OAUTH_ROUTES, PASSWORD_ROUTES, TWO_FACTOR_ROUTES, PASSKEY_ROUTES, MAGIC_LINK_ROUTES, ORGANIZATION_ROUTES, AUDIT_ROUTES, AUDIT_ADMIN_ROUTES, NATIVE_ROUTES, IDENTITY_ROUTES]
   .flatMap(contractsOf).map(c => [`${c.method} ${c.handler}`, c]))
 
 /** The contract of a route, or undefined for a handler that is not one of the module's API. */
@@ -93,7 +95,7 @@ export function passwordRoutes(options: Pick<ModuleOptions, 'endpoints' | 'provi
 }
 
 /** Options that decide the module's routes (`twoFactor`, `organizations` and `audit` may be absent: off). */
-export type RouteOptions = Pick<ModuleOptions, 'endpoints' | 'providers'> & Partial<Pick<ModuleOptions, 'twoFactor' | 'organizations' | 'audit' | 'native'>>
+export type RouteOptions = Pick<ModuleOptions, 'endpoints' | 'providers'> & Partial<Pick<ModuleOptions, 'twoFactor' | 'organizations' | 'audit' | 'native' | 'identities'>>
 
 /** The second factor's routes under `<authPath>/two-factor/`, when `twoFactor.enabled`. */
 export function twoFactorRoutes(options: RouteOptions): ServerRoute[] {
@@ -132,9 +134,14 @@ export function nativeRoutes(options: RouteOptions): ServerRoute[] {
   return routesOf([...Object.values(grants), ...(oauthProviderNames(options.providers).length ? [login] : [])], options.endpoints)
 }
 
+/** The routes of linked identities (`<authPath>/link/:provider`, `<authPath>/links`), when `identities` is set and an OAuth provider is configured. */
+export function identityRoutes(options: RouteOptions): ServerRoute[] {
+  return isIdentitiesEnabled(options) && oauthProviderNames(options.providers).length ? routesOf(contractsOf(IDENTITY_ROUTES), options.endpoints) : []
+}
+
 /** Every path the module answers on for these options: its routes, the callback page, the second factor's and the magic link's pages. */
 export function moduleRoutePaths(options: RouteOptions): string[] {
-  const routes = [...coreRoutes(options.endpoints), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...magicLinkRoutes(options), ...twoFactorRoutes(options), ...organizationRoutes(options), ...auditRoutes(options), ...auditAdminRoutes(options), ...nativeRoutes(options)]
+  const routes = [...coreRoutes(options.endpoints), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...magicLinkRoutes(options), ...twoFactorRoutes(options), ...organizationRoutes(options), ...auditRoutes(options), ...auditAdminRoutes(options), ...nativeRoutes(options), ...identityRoutes(options)]
   const pages = [options.endpoints.callbackPath, ...(isTwoFactorEnabled(options) ? [options.endpoints.secondFactorPath] : []), ...(isMagicLinkEnabled(options.providers?.magicLink) ? [options.endpoints.magicLinkPath] : []), ...(isOrganizationsEnabled(options) ? [options.organizations.invitationPath ?? '/auth/invitation'] : [])]
   return [...routes.map(route => route.route), ...pages]
 }

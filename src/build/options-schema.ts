@@ -7,6 +7,7 @@ import { twoFactorSchema } from '../runtime/two-factor/server/two-factor-options
 import { organizationsSchema } from '../runtime/organizations/server/organizations-options'
 import { auditSchema } from '../runtime/audit/server/audit-options'
 import { nativeSchema } from '../runtime/native/server/native-options'
+import { identitiesSchema } from '../runtime/identities/server/identities-options'
 
 /**
  * Every option of the module: the core's schema with the features' pieces. The source of the
@@ -18,4 +19,5 @@ export const moduleOptionsSchema = coreOptionsSchema.extend({
   organizations: organizationsSchema.optional(),
   audit: auditSchema.optional(),
   native: nativeSchema.optional(),
+  identities: identitiesSchema.optional(),
 })

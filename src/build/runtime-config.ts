@@ -4,6 +4,7 @@ import { isPasskeyEnabled, resolvePasskeyOptions } from '../runtime/passkey/serv
 import { isMagicLinkEnabled, resolveMagicLinkOptions } from '../runtime/magic-link/server/magic-link-options'
 import { isOrganizationsEnabled, organizationsSchema } from '../runtime/organizations/server/organizations-options'
 import { auditSchema, isAuditEnabled } from '../runtime/audit/server/audit-options'
+import { identitiesSchema, isIdentitiesEnabled } from '../runtime/identities/server/identities-options'
 import { isMockEnabled, MOCK_DEFAULTS } from '../runtime/oauth/server/mock-preset'
 import { BUILT_IN_OAUTH_PROVIDERS, customProviders, presetOf } from '../runtime/oauth/server/provider-registry'
 import type { ModuleOptions, PublicAuthConfig } from '../runtime/types/options'
@@ -60,14 +61,15 @@ export function publicProviderNames(names: string[], options: Pick<ModuleOptions
 }
 
 /**
- * `organizations` and `audit` for the private runtime config with every default written (Nitro overrides only
+ * `organizations`, `audit` and `identities` for the private runtime config with every default written (Nitro overrides only
  * existing keys: `NUXT_SVC_AUTH_AUDIT_SECRET`), each when it is on and valid; as given otherwise (the build's
  * checks report a mistake).
  */
-export function runtimeFeatureOptions(options: Pick<ModuleOptions, 'organizations' | 'audit'>): Pick<ModuleOptions, 'organizations' | 'audit'> {
+export function runtimeFeatureOptions(options: Pick<ModuleOptions, 'organizations' | 'audit' | 'identities'>): Pick<ModuleOptions, 'organizations' | 'audit' | 'identities'> {
   return {
     ...(isOrganizationsEnabled(options) ? { organizations: organizationsSchema.safeParse(options.organizations).data ?? options.organizations } : {}),
     ...(isAuditEnabled(options) ? { audit: auditSchema.safeParse(options.audit).data ?? options.audit } : {}),
+    ...(isIdentitiesEnabled(options) ? { identities: identitiesSchema.safeParse(options.identities).data ?? options.identities } : {}),
   }
 }
 

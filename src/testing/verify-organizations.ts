@@ -1,23 +1,10 @@
 import type { Organization, OrganizationMember, OrganizationsAdapter, Team } from '../runtime/organizations/organization-types'
 import type { ContractRun } from './organizations-contract'
 import { RULES } from './organizations-rules'
+import { checkRules, expectRule, now, randomText } from './contract-rules'
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
 const SLUG_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789'
-
-/** `length` random characters of `alphabet` (64 or fewer characters). */
-function randomText(length: number, alphabet: string): string {
-  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(length))
-  let out = ''
-  for (const byte of bytes) out += alphabet[byte % alphabet.length]
-  return out
-}
-
-/** Now, to the second (a database that keeps seconds reads it back as written). */
-const now = () => new Date(Math.floor(Date.now() / 1000) * 1000).toISOString()
-
-/** A failed rule (its message names the rule). */
-class BrokenRule extends Error {}
 
 /**
  * Proves an organizations adapter (`defineAuthHandlers({ organizations: { adapter } })`) against
@@ -64,23 +51,7 @@ export async function verifyOrganizationsAdapter(create: () => OrganizationsAdap
       run.expect(answer === 'created', `createOrganization with a free slug answered ${JSON.stringify(answer)}`)
       return { organization, creator }
     },
-    expect(condition, detail) {
-      if (!condition) throw new BrokenRule(detail)
-    },
+    expect: expectRule,
   }
-  try {
-    for (const rule of RULES) {
-      try {
-        await rule.check(run)
-      }
-      catch (error) {
-        const detail = error instanceof BrokenRule ? error.message : `the adapter threw: ${error instanceof Error ? error.message : String(error)}`
-        throw new Error(`Organizations adapter breaks the rule "${rule.name}": ${detail}`, { cause: error })
-      }
-    }
-  }
-  finally {
-    // Best effort: a broken adapter may fail here too; the first error is what the caller sees.
-    await Promise.allSettled(createdIds.map(id => adapter.deleteOrganization(id)))
-  }
+  await checkRules('Organizations adapter', RULES, run, () => Promise.allSettled(createdIds.map(id => adapter.deleteOrganization(id))))
 }

@@ -1,6 +1,6 @@
 import { codeCookieOf, json, rememberCodeCookie, setCookieValue, type Server } from './requests'
 
-export type Action = 'register' | 'login' | 'reset'
+export type Action = 'register' | 'login' | 'reset' | 'account_exists'
 type Fetcher = Pick<Server, 'fetch'>
 
 export const PASSWORD = 'Sunflower-42x'
@@ -86,10 +86,4 @@ export async function loginUser(server: Fetcher, email: string, password = PASSW
 /** A 6-digit code other than `code`. */
 export function otherCode(code: string, offset = 1): string {
   return String((Number(code) + offset) % 1_000_000).padStart(6, '0')
-}
-
-export const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = sorted.length >> 1
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }

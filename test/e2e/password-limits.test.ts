@@ -5,7 +5,8 @@ import { testRedisUrl } from '../support/test-redis'
 import { restartApp, setupApp, type TestApp } from './app'
 import type { Server } from './requests'
 import { startServerProcess, type ServerProcess } from './server-processes'
-import { callbackCode, exchange, loginUser, median, nextCode, otherCode, PASSWORD, post, registerUser, sentCodes, uniqueEmail } from './password-helpers'
+import { compareTimings as compare, timingsWithin as within } from '../support/timing'
+import { callbackCode, exchange, loginUser, nextCode, otherCode, PASSWORD, post, registerUser, sentCodes, uniqueEmail } from './password-helpers'
 
 // Every test starts the server afresh (its own limits and counters).
 await setupApp('password', {}, { server: false })
@@ -61,40 +62,9 @@ describe('code expiry', () => {
 })
 
 describe('enumeration by timing', () => {
-  // Low bcrypt cost (8) in the fixture; a slow mail server (40 ms per delivery) on this server.
-  // The two kinds of requests are interleaved in random order. Their medians must be within 20% of
-  // each other, or within 3 ms: a few milliseconds' answers swing by more than 20% under other load
-  // on the machine, while the leaks this guards against are far larger (one bcrypt hash at cost 8
-  // without the dummy hash, the 40 ms delivery when the reset code is sent before the answer). A
-  // round can still be disturbed, so up to three rounds are measured and the best one counts.
-  const ROUNDS = 3
-  const PAIRS = 25
-  const TOLERANCE = { ratio: 1.2, ms: 3 }
-
-  interface Gap { ratio: number, ms: number, medians: [number, number] }
-  const within = (gap: Gap) => gap.ratio < TOLERANCE.ratio || gap.ms < TOLERANCE.ms
-
-  async function compare(kinds: Record<'a' | 'b', () => Promise<Response>>): Promise<Gap> {
-    let best: Gap | undefined
-    for (let round = 0; round < ROUNDS && !(best && within(best)); round++) {
-      const times: Record<'a' | 'b', number[]> = { a: [], b: [] }
-      for (let i = 0; i < PAIRS + 3; i++) {
-        const order: Array<'a' | 'b'> = Math.random() < 0.5 ? ['a', 'b'] : ['b', 'a']
-        for (const kind of order) {
-          const started = performance.now()
-          const res = await kinds[kind]()
-          await res.arrayBuffer()
-          if (i >= 3) times[kind].push(performance.now() - started)
-          await sleep(5)
-        }
-      }
-      const [ma, mb] = [median(times.a), median(times.b)]
-      const gap: Gap = { ratio: Math.max(ma, mb) / Math.min(ma, mb), ms: Math.abs(ma - mb), medians: [ma, mb] }
-      if (!best || gap.ms < best.ms) best = gap
-    }
-    return best!
-  }
-
+  // Low bcrypt cost (8) in the fixture; a slow mail server (40 ms per delivery) on this server. The
+  // leaks guarded against: one bcrypt hash at cost 8 without the dummy hash, the 40 ms delivery when
+  // the reset code is sent before the answer (the comparison: test/support/timing.ts).
   it('login: unknown email and wrong password take the same time', async () => {
     const server = await start({ NUXT_SVC_AUTH_RATE_LIMIT_ENABLED: 'false', FIXTURE_SEND_DELAY_MS: '40' })
     const email = uniqueEmail('timing')

@@ -20,3 +20,14 @@ export class CookieJar extends Map<string, string> {
     return [...this].map(([name, value]) => `${name}=${value}`).join('; ')
   }
 }
+
+/** A browser for tests: its cookie jar and a GET that follows nothing by itself, on the app at `base()`. */
+export function jarBrowser(base: () => string) {
+  const jar = new CookieJar()
+  const get = async (url: string) => {
+    const res = await fetch(new URL(url, base()), { headers: { cookie: jar.header() }, redirect: 'manual' })
+    jar.store(res)
+    return res
+  }
+  return { jar, get }
+}

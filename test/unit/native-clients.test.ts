@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { request } from 'node:http'
 import { describe, expect, it, vi } from 'vitest'
-import { CookieJar } from '../helpers/cookie-jar'
+import { CookieJar, jarBrowser } from '../helpers/cookie-jar'
 import { resolveOptions } from '../../src/build/resolve-options'
 import { nativeRoutes } from '../../src/build/module-routes'
 import { s256 } from '../../src/runtime/server/lib/store/crypto'
@@ -54,15 +54,7 @@ async function json<T>(res: Response, status = 200): Promise<T> {
 const errorOf = async (res: Response, status: number) => (await json<{ error: string }>(res, status)).error
 
 /** The system browser: its cookie jar, following nothing by itself. */
-function systemBrowser() {
-  const jar = new CookieJar()
-  const get = async (url: string) => {
-    const res = await fetch(new URL(url, served.base), { headers: { cookie: jar.header() }, redirect: 'manual' })
-    jar.store(res)
-    return res
-  }
-  return { jar, get }
-}
+const systemBrowser = () => jarBrowser(() => served.base)
 
 /** PKCE of one login. */
 function pkce() {

@@ -7,7 +7,7 @@ import { assertLiteralJson, documentModule, errorCodesOf, isOpenAPIServed, jsonS
 import { resolveOptions } from '../../src/build/resolve-options'
 import { serverRoutes } from '../../src/build/module-routes'
 import { ERRORS, type AuthErrorCode } from '../../src/runtime/server/lib/edge/errors'
-import { auditAdminRoutes, auditRoutes, contractOf, magicLinkRoutes, nativeRoutes, oauthRoutes, organizationRoutes, passkeyRoutes, passwordRoutes, ROUTE_CONTRACTS, twoFactorRoutes, type ServerRoute } from '../../src/build/module-routes'
+import { auditAdminRoutes, auditRoutes, contractOf, identityRoutes, magicLinkRoutes, nativeRoutes, oauthRoutes, organizationRoutes, passkeyRoutes, passwordRoutes, ROUTE_CONTRACTS, twoFactorRoutes, type ServerRoute } from '../../src/build/module-routes'
 import { DEVTOOLS_API, DEVTOOLS_ROUTE } from '../../src/runtime/devtools/devtools-paths'
 import { isDocumentedPath, withoutInternalPaths } from '../../src/runtime/server/openapi-document'
 import { sessionIdSchema, tokenRequest, verifyRequest } from '../../src/runtime/server/lib/edge/request-schemas'
@@ -25,10 +25,11 @@ import { ORGANIZATION_ROUTES } from '../../src/runtime/organizations/server/orga
 import { AUDIT_ROUTES } from '../../src/runtime/audit/server/audit-routes'
 import { AUDIT_ADMIN_ROUTES } from '../../src/runtime/audit/server/admin-routes'
 import { NATIVE_ROUTES } from '../../src/runtime/native/server/native-routes'
+import { IDENTITY_ROUTES } from '../../src/runtime/identities/server/identities-routes'
 import { SECURITY_EVENTS } from '../../src/runtime/shared/event-catalog'
 
 /** The contract groups, by the name their handlers' code uses. */
-const GROUPS: Record<string, Record<string, RouteContract | readonly RouteContract[]>> = { CORE_ROUTES, IMPERSONATION_ROUTES, OAUTH_ROUTES, PASSWORD_ROUTES, TWO_FACTOR_ROUTES, PASSKEY_ROUTES, MAGIC_LINK_ROUTES, ORGANIZATION_ROUTES, AUDIT_ROUTES, AUDIT_ADMIN_ROUTES, NATIVE_ROUTES }
+const GROUPS: Record<string, Record<string, RouteContract | readonly RouteContract[]>> = { CORE_ROUTES, IMPERSONATION_ROUTES, OAUTH_ROUTES, PASSWORD_ROUTES, TWO_FACTOR_ROUTES, PASSKEY_ROUTES, MAGIC_LINK_ROUTES, ORGANIZATION_ROUTES, AUDIT_ROUTES, AUDIT_ADMIN_ROUTES, NATIVE_ROUTES, IDENTITY_ROUTES }
 
 const SECRETS = {
   token: 'unit-token-secret-0123456789-abcdefghijklmnop',
@@ -50,10 +51,11 @@ const options = resolveOptions({
   organizations: {},
   audit: { adminPage: '/admin/security' },
   native: { redirectUris: ['com.example.app:/callback'] },
+  identities: {},
 }, true)
 
 /** Every route the module registers with these options. */
-const routes: ServerRoute[] = [...serverRoutes(options), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...magicLinkRoutes(options), ...twoFactorRoutes(options), ...organizationRoutes(options), ...auditRoutes(options), ...auditAdminRoutes(options), ...nativeRoutes(options)]
+const routes: ServerRoute[] = [...serverRoutes(options), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...magicLinkRoutes(options), ...twoFactorRoutes(options), ...organizationRoutes(options), ...auditRoutes(options), ...auditAdminRoutes(options), ...nativeRoutes(options), ...identityRoutes(options)]
 
 type JsonObject = { [key: string]: Json }
 const operationOf = (route: ServerRoute) => routeOperation(route, contractOf(route)!, options) as JsonObject & {

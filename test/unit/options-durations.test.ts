@@ -41,6 +41,7 @@ describe('duration options', () => {
       'sessions.recentLogin',
       'providers.password.magicCodeTTL',
       'providers.passkey.timeout',
+      'providers.magicLink.ttl',
       'twoFactor.period',
       'twoFactor.pendingLoginTTL',
       'twoFactor.enrolmentTTL',
@@ -64,7 +65,7 @@ describe('duration options', () => {
     })
 
     it('has a default that parses to itself', () => {
-      const parsed = read(moduleOptionsSchema.parse({ providers: { password: {}, passkey: {} }, organizations: {}, audit: {} }), path)
+      const parsed = read(moduleOptionsSchema.parse({ providers: { password: {}, passkey: {}, magicLink: {} }, organizations: {}, audit: {} }), path)
       expect(typeof parsed).toBe('number')
       expect(read(moduleOptionsSchema.parse(at(path, parsed)), path)).toBe(parsed)
     })

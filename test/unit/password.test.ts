@@ -127,8 +127,11 @@ describe('options', () => {
       passwordPolicy: { minLength: 8, requireUppercase: true, requireLowercase: true, requireNumber: true, requireSpecial: false, rejectCommon: true },
       resetPasswordPath: '/reset-password',
       hashConcurrency: 0,
+      breachCheck: { enabled: false, url: 'https://api.pwnedpasswords.com', threshold: 0, timeout: 1500, failClosed: false },
+      revealExistingAccounts: true,
     })
     expect(validatePasswordOptions(resolved)).toEqual([])
+    expect(resolvePasswordOptions({ breachCheck: { enabled: true, timeout: '2s' } }).breachCheck).toMatchObject({ enabled: true, timeout: 2000, threshold: 0 })
     const custom = resolvePasswordOptions({ passwordHashRounds: 10, passwordPolicy: { minLength: 12 }, customClaims: { plan: 'free' } })
     expect(custom.passwordPolicy).toMatchObject({ minLength: 12, requireUppercase: true })
     expect(custom.customClaims).toEqual({ plan: 'free' })
@@ -150,12 +153,16 @@ describe('options', () => {
       hashConcurrency: -1,
       resetPasswordPath: 'https://evil.example/reset',
       passwordPolicy: { minLength: 100, requireSpecial: 'yes' as unknown as boolean },
+      breachCheck: { url: 'ftp://api.example.com', threshold: -1, timeout: 0, failClosed: 'no' as unknown as boolean },
+      revealExistingAccounts: 'no' as unknown as boolean,
     })
     const errors = validatePasswordOptions(bad)
-    for (const key of ['magicCodeTTL', 'magicCodeMaxAttempts', 'passwordHashRounds', 'hashConcurrency', 'resetPasswordPath', 'passwordPolicy.minLength', 'passwordPolicy.requireSpecial']) {
-      expect(errors.some(e => e.includes(`password.${key} `)), key).toBe(true)
+    const keys = ['magicCodeTTL', 'magicCodeMaxAttempts', 'passwordHashRounds', 'hashConcurrency', 'resetPasswordPath', 'passwordPolicy.minLength', 'passwordPolicy.requireSpecial', 'breachCheck.url', 'breachCheck.threshold', 'breachCheck.timeout', 'breachCheck.failClosed', 'revealExistingAccounts']
+    for (const key of keys) expect(errors.some(e => e.includes(`password.${key} `)), key).toBe(true)
+    expect(errors).toHaveLength(keys.length)
+    for (const url of ['javascript:alert(1)', 'file:///etc/passwd', 'api.pwnedpasswords.com']) {
+      expect(validatePasswordOptions(resolvePasswordOptions({ breachCheck: { url } })), url).toHaveLength(1)
     }
-    expect(errors).toHaveLength(7)
     const withCallback = resolvePasswordOptions({ customClaims: (() => ({})) as unknown as PasswordProviderOptions['customClaims'] })
     expect(validatePasswordOptions(withCallback).join('\n')).toMatch(/defineAuthHandlers\(\{ password: \{ customClaims \} \}\)/)
   })

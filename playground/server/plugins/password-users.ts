@@ -6,6 +6,8 @@ type PlaygroundUser = {
   /** Absent for an account made by a login link. */
   hashedPassword?: string
   role: string
+  /** Proven by the emailed code (the password flows pass `emailVerified`): a verified provider email may link to it. */
+  emailVerified: boolean
 }
 
 const users = new Map<string, PlaygroundUser>()
@@ -21,7 +23,7 @@ export default defineNitroPlugin(() => {
       }
       if (provider !== 'password' || typeof user.email !== 'string' || typeof user.hashedPassword !== 'string') return
       const existing = users.get(user.email)
-      const stored = { id: existing?.id ?? `pw-${users.size + 1}`, email: user.email, hashedPassword: user.hashedPassword, role: existing?.role ?? 'user' }
+      const stored = { id: existing?.id ?? `pw-${users.size + 1}`, email: user.email, hashedPassword: user.hashedPassword, role: existing?.role ?? 'user', emailVerified: user.emailVerified === true || existing?.emailVerified === true }
       users.set(user.email, stored)
       return { id: stored.id, role: stored.role }
     },

@@ -21,6 +21,23 @@ export interface PasswordPolicyOptions {
   rejectCommon?: boolean
 }
 
+/**
+ * Refusal of new passwords found in data breaches, through a Have I Been Pwned–style range API: only the
+ * first 5 hex characters of the password's SHA-1 leave the server.
+ */
+export interface PasswordBreachCheckOptions {
+  /** Check new passwords (register, reset-complete, change). @default false */
+  enabled?: boolean
+  /** Base URL of the range API (http or https); `GET <url>/range/<prefix>` is asked. @default 'https://api.pwnedpasswords.com' */
+  url?: string
+  /** A password seen more than this many times is refused (0: any appearance). @default 0 */
+  threshold?: number
+  /** Longest wait for the whole answer (milliseconds, or a duration such as '2s'). @default 1500 */
+  timeout?: Duration
+  /** When the API cannot answer: refuse with 503 `breach_check_unavailable` (true), or accept and log a warning (false). @default false */
+  failClosed?: boolean
+}
+
 export interface PasswordProviderOptions {
   /** Lifetime of an emailed 6-digit code. @default 600 */
   magicCodeTTL?: Duration
@@ -36,6 +53,13 @@ export interface PasswordProviderOptions {
   resetPasswordPath?: string
   /** Most bcrypt hashes computed at once (0: CPU cores minus one, 1 to 3). @default 0 */
   hashConcurrency?: number
+  /** Refuse new passwords found in data breaches (off unless `breachCheck.enabled`). */
+  breachCheck?: PasswordBreachCheckOptions
+  /**
+   * Whether register answers 400 `user_exists` for an email that has an account. false: the same answer
+   * for every address, and the account's owner is told by email (action `account_exists`). @default true
+   */
+  revealExistingAccounts?: boolean
 }
 
 /** The options with every default applied. */
@@ -47,6 +71,8 @@ export interface ResolvedPasswordOptions {
   customClaims?: CustomClaims
   resetPasswordPath: string
   hashConcurrency: number
+  breachCheck: Required<Omit<PasswordBreachCheckOptions, 'timeout'>> & { timeout: number }
+  revealExistingAccounts: boolean
 }
 
 /** The flows that continue with an emailed 6-digit code. */

@@ -4,6 +4,7 @@ import type { AuthClaims, AuthUser, ProviderTokens } from './identity'
 import type { PasskeyInfo } from '../passkey/passkey-types'
 import type { Organization, OrganizationInvitation, Team } from '../organizations/organization-types'
 import type { AuditEvent, NewDevicePayload } from '../audit/audit-types'
+import type { IdentityLinkedPayload, IdentityUnlinkedPayload } from '../identities/identity-types'
 
 /** Payload of the `onUserInfo` handlers and of the `svc:userInfo` and `svc:success` hooks: one login. */
 export interface UserInfoPayload {
@@ -231,4 +232,8 @@ export interface SvcAuthHooks {
   /** The provider refused a user's kept refresh token (`invalid_grant`): their link is broken until they log in with it again. An audit point: errors logged only. See {@link ProviderLinkBrokenPayload}. */
   'svc:provider:linkBroken': (payload: ProviderLinkBrokenPayload) => void | Promise<void>
   'svc:login:newDevice': (payload: NewDevicePayload) => void | Promise<void>
+  /** A provider identity was linked to a user (`via`: a new account's first login, the same verified email, the user's own link). An audit point: errors logged only. See {@link IdentityLinkedPayload}. */
+  'svc:identity:linked': (payload: IdentityLinkedPayload) => void | Promise<void>
+  /** A user unlinked a provider identity. An audit point: errors logged only. See {@link IdentityUnlinkedPayload}. */
+  'svc:identity:unlinked': (payload: IdentityUnlinkedPayload) => void | Promise<void>
 }

@@ -5,8 +5,10 @@ import type { UserInfoPayload } from './hooks'
 import type { PasskeyHandlers } from '../passkey/passkey-types'
 import type { OrganizationsHandlers } from '../organizations/organization-types'
 import type { AuditHandlers } from '../audit/audit-types'
+import type { IdentityHandlers } from '../identities/identity-types'
 
 export type { AuditHandlers } from '../audit/audit-types'
+export type { IdentityHandlerContext, IdentityHandlers, LinkedIdentity } from '../identities/identity-types'
 export type { InvitationMessage, Organization, OrganizationInvitation, OrganizationMember, OrganizationsAdapter, OrganizationsHandlers, ResolveRolesInput, Team, UserOrganization } from '../organizations/organization-types'
 export type { PasskeyCredential, PasskeyHandlerContext, PasskeyHandlers, PasskeyInfo, PasskeyTransport } from '../passkey/passkey-types'
 
@@ -24,6 +26,13 @@ export interface PasswordUser {
 
 /** Why `sendVerificationCode` is called: a password flow's code, or a magic link (`magic_link`: send `details.link`). */
 export type MagicCodeAction = 'register' | 'login' | 'reset' | 'magic_link'
+
+/**
+ * What a message of `sendVerificationCode` is for: a code's action (or a magic link), or `account_exists`
+ * (registration with `revealExistingAccounts: false` for an address that has an account: a notice to its
+ * owner that carries no code; `code`, `link` and `flow` are '' and `expiresAt` is the time of the attempt).
+ */
+export type VerificationMessageAction = MagicCodeAction | 'account_exists'
 
 /** Fourth argument of `sendVerificationCode`: what a message needs besides the code. */
 export interface VerificationCodeDetails {
@@ -48,10 +57,13 @@ export interface PasswordHandlers {
   findUser?: (email: string) => PasswordUser | null | undefined | Promise<PasswordUser | null | undefined>
   /**
    * Required: delivers a 6-digit code, once per code after it is stored. If it throws, the code is
-   * discarded and the request answers 500 `send_failed` (reset-request only logs it). Also delivers
-   * the login links of `providers.magicLink` (`action: 'magic_link'`, `code` empty: send `details.link`).
+   * discarded and the request answers 500 `send_failed` (reset-request, and register with
+   * `revealExistingAccounts: false`, only log it). Also delivers the login links of `providers.magicLink`
+   * (`action: 'magic_link'`, `code` empty: send `details.link`) and, with `revealExistingAccounts: false`,
+   * the notice to an account's owner that someone tried to register with their address (`action:
+   * 'account_exists'`, `code`, `link` and `flow` empty: tell them to reset the password if it was them).
    */
-  sendVerificationCode?: (email: string, code: string, action: MagicCodeAction, details: VerificationCodeDetails) => void | Promise<void>
+  sendVerificationCode?: (email: string, code: string, action: VerificationMessageAction, details: VerificationCodeDetails) => void | Promise<void>
   /**
    * Replaces the built-in password policy: receives the new password (NFC); returns true, or false or
    * violations (400 `password_policy`). Without `hashPassword`, over 72 bytes is still refused.
@@ -183,4 +195,6 @@ export interface AuthHandlers {
   organizations?: OrganizationsHandlers
   /** Handlers of the audit log (`svcAuth.audit`). */
   audit?: AuditHandlers
+  /** Where provider identities are linked to users (`svcAuth.identities`). */
+  identities?: IdentityHandlers
 }

@@ -11,12 +11,14 @@ import type { TwoFactorOptions } from '../two-factor/two-factor-types'
 import type { OrganizationsOptions, RoleTable } from '../organizations/organization-types'
 import type { AuditOptions } from '../audit/audit-types'
 import type { NativeOptions } from '../native/native-types'
+import type { IdentitiesOptions } from '../identities/identity-types'
 
 export type { RedisNode, RefreshCookieOptions, RefreshEncryptionOptions, RefreshStorageOptions, SameSite, StorageDriverName, TokenRefreshOptions } from './refresh'
 export type { TwoFactorAlgorithm, TwoFactorOptions } from '../two-factor/two-factor-types'
 export type { OrganizationsOptions, RoleTable } from '../organizations/organization-types'
 export type { AuditOptions } from '../audit/audit-types'
 export type { NativeOptions } from '../native/native-types'
+export type { IdentitiesOptions } from '../identities/identity-types'
 
 export type { Duration, Parsed } from './time-span'
 
@@ -165,6 +167,8 @@ export interface ModuleOptions {
   audit?: AuditOptions
   /** Native and other non-browser clients: refresh tokens in the body, logins per RFC 8252 (off until set). */
   native?: NativeOptions
+  /** Several providers logging into one account: links, `identities` handlers (off until set, even to `{}`). */
+  identities?: IdentitiesOptions
   /** The app's public URL: its origin and the base of absolute URLs instead of the `Host` header. @default '' */
   publicUrl: string
   /** Per-request SSR access token and the server side of the fetch helper. @default true when `ssr` is on */

@@ -7,8 +7,9 @@ import organizations from '../../../src/runtime/organizations/server/organizatio
 import audit from '../../../src/runtime/audit/server/audit-feature'
 import keptProviderTokens from '../../../src/runtime/oauth/server/token-vault-feature'
 import oauth from '../../../src/runtime/oauth/server/oauth-feature'
+import identities from '../../../src/runtime/identities/server/identities-feature'
 
-export const features = [twoFactor, organizations, audit, oauth, keptProviderTokens]
+export const features = [twoFactor, organizations, audit, oauth, keptProviderTokens, identities]
 
 export const routePaths: string[] = []
 

@@ -6,9 +6,10 @@ import { afterAll, beforeAll } from 'vitest'
 import { resetAuthHandlers } from '../../../src/runtime/server/lib/core/handlers'
 import { peekAuthContext } from '../../../src/runtime/server/utils/auth-context'
 import { nitro } from './nitro-stub'
-import { auditAdminRoutes, auditRoutes, coreRoutes, magicLinkRoutes, nativeRoutes, oauthRoutes, organizationRoutes, passkeyRoutes, passwordRoutes, twoFactorRoutes } from '../../../src/build/module-routes'
-import type { PasswordHandlers, PasswordUser } from '../../../src/runtime/types/host-handlers'
+import { auditAdminRoutes, auditRoutes, coreRoutes, identityRoutes, magicLinkRoutes, nativeRoutes, oauthRoutes, organizationRoutes, passkeyRoutes, passwordRoutes, twoFactorRoutes } from '../../../src/build/module-routes'
 import type { ModuleOptions } from '../../../src/runtime/types/options'
+
+export { memoryPasswordAccounts } from './password-app'
 
 const ROUTES_DIR = join(import.meta.dirname, '..', '..', '..', 'src', 'runtime')
 
@@ -19,7 +20,7 @@ const ROUTES_DIR = join(import.meta.dirname, '..', '..', '..', 'src', 'runtime')
  */
 export async function moduleRouter(options: ModuleOptions): Promise<Router> {
   const router = createRouter()
-  const routes = [...coreRoutes(options.endpoints), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...magicLinkRoutes(options), ...twoFactorRoutes(options), ...organizationRoutes(options), ...auditRoutes(options), ...auditAdminRoutes(options), ...nativeRoutes(options)]
+  const routes = [...coreRoutes(options.endpoints), ...oauthRoutes(options), ...passwordRoutes(options), ...passkeyRoutes(options), ...magicLinkRoutes(options), ...twoFactorRoutes(options), ...organizationRoutes(options), ...auditRoutes(options), ...auditAdminRoutes(options), ...nativeRoutes(options), ...identityRoutes(options)]
   for (const route of routes) {
     const handler = (await import(/* @vite-ignore */ join(ROUTES_DIR, `${route.handler}.ts`)) as { default: EventHandler }).default
     router[route.method](route.route, handler)
@@ -55,22 +56,4 @@ export function serveModuleForFile(options: () => ModuleOptions): { readonly bas
     await peekAuthContext()?.dispose()
   })
   return served
-}
-
-/**
- * Password accounts kept in memory, and the codes sent to them: `handlers` are the host's
- * `password` handlers over them (an account's id is `id-<email>`).
- */
-export function memoryPasswordAccounts() {
-  const users = new Map<string, PasswordUser>()
-  const codes: Array<{ email: string, code: string, action: string, link: string }> = []
-  const handlers: PasswordHandlers = {
-    findUser: email => users.get(email) ?? null,
-    sendVerificationCode: (email, code, action, details) => void codes.push({ email, code, action, link: details.link }),
-    onUserPersist: (email, hashedPassword) => {
-      users.set(email, { id: `id-${email}`, email, hashedPassword })
-      return { id: `id-${email}` }
-    },
-  }
-  return { users, codes, handlers }
 }

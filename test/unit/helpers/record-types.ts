@@ -11,8 +11,9 @@ import { ORG_RECORDS } from '../../../src/runtime/organizations/server/org-recor
 import { AUDIT_RECORDS } from '../../../src/runtime/audit/server/audit-recorder'
 import { ACTIVITY_RECORDS } from '../../../src/runtime/audit/server/user-activity'
 import { DEVICE_RECORDS } from '../../../src/runtime/audit/server/new-device'
+import { IDENTITY_RECORDS } from '../../../src/runtime/identities/server/identity-handlers'
 
 /** Each declaration on its own (two declaring the same namespace would collide in storage); the audit log's are not in RECORD_TYPES, whose flow runs with it off. */
-export const RECORD_DECLARATIONS = [CORE_RECORDS, RATE_RECORDS, OAUTH_RECORDS, MAGIC_CODE_RECORDS, MAGIC_LINK_RECORDS, PASSKEY_RECORDS, TWO_FACTOR_RECORDS, IMPERSONATION_RECORDS, ORG_RECORDS, AUDIT_RECORDS, ACTIVITY_RECORDS, DEVICE_RECORDS]
+export const RECORD_DECLARATIONS = [CORE_RECORDS, RATE_RECORDS, OAUTH_RECORDS, MAGIC_CODE_RECORDS, MAGIC_LINK_RECORDS, PASSKEY_RECORDS, TWO_FACTOR_RECORDS, IMPERSONATION_RECORDS, ORG_RECORDS, AUDIT_RECORDS, ACTIVITY_RECORDS, DEVICE_RECORDS, IDENTITY_RECORDS]
 
 export const RECORD_TYPES = { ...CORE_RECORDS, ...RATE_RECORDS, ...OAUTH_RECORDS, ...MAGIC_CODE_RECORDS, ...MAGIC_LINK_RECORDS, ...PASSKEY_RECORDS, ...TWO_FACTOR_RECORDS, ...IMPERSONATION_RECORDS, ...ORG_RECORDS }

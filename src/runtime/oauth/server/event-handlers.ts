@@ -1,8 +1,8 @@
 import type { H3Event } from 'h3'
 import { useNitroApp } from 'nitropack/runtime'
 import type { CustomEventHandlerOptions, OAuthEventHandlerOptions } from '../oauth-types'
-import type { AuthContext } from '../../server/lib/core/context'
-import { handleOAuthRequest } from './oauth-flow'
+import type { AuthContext, IdentityLinkRequest } from '../../server/lib/core/context'
+import { handleOAuthRequest, startLinkLogin } from './oauth-flow'
 import type { ProviderFetch } from './preset'
 import type { NativeReturn } from './oauth-state'
 import { defineAuthRoute } from '../../server/utils/auth-context'
@@ -16,6 +16,11 @@ const localFetch: ProviderFetch = (url, init) => {
 /** Runs the provider login flow for `name` with the handlers of a host route (`native`: a native app's login starts). */
 export function runOAuthLogin(event: H3Event, ctx: AuthContext, name: string, handlers?: OAuthEventHandlerOptions<object>, native?: NativeReturn): Promise<void> {
   return handleOAuthRequest(event, ctx, { name, handlers, localFetch, native })
+}
+
+/** Starts a signed-in user's link of the provider `name` (POST <authPath>/link/:provider): the provider's authorization URL. */
+export function startProviderLink(event: H3Event, ctx: AuthContext, name: string, link: IdentityLinkRequest): Promise<string> {
+  return startLinkLogin(event, ctx, { name, localFetch, link })
 }
 
 /** Login route of the provider `name` with host handlers: every generated `defineOAuth<Label>EventHandler` is this with the name filled in. */

@@ -6,10 +6,10 @@ import type { ProviderLoginHandlers, ProviderTokens } from '../../types/auth'
 import type { UpstreamLogin } from '../../server/lib/core/records/record-schema'
 import type { OAuthErrorPayload, OAuthEventHandlerOptions } from '../oauth-types'
 import { browserBindingOf, matchesCodeBinding } from '../../server/lib/core/code-binding'
-import type { AuthContext } from '../../server/lib/core/context'
+import type { AuthContext, AuthFeature, IdentityLinkRequest } from '../../server/lib/core/context'
 import { safeEqual } from '../../server/lib/store/crypto'
 import { originOf } from '../../server/lib/edge/origin'
-import { refusalWindow, requestRefused, securityEvent } from '../../server/lib/edge/security-event'
+import { requestRefused } from '../../server/lib/edge/security-event'
 import { completeLogin } from '../../server/lib/core/login'
 import { saveOAuthState, takeOAuthState, type NativeReturn } from './oauth-state'
 import { clearLoginCookies, LOGIN_TTL, readLoginCookies, setLoginCookies } from './oauth-cookies'
@@ -17,7 +17,8 @@ import { exchangeCode, fetchUser, OAuthLoginError } from './exchange'
 import { authorizationServerOf, guardedFetch } from './provider-http'
 import type { ProviderFetch, ResolvedProvider } from './preset'
 import { providerOf } from './provider-registry'
-import { isErrorCode, isSafeRedirect, sanitizeErrorText, withQueryParams } from '../../server/lib/edge/redirect'
+import { isErrorCode, isSafeRedirect, sanitizeErrorText } from '../../server/lib/edge/redirect'
+import { nativeLocation, sendLoginError, type LoginReturn } from './login-error'
 import { underPath } from '../../shared/paths'
 
 /** Origin of the mock provider without a public URL: endpoints are reached in process (path only), the browser gets relative URLs. */
@@ -35,6 +36,8 @@ export interface OAuthRequestOptions {
    * provider's login route as usual, which then sends the code (bound to the challenge) or the error to the app.
    */
   native?: NativeReturn
+  /** Starts a signed-in user's link of the provider's identity: the provider returns to its login route, which links instead of logging in. */
+  link?: IdentityLinkRequest
 }
 
 const text = (max: number) => z.string().max(max).optional()
@@ -61,30 +64,22 @@ type LoginQuery = z.output<typeof querySchema>
 export async function handleOAuthRequest(event: H3Event, ctx: AuthContext, options: OAuthRequestOptions): Promise<void> {
   const { name, handlers = {} } = options
   const provider = providerOf(ctx, name, handlers.config)
-  const fetchFn = provider.local && options.localFetch ? options.localFetch : guardedFetch(options.fetch)
-  const requestUrl = getRequestURL(event)
   const rawQuery = getQuery(event)
   const isCallback = !options.native && ['code', 'state', 'error'].some(key => Object.hasOwn(rawQuery, key))
-  // Where the login continues once it is known to be a native app's (its state record taken), for its errors too.
-  const flow: { native?: NativeReturn } = { native: options.native }
+  // Where the login continues once it is known to be a native app's or a link (its state record taken), for its errors too.
+  const flow: LoginReturn = { native: options.native }
   try {
-    const publicOrigin = ctx.options.publicUrl ? originOf(ctx.options.publicUrl) : undefined
-    // The mock never builds a URL from the Host header: without a public URL it uses relative paths and in-process calls.
-    const relative = provider.local && !publicOrigin
-    const origin = publicOrigin ?? (relative ? IN_PROCESS_ORIGIN : requestUrl.origin)
-    // A native login starts elsewhere; the provider returns to the provider's login route all the same.
-    const callbackPath = options.native ? underPath(ctx.options.endpoints.loginPath, provider.name) : requestUrl.pathname
-    const redirectUri = provider.redirectUrl ?? (relative ? callbackPath : `${origin}${callbackPath}`)
+    const setup = flowSetup(event, ctx, provider, options)
     const parsed = querySchema.safeParse(rawQuery)
     if (!parsed.success) {
       if (isCallback) endStartedLogin(event, ctx, rawQuery.state)
       throw new OAuthLoginError('invalid_request', 'The login request is malformed', isCallback ? 'provider' : 'start')
     }
     if (!isCallback) {
-      const location = await startLogin(event, ctx, provider, parsed.data, { redirectUri, origin, relative, fetchFn, forwarded: forwardedParams(provider, rawQuery), native: options.native })
+      const location = await startLogin(event, ctx, provider, parsed.data, { ...setup, forwarded: forwardedParams(provider, rawQuery), native: options.native })
       return await sendRedirect(event, location, 302)
     }
-    const location = await finishLogin(event, ctx, provider, parsed.data, { requestUrl, origin, fetchFn, handlers, flow })
+    const location = await finishLogin(event, ctx, provider, parsed.data, { ...setup, handlers, flow })
     return await sendRedirect(event, location, 302)
   }
   catch (error) {
@@ -92,8 +87,31 @@ export async function handleOAuthRequest(event: H3Event, ctx: AuthContext, optio
     const failure = error instanceof OAuthLoginError
       ? error
       : new OAuthLoginError('server_error', 'The login could not be completed', isCallback ? 'login' : 'start', error)
-    return await sendLoginError(event, ctx, provider.name, handlers, failure, flow.native)
+    return await sendLoginError(event, ctx, provider.name, handlers, failure, flow)
   }
+}
+
+/**
+ * Starts a provider login that links the provider's identity to a signed-in user (POST <authPath>/link/:provider):
+ * the provider's authorization URL. Throws {@link OAuthLoginError}.
+ */
+export async function startLinkLogin(event: H3Event, ctx: AuthContext, options: Omit<OAuthRequestOptions, 'handlers' | 'native'> & { link: IdentityLinkRequest }): Promise<string> {
+  const provider = providerOf(ctx, options.name, undefined)
+  return startLogin(event, ctx, provider, {}, { ...flowSetup(event, ctx, provider, options), forwarded: forwardedParams(provider, getQuery(event)), link: options.link })
+}
+
+/** The URLs of a login: the origin, the provider's redirect URI (its login route), the fetch for its endpoints. */
+function flowSetup(event: H3Event, ctx: AuthContext, provider: ResolvedProvider, options: Omit<OAuthRequestOptions, 'name'>) {
+  const requestUrl = getRequestURL(event)
+  const fetchFn = provider.local && options.localFetch ? options.localFetch : guardedFetch(options.fetch)
+  const publicOrigin = ctx.options.publicUrl ? originOf(ctx.options.publicUrl) : undefined
+  // The mock never builds a URL from the Host header: without a public URL it uses relative paths and in-process calls.
+  const relative = provider.local && !publicOrigin
+  const origin = publicOrigin ?? (relative ? IN_PROCESS_ORIGIN : requestUrl.origin)
+  // A native login or a link starts elsewhere; the provider returns to the provider's login route all the same.
+  const callbackPath = options.native || options.link ? underPath(ctx.options.endpoints.loginPath, provider.name) : requestUrl.pathname
+  const redirectUri = provider.redirectUrl ?? (relative ? callbackPath : `${origin}${callbackPath}`)
+  return { requestUrl, fetchFn, relative, origin, redirectUri }
 }
 
 /** The login-route query parameters the provider takes over (the mock's `user` and `mock_error`). */
@@ -116,6 +134,7 @@ interface StartContext {
   fetchFn: ProviderFetch
   forwarded: Record<string, string>
   native?: NativeReturn
+  link?: IdentityLinkRequest
 }
 
 async function startLogin(event: H3Event, ctx: AuthContext, provider: ResolvedProvider, query: LoginQuery, start: StartContext): Promise<string> {
@@ -124,7 +143,7 @@ async function startLogin(event: H3Event, ctx: AuthContext, provider: ResolvedPr
     throw new OAuthLoginError('server_error', 'This login provider is not configured', 'start')
   }
   let redirect: string | undefined
-  if (query.redirect !== undefined && !start.native) {
+  if (query.redirect !== undefined && !start.native && !start.link) {
     if (isSafeRedirect(query.redirect)) redirect = query.redirect
     else await requestRefused(ctx, event, 'redirect', { details: { provider: provider.name } })
   }
@@ -134,7 +153,8 @@ async function startLogin(event: H3Event, ctx: AuthContext, provider: ResolvedPr
   const verifier = oauth.generateRandomCodeVerifier()
   const nonce = provider.openid ? oauth.generateRandomNonce() : undefined
   // The state is bound to this browser, so a state planted in another (cookie tossing) is refused.
-  await saveOAuthState(ctx, state, { provider: provider.name, redirectUri: start.redirectUri, redirect, binding: browserBindingOf(event, ctx, LOGIN_TTL), ...(start.native ? { native: start.native } : {}) }, LOGIN_TTL)
+  const purpose = start.native ? { native: start.native } : start.link ? { link: start.link } : {}
+  await saveOAuthState(ctx, state, { provider: provider.name, redirectUri: start.redirectUri, redirect, binding: browserBindingOf(event, ctx, LOGIN_TTL), ...purpose }, LOGIN_TTL)
   setLoginCookies(event, ctx, { state, verifier, nonce })
 
   const url = new URL(as.authorization_endpoint!)
@@ -168,8 +188,8 @@ interface FinishContext {
   origin: string
   fetchFn: ProviderFetch
   handlers: OAuthEventHandlerOptions<object>
-  /** Set to the native app of the login once its state record is taken. */
-  flow: { native?: NativeReturn }
+  /** Set to the native app or the link of the login once its state record is taken. */
+  flow: LoginReturn
 }
 
 const PROVIDER_ERROR_TEXT: Record<string, string> = {
@@ -188,7 +208,7 @@ async function finishLogin(event: H3Event, ctx: AuthContext, provider: ResolvedP
   if (!record || record.provider !== provider.name) {
     throw new OAuthLoginError('invalid_state', 'The login session has expired or was already used: start the login again', 'state')
   }
-  finish.flow.native = record.native
+  Object.assign(finish.flow, { native: record.native, link: record.link })
   if (!matchesCodeBinding(event, ctx, record.binding)) {
     throw new OAuthLoginError('invalid_state', 'This login was started in another browser: start the login again', 'state')
   }
@@ -214,6 +234,7 @@ async function finishLogin(event: H3Event, ctx: AuthContext, provider: ResolvedP
 
   const { tokens, idClaims } = await exchangeCode({ provider, as, client, params, redirectUri: record.redirectUri, verifier: cookies.verifier, nonce: cookies.nonce, fetchFn: finish.fetchFn })
   const { user, providerClaims } = await fetchUser(provider, { as, client, tokens, idClaims, fetchFn: finish.fetchFn })
+  if (record.link) return finishLink(ctx, record.link, { event, provider: provider.name, user })
 
   const handlers: ProviderLoginHandlers = {
     customClaims: composeClaims(providerClaims, finish.handlers.customClaims),
@@ -229,6 +250,13 @@ async function finishLogin(event: H3Event, ctx: AuthContext, provider: ResolvedP
     const deliberate = isError(cause) && !cause.unhandled && cause.statusCode >= 400 && cause.statusCode < 500
     throw new OAuthLoginError('login_failed', deliberate ? sanitizeErrorText(cause.message) || 'The login was refused' : 'The login could not be completed', 'login', cause)
   }
+}
+
+/** A link's end: the feature that links identities says where the browser goes (it answers its own refusals). */
+async function finishLink(ctx: AuthContext, link: IdentityLinkRequest, login: Parameters<NonNullable<AuthFeature['finishLink']>>[2]): Promise<string> {
+  const linker = ctx.features.find(feature => feature.finishLink)
+  if (!linker) throw new OAuthLoginError('server_error', 'Linking accounts is not configured', 'login')
+  return linker.finishLink!(ctx, link, login)
 }
 
 /** The OpenID Connect login to keep with the session (for a logout at the provider and its back-channel logout). */
@@ -255,40 +283,4 @@ function composeClaims(base: Record<string, unknown> | undefined, host: OAuthEve
     const extra = typeof host === 'function' ? await host(user, tokens) : host
     return { ...base, ...(extra ?? {}) }
   }
-}
-
-/** The native app's redirect URI with `params` and the app's `state` added to its query. */
-export function nativeLocation(app: Pick<NativeReturn, 'redirectUri' | 'state'>, params: Record<string, string>): string {
-  const url = new URL(app.redirectUri)
-  for (const [key, value] of Object.entries({ ...params, ...(app.state === undefined ? {} : { state: app.state }) })) url.searchParams.set(key, value)
-  return url.href
-}
-
-/**
- * Ends a failed login: the host's onError (a failure is logged), then 302 to `redirect.error` (a native app's
- * login: to its redirect URI) unless onError answered.
- */
-async function sendLoginError(event: H3Event, ctx: AuthContext, provider: string, handlers: OAuthEventHandlerOptions<unknown>, failure: OAuthLoginError, native?: NativeReturn): Promise<void> {
-  // Anyone can call a callback with a made-up state: one event per provider, reason and client each 5 minutes.
-  await securityEvent(ctx, event, { type: 'login', outcome: 'failure', actor: null, details: { provider, reason: failure.code, stage: failure.stage }, aggregate: refusalWindow(ctx, event, `${provider}\0${failure.code}`) })
-  if (failure.code === 'server_error') ctx.logger.error(`Login with ${provider} failed unexpectedly`, failure.reason)
-  else if (failure.reason !== undefined) ctx.logger.warn(`Login with ${provider} failed (${failure.code})`, describeCause(failure.reason))
-  if (handlers.onError) {
-    try {
-      await handlers.onError({ provider, error: failure.code, errorDescription: failure.description, stage: failure.stage, cause: failure.reason, event })
-    }
-    catch (error) {
-      ctx.logger.error(`onError of ${provider} failed`, error)
-    }
-  }
-  if (event.handled) return
-  const params = { error: failure.code, error_description: failure.description }
-  await sendRedirect(event, native ? nativeLocation(native, params) : withQueryParams(ctx.options.redirect.error, params), 302)
-}
-
-/** A short server-side description of a failure (no response bodies or tokens). */
-function describeCause(cause: unknown): string {
-  if (cause instanceof oauth.ResponseBodyError) return `${cause.error}${cause.error_description ? `: ${cause.error_description}` : ''} (HTTP ${cause.status})`
-  if (cause instanceof Error) return cause.message
-  return String(cause)
 }

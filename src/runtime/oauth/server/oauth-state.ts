@@ -21,6 +21,8 @@ const oauthStateRecord = z.object({
   binding: z.string().min(1),
   /** A native app's login (RFC 8252): where the code or the error goes, and the PKCE challenge the code is bound to. */
   native: z.object({ redirectUri: z.string(), codeChallenge: z.string(), state: z.string().optional() }).optional(),
+  /** A signed-in user's link of the provider's identity to their account (POST <authPath>/link/:provider) instead of a login. */
+  link: z.object({ userId: z.string(), sid: z.string().optional(), redirect: z.string() }).optional(),
   createdAt: timestamp,
 })
 

@@ -5,7 +5,7 @@ import { authError } from '../../server/lib/edge/errors'
 import { enforceRateLimit } from '../../server/lib/edge/rate-limit'
 import { requireEmail } from '../../server/lib/edge/email'
 import type { ResolvedPasswordHandlers } from './password-handlers'
-import { checkPasswordPolicy, MAX_PASSWORD_BYTES, normalizePassword, passwordBytes, passwordForms, policyMessage, TOO_LONG } from './policy'
+import { BREACHED, checkPasswordPolicy, MAX_PASSWORD_BYTES, normalizePassword, passwordBytes, passwordForms, policyMessage, TOO_LONG } from './policy'
 import type { PasswordRuntime } from './password-runtime'
 
 /** A typed email in canonical form (400 `invalid_email`), counted by the per-email limit of `rule`. */
@@ -32,10 +32,14 @@ async function passwordViolations(runtime: PasswordRuntime, handlers: ResolvedPa
   return violations
 }
 
-/** Checks a new password and returns it in normal form; 400 `password_policy` listing every violation. */
+/**
+ * Checks a new password and returns it in normal form; 400 `password_policy` listing every violation.
+ * The breach check runs last, for a password the policy accepts, and before any hashing.
+ */
 export async function requirePolicy(runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, typed: string): Promise<string> {
   const password = normalizePassword(typed)
   const violations = await passwordViolations(runtime, handlers, password)
+  if (!violations.length && await runtime.breached(password)) violations.push(BREACHED)
   if (violations.length) throw authError('password_policy', policyMessage(violations))
   return password
 }

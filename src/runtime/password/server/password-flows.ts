@@ -2,11 +2,12 @@
 import type { H3Event } from 'h3'
 import type { AuthUser, ProviderClaims, ProviderTokens } from '../../types/auth'
 import type { AuthContext } from '../../server/lib/core/context'
-import { authError } from '../../server/lib/edge/errors'
+import { authError, authErrorCode } from '../../server/lib/edge/errors'
 import { completeLogin } from '../../server/lib/core/login'
 import { trustedDevice } from '../../server/lib/edge/device-cookie'
 import { reserveLoginFailure } from '../../server/lib/edge/rate-limit'
-import { answerRedirect, issueCode, verifyCode } from './email-codes'
+import { hitRateLimit } from '../../server/lib/edge/rate-counter'
+import { afterAnswer, answerRedirect, issueCode, verifyCode } from './email-codes'
 import { checkPassword, limitedEmail, requirePolicy } from './password-check'
 import { requireEmail } from '../../server/lib/edge/email'
 import { passwordHandlers, passwordSubject, requirePersistence, type ResolvedPasswordHandlers } from './password-handlers'
@@ -40,12 +41,33 @@ async function finishLogin(ctx: AuthContext, event: H3Event, runtime: PasswordRu
   return answerRedirect(event, location)
 }
 
+/** At most one `account_exists` notice per address in this many seconds: registering cannot flood an owner's inbox. */
+export const ACCOUNT_EXISTS_NOTICE_WINDOW = 3600
+
+/** Tells an account's owner that someone tried to register with their address; the message carries no code. */
+async function noticeExistingAccount(ctx: AuthContext, handlers: ResolvedPasswordHandlers, email: string): Promise<void> {
+  if (!(await hitRateLimit(ctx, `register-notice:${email}`, 1, ACCOUNT_EXISTS_NOTICE_WINDOW)).allowed) return
+  await handlers.sendVerificationCode(email, '', 'account_exists', { link: '', flow: '', expiresAt: new Date() })
+}
+
 /** POST register: `{ email, password }` → `{ success: true }` and a code by email. */
 export const register = guarded(PASSWORD_ROUTES.register, async (ctx: AuthContext, event, body) => {
   const email = await limitedEmail(ctx, event, 'register', body.email)
   const runtime = usePasswordRuntime(ctx)
   const handlers = passwordHandlers()
   const password = await requirePolicy(runtime, handlers, body.password)
+  if (!runtime.options.revealExistingAccounts) {
+    // Every address costs the same hash and gets the same answer; whether it has an account is looked up after the answer.
+    const hashedPassword = await runtime.hasher.hash(password)
+    afterAnswer(event, async () => {
+      if (await handlers.findUser(email)) await noticeExistingAccount(ctx, handlers, email)
+      else await issueCode(ctx, runtime, handlers, { email, action: 'register', data: { hashedPassword } })
+    }, (error) => {
+      // A failed delivery of the code was logged by issueCode.
+      if (authErrorCode(error) !== 'send_failed') ctx.logger.error('Handling a registration failed', error)
+    })
+    return { success: true as const }
+  }
   if (await handlers.findUser(email)) throw authError('user_exists')
   const hashedPassword = await runtime.hasher.hash(password)
   await issueCode(ctx, runtime, handlers, { email, action: 'register', data: { hashedPassword } })
@@ -59,8 +81,8 @@ export const registerVerify = guarded(PASSWORD_ROUTES.registerVerify, async (ctx
   const record = await verifyCode<{ hashedPassword?: unknown }>(ctx, event, runtime.options, 'register', input)
   const hashedPassword = record.data.hashedPassword
   if (typeof hashedPassword !== 'string') throw authError('invalid_verification_code')
-  // Someone may have created the account since the code was sent: never overwrite it.
-  if (await handlers.findUser(record.email)) throw authError('user_exists')
+  // Someone may have created the account since the code was sent: never overwrite it (nor name it, when accounts are not revealed).
+  if (await handlers.findUser(record.email)) throw authError(runtime.options.revealExistingAccounts ? 'user_exists' : 'invalid_verification_code')
   const email = record.email
   return finishLogin(ctx, event, runtime, handlers, { email, hashedPassword, sub: passwordSubject({}, email) })
 })

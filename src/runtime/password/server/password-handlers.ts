@@ -1,12 +1,12 @@
 import type { H3Event } from 'h3'
-import type { AuthUser, MagicCodeAction, PasswordHandlers, PasswordUser, VerificationCodeDetails } from '../../types/auth'
+import type { AuthUser, PasswordHandlers, PasswordUser, VerificationCodeDetails, VerificationMessageAction } from '../../types/auth'
 import { getAuthHandlers, requiredHandler } from '../../server/lib/core/handlers'
 import { hostSubjectOf, type SubjectSource } from '../../server/lib/core/subject'
 
 /** The password handlers of the host, checked (alternative names are resolved at registration). */
 export interface ResolvedPasswordHandlers {
   findUser(email: string): Promise<PasswordUser | null>
-  sendVerificationCode(email: string, code: string, action: MagicCodeAction, details: VerificationCodeDetails): Promise<void>
+  sendVerificationCode(email: string, code: string, action: VerificationMessageAction, details: VerificationCodeDetails): Promise<void>
   /** Replaces the built-in policy when the host defines it. */
   validatePassword?: (password: string) => boolean | string[] | Promise<boolean | string[]>
   /** True when the host hashes passwords itself (`hashPassword`): bcrypt's 72-byte limit does not apply. */

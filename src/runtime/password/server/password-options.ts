@@ -2,7 +2,8 @@ import { defu } from 'defu'
 import { z } from 'zod'
 import type { PasswordProviderOptions, ResolvedPasswordOptions } from '../password-types'
 import type { CustomClaims } from '../../types/auth'
-import { bool, duration, group, int, is, relativePath, schemaErrors, type Checked, type SameType } from '../../server/lib/config/schema'
+import { bool, duration, got, group, int, is, relativePath, schemaErrors, type Checked, type SameType } from '../../server/lib/config/schema'
+import { originOf } from '../../server/lib/edge/origin'
 import { isRecord } from '../../shared/values'
 
 /** The options of the password provider (`svcAuth.providers.password`). */
@@ -23,6 +24,14 @@ export const passwordSchema = z.object({
     : 'must be an object of claims.').optional(),
   resetPasswordPath: relativePath('/reset-password', 'must be a relative path such as \'/reset-password\''),
   hashConcurrency: int(0, 'must be a whole number from 0 (automatic) to 64.', 64).default(0),
+  breachCheck: group({
+    enabled: bool.default(false),
+    url: z.string().refine(url => !!originOf(url), { error: got('must be an http(s) URL such as \'https://api.pwnedpasswords.com\'') }).default('https://api.pwnedpasswords.com'),
+    threshold: int(0, 'must be a whole number, 0 or more.').default(0),
+    timeout: duration(1500, { min: 100, max: 30_000, unit: 'ms' }),
+    failClosed: bool.default(false),
+  }),
+  revealExistingAccounts: bool.default(true),
 })
 
 export type PasswordOptionsChecked = Checked<SameType<z.output<typeof passwordSchema>, ResolvedPasswordOptions>>

@@ -23,12 +23,12 @@ export const PASSWORD_ROUTES = {
     id: 'PasswordRegister',
     ...route('register'),
     summary: 'Register with email and password',
-    description: 'Stores a pending registration and emails a 6-digit code.',
+    description: 'Stores a pending registration and emails a 6-digit code. With `revealExistingAccounts: false` every address gets this answer, and the owner of an existing account a notice without a code.',
     sameOrigin: true,
     rateLimit: 'register',
     body: req.credentialsRequest,
     ok: { schema: res.successResponse, description: 'A code has been sent' },
-    errors: ['invalid_email', 'password_policy', 'user_exists', 'send_failed'],
+    errors: ['invalid_email', 'password_policy', 'breach_check_unavailable', 'user_exists', 'send_failed'],
   },
   registerVerify: verifyRoutes('register', 'PasswordRegisterVerify', 'The callback page with an authorization code', { schema: res.redirectResponse, description: 'The account is created; `redirect` is the callback page with a code' }, ['user_exists']),
   login: {
@@ -64,7 +64,7 @@ export const PASSWORD_ROUTES = {
     rateLimit: 'resetComplete',
     body: req.resetCompleteRequest,
     ok: { schema: res.successResponse, description: 'The password has been changed' },
-    errors: ['invalid_reset_session', 'password_policy'],
+    errors: ['invalid_reset_session', 'password_policy', 'breach_check_unavailable'],
   },
   change: {
     id: 'PasswordChange',
@@ -76,6 +76,6 @@ export const PASSWORD_ROUTES = {
     rateLimit: 'change',
     body: req.changePasswordRequest,
     ok: { schema: res.successResponse, description: 'The password has been changed' },
-    errors: ['unauthorized', 'current_password_incorrect', 'password_policy', 'no_password_account', 'impersonated_session'],
+    errors: ['unauthorized', 'current_password_incorrect', 'password_policy', 'breach_check_unavailable', 'no_password_account', 'impersonated_session'],
   },
 } satisfies Record<string, RouteContract | readonly RouteContract[]>

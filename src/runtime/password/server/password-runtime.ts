@@ -2,6 +2,7 @@ import type { ResolvedPasswordOptions } from '../password-types'
 import type { AuthContext } from '../../server/lib/core/context'
 import { getAuthHandlers } from '../../server/lib/core/handlers'
 import { createPasswordHasher, type PasswordHasher } from './hashing'
+import { breachGuard } from './breach-check'
 import { isPasswordEnabled, resolvePasswordOptions, validatePasswordOptions } from './password-options'
 import { formatValidationErrors } from '../../server/lib/config/validate-options'
 import { oncePer } from '../../shared/values'
@@ -11,6 +12,8 @@ import { backgroundWorkOutlivesRequests, workerThreadsAvailable } from '../../se
 export interface PasswordRuntime {
   options: ResolvedPasswordOptions
   hasher: PasswordHasher
+  /** True when a new password is found in data breaches (`breachCheck`; always false when it is off). */
+  breached: (password: string) => Promise<boolean>
 }
 
 /**
@@ -32,5 +35,5 @@ export const usePasswordRuntime = oncePer((ctx: AuthContext): PasswordRuntime =>
     threads: workerThreadsAvailable(ctx.deployTarget),
   })
   if (backgroundWorkOutlivesRequests()) hasher.warmUp().catch(error => ctx.logger.warn('Could not compute the dummy password hash', error))
-  return { options, hasher }
+  return { options, hasher, breached: breachGuard(options.breachCheck, message => ctx.logger.warn(message)) }
 })

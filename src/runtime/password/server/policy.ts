@@ -56,6 +56,9 @@ export function checkPasswordPolicy(password: string, policy: Required<PasswordP
   return violations
 }
 
+/** The violation of a password found in data breaches (`breachCheck`). */
+export const BREACHED = 'not one found in known data breaches'
+
 /** The violation of a password longer than bcrypt can check whole. */
 export const TOO_LONG = `at most ${MAX_PASSWORD_BYTES} bytes`
 

@@ -58,6 +58,30 @@ export interface LoginDetour {
   secondFactor?: { flow: string, enrol: boolean }
 }
 
+/** A provider login's identity: the provider and its own subject of the user, and the profile (`svc:userInfo` ran). */
+export interface ProviderIdentityLogin {
+  event: H3Event
+  provider: string
+  subject: string
+  user: AuthUser
+}
+
+/** The user a provider identity logs in as (`userId`), and what to do once the login's subject is final. */
+export interface IdentifiedLogin {
+  userId?: string
+  /** Told the subject the login ended with (after `onUserPersist`). */
+  persisted?: (userId: string) => Promise<void>
+}
+
+/** A provider login started to link its identity to a signed-in user's account, kept with its OAuth state. */
+export interface IdentityLinkRequest {
+  userId: string
+  /** The session that asked (`sid`): the link is refused once it has ended. */
+  sid?: string
+  /** Same-origin path the browser returns to (`?linked=<provider>` or `?error=<code>`). */
+  redirect: string
+}
+
 /** What an optional feature adds to the core (listed in `#svc-auth/features`; the core imports none). */
 export interface AuthFeature {
   /** Its folder under src/runtime (`two-factor`). */
@@ -91,6 +115,13 @@ export interface AuthFeature {
   recordEvent?: (ctx: AuthContext, event: SecurityEventDraft) => Promise<void>
   /** A login succeeded (after `svc:success`, before its authorization code): the final user's `sub` and the provider's tokens. */
   loginSucceeded?: (ctx: AuthContext, login: { userId: string, provider: string, tokens: ProviderTokens }) => Promise<void>
+  /**
+   * A provider login's identity (not a password or passkey login), after `svc:userInfo`: the user it is linked to
+   * logs in instead of the provider-qualified subject.
+   */
+  identifyLogin?: (ctx: AuthContext, login: ProviderIdentityLogin) => Promise<IdentifiedLogin | undefined>
+  /** Ends a provider login started to link its identity ({@link IdentityLinkRequest}) instead of logging in: where the browser goes. */
+  finishLink?: (ctx: AuthContext, link: IdentityLinkRequest, login: Omit<ProviderIdentityLogin, 'subject'>) => Promise<string>
   /** A session ended (`revokeFamily`, once per session); its errors are logged and never fail the revocation. */
   sessionEnded?: (ctx: AuthContext, session: { userId: string, sid: string, reason: SessionRevocationReason }) => Promise<void>
 }

@@ -33,7 +33,7 @@ function canonical({ password: { onUserLookup, onMagicCodeGenerated, onUserPersi
 
 /**
  * Registers the host handlers of the module (onUserInfo, onUserPersist, customClaims, password,
- * impersonation, passkey, twoFactor, organizations). Call it from a Nitro plugin; later calls merge over earlier
+ * impersonation, passkey, twoFactor, organizations, identities). Call it from a Nitro plugin; later calls merge over earlier
  * ones. docs/extending.md lists every handler, when it runs and what its answer does.
  *
  * ```ts
@@ -52,6 +52,7 @@ export function defineAuthHandlers(handlers: AuthHandlers): AuthHandlers {
     passkey: { ...raw.passkey, ...handlers.passkey },
     organizations: { ...raw.organizations, ...handlers.organizations },
     audit: { ...raw.audit, ...handlers.audit },
+    identities: { ...raw.identities, ...handlers.identities },
   }
   registry = canonical(raw)
   return raw
@@ -71,7 +72,7 @@ export function hasGlobalUserPersist(): boolean {
  * A handler a feature cannot work without, read when it is needed (plugins may register it after
  * the server started): a missing one is a set-up mistake, a 500 with the reason in the server log.
  */
-export function requiredHandler<G extends 'password' | 'impersonation' | 'twoFactor' | 'passkey', N extends keyof NonNullable<RegisteredHandlers[G]> & string>(group: G, name: N): NonNullable<NonNullable<RegisteredHandlers[G]>[N]> {
+export function requiredHandler<G extends 'password' | 'impersonation' | 'twoFactor' | 'passkey' | 'identities', N extends keyof NonNullable<RegisteredHandlers[G]> & string>(group: G, name: N): NonNullable<NonNullable<RegisteredHandlers[G]>[N]> {
   const handler = (registry[group] as NonNullable<RegisteredHandlers[G]> | undefined)?.[name]
   if (!handler) throw new Error(`[svc-auth] A required handler is missing: defineAuthHandlers({ ${group}: { ${name} } }) in a Nitro plugin.`)
   return handler

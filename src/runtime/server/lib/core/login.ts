@@ -1,6 +1,6 @@
 import type { H3Event } from 'h3'
 import type { AuthUser, CustomClaims, ProviderLoginHandlers, ProviderTokens, UserInfoPayload } from '../../../types/auth'
-import type { AuthContext } from './context'
+import type { AuthContext, IdentifiedLogin, ProviderIdentityLogin } from './context'
 import { dispatch, getAuthHandlers } from './handlers'
 import { withQueryParams } from '../edge/redirect'
 import { createAuthCode, type AuthCodeInput } from './records/auth-code'
@@ -40,7 +40,7 @@ export interface CompletedLogin {
 }
 
 /**
- * The one login pipeline: onUserInfo, onUserPersist (its subject wins), custom claims, a feature's
+ * The one login pipeline: onUserInfo, the linked user of a provider identity, onUserPersist (its subject wins), custom claims, a feature's
  * detour (the second factor), else onSuccess and `svc:success`, then a bound authorization code.
  */
 export async function completeLogin(ctx: AuthContext, input: CompleteLoginInput): Promise<CompletedLogin> {
@@ -49,7 +49,8 @@ export async function completeLogin(ctx: AuthContext, input: CompleteLoginInput)
 
   const providerSub = subjectOf(user)
   if (!providerSub) throw new Error(`Login with ${provider}: the user has no subject (sub or id)`)
-  user.sub = input.keepSubject ? providerSub : `${provider}:${providerSub}`
+  const identity = input.keepSubject ? undefined : await identifyLogin(ctx, { event, provider, subject: providerSub, user })
+  user.sub = input.keepSubject ? providerSub : identity?.userId ?? `${provider}:${providerSub}`
 
   const { onUserPersist } = getAuthHandlers()
   if (onUserPersist) {
@@ -65,6 +66,7 @@ export async function completeLogin(ctx: AuthContext, input: CompleteLoginInput)
       if (persistedId) user.sub = persistedId
     }
   }
+  await identity?.persisted?.(subjectOf(user)!)
 
   const providerClaims = typeof handlers.customClaims === 'function'
     ? (await handlers.customClaims(user, tokens)) ?? {}
@@ -96,6 +98,15 @@ export async function loginSucceeded(ctx: AuthContext, payload: UserInfoPayload,
   const userId = subjectOf(payload.user)
   if (!userId) return
   for (const feature of ctx.features) await feature.loginSucceeded?.(ctx, { userId, provider: payload.provider, tokens: payload.tokens })
+}
+
+/** The first feature's answer for a provider login's identity ({@link AuthFeature.identifyLogin}). */
+async function identifyLogin(ctx: AuthContext, login: ProviderIdentityLogin): Promise<IdentifiedLogin | undefined> {
+  for (const feature of ctx.features) {
+    const found = await feature.identifyLogin?.(ctx, login)
+    if (found) return found
+  }
+  return undefined
 }
 
 /** The callback page with an authorization code: `<callbackPath>?code=<code>`. */

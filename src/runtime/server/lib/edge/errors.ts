@@ -13,6 +13,7 @@ export const ERRORS = {
   invalid_email: { status: 400, message: 'Invalid email format' },
   password_policy: { status: 400, message: 'The password does not meet the password policy' },
   user_exists: { status: 400, message: 'User already exists' },
+  breach_check_unavailable: { status: 503, message: 'The password could not be checked against known data breaches: try again shortly' },
   invalid_credentials: { status: 400, message: 'Invalid email or password' },
   invalid_verification_code: { status: 400, message: 'Invalid or expired code' },
   too_many_attempts: { status: 400, message: 'Maximum attempts exceeded' },
@@ -71,6 +72,9 @@ export const ERRORS = {
   team_limit: { status: 409, message: 'This organization has the most teams it may have' },
   provider_not_linked: { status: 409, message: 'No tokens of this provider are kept for this user: log in with it' },
   provider_link_broken: { status: 409, message: 'The provider no longer accepts this user\'s refresh token: log in with it again' },
+  identity_taken: { status: 409, message: 'This provider account is linked to another user' },
+  provider_already_linked: { status: 409, message: 'An account of this provider is linked already: unlink it first' },
+  last_login_method: { status: 409, message: 'This is the last way to log in to this account: add another one first' },
   provider_unavailable: { status: 502, message: 'The provider could not refresh its token: try again later' },
 } as const satisfies Record<string, AuthErrorSpec>
 

@@ -1,6 +1,7 @@
 /** The zod schemas of the routes' bodies, queries and path parameters, also for OpenAPI (the build imports this file). */
 import { z } from 'zod'
 import { MAP_FIELD } from '../store/types'
+import { isSafeRedirect } from './redirect'
 
 /** Longest address accepted (RFC 5321 path limit), measured in its ASCII (punycode) form. */
 export const MAX_EMAIL_LENGTH = 254
@@ -152,3 +153,6 @@ export const passkeyLoginVerifyRequest = z.object({ response: passkeyAuthenticat
 
 /** POST `<authPath>/orgs/active`: an organization id (checked against the caller's memberships), or null for none. */
 export const activeOrganizationRequest = z.object({ orgId: z.string().max(64).nullable() })
+
+/** POST <authPath>/link/:provider: the same-origin path to return to (`?linked=` or `?error=`). */
+export const linkRequest = z.object({ redirect: z.string().max(1024).refine(isSafeRedirect, 'redirect must be a path of this site').optional() })

@@ -188,3 +188,14 @@ export const passkeyRequestOptionsResponse = z.looseObject({
 
 /** POST passkey login/verify: where the browser goes next (the callback page with a code). */
 export const passkeyLoginResponse = z.strictObject({ redirect: z.string() })
+
+/** POST <authPath>/link/:provider. */
+export const linkStartResponse = z.strictObject({ redirect: z.string().describe('The provider\'s authorization URL: send the browser there') })
+
+/** GET <authPath>/links: the caller's linked identities and their other ways to log in. */
+export const linkedAccountsResponse = z.strictObject({
+  links: z.array(z.strictObject({ provider: z.string(), email: z.string().optional(), linkedAt: z.string() })),
+  password: z.boolean().describe('The account has a password'),
+  magicLink: z.boolean().describe('A magic link logs into the account'),
+  passkeys: z.number().int().min(0).describe('How many passkeys the account has'),
+})

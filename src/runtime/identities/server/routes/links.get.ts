@@ -1,0 +1,4 @@
+import { listLinks } from '../manage-links'
+import { defineAuthRoute } from '../../../server/utils/auth-context'
+
+export default defineAuthRoute(listLinks)
