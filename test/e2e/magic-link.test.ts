@@ -65,11 +65,16 @@ async function loggedOut(page: Page): Promise<void> {
 /** A link asked for on a laptop and opened on a phone (another browser context): both pages and the short code shown. */
 async function openedElsewhere(): Promise<{ laptop: Page, phone: Page, code: string }> {
   const laptop = await device()
-  const link = await askForLink(laptop, await account())
+  const email = await account()
+  const link = await askForLink(laptop, email)
   const phone = await device()
   await phone.goto(server.url + link)
   const code = (await testId(phone, 'magic-code').textContent())?.trim() ?? ''
   expect(code).toMatch(/^\d{6}$/)
+  // The page names the account the link logs in.
+  expect((await testId(phone, 'magic-email').textContent())?.trim()).toBe(email)
+  // The token left the address bar (and so the history) once the page read it.
+  expect(new URL(phone.url()).hash).toBe('')
   return { laptop, phone, code }
 }
 

@@ -30,7 +30,7 @@ const served = serveModuleForFile(() => options = resolveOptions({
   logging: { level: 'silent' },
   redirect: { success: '/home', error: '/login' },
   providers: {
-    mock: { enableInProduction: true, mockUsers: ['alice', 'bob', 'carol', 'dave', 'erin', 'fay', 'gil'].map(name => ({ sub: name, email: `${name}@example.com`, name })) },
+    mock: { enableInProduction: true, mockUsers: ['alice', 'bob', 'carol', 'dave', 'erin', 'fay', 'gil', 'hal', 'ivy', 'jo', 'kim', 'lu', 'mo', 'ned'].map(name => ({ sub: name, email: `${name}@example.com`, name })) },
     custom: { acme: { clientId: 'acme-client', clientSecret: 'acme-secret', authorizationUrl: `${acme.base}${DISCORD_PATHS.authorize}`, tokenUrl: `${acme.base}${DISCORD_PATHS.token}`, userInfoUrl: `${acme.base}${DISCORD_PATHS.userinfo}`, profileMapping: { sub: 'id' } } },
     password: {},
     passkey: {},
@@ -42,12 +42,22 @@ const served = serveModuleForFile(() => options = resolveOptions({
 const host = memoryIdentities()
 const accounts = memoryPasswordAccounts()
 const passkeys: PasskeyCredential[] = []
+/** How long the host's deleteCredential takes (ms): a slow database lets an unlink run meanwhile. */
+let slowDelete = 0
 const persisted: Array<{ user: AuthUser, provider: string }> = []
 beforeAll(() => {
   defineAuthHandlers({
     identities: host.handlers,
     password: accounts.handlers,
-    passkey: { listCredentials: userId => passkeys.filter(c => c.userId === userId), findCredential: () => null, saveCredential: () => {} },
+    passkey: {
+      listCredentials: userId => passkeys.filter(c => c.userId === userId),
+      findCredential: () => null,
+      saveCredential: () => {},
+      deleteCredential: async (id, userId) => {
+        await new Promise(resolve => setTimeout(resolve, slowDelete))
+        passkeys.splice(0, passkeys.length, ...passkeys.filter(c => !(c.id === id && c.userId === userId)))
+      },
+    },
     onUserPersist: (user, { provider }) => void persisted.push({ user: { ...user }, provider }),
   })
 })
@@ -165,7 +175,7 @@ describe('linking a provider to the signed-in account', () => {
     const carol = await logIn('mock', 'carol')
     acme.change.profile = { id: 'acme-carol' }
     expect((await link(carol, 'acme', {})).pathname).toBe('/home')
-    for (const redirect of ['https://evil.example/', '//evil.example', '/\\evil.example']) {
+    for (const redirect of ['https://evil.example/', '//evil.example', '/\\evil.example', '/a/..//evil.example', '/%2e%2e//evil.example']) {
       expect(await errorOf(await call(carol, 'POST', 'link/acme', { redirect }), 400)).toBe('bad_request')
     }
   })
@@ -186,6 +196,15 @@ describe('linking a provider to the signed-in account', () => {
     peekAuthContext()!.lifetimes.recentLogin = 900
     expect(await errorOf(await call({ b: alice.b, token: '' }, 'POST', 'link/acme', {}), 401)).toBe('unauthorized')
     for (const name of ['password', 'nope', 'a%2Fb']) expect(await errorOf(await call(alice, 'POST', `link/${name}`, {}), 404)).toBe('not_found')
+    // Names of object keys and routes, malformed escapes, oversized: never a 500, never another route.
+    for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'links', '%ZZ', '%00', 'x'.repeat(65)]) {
+      for (const [method, path] of [['POST', `link/${name}`], ['DELETE', `links/${name}`]] as const) {
+        const res = await call(alice, method, path, method === 'POST' ? {} : undefined)
+        expect([400, 404], `${method} ${path}: ${res.status}`).toContain(res.status)
+        expect(await res.json()).toMatchObject({ statusCode: res.status, error: expect.stringMatching(/^(not_found|bad_request)$/) })
+      }
+    }
+    expect(rowsOf('mock:alice')).toContain('mock:alice')
   })
 })
 
@@ -268,50 +287,89 @@ describe('a stolen or replayed link', () => {
   })
 })
 
+/** A mock login linked by email to the password account `acct-<name>`: an account whose subject no identity names. */
+async function accountLogin(name: string): Promise<{ b: Browser, token: string, sub: string }> {
+  accounts.users.set(`${name}@example.com`, { id: `acct-${name}`, email: `${name}@example.com`, hashedPassword: '$2b$12$hash', emailVerified: true })
+  const session = await logIn('mock', name)
+  expect(session.sub).toBe(`acct-${name}`)
+  return session
+}
+
 describe('listing and unlinking', () => {
   it('never unlinks the last way to log in; unlinks otherwise; counts a password', async () => {
-    const bob = await logIn('mock', 'bob')
-    host.rows.forEach((row, key) => row.userId === 'mock:bob' && row.provider === 'acme' && host.rows.delete(key))
-    expect(await linksOf(bob)).toEqual({ links: [{ provider: 'mock', email: 'bob@example.com', linkedAt: expect.any(String) }], password: false, magicLink: false, passkeys: 0 })
-    expect(await errorOf(await call(bob, 'DELETE', 'links/mock'), 409)).toBe('last_login_method')
-    expect(rowsOf('mock:bob')).toEqual(['mock:bob'])
-    acme.change.profile = { id: 'acme-bob' }
-    expect((await link(bob, 'acme')).search).toBe('?linked=acme')
-    expect(await errorOf(await call(bob, 'DELETE', 'links/github'), 404)).toBe('not_found')
-    expect((await call(bob, 'DELETE', 'links/mock')).status).toBe(200)
-    expect(rowsOf('mock:bob')).toEqual(['acme:acme-bob'])
+    const hal = await accountLogin('hal')
+    accounts.users.delete('hal@example.com')
+    expect(await linksOf(hal)).toEqual({ links: [{ provider: 'mock', email: 'hal@example.com', linkedAt: expect.any(String) }], password: false, magicLink: false, passkeys: 0 })
+    expect(await errorOf(await call(hal, 'DELETE', 'links/mock'), 409)).toBe('last_login_method')
+    expect(rowsOf('acct-hal')).toEqual(['mock:hal'])
+    acme.change.profile = { id: 'acme-hal' }
+    expect((await link(hal, 'acme')).search).toBe('?linked=acme')
+    expect(await errorOf(await call(hal, 'DELETE', 'links/github'), 404)).toBe('not_found')
+    expect((await call(hal, 'DELETE', 'links/mock')).status).toBe(200)
+    expect(rowsOf('acct-hal')).toEqual(['acme:acme-hal'])
     expect(nitro.hooks.some(([name, p]) => name === 'svc:identity:unlinked' && (p as { identity: { provider: string } }).identity.provider === 'mock')).toBe(true)
-    expect(await errorOf(await call(bob, 'DELETE', 'links/acme'), 409)).toBe('last_login_method')
+    expect(await errorOf(await call(hal, 'DELETE', 'links/acme'), 409)).toBe('last_login_method')
     // A password of this very account is another way in: the last identity may go.
-    accounts.users.set('bob@example.com', { id: 'mock:bob', email: 'bob@example.com', hashedPassword: '$2b$12$hash' })
-    expect((await linksOf(bob)).password).toBe(true)
-    expect((await call(bob, 'DELETE', 'links/acme')).status).toBe(200)
-    expect(rowsOf('mock:bob')).toEqual([])
+    accounts.users.set('hal@example.com', { id: 'acct-hal', email: 'hal@example.com', hashedPassword: '$2b$12$hash' })
+    expect((await linksOf(hal)).password).toBe(true)
+    expect((await call(hal, 'DELETE', 'links/acme')).status).toBe(200)
+    expect(rowsOf('acct-hal')).toEqual([])
+  })
+
+  it('never unlinks the identity an account was made with (its subject): its login would open the account all the same', async () => {
+    const lu = await logIn('mock', 'lu')
+    acme.change.profile = { id: 'acme-lu' }
+    expect((await link(lu, 'acme')).search).toBe('?linked=acme')
+    expect(await errorOf(await call(lu, 'DELETE', 'links/mock'), 409)).toBe('founding_identity')
+    expect(rowsOf('mock:lu')).toEqual(['acme:acme-lu', 'mock:lu'])
+    // The other identity goes: the account keeps its own.
+    expect((await call(lu, 'DELETE', 'links/acme')).status).toBe(200)
+    expect(rowsOf('mock:lu')).toEqual(['mock:lu'])
   })
 
   it('counts a magic link to the account as a way in (its email\'s account is this user\'s, with or without a password)', async () => {
-    const gil = await logIn('mock', 'gil')
-    expect(await linksOf(gil)).toMatchObject({ password: false, magicLink: false })
-    expect(await errorOf(await call(gil, 'DELETE', 'links/mock'), 409)).toBe('last_login_method')
-    accounts.users.set('gil@example.com', { id: 'mock:gil', email: 'gil@example.com' } as PasswordUser)
-    expect(await linksOf(gil)).toMatchObject({ password: false, magicLink: true })
-    expect((await call(gil, 'DELETE', 'links/mock')).status).toBe(200)
+    const ivy = await accountLogin('ivy')
+    accounts.users.delete('ivy@example.com')
+    expect(await linksOf(ivy)).toMatchObject({ password: false, magicLink: false })
+    expect(await errorOf(await call(ivy, 'DELETE', 'links/mock'), 409)).toBe('last_login_method')
+    accounts.users.set('ivy@example.com', { id: 'acct-ivy', email: 'ivy@example.com' } as PasswordUser)
+    expect(await linksOf(ivy)).toMatchObject({ password: false, magicLink: true })
+    expect((await call(ivy, 'DELETE', 'links/mock')).status).toBe(200)
   })
 
   it('counts the account\'s passkeys as a way in', async () => {
-    const fay = await logIn('mock', 'fay')
-    expect(await errorOf(await call(fay, 'DELETE', 'links/mock'), 409)).toBe('last_login_method')
-    passkeys.push({ id: 'fay-key', userId: 'mock:fay', publicKey: 'pk', counter: 0, createdAt: new Date().toISOString() } as PasskeyCredential)
-    expect(await linksOf(fay)).toMatchObject({ password: false, passkeys: 1 })
-    expect((await call(fay, 'DELETE', 'links/mock')).status).toBe(200)
-    expect(rowsOf('mock:fay')).toEqual([])
+    const jo = await accountLogin('jo')
+    accounts.users.delete('jo@example.com')
+    expect(await errorOf(await call(jo, 'DELETE', 'links/mock'), 409)).toBe('last_login_method')
+    passkeys.push({ id: 'jo-key', userId: 'acct-jo', publicKey: 'pk', counter: 0, createdAt: new Date().toISOString() } as PasskeyCredential)
+    expect(await linksOf(jo)).toMatchObject({ password: false, passkeys: 1 })
+    expect((await call(jo, 'DELETE', 'links/mock')).status).toBe(200)
+    expect(rowsOf('acct-jo')).toEqual([])
+  })
+
+  it('never deletes the passkey that is the last way in, neither after an unlink nor at the same moment as one', async () => {
+    const key = (id: string, userId: string) => ({ id, userId, publicKey: 'pk', counter: 0, createdAt: new Date().toISOString() }) as PasskeyCredential
+    const mo = await accountLogin('mo')
+    accounts.users.delete('mo@example.com')
+    passkeys.push(key('mo-key', 'acct-mo'))
+    expect((await call(mo, 'DELETE', 'links/mock')).status).toBe(200)
+    expect(await errorOf(await call(mo, 'DELETE', 'passkey/credentials/mo-key'), 409)).toBe('last_login_method')
+    expect(passkeys.some(c => c.id === 'mo-key')).toBe(true)
+    // One identity and one passkey, both removed at once: one of them stays.
+    const ned = await accountLogin('ned')
+    accounts.users.delete('ned@example.com')
+    passkeys.push(key('ned-key', 'acct-ned'))
+    slowDelete = 100
+    const answers = await Promise.all([call(ned, 'DELETE', 'passkey/credentials/ned-key'), call(ned, 'DELETE', 'links/mock')]).finally(() => slowDelete = 0)
+    expect(answers.map(res => res.status).sort()).toEqual([200, 409])
+    expect(rowsOf('acct-ned').length + passkeys.filter(c => c.userId === 'acct-ned').length).toBe(1)
   })
 
   it('does not count the password account of the same email that is another user\'s', async () => {
-    const erin = await logIn('mock', 'erin')
-    accounts.users.set('erin@example.com', { id: 'someone-else', email: 'erin@example.com', hashedPassword: '$2b$12$hash' })
-    expect(await linksOf(erin)).toMatchObject({ password: false, magicLink: false })
-    expect(await errorOf(await call(erin, 'DELETE', 'links/mock'), 409)).toBe('last_login_method')
+    const kim = await accountLogin('kim')
+    accounts.users.set('kim@example.com', { id: 'someone-else', email: 'kim@example.com', hashedPassword: '$2b$12$hash' })
+    expect(await linksOf(kim)).toMatchObject({ password: false, magicLink: false })
+    expect(await errorOf(await call(kim, 'DELETE', 'links/mock'), 409)).toBe('last_login_method')
   })
 })
 
@@ -343,6 +401,19 @@ describe('automatic linking by email (identities.linkByEmail)', () => {
     acme.change.profile = { id: 'acme-email-account-unverified', email: victimEmail, email_verified: true }
     expect((await logIn('acme')).sub).toBe('acme:acme-email-account-unverified')
     expect(rowsOf('victim')).toEqual([])
+  })
+
+  it('reads a provider\'s `email_verified` given as a string, and links only the account of that very address', async () => {
+    for (const [id, email, verified, owner] of [
+      ['acme-email-string-false', victimEmail, 'false', undefined],
+      ['acme-email-other', 'victim+other@example.com', true, undefined],
+      ['acme-email-lookalike', 'victim@examp1e.com', true, undefined],
+      ['acme-email-string-true', ' Victim@EXAMPLE.com ', 'true', 'victim'],
+    ] as const) {
+      acme.change.profile = { id, email, email_verified: verified }
+      expect((await logIn('acme')).sub, id).toBe(owner ?? `acme:${id}`)
+    }
+    expect(rowsOf('victim')).toEqual(['acme:acme-email-string-true'])
   })
 
   it('does not link when linkByEmail is off, even with both sides verified', async () => {

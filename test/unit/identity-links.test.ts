@@ -71,6 +71,16 @@ describe.each(['memory', 'fs', 'redis'] as const)('links of one identity on the 
     expect(await host.handlers.listIdentities(loser)).toEqual([])
   }, 60_000)
 
+  it(`of ${N} concurrent links of different identities of one provider to one user (two instances), exactly one links`, async () => {
+    const [one, two] = await twoInstances(driver)
+    const host = memoryIdentities()
+    defineAuthHandlers({ identities: host.handlers })
+    const answers = await Promise.all(Array.from({ length: N }, (_, i) => answerOf(i % 2 ? two : one, `second-${i}-${randomUUID()}`, 'user-c')))
+    expect(answers.filter(a => a === 'linked user-c'), answers.join(', ')).toHaveLength(1)
+    expect(answers.filter(a => a === 'provider_already_linked')).toHaveLength(N - 1)
+    expect(await host.handlers.listIdentities('user-c')).toHaveLength(1)
+  }, 60_000)
+
   it('refuses an identity linked to another user, and a second identity of one provider', async () => {
     const [ctx] = await twoInstances(driver)
     const host = memoryIdentities()

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest'
 import { errorOf, json, magicLinkApp } from './helpers/magic-link-app'
-import { defineAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
+import { defineAuthHandlers, getAuthHandlers } from '../../src/runtime/server/lib/core/handlers'
 
 // With sign-up allowed and a second factor required of everyone, on the memory store.
 vi.mock('nitropack/runtime', () => import('./helpers/nitro-stub'))
@@ -50,5 +50,27 @@ describe('second factor', () => {
     const { redirect } = await json<{ redirect: string }>(await asker.redeem(await app.linkOf(email)))
     expect(redirect).toMatch(/^\/auth\/second-factor\?flow=[\w-]+&enrol=1$/)
     expect(await errorOf(await asker.send('POST', '/auth/token', { code: 'x' }), 401)).toBe('invalid_code')
+  })
+})
+
+describe('allowSignUp without a global onUserPersist', () => {
+  it('creates no session when only the password provider\'s onUserPersist(email, hash) is registered (it stores hashes only)', async () => {
+    const global = getAuthHandlers().onUserPersist
+    const stored: string[] = []
+    defineAuthHandlers({ onUserPersist: undefined, password: { onUserPersist: email => void stored.push(email) } })
+    const errors = vi.spyOn(app.ctx().logger, 'error').mockImplementation(() => {})
+    try {
+      const email = 'hash-only@example.com'
+      const asker = app.browser()
+      await json(await asker.ask(email))
+      const res = await asker.redeem(await app.linkOf(email))
+      expect(res.status).toBe(500)
+      expect(stored).toEqual([])
+      expect(app.host.users.has(email)).toBe(false)
+    }
+    finally {
+      errors.mockRestore()
+      defineAuthHandlers({ onUserPersist: global, password: { onUserPersist: undefined } })
+    }
   })
 })

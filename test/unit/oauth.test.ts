@@ -32,6 +32,8 @@ describe('isSafeRedirect', () => {
       'javascript:alert(1)', '%2F%2Fevil.example', '/%2F%2Fevil.example', '/%252F%252Fevil.example',
       '/%25252F%25252Fevil.example', '/%5Cevil.example', '/%255Cevil.example', '/\t/evil.example', '/%09/evil.example',
       '/%0d%0aSet-Cookie:x=y', '/%E0%A4%A', `/${'a'.repeat(1100)}`,
+      // Dot segments that a URL parser resolves to `//evil.example`.
+      '/a/..//evil.example', '/.//evil.example', '/%2e%2e//evil.example', '/a/%2E%2E//evil.example', '/a/%252e%252e//evil.example',
     ]
     for (const value of refused) expect(isSafeRedirect(value), value).toBe(false)
     expect(isSafeRedirect(42)).toBe(false)
@@ -43,6 +45,11 @@ describe('redirect helpers', () => {
   it('adds query parameters to a path, keeping its query and fragment', () => {
     expect(withQueryParams('/login', { error: 'access_denied', error_description: 'No way & no' })).toBe('/login?error=access_denied&error_description=No+way+%26+no')
     expect(withQueryParams('/login?lang=de#top', { code: 'c' })).toBe('/login?lang=de&code=c#top')
+  })
+
+  it('never turns a path with dot segments into another origin', () => {
+    expect(withQueryParams('/a/..//evil.example', { linked: 'x' })).toBe('/evil.example?linked=x')
+    expect(withQueryParams('/.//evil.example/p', {})).toBe('/evil.example/p')
   })
 
   it('keeps provider error texts to the RFC 6749 character set', () => {

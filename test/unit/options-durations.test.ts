@@ -42,6 +42,7 @@ describe('duration options', () => {
       'providers.password.magicCodeTTL',
       'providers.passkey.timeout',
       'providers.magicLink.ttl',
+      'providers.password.breachCheck.timeout',
       'twoFactor.period',
       'twoFactor.pendingLoginTTL',
       'twoFactor.enrolmentTTL',
@@ -49,13 +50,14 @@ describe('duration options', () => {
       'organizations.invitationTTL',
       'audit.retention',
     ]))
-    expect(DURATIONS.filter(option => option.unit === 'ms').map(option => option.path.join('.'))).toEqual(['providers.passkey.timeout'])
+    expect(DURATIONS.filter(option => option.unit === 'ms').map(option => option.path.join('.')).sort()).toEqual(['providers.passkey.timeout', 'providers.password.breachCheck.timeout'])
   })
 
   describe.each(DURATIONS.map(option => [option.path.join('.'), option] as const))('%s', (_name, { path, unit }) => {
-    const twoMinutes = unit === 'ms' ? 120_000 : 120
+    // 20 seconds in milliseconds (within the bounds of every option in milliseconds), else 2 minutes.
+    const [short, long, number] = unit === 'ms' ? ['20s', ' 20 seconds ', 20_000] : ['2m', ' 2 minutes ', 120]
 
-    it.each([['2m', twoMinutes], [' 2 minutes ', twoMinutes], [twoMinutes, twoMinutes]])('reads %j as %j', (value, expected) => {
+    it.each([[short, number], [long, number], [number, number]])('reads %j as %j', (value, expected) => {
       expect(read(moduleOptionsSchema.parse(at(path, value)), path)).toBe(expected)
     })
 

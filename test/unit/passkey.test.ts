@@ -200,7 +200,7 @@ describe('passkey login', () => {
 
   it('passes the redirect chosen at the options to the callback page, only when it is a same-origin path', async () => {
     const user = await userWithPasskey()
-    for (const [asked, kept] of [['/dashboard', '/dashboard'], ['https://evil.example/', undefined], ['//evil.example', undefined]] as const) {
+    for (const [asked, kept] of [['/dashboard', '/dashboard'], ['https://evil.example/', undefined], ['//evil.example', undefined], ['/%252F%252Fevil.example', undefined], ['/a/..//evil.example', undefined]] as const) {
       const { browser, options } = await loginOptions({ redirect: asked })
       const { redirect } = passkeyLoginResponse.parse((await browser.post(`${P}/login/verify`, { response: user.authenticator.assert(options) })).body)
       const code = await consumeAuthCode(app.ctx, new URL(redirect, ORIGIN).searchParams.get('code')!)

@@ -66,7 +66,7 @@ describe('semaphore', () => {
 })
 
 describe('bcrypt work', () => {
-  it('a right password costs one verification and no hash; an unknown user one verification too', async () => {
+  it('a right password costs one verification and no hash; an unknown user or an empty hash one verification too', async () => {
     const h = hasher()
     await h.warmUp()
     expect(ops()).toEqual(['hash'])
@@ -75,6 +75,10 @@ describe('bcrypt work', () => {
     expect(ops()).toEqual(['verify'])
     bcrypt.state.calls = []
     expect(await h.verifyFirst(['Sunflower-42x'], null)).toBe(false)
+    expect(ops()).toEqual(['verify'])
+    // An account stored with an empty hash (no password) costs the same as an unknown one.
+    bcrypt.state.calls = []
+    expect(await h.verifyFirst(['Sunflower-42x'], '')).toBe(false)
     expect(ops()).toEqual(['verify'])
   })
 

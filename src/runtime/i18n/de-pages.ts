@@ -36,6 +36,7 @@ export const dePages: PageTexts = {
   magic_link_title: 'Anmelden',
   magic_link_incomplete: 'Dieser Anmeldelink ist unvollständig: öffnen Sie ihn erneut aus der E-Mail.',
   magic_link_other_device: 'Auf einem anderen Gerät geöffnet',
+  magic_link_logs_in: 'Dieser Link meldet {email} an. Wenn Sie ihn nicht angefordert haben, schließen Sie diese Seite.',
   magic_link_type_code: 'Um sich dort anzumelden, wo Sie diesen Link angefordert haben, geben Sie dort diesen Code ein. Teilen Sie ihn niemandem mit.',
   magic_link_or_here: 'Oder melden Sie sich stattdessen hier an:',
   magic_link_this_device: 'Auf diesem Gerät anmelden',

@@ -36,6 +36,7 @@ export const frPages: PageTexts = {
   magic_link_title: 'Se connecter',
   magic_link_incomplete: 'Ce lien de connexion est incomplet : ouvrez-le à nouveau depuis l’e-mail.',
   magic_link_other_device: 'Ouvert sur un autre appareil',
+  magic_link_logs_in: 'Ce lien connecte {email}. Si vous ne l’avez pas demandé, fermez cette page.',
   magic_link_type_code: 'Pour vous connecter là où vous avez demandé ce lien, saisissez-y ce code. Ne le communiquez à personne.',
   magic_link_or_here: 'Ou connectez-vous plutôt ici :',
   magic_link_this_device: 'Se connecter sur cet appareil',

@@ -36,7 +36,7 @@ export interface IdentityHandlerContext {
 
 /**
  * Where provider identities are linked to users (`defineAuthHandlers({ identities })`), all required when
- * `svcAuth.identities` is set. The module serialises every change of one identity (and the unlinks of one
+ * `svcAuth.identities` is set. The module serialises every change of one identity (and the links and unlinks of one
  * user) itself: the handlers need no transactions. `verifyIdentityAdapter` (`nuxt-svc-auth/testing`) checks them.
  */
 export interface IdentityHandlers {

@@ -31,4 +31,6 @@ export interface PendingMagicLink {
 export interface MagicLinkElsewhere {
   /** The short code to type into the browser that asked. */
   code: string
+  /** The address of the account the link logs in (the page names it: a link someone else sent is recognised). */
+  email: string
 }

@@ -41,7 +41,7 @@ export const SECURITY_EVENTS = {
   'provider.link_broken': 'A provider refused the refresh token of a user\'s kept tokens (`reason`: `invalid_grant`, or `no_refresh_token` for an expired token it cannot renew; `provider`): `getProviderToken` answers 409 `provider_link_broken` until the user logs in with it again.',
   'identity.linked': 'A provider identity was linked to the account (`provider`, `via`: `login` for a new account\'s first login, `email` for the same verified email with `identities.linkByEmail`, `link` for the user\'s own link).',
   'identity.unlinked': 'The user unlinked a provider identity (`provider`).',
-  'identity.refused': 'A link was refused (`failure`, `provider`, `reason`): `identity_taken` (linked to another user), `provider_already_linked`, `last_login_method`, `unverified_email` (a login whose email matched an account, not linked for want of verification on one side).',
+  'identity.refused': 'A link, an unlink or a passkey deletion was refused (`failure`, `provider`: `passkey` for a passkey, `reason`): `identity_taken` (linked to another user), `provider_already_linked`, `founding_identity`, `last_login_method`, `unverified_email` (a login whose email matched an account, not linked for want of verification on one side).',
   'key.previous_used': 'A token or record was opened with a previous key (`key`): a rotation is under way. One event per key each hour.',
   'test_login': 'A login through the endpoint of builds for tests (never in a production build); `failure`: a request without its secret (one event per client each 5 minutes).',
 } as const

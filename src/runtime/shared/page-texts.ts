@@ -56,6 +56,7 @@ export const MAGIC_LINK_TEXTS = {
   magic_link_title: 'Log in',
   magic_link_incomplete: 'This login link is incomplete: open it from the email again.',
   magic_link_other_device: 'Opened on another device',
+  magic_link_logs_in: 'This link logs in {email}. If you did not ask for it, close this page.',
   magic_link_type_code: 'To log in where you asked for this link, type this code there. Never tell it to anyone.',
   magic_link_or_here: 'Or log in here instead:',
   magic_link_this_device: 'Log in on this device',

@@ -68,6 +68,7 @@ export const de: LocaleMessages = {
   provider_already_linked: 'Ein Konto dieses Anbieters ist bereits verknüpft: zuerst die Verknüpfung lösen',
   last_login_method: 'Dies ist der letzte Weg, sich bei diesem Konto anzumelden: zuerst einen anderen hinzufügen',
   breach_check_unavailable: 'Das Passwort konnte nicht mit bekannten Datenlecks abgeglichen werden: bitte gleich erneut versuchen',
+  founding_identity: 'Dieses Konto wurde mit diesem Konto des Anbieters erstellt, dessen Anmeldung es unabhängig von Verknüpfungen öffnet: die Verknüpfung kann nicht gelöst werden',
   provider_unavailable: 'Der Anbieter konnte sein Token nicht erneuern: bitte später erneut versuchen',
   magic_link_requested: 'Wenn mit dieser Adresse eine Anmeldung möglich ist, wurde ein Link an sie gesendet.',
   reset_requested: 'Wenn es für diese E-Mail-Adresse ein Konto gibt, wurde ein Code an sie gesendet.',

@@ -68,6 +68,7 @@ export const fr: LocaleMessages = {
   provider_already_linked: 'Un compte de ce fournisseur est déjà lié : supprimez d’abord ce lien',
   last_login_method: 'C’est le dernier moyen de se connecter à ce compte : ajoutez-en d’abord un autre',
   breach_check_unavailable: 'Le mot de passe n’a pas pu être vérifié auprès des fuites de données connues : réessayez dans un instant',
+  founding_identity: 'Ce compte a été créé avec ce compte du fournisseur, dont la connexion l’ouvre quels que soient les liens : ce lien ne peut pas être supprimé',
   provider_unavailable: 'Le fournisseur n’a pas pu rafraîchir son jeton : réessayez plus tard',
   magic_link_requested: 'Si cette adresse peut se connecter, un lien lui a été envoyé.',
   reset_requested: 'Si un compte existe pour cette adresse e-mail, un code lui a été envoyé.',

@@ -17,7 +17,7 @@ export interface UseLinkedAccountsReturn {
    * provider as a login's query does (the mock provider's `user`).
    */
   link(provider: string, options?: { redirect?: string, params?: Record<string, string> }): Promise<void>
-  /** DELETE `<authPath>/links/<provider>` (needs a recent login); refused for the last way to log in (`last_login_method`). */
+  /** DELETE `<authPath>/links/<provider>` (needs a recent login); refused for the last way to log in (`last_login_method`) and the identity the account was made with (`founding_identity`). */
   unlink(provider: string): Promise<void>
   /** `{ error, message }` of a refused call (the module's error body), for showing it. */
   errorOf(error: unknown): { error: string, message: string }

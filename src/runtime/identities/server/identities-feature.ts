@@ -14,7 +14,7 @@ import { securityEvent } from '../../server/lib/edge/security-event'
 import { isPasswordEnabled } from '../../password/server/password-options'
 import { passwordSubject } from '../../password/server/password-handlers'
 import { identityHandlers } from './identity-handlers'
-import { linkIdentity, type LinkActor } from './identity-links'
+import { linkIdentity, removeLoginMethod, type LinkActor } from './identity-links'
 import { isIdentitiesEnabled, validateIdentitiesOptions } from './identities-options'
 import type { IdentityLinkedVia, LinkedIdentity } from '../identity-types'
 
@@ -88,4 +88,5 @@ export default {
     } }
   },
   finishLink,
+  removeLoginMethod: (ctx, event, caller, method, remove) => isIdentitiesEnabled(ctx.options) ? removeLoginMethod(ctx, event, caller, method, remove) : remove(),
 } satisfies AuthFeature

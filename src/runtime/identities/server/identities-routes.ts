@@ -40,11 +40,11 @@ export const IDENTITY_ROUTES = {
     handler: 'identities/server/routes/link.delete',
     path: e => underPath(e.authPath, 'links', ':provider'),
     summary: 'Unlink a provider',
-    description: 'Needs a recent login. Unlinks the caller\'s identity of the provider, unless it is their last way to log in (409 `last_login_method`).',
+    description: 'Needs a recent login. Unlinks the caller\'s identity of the provider, unless it is their last way to log in (409 `last_login_method`) or the identity the account was made with, whose login would open it again (409 `founding_identity`).',
     auth: 'bearer',
     sameOrigin: true,
     params: { provider },
     ok: { schema: res.successResponse, description: 'The provider is unlinked' },
-    errors: [...OWNER_ERRORS, 'reauthentication_required', 'not_found', 'last_login_method'],
+    errors: [...OWNER_ERRORS, 'reauthentication_required', 'not_found', 'founding_identity', 'last_login_method'],
   },
 } satisfies Record<string, RouteContract>

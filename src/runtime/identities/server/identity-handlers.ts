@@ -7,7 +7,7 @@ import { isRecord } from '../../shared/values'
 
 /** Linked identities' record kinds (see store/record-types.ts). */
 export const IDENTITY_RECORDS = recordTypes({
-  /** The lease that serialises the links of one identity (`i\0<provider>\0<subject>`) and the unlinks of one user (`u\0<userId>`). */
+  /** The lease that serialises the links of one identity (`i\0<provider>\0<subject>`) and the changes of one user's ways in (`u\0<userId>`: links, unlinks, passkey deletions). */
   identityLock: 'identity-lock',
 })
 

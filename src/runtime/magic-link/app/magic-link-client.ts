@@ -43,7 +43,7 @@ export async function enterMagicLinkCode(nuxtApp: NuxtApp, code: string, email?:
  * resolves the short code to type into the browser that asked.
  */
 export async function redeemMagicLink(nuxtApp: NuxtApp, token: string, thisDevice = false): Promise<MagicLinkElsewhere | undefined> {
-  const answer = await postAuth(routePath(nuxtApp, 'redeem'), { token, thisDevice: thisDevice || undefined }) as { code?: unknown }
-  if (typeof answer?.code === 'string') return { code: answer.code }
+  const answer = await postAuth(routePath(nuxtApp, 'redeem'), { token, thisDevice: thisDevice || undefined }) as { code?: unknown, email?: unknown }
+  if (typeof answer?.code === 'string') return { code: answer.code, email: String(answer.email ?? '') }
   await follow(nuxtApp, answer)
 }

@@ -2,28 +2,28 @@
 import type { H3Event } from 'h3'
 import type { AuthContext } from '../../server/lib/core/context'
 import { browserBindingOf, matchesCodeBinding } from '../../server/lib/core/code-binding'
-import { getAuthHandlers } from '../../server/lib/core/handlers'
+import { hasGlobalUserPersist } from '../../server/lib/core/handlers'
 import { completeLogin } from '../../server/lib/core/login'
 import type { RecordKey } from '../../server/lib/store/record-store'
 import { requireEmail } from '../../server/lib/edge/email'
 import { authError, message, renderText } from '../../server/lib/edge/errors'
 import { localizedEmail, requestLocale } from '../../server/lib/core/locale-of'
 import { enforceRateLimit } from '../../server/lib/edge/rate-limit'
+import { isSafeRedirect } from '../../server/lib/edge/redirect'
 import { guarded } from '../../server/lib/edge/route-contract'
 import { refusalWindow, securityEvent } from '../../server/lib/edge/security-event'
-import { isRelativePath } from '../../shared/paths'
-import { createMagicCode, discardMagicCode } from '../../password/server/magic-code'
+import { createMagicCode, discardMagicCode, readMagicCode } from '../../password/server/magic-code'
 import { afterAnswer, verifyCode } from '../../password/server/email-codes'
 import { passwordHandlers, passwordSubject } from '../../password/server/password-handlers'
-import { createMagicLink, magicLinkKey, readMagicLink, takeMagicLink } from './magic-link-records'
+import { createMagicLink, magicLinkKey, readMagicLink, takeMagicLink, type MagicLinkRecord } from './magic-link-records'
 import { useMagicLinkOptions } from './magic-link-options'
 import { MAGIC_LINK_ROUTES } from './magic-link-routes'
 
 const PROVIDER = 'magicLink'
 
-/** A refused link or code, recorded as a failed login of this provider; made-up links, one event per client each 5 minutes. */
+/** A refused link or code, recorded as a failed login of this provider; made-up links and codes tried in another browser, one event per client each 5 minutes. */
 function refused(ctx: AuthContext, event: H3Event, reason: 'invalid_link' | 'other_browser' | 'unknown_account'): Promise<void> {
-  const aggregate = reason === 'invalid_link' ? refusalWindow(ctx, event, `${PROVIDER}:${reason}`) : undefined
+  const aggregate = reason === 'unknown_account' ? undefined : refusalWindow(ctx, event, `${PROVIDER}:${reason}`)
   return securityEvent(ctx, event, { type: 'login', outcome: 'failure', actor: null, details: { provider: PROVIDER, reason }, ...(aggregate ? { aggregate } : {}) })
 }
 
@@ -35,7 +35,7 @@ export const requestMagicLink = guarded(MAGIC_LINK_ROUTES.request, async (ctx: A
   const email = requireEmail(body.email)
   await enforceRateLimit(ctx, event, 'magicLink', { ip: false, email })
   const options = useMagicLinkOptions(ctx)
-  const redirect = isRelativePath(body.redirect) ? body.redirect : undefined
+  const redirect = isSafeRedirect(body.redirect) ? body.redirect : undefined
   const binding = browserBindingOf(event, ctx, options.ttl)
   // The locale first, for every request alike: the link's email is in it too.
   const answer = renderText(message('magic_link_requested'), (await requestLocale(ctx, event)).lookup)
@@ -73,21 +73,39 @@ export const redeemMagicLink = guarded(MAGIC_LINK_ROUTES.redeem, async (ctx: Aut
   // At most as long as the link lives; a second opening replaces the code.
   const ttlSeconds = Math.max(1, Math.min(await ctx.store.ttl(key) ?? 0, useMagicLinkOptions(ctx).ttl))
   const { code } = await createMagicCode(ctx, { email: link.email, action: 'magic_link', data: { link: key.current }, ttlSeconds })
-  return { success: true as const, code }
+  // The account is named, so that someone who did not ask for this link sees whose it is before pressing the button.
+  return { success: true as const, code, email: link.email }
 })
 
-/** POST `<authPath>/magic-link/code`: the short code of a link opened elsewhere, in the browser that asked for it. */
+/** The link a short code was shown for (its record's `data.link`), if still pending. */
+async function linkOfCode(ctx: AuthContext, data: { link?: unknown } | undefined): Promise<{ key: RecordKey, link: MagicLinkRecord | null } | null> {
+  if (typeof data?.link !== 'string') return null
+  const key = ctx.store.at(data.link)
+  return { key, link: await readMagicLink(ctx, key) }
+}
+
+/**
+ * POST `<authPath>/magic-link/code`: the short code of a link opened elsewhere, in the browser that asked for it. The
+ * address is required (no lookup by the code alone, which no code's attempt limit counts), and another browser's
+ * guesses are refused before they count: they use up neither the code's attempts nor the address's failures, spend
+ * nothing, and answer as if no code were pending.
+ */
 export const enterMagicLinkCode = guarded(MAGIC_LINK_ROUTES.code, async (ctx: AuthContext, event, body) => {
   const options = useMagicLinkOptions(ctx)
-  const record = await verifyCode<{ link?: unknown }>(ctx, event, { magicCodeTTL: options.ttl, magicCodeMaxAttempts: options.codeMaxAttempts }, 'magic_link', { code: body.code, email: body.email })
-  const stored = record.data.link
-  const key = typeof stored === 'string' ? ctx.store.at(stored) : undefined
-  const link = key ? await readMagicLink(ctx, key) : null
-  if (!key || !link || !matchesCodeBinding(event, ctx, link.binding)) {
-    await refused(ctx, event, link ? 'other_browser' : 'invalid_link')
+  const email = requireEmail(body.email)
+  const pending = await linkOfCode(ctx, (await readMagicCode<{ link?: unknown }>(ctx, 'magic_link', email))?.data)
+  if (pending?.link && !matchesCodeBinding(event, ctx, pending.link.binding)) {
+    await refused(ctx, event, 'other_browser')
     throw authError('invalid_verification_code')
   }
-  return logIn(ctx, event, key)
+  const record = await verifyCode<{ link?: unknown }>(ctx, event, { magicCodeTTL: options.ttl, magicCodeMaxAttempts: options.codeMaxAttempts }, 'magic_link', { code: body.code, email })
+  // Checked again: a re-opening may have replaced the code between the two reads.
+  const spent = await linkOfCode(ctx, record.data)
+  if (!spent?.link || !matchesCodeBinding(event, ctx, spent.link.binding)) {
+    await refused(ctx, event, spent?.link ? 'other_browser' : 'invalid_link')
+    throw authError('invalid_verification_code')
+  }
+  return logIn(ctx, event, spent.key)
 })
 
 /**
@@ -109,7 +127,8 @@ async function logIn(ctx: AuthContext, event: H3Event, key: RecordKey): Promise<
     await refused(ctx, event, 'unknown_account')
     throw authError('invalid_magic_link')
   }
-  if (!found && !getAuthHandlers().onUserPersist) throw new Error('[svc-auth] providers.magicLink.allowSignUp needs onUserPersist to create accounts.')
+  // The password provider's onUserPersist(email, hash) answers provider `password` only: it would create nothing.
+  if (!found && !hasGlobalUserPersist()) throw new Error('[svc-auth] providers.magicLink.allowSignUp needs a global onUserPersist to create accounts (password.onUserPersist stores password hashes only).')
   const { hashedPassword: _hash, ...profile } = found ?? {}
   const { location } = await completeLogin(ctx, {
     event,

@@ -32,7 +32,11 @@ export const deletePasskey = guarded(PASSKEY_ROUTES.delete, async (ctx: AuthCont
   const owned = id.success && handlers.deleteCredential ? (await handlers.listCredentials(owner.sub)).find(c => c.id === id.data) : undefined
   if (!id.success || !owned || !handlers.deleteCredential) throw authError('not_found', message('no_such_passkey'))
   await requireRecentLogin(ctx, event, owner, 'passkey_delete')
-  await handlers.deleteCredential(id.data, owner.sub)
+  const { deleteCredential } = handlers
+  const remove = () => deleteCredential(id.data, owner.sub)
+  // Linked identities on: not the account's last way in, and one at a time with unlinks.
+  const guard = ctx.features.find(feature => feature.removeLoginMethod)?.removeLoginMethod
+  await (guard ? guard(ctx, event, owner, 'passkey', remove) : remove())
   await securityEvent(ctx, event, { type: 'passkey.deleted', caller: owner })
   await emitHook(ctx, 'svc:passkey:deleted', { userId: owner.sub, credential: passkeyInfo(owned), event })
   return { success: true }

@@ -4,7 +4,7 @@ import type { H3Event } from 'h3'
 import type { AuthUser } from '../../types/auth'
 import type { AuditDetail } from '../../shared/event-catalog'
 import type { PasskeyCredential, PasskeyTransport } from '../passkey-types'
-import { isRelativePath } from '../../shared/paths'
+import { isSafeRedirect } from '../../server/lib/edge/redirect'
 import { browserBindingOf, matchesCodeBinding } from '../../server/lib/core/code-binding'
 import type { AuthContext } from '../../server/lib/core/context'
 import { authError, message } from '../../server/lib/edge/errors'
@@ -69,7 +69,7 @@ export const authenticationOptions = guarded(PASSKEY_ROUTES.loginOptions, async 
   await savePasskeyChallenge(ctx, request.challenge, {
     ceremony: 'authentication',
     binding: browserBindingOf(event, ctx),
-    ...(isRelativePath(body.redirect) ? { redirect: body.redirect } : {}),
+    ...(isSafeRedirect(body.redirect) ? { redirect: body.redirect } : {}),
     rpID: rp.rpID,
     origins: rp.origins,
     requireUserVerification: runtime.options.userVerification === 'required',

@@ -64,7 +64,7 @@ export const PASSKEY_ROUTES = {
     id: 'PasskeyDelete',
     ...route('credentials/:id', 'delete', 'credential'),
     summary: 'Delete a passkey',
-    description: 'Deletes one of the caller\'s passkeys through the host\'s `deleteCredential`. Another user\'s passkey answers 404.',
+    description: 'Deletes one of the caller\'s passkeys through the host\'s `deleteCredential`. Another user\'s passkey answers 404. With linked identities on, the account\'s last way to log in is 409 `last_login_method`.',
     auth: 'bearer',
     sameOrigin: true,
     params: { id: req.passkeyIdSchema },

@@ -161,7 +161,8 @@ export function createPasswordHasher(options: HasherOptions): PasswordHasher {
       async verifyFirst(candidates, hashed, work = Math.max(1, candidates.length)) {
         for (let i = 0; i < work; i++) {
           const candidate = candidates[i]
-          if (hashed !== null && candidate !== undefined) {
+          // No hash (an unknown account, or one without a password) costs what a wrong password costs.
+          if (typeof hashed === 'string' && hashed !== '' && candidate !== undefined) {
             if (await verify(candidate, hashed)) return true
           }
           else {

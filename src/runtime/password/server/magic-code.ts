@@ -84,6 +84,11 @@ export async function createMagicCode<TData extends Record<string, unknown>>(ctx
   throw new Error('Could not allocate a unique verification code')
 }
 
+/** The pending code of an email and action, left in place and counting no attempt. */
+export function readMagicCode<TData = Record<string, unknown>>(ctx: AuthContext, action: MagicCodeAction, email: string): Promise<MagicCodeRecord<TData> | null> {
+  return ctx.store.read(pendingKey(ctx, action, email), magicCodeRecord) as Promise<MagicCodeRecord<TData> | null>
+}
+
 /** Removes the pending code of an email and action; with `code`, only that code (a newer one stays). */
 export async function discardMagicCode(ctx: AuthContext, action: MagicCodeAction, email: string, options: { code?: string } = {}): Promise<void> {
   const key = pendingKey(ctx, action, email)

@@ -1,5 +1,5 @@
 import type { H3Event } from 'h3'
-import type { AuthUser, CustomClaims, ProviderTokens, SessionRevocationReason, SvcAuthHooks } from '../../../types/auth'
+import type { AuthClaims, AuthUser, CustomClaims, ProviderTokens, SessionRevocationReason, SvcAuthHooks } from '../../../types/auth'
 import type { ModuleOptions, Parsed, StorageDriverName } from '../../../types/options'
 import { createKeyHasher, createSealer, plainSealer } from '../store/crypto'
 import type { EdgeContext, SecurityEventDraft } from '../edge/edge-context'
@@ -125,6 +125,11 @@ export interface AuthFeature {
   identifyLogin?: (ctx: AuthContext, login: ProviderIdentityLogin) => Promise<IdentifiedLogin | undefined>
   /** Ends a provider login started to link its identity ({@link IdentityLinkRequest}) instead of logging in: where the browser goes. */
   finishLink?: (ctx: AuthContext, link: IdentityLinkRequest, login: Omit<ProviderIdentityLogin, 'subject'>) => Promise<string>
+  /**
+   * Removes one of the caller's ways to log in other than an identity (`method`: `passkey`) through `remove`, one at
+   * a time with the unlinks of the user; refuses (409 `last_login_method`) the account's last way in.
+   */
+  removeLoginMethod?: (ctx: AuthContext, event: H3Event, caller: AuthClaims, method: string, remove: () => Promise<void>) => Promise<void>
   /** A session ended (`revokeFamily`, once per session); its errors are logged and never fail the revocation. */
   sessionEnded?: (ctx: AuthContext, session: { userId: string, sid: string, reason: SessionRevocationReason }) => Promise<void>
 }

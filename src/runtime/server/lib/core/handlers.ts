@@ -63,6 +63,11 @@ export function getAuthHandlers(): RegisteredHandlers {
   return registry
 }
 
+/** True when the host registered a global `onUserPersist`, not only the password provider's (which stores hashes only). */
+export function hasGlobalUserPersist(): boolean {
+  return typeof raw.onUserPersist === 'function'
+}
+
 /**
  * A handler a feature cannot work without, read when it is needed (plugins may register it after
  * the server started): a missing one is a set-up mistake, a 500 with the reason in the server log.

@@ -79,6 +79,7 @@ export const ERRORS = {
   provider_link_broken: { status: 409, message: 'The provider no longer accepts this user\'s refresh token: log in with it again' },
   identity_taken: { status: 409, message: 'This provider account is linked to another user' },
   provider_already_linked: { status: 409, message: 'An account of this provider is linked already: unlink it first' },
+  founding_identity: { status: 409, message: 'This account was made with this provider account, whose login opens it whatever is linked: it cannot be unlinked' },
   last_login_method: { status: 409, message: 'This is the last way to log in to this account: add another one first' },
   provider_unavailable: { status: 502, message: 'The provider could not refresh its token: try again later' },
 } as const satisfies Record<string, AuthErrorSpec>

@@ -7,7 +7,8 @@ export function isSafeRedirect(value: unknown): value is string {
   if (typeof value !== 'string' || value.length > MAX_REDIRECT_LENGTH || !value.startsWith('/')) return false
   let layer = value
   for (let depth = 0; depth < 5; depth++) {
-    if (!isRelativePath(layer) || layer.includes('\\')) return false
+    // Dot segments count as a URL parser resolves them: `/a/..//evil.example` is `//evil.example`.
+    if (!isRelativePath(layer) || layer.includes('\\') || !isRelativePath(new URL(layer, 'http://placeholder.invalid').pathname)) return false
     let next: string
     try {
       next = decodeURIComponent(layer)
@@ -26,7 +27,8 @@ export function isSafeRedirect(value: unknown): value is string {
 export function withQueryParams(path: string, params: Record<string, string>): string {
   const url = new URL(path, 'http://placeholder.invalid')
   for (const [key, value] of Object.entries(params)) url.searchParams.set(key, value)
-  return `${url.pathname}${url.search}${url.hash}`
+  // One leading slash: a path whose dot segments resolved to `//host` stays on this site.
+  return `${url.pathname.replace(/^\/+/, '/')}${url.search}${url.hash}`
 }
 
 /** Text allowed in `error` and `error_description` (RFC 6749), cut to `max`; anything else becomes a space. */

@@ -107,7 +107,7 @@ export const messageResponse = z.strictObject({ success: z.literal(true), messag
 export const redirectResponse = z.strictObject({ success: z.literal(true), redirect: z.string() })
 
 /** The page of a magic link: the login's next page, or (opened on another device) the short code to type where it was asked for. */
-export const magicLinkRedeemResponse = z.union([redirectResponse, z.strictObject({ success: z.literal(true), code: z.string() })])
+export const magicLinkRedeemResponse = z.union([redirectResponse, z.strictObject({ success: z.literal(true), code: z.string(), email: z.string().describe('The address of the account the link logs in') })])
 
 /** POST password reset-verify with `Accept: application/json`. */
 export const resetSessionResponse = z.strictObject({ success: z.literal(true), redirect: z.string(), sessionId: z.string() })
