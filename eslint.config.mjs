@@ -3,7 +3,7 @@ import { createConfigForNuxt } from '@nuxt/eslint-config/flat'
 import { createNodeResolver } from 'eslint-plugin-import-x'
 
 /** The optional features: each lives in its build step (src/build/<name>.ts) and its folder src/runtime/<name>/. */
-const FEATURES = ['oauth', 'password', 'passkey', 'two-factor', 'impersonation', 'devtools', 'organizations', 'audit', 'native', 'magic-link', 'identities']
+const FEATURES = ['oauth', 'password', 'passkey', 'two-factor', 'impersonation', 'devtools', 'organizations', 'audit', 'native', 'magic-link', 'identities', 'i18n']
 const featureFolders = `(${FEATURES.join('|')})`
 
 /** Import specifiers that each layer refuses; a specific layer repeats the rules of the wider one it sits in. */

@@ -41,6 +41,9 @@ export default defineNuxtConfig({
     // Several providers on one account: link and unlink them on /profile; a mock login whose verified email is
     // a password account's joins that account (linkByEmail). Links live in memory (server/plugins/identities.ts).
     identities: { linkByEmail: true },
+    // Answers and the dev mail log also in German and French, by the browser's Accept-Language; the module's
+    // pages follow @nuxtjs/i18n's locale, which the playground does not have (docs/i18n.md).
+    i18n: { locales: ['de', 'fr'] },
     // Email + password with emailed codes; users live in memory and codes are printed to the
     // console (server/plugins/password-users.ts).
     providers: {

@@ -3,6 +3,7 @@ import { checkOptions } from './build/checks'
 import { checkAccessRules } from './build/route-rule-checks'
 import { setupDeployTarget } from './build/deploy-target'
 import { setupFeatures } from './build/features'
+import { setupI18n } from './build/i18n'
 import { resolveOptions } from './build/resolve-options'
 import { addRoutes, serverRoutes } from './build/module-routes'
 import { setupOAuth } from './build/oauth'
@@ -66,6 +67,7 @@ export default defineNuxtModule<ModuleOptionsInput>({
       { name: 'useAuthFetch', from: resolver.resolve('./runtime/app/composables/useAuthFetch') },
     ])
     const setup: SetupContext = { nuxt, options, resolver, logger, features: [], clientFeatures: {} }
+    setupI18n(setup)
     setupOAuth(setup)
     setupClient(setup)
     setupPassword(setup)

@@ -27,7 +27,7 @@ function pagesEnabled(pages: unknown): boolean {
 }
 
 /** Client side: `useAuth`, the startup plugin, the callback page, the client middleware and the page meta type. */
-export function setupClient({ nuxt, options, resolver, logger }: SetupContext): void {
+export function setupClient({ nuxt, options, resolver, logger, callbackPage }: SetupContext): void {
   addTemplate({ filename: 'svc-auth/client-options.mjs', getContents: () => clientOptionsModule(options.clientMiddleware.enabled) })
   addTemplate({
     filename: 'svc-auth/client-options.d.mts',
@@ -44,8 +44,8 @@ export function setupClient({ nuxt, options, resolver, logger }: SetupContext): 
   }
   const callbackPath = options.endpoints.callbackPath
   extendPages((pages) => {
-    if (hasPageAt(pages, callbackPath)) return
-    pages.push({ name: 'svc-auth-callback', path: callbackPath, file: resolver.resolve('./runtime/app/pages/callback.vue'), _sync: true })
+    if (hasPageAt(pages, callbackPath) || !callbackPage) return
+    pages.push({ name: 'svc-auth-callback', path: callbackPath, file: callbackPage, _sync: true })
   })
   if (options.clientMiddleware.enabled) {
     addRouteMiddleware([

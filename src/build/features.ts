@@ -4,16 +4,18 @@ import { PASSKEY_CLIENT } from './passkey'
 import { MAGIC_LINK_CLIENT } from './magic-link'
 import { ORGANIZATIONS_CLIENT } from './organizations'
 import type { ClientFeatureName, SetupContext } from './setup-context'
+import type { LocaleTables } from '../runtime/server/lib/edge/locale'
 
 /** The server template that lists what the core needs of a build: its features and its route paths. */
 export const FEATURES_TEMPLATE = '#svc-auth/features'
 
-/** The module `#svc-auth/features`: the features' server entries (`AuthFeature`s) and the module's paths. */
-export function featuresModule(entries: readonly string[], routePaths: readonly string[]): string {
+/** The module `#svc-auth/features`: the features' server entries (`AuthFeature`s), the module's paths and its locales' texts. */
+export function featuresModule(entries: readonly string[], routePaths: readonly string[], locales: LocaleTables = { messages: {} }): string {
   return [
     ...entries.map((entry, i) => `import feature${i} from ${JSON.stringify(entry)}`),
     `export const features = [${entries.map((_, i) => `feature${i}`).join(', ')}]`,
     `export const routePaths = ${JSON.stringify(routePaths)}`,
+    `export const locales = ${JSON.stringify(locales)}`,
     '',
   ].join('\n')
 }
@@ -57,7 +59,7 @@ export function clientFeaturesTypes(resolve: (path: string) => string): string {
 
 /** Writes `#svc-auth/features` (server) and `#build/svc-auth/client-features.mjs` (browser) from what the setup steps registered. */
 export function setupFeatures(ctx: SetupContext): void {
-  addServerTemplate({ filename: FEATURES_TEMPLATE, getContents: () => featuresModule(ctx.features, moduleRoutePaths(ctx.options)) })
+  addServerTemplate({ filename: FEATURES_TEMPLATE, getContents: () => featuresModule(ctx.features, moduleRoutePaths(ctx.options), ctx.locales) })
   addTemplate({ filename: CLIENT_FEATURES_TEMPLATE, getContents: () => clientFeaturesModule(ctx.clientFeatures) })
   addTemplate({ filename: CLIENT_FEATURES_TEMPLATE.replace(/\.mjs$/, '.d.mts'), write: true, getContents: () => clientFeaturesTypes(path => ctx.resolver.resolve(path)) })
 }

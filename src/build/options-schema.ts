@@ -8,6 +8,7 @@ import { organizationsSchema } from '../runtime/organizations/server/organizatio
 import { auditSchema } from '../runtime/audit/server/audit-options'
 import { nativeSchema } from '../runtime/native/server/native-options'
 import { identitiesSchema } from '../runtime/identities/server/identities-options'
+import { i18nSchema } from '../runtime/i18n/server/i18n-options'
 
 /**
  * Every option of the module: the core's schema with the features' pieces. The source of the
@@ -20,4 +21,5 @@ export const moduleOptionsSchema = coreOptionsSchema.extend({
   audit: auditSchema.optional(),
   native: nativeSchema.optional(),
   identities: identitiesSchema.optional(),
+  i18n: i18nSchema.optional(),
 })

@@ -77,7 +77,8 @@ export function runtimeFeatureOptions(options: Pick<ModuleOptions, 'organization
 export function buildRuntimeConfig(options: ModuleOptions, { dev }: { dev: boolean }): AuthRuntimeConfig {
   const publicConfig = toPublicConfig(options)
   return {
-    private: { ...options, providers: runtimeProviders(options.providers), ...runtimeFeatureOptions(options) },
+    // The locales' texts are in the server bundle (`#svc-auth/features`), not in the runtime config.
+    private: { ...options, i18n: undefined, providers: runtimeProviders(options.providers), ...runtimeFeatureOptions(options) },
     public: {
       ...publicConfig,
       providers: publicProviderNames(publicConfig.providers, options, dev),

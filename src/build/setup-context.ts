@@ -1,6 +1,7 @@
 import type { Resolver } from '@nuxt/kit'
 import type { Nuxt } from '@nuxt/schema'
 import type { ModuleOptions } from '../runtime/types/options'
+import type { LocaleTables } from '../runtime/server/lib/edge/locale'
 
 /**
  * The optional features whose client code the core client calls into: `passkey` and `magicLink` loaded on
@@ -19,4 +20,8 @@ export interface SetupContext {
   features: string[]
   /** The client modules of the features turned on, by name (absolute paths): the core client `import()`s them. */
   clientFeatures: Partial<Record<ClientFeatureName, string>>
+  /** The server's texts of the build's locales besides English (`svcAuth.i18n`, src/build/i18n.ts). */
+  locales?: LocaleTables
+  /** The callback page's file, made from the tables (src/build/i18n.ts). */
+  callbackPage?: string
 }

@@ -2,12 +2,15 @@ import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { resolveOptions, toPublicConfig } from '../../src/build/resolve-options'
 import type { AuditEvent } from '../../src/runtime/audit/audit-types'
 import { buildStepContext, pagesAfter } from './helpers/build-steps'
+import { ADMIN_TEXTS } from '../../src/runtime/shared/page-texts'
+import { renderWith } from '../../src/runtime/shared/text'
 
 // The admin page's build step (nothing of it without `audit.adminPage`) and what the page does, against fake calls.
 const kit = vi.hoisted(() => ({ addServerHandler: vi.fn(), addServerImports: vi.fn(), extendPages: vi.fn() }))
 vi.mock('@nuxt/kit', () => kit)
 vi.mock('#imports', () => ({}))
 vi.mock('#build/svc-auth/client-features.mjs', () => ({ passkey: undefined, organizations: undefined }))
+vi.mock('#build/svc-auth/page-texts.mjs', () => ({ default: {} }))
 
 const { setupAudit, setupAuditAdmin } = await import('../../src/build/audit')
 const { moduleRoutePaths } = await import('../../src/build/module-routes')
@@ -89,6 +92,7 @@ function page(answers: Record<string, unknown[]>, over: Partial<AdminPageDeps> =
       return next as T
     },
     loggedIn: async () => true,
+    text: (key, params) => renderWith({ key, params }, found => ADMIN_TEXTS[found]),
     impersonate: async () => {},
     go: async (path) => {
       went.push(path)

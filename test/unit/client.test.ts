@@ -7,10 +7,16 @@ import { isAuthEndpoint, isPublicRoute, isSameOriginRequest, loginUrl, refreshEr
 import { originalUserOf } from '../../src/runtime/shared/original-user'
 import { isPathUnder, matchesRouteGlob, normalizePath, stripBase, withQuery } from '../../src/runtime/shared/paths'
 import { accessTokenOf } from '../../src/runtime/shared/token-response'
-import { accessRuleOf, can, isAuthEndpoint as isOrgAuthEndpoint, meets, PERMISSION_DENIED } from '../../src/runtime/organizations/app/organization-access'
+import { accessRuleOf, can, isAuthEndpoint as isOrgAuthEndpoint, meets, permissionDenied } from '../../src/runtime/organizations/app/organization-access'
+import { dePages } from '../../src/runtime/i18n/de-pages'
 import { defaultOptions } from '../../src/build/resolve-options'
 
 const endpoints = defaultOptions.endpoints
+
+// The page texts of a build with German, and the app's `@nuxtjs/i18n` locale (none: no `$i18n`).
+const app = vi.hoisted(() => ({ $i18n: undefined as { locale: { value: string } } | undefined }))
+vi.mock('#imports', () => ({ useNuxtApp: () => app }))
+vi.mock('#build/svc-auth/page-texts.mjs', async () => ({ default: { de: (await import('../../src/runtime/i18n/de-pages')).dePages } }))
 
 function jwt(payload: Record<string, unknown>): string {
   const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
@@ -487,7 +493,10 @@ describe('permissions in the browser (organizations)', () => {
     expect(meets(table, claims('member'), { role: 'admin' })).toBe(false)
     expect(meets(table, claims(), { role: 'admin' })).toBe(false)
     expect(meets(undefined, claims('owner'), { role: 'owner' })).toBe(false)
-    expect(PERMISSION_DENIED).toMatchObject({ statusCode: 403, data: { error: 'permission_denied' }, fatal: true })
+    expect(permissionDenied()).toEqual({ statusCode: 403, statusMessage: 'Forbidden', message: 'You do not have the permission for this', data: { error: 'permission_denied' }, fatal: true })
+    app.$i18n = { locale: { value: 'de-AT' } }
+    expect(permissionDenied()).toMatchObject({ statusCode: 403, statusMessage: dePages.access_forbidden, message: dePages.access_permission_denied, data: { error: 'permission_denied' } })
+    app.$i18n = undefined
   })
 })
 

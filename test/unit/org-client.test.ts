@@ -27,6 +27,7 @@ vi.mock('#imports', async () => {
   }
 })
 vi.mock('#build/svc-auth/client-features.mjs', async () => ({ passkey: undefined, organizations: await import('../../src/runtime/organizations/app/organization-access') }))
+vi.mock('#build/svc-auth/page-texts.mjs', () => ({ default: {} }))
 
 const { useAuth } = await import('../../src/runtime/app/auth-client')
 const { clearSession, guardRoute, setAccessToken } = await import('../../src/runtime/app/state')

@@ -35,6 +35,7 @@ vi.mock('#imports', async () => {
   }
 })
 vi.mock('#build/svc-auth/client-features.mjs', async () => ({ passkey: undefined, organizations: await import('../../src/runtime/organizations/app/organization-access') }))
+vi.mock('#build/svc-auth/page-texts.mjs', () => ({ default: {} }))
 vi.mock('nitropack/runtime', () => ({
   useRuntimeConfig: () => ({ svcAuth: env.nitro.options }),
   useNitroApp: () => ({

@@ -30,6 +30,7 @@ vi.mock('#imports', async () => {
   }
 })
 vi.mock('#build/svc-auth/client-features.mjs', async () => ({ passkey: undefined, organizations: await import('../../src/runtime/organizations/app/organization-access') }))
+vi.mock('#build/svc-auth/page-texts.mjs', () => ({ default: {} }))
 
 const kit = vi.hoisted(() => ({ addImports: vi.fn(), extendPages: vi.fn() }))
 vi.mock('@nuxt/kit', () => kit)
@@ -448,29 +449,29 @@ describe('the invitation page\'s flow', () => {
 
   it('an ?error= of the link is shown plainly, with no request', async () => {
     const { d, log } = deps({ queryError: 'invitation_invalid', loggedIn: async () => true })
-    expect(await openInvitation(d)).toEqual({ step: 'failed', error: 'invitation_invalid', message: INVITATION_MESSAGES.invitation_invalid })
+    expect(await openInvitation(d)).toEqual({ step: 'failed', error: 'invitation_invalid', message: '', key: INVITATION_MESSAGES.invitation_invalid })
     expect(log).toEqual([])
     const unknown = await openInvitation(deps({ queryError: 'something_else' }).d)
-    expect(unknown).toMatchObject({ step: 'failed', error: 'something_else', message: 'This invitation cannot be used.' })
+    expect(unknown).toMatchObject({ step: 'failed', error: 'something_else', key: 'invitation_unusable' })
   })
 
   it('refusals in plain words: a wrong address shows which one is invited; already a member offers to go on', async () => {
     const mismatch = deps({ loggedIn: async () => true, accept: async () => Promise.reject(refusal(403, 'invitation_email_mismatch', 'server words')) })
-    expect(await openInvitation(mismatch.d)).toEqual({ step: 'failed', error: 'invitation_email_mismatch', message: INVITATION_MESSAGES.invitation_email_mismatch, invitation: PREVIEW })
+    expect(await openInvitation(mismatch.d)).toEqual({ step: 'failed', error: 'invitation_email_mismatch', message: expect.any(String), key: INVITATION_MESSAGES.invitation_email_mismatch, invitation: PREVIEW })
     expect(mismatch.log).toEqual(['lookup'])
 
     const member = deps({ loggedIn: async () => true, accept: async () => Promise.reject(refusal(409, 'already_member')) })
-    expect(await openInvitation(member.d)).toEqual({ step: 'failed', error: 'already_member', message: INVITATION_MESSAGES.already_member, continueTo: '/orgs' })
+    expect(await openInvitation(member.d)).toEqual({ step: 'failed', error: 'already_member', message: expect.any(String), key: INVITATION_MESSAGES.already_member, continueTo: '/orgs' })
     expect(member.log).toEqual([])
 
     const gone = deps({ lookup: async () => Promise.reject(refusal(400, 'invitation_invalid')) })
-    expect(await openInvitation(gone.d)).toMatchObject({ step: 'failed', error: 'invitation_invalid', message: INVITATION_MESSAGES.invitation_invalid })
+    expect(await openInvitation(gone.d)).toMatchObject({ step: 'failed', error: 'invitation_invalid', message: expect.any(String), key: INVITATION_MESSAGES.invitation_invalid })
 
     const other = deps({ loggedIn: async () => true, accept: async () => Promise.reject(refusal(429, 'rate_limited', 'Too many requests')) })
     expect(await openInvitation(other.d)).toEqual({ step: 'failed', error: 'rate_limited', message: 'Too many requests' })
     // A mismatch whose lookup fails too still says what went wrong.
     const both = deps({ loggedIn: async () => true, accept: async () => Promise.reject(refusal(403, 'invitation_email_mismatch')), lookup: async () => Promise.reject(refusal(400, 'invitation_invalid')) })
-    expect(await openInvitation(both.d)).toEqual({ step: 'failed', error: 'invitation_email_mismatch', message: INVITATION_MESSAGES.invitation_email_mismatch })
+    expect(await openInvitation(both.d)).toEqual({ step: 'failed', error: 'invitation_email_mismatch', message: expect.any(String), key: INVITATION_MESSAGES.invitation_email_mismatch })
   })
 })
 

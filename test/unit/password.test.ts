@@ -9,7 +9,8 @@ import { automaticHashConcurrency, createPasswordHasher, createSemaphore } from 
 import { passwordSubject } from '../../src/runtime/password/server/password-handlers'
 import { PASSWORD_DEFAULTS, isPasswordEnabled, resolvePasswordOptions, validatePasswordOptions } from '../../src/runtime/password/server/password-options'
 import { validateRateLimitOptions } from '../../src/runtime/server/lib/config/validate-options'
-import { checkPasswordPolicy, commonPasswords, isCommonPassword, MAX_PASSWORD_BYTES, normalizePassword, passwordBytes, passwordForms, policyMessage } from '../../src/runtime/password/server/policy'
+import { renderText } from '../../src/runtime/server/lib/edge/errors'
+import { checkPasswordPolicy as policyTexts, commonPasswords, isCommonPassword, MAX_PASSWORD_BYTES, normalizePassword, passwordBytes, passwordForms, policyMessage } from '../../src/runtime/password/server/policy'
 import { createMagicCode, discardMagicCode, verifyMagicCode } from '../../src/runtime/password/server/magic-code'
 import type { PasswordHandlers } from '../../src/runtime/types/auth'
 import type { PasswordProviderOptions } from '../../src/runtime/password/password-types'
@@ -17,6 +18,9 @@ import type { EndpointOptions } from '../../src/runtime/types/options'
 import { unitContext } from './helpers/context'
 
 const policy = PASSWORD_DEFAULTS.passwordPolicy
+
+/** The violations in English, as an answer renders them. */
+const checkPasswordPolicy = (...args: Parameters<typeof policyTexts>) => policyTexts(...args).map(text => renderText(text))
 
 describe('password policy', () => {
   it('lists every violation of the default policy', () => {
@@ -68,7 +72,7 @@ describe('password policy', () => {
   })
 
   it('names every violation in the message', () => {
-    expect(policyMessage(['at least 8 characters', 'a number'])).toBe('Password does not meet the policy: needs at least 8 characters, a number')
+    expect(renderText(policyMessage(['at least 8 characters', 'a number']))).toBe('Password does not meet the policy: needs at least 8 characters, a number')
   })
 })
 

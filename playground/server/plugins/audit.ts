@@ -7,8 +7,9 @@ export default defineNitroPlugin((nitroApp) => {
   defineAuthHandlers({
     audit: { isAuditReader: user => user.role === 'admin' },
   })
-  nitroApp.hooks.hook('svc:login:newDevice', ({ userId, client, provider }) => {
+  nitroApp.hooks.hook('svc:login:newDevice', ({ userId, client, provider, locale, message }) => {
     const where = `${client.family ?? 'an unknown browser'} on network ${client.addressPrefix ?? 'unknown'}`
     console.info(`[playground] new sign-in email for ${userId}: ${where}${provider ? ` (${provider})` : ''}`)
+    console.info(`[playground] mail (${locale}) to ${userId}: ${message.subject}\n${message.text}`)
   })
 })

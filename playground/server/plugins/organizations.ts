@@ -3,8 +3,9 @@
 export default defineNitroPlugin(() => {
   defineAuthHandlers({
     organizations: {
-      sendInvitation({ email, link, organization, inviter, role, expiresAt }) {
+      sendInvitation({ email, link, organization, inviter, role, expiresAt, locale, message }) {
         console.info(`[playground] invitation for ${email} to ${organization.name} as ${role}, from ${inviter.email ?? inviter.sub}: ${link}  (until ${expiresAt.toISOString()})`)
+        console.info(`[playground] mail (${locale}) to ${email}: ${message.subject}\n${message.text}`)
       },
     },
   })

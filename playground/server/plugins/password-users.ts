@@ -29,9 +29,10 @@ export default defineNitroPlugin(() => {
     },
     password: {
       findUser: email => users.get(email) ?? null,
-      sendVerificationCode(email, code, action, { link }) {
+      sendVerificationCode(email, code, action, { link, locale, message }) {
         if (action === 'magic_link') console.info(`[playground] login link for ${email}: ${link}`)
         else console.info(`[playground] ${action} code for ${email}: ${code}  (link: ${link})`)
+        console.info(`[playground] mail (${locale}) to ${email}: ${message.subject}\n${message.text}`)
       },
     },
   })

@@ -294,7 +294,7 @@ export async function guardRoute(nuxtApp: NuxtApp, to: { path: string, fullPath:
   const loggedIn = !!session.value.user || !!tokenState(nuxtApp).value
   if (access === 'protected') {
     if (!loggedIn) return navigateTo(loginRedirect(config, to.fullPath))
-    if (organizations && rule && !organizations.meets(config.organizations?.roles, session.value.user ?? userFromToken(tokenState(nuxtApp).value), rule)) return createError(organizations.PERMISSION_DENIED)
+    if (organizations && rule && !organizations.meets(config.organizations?.roles, session.value.user ?? userFromToken(tokenState(nuxtApp).value), rule)) return createError(organizations.permissionDenied())
     return
   }
   const home = config.clientMiddleware.loggedOutRedirectTo || '/'

@@ -76,6 +76,10 @@ export interface NewDevicePayload {
   /** The login's provider. */
   provider?: string
   event: H3Event
+  /** The locale of the login's request (docs/i18n.md), e.g. `de`. */
+  locale: string
+  /** A warning email in that locale, ready to send to the user. */
+  message: { subject: string, text: string }
 }
 
 /** Handlers of the audit log (`defineAuthHandlers({ audit })`). */

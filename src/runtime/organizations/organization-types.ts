@@ -142,6 +142,10 @@ export interface InvitationMessage {
   role: string
   expiresAt: Date
   event: H3Event
+  /** The locale of the request that invites (docs/i18n.md), e.g. `de`. */
+  locale: string
+  /** The email in that locale, ready to send: it carries the link. */
+  message: { subject: string, text: string }
 }
 
 /** Argument of `organizations.resolveRoles`. */

@@ -46,6 +46,10 @@ export interface VerificationCodeDetails {
   flow: string
   /** When the code expires. */
   expiresAt: Date
+  /** The locale of the request that asked for the code (docs/i18n.md), e.g. `de`. */
+  locale: string
+  /** The email in that locale, ready to send: it carries the code and the link. */
+  message: { subject: string, text: string }
 }
 
 /** Handlers of the email and password provider. Emails are canonical: trimmed, lowercase, punycode domains. */
@@ -183,6 +187,12 @@ export interface AuthHandlers {
    * are kept; reserved and identity claims are ignored.
    */
   customClaims?: (user: AuthUser) => Record<string, unknown> | void | undefined | Promise<Record<string, unknown> | void | undefined>
+  /**
+   * The locale of a request's answers and emails (`'de'`, `'fr-CH'`), before the `@nuxtjs/i18n` cookie and
+   * `Accept-Language`; matched against the build's locales, so an unknown one (or undefined) leaves the choice to
+   * them. An error it throws is logged and ignored. docs/i18n.md.
+   */
+  resolveLocale?: (event: H3Event) => string | undefined | Promise<string | undefined>
   /** Handlers of the email and password provider. */
   password?: PasswordHandlers
   /** Handlers of impersonation. */

@@ -12,6 +12,7 @@ import type { OrganizationsOptions, RoleTable } from '../organizations/organizat
 import type { AuditOptions } from '../audit/audit-types'
 import type { NativeOptions } from '../native/native-types'
 import type { IdentitiesOptions } from '../identities/identity-types'
+import type { I18nOptions } from '../i18n/i18n-types'
 
 export type { RedisNode, RefreshCookieOptions, RefreshEncryptionOptions, RefreshStorageOptions, SameSite, StorageDriverName, TokenRefreshOptions } from './refresh'
 export type { TwoFactorAlgorithm, TwoFactorOptions } from '../two-factor/two-factor-types'
@@ -19,6 +20,7 @@ export type { OrganizationsOptions, RoleTable } from '../organizations/organizat
 export type { AuditOptions } from '../audit/audit-types'
 export type { NativeOptions } from '../native/native-types'
 export type { IdentitiesOptions } from '../identities/identity-types'
+export type { BuiltInLocale, I18nOptions } from '../i18n/i18n-types'
 
 export type { Duration, Parsed } from './time-span'
 
@@ -169,6 +171,8 @@ export interface ModuleOptions {
   native?: NativeOptions
   /** Several providers logging into one account: links, `identities` handlers (off until set, even to `{}`). */
   identities?: IdentitiesOptions
+  /** The locales of the module's answers, pages and emails besides English (docs/i18n.md). */
+  i18n?: I18nOptions
   /** The app's public URL: its origin and the base of absolute URLs instead of the `Host` header. @default '' */
   publicUrl: string
   /** Per-request SSR access token and the server side of the fetch helper. @default true when `ssr` is on */

@@ -8,6 +8,7 @@ import { securityEvent, type SecurityEventInput } from '../../../src/runtime/ser
 import { chainKeys, verifyEntries } from '../../../src/runtime/audit/server/audit-chain'
 import { auditLogOf, auditOptions, sinkFailures } from '../../../src/runtime/audit/server/audit-recorder'
 import { AUDIT_SEARCH } from '../../../src/runtime/audit/server/audit-routes'
+import { MESSAGES } from '../../../src/runtime/server/lib/edge/messages'
 import { ACTIVITY_KEPT } from '../../../src/runtime/audit/server/user-activity'
 import { verifyAuditLog } from '../../../src/runtime/audit/server/utils/verify-audit-log'
 import { createTestAuth } from '../../../src/testing/test-tokens'
@@ -278,7 +279,7 @@ export function auditRoutesSuite(driver: OrganizationsDriver): void {
       // Firefox on another network.
       const request = fakeEvent({ remoteAddress: '127.9.9.9', headers: { 'user-agent': FIREFOX } })
       await login('sid-firefox', request)
-      expect(newDevices().slice(seen)).toEqual([{ userId: user.sub, sessionId: 'sid-firefox', client: { family: 'Firefox on Linux', addressPrefix: '127.9.9.0/24' }, provider: 'password', event: request }])
+      expect(newDevices().slice(seen)).toEqual([{ userId: user.sub, sessionId: 'sid-firefox', client: { family: 'Firefox on Linux', addressPrefix: '127.9.9.0/24' }, provider: 'password', event: request, locale: 'en', message: { subject: MESSAGES.email_new_device_subject, text: MESSAGES.email_new_device_text } }])
       // The same Firefox again (its earlier login is known), then a failed login.
       await login('sid-firefox-2', fakeEvent({ remoteAddress: '127.9.9.10', headers: { 'user-agent': FIREFOX } }))
       await emit({ type: 'login', outcome: 'failure', actor: user.sub, details: { reason: 'wrong_code' } }, fakeEvent({ remoteAddress: '127.8.8.8' }))

@@ -1,6 +1,7 @@
 import { afterAll } from 'vitest'
 import { resolveOptions } from '../../../src/build/resolve-options'
 import { features } from './features'
+import { localeTables } from '../../../src/build/i18n'
 import { createAuthContext, type AuthContext } from '../../../src/runtime/server/lib/core/context'
 import { createStoreBackend, type StoreBackend } from '../../../src/runtime/server/lib/store'
 import type { ModuleOptionsInput } from '../../../src/runtime/types/options'
@@ -11,7 +12,7 @@ let disposing = false
 
 /**
  * A fresh auth context on its own memory store, with logging off and `input` over those options
- * (top-level groups replace these defaults). Every context is disposed after the test file.
+ * (top-level groups replace these defaults; `i18n` gives it the tables a build with it would have). Every context is disposed after the test file.
  */
 export async function unitContext(input: ModuleOptionsInput = {}): Promise<AuthContext> {
   if (!disposing) {
@@ -20,7 +21,7 @@ export async function unitContext(input: ModuleOptionsInput = {}): Promise<AuthC
   }
   const options = resolveOptions({ token: { secret: 'unit-test-secret-0123456789-abcdefghijklm' }, tokenRefresh: { storage: { driver: 'memory' } }, logging: { level: 'silent' }, ...input }, true)
   const backend = await createStoreBackend(options.tokenRefresh.storage)
-  const ctx = await createAuthContext(options, { backend, features })
+  const ctx = await createAuthContext(options, { backend, features, locales: { messages: localeTables(options.i18n).messages } })
   contexts.push(ctx)
   backends.set(ctx, backend)
   return ctx

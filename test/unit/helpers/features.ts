@@ -8,6 +8,7 @@ import audit from '../../../src/runtime/audit/server/audit-feature'
 import keptProviderTokens from '../../../src/runtime/oauth/server/token-vault-feature'
 import oauth from '../../../src/runtime/oauth/server/oauth-feature'
 import identities from '../../../src/runtime/identities/server/identities-feature'
+import type { LocaleTables } from '../../../src/runtime/server/lib/edge/locale'
 
 export const features = [twoFactor, organizations, audit, oauth, keptProviderTokens, identities]
 
@@ -17,3 +18,6 @@ export const routePaths: string[] = []
 export function setRoutePaths(paths: readonly string[]): void {
   routePaths.splice(0, routePaths.length, ...paths)
 }
+
+/** The texts of the locales `#svc-auth/features` lists: none (English alone), unless a test sets some. */
+export const locales: LocaleTables = { messages: {} }

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest'
 import { errorOf, json, magicLinkApp, type MagicLinkDriver } from './magic-link-app'
-import { MAGIC_LINK_MESSAGE } from '../../../src/runtime/magic-link/server/magic-link-flows'
+import { MESSAGES } from '../../../src/runtime/server/lib/edge/messages'
 import { magicLinkKey, readMagicLink } from '../../../src/runtime/magic-link/server/magic-link-records'
 
 /**
@@ -33,7 +33,7 @@ export function magicLinkSuite(driver: MagicLinkDriver): void {
         const answers = await Promise.all([browser().ask(known), browser().ask(unknown)])
         const bodies = await Promise.all(answers.map(res => res.json()))
         expect(answers.map(res => res.status)).toEqual([200, 200])
-        expect(bodies[0]).toEqual({ success: true, message: MAGIC_LINK_MESSAGE })
+        expect(bodies[0]).toEqual({ success: true, message: MESSAGES.magic_link_requested })
         expect(bodies[1]).toEqual(bodies[0])
         expect(host.sent.filter(m => m.email === known || m.email === unknown)).toEqual([])
         await vi.waitFor(() => expect(host.lookups).toEqual(expect.arrayContaining([known, unknown])))

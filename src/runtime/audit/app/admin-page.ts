@@ -7,6 +7,8 @@ import { statusOf } from '../../app/lib/auth-fetch'
 import { authErrorOf, ensureSession, goTo, inApp, loginRedirect, publicAuthConfig, refreshSession, sessionState, tokenState } from '../../app/state'
 import type { AuditEvent } from '../audit-types'
 import type { AuditAdminSession, AuditAdminUser } from '../admin-types'
+import { usePageTexts, type PageText } from '../../app/lib/use-page-texts'
+import { ACCESS_TEXTS, ADMIN_TEXTS } from '../../shared/page-texts'
 
 /** Audit events shown at once (and per "More events"). */
 export const TRAIL_PAGE = 50
@@ -45,6 +47,8 @@ export interface AdminPageDeps {
   loginUrl: string
   /** Where an administrator goes once acting as the user. */
   afterImpersonation: string
+  /** The page's texts in the app's locale. */
+  text: PageText<keyof typeof ADMIN_TEXTS>
 }
 
 /** Codes that mean the user may not use the page at all: the 403 error page. */
@@ -105,7 +109,7 @@ export function adminPageActions(deps: AdminPageDeps, view: AdminView) {
       const found = (await deps.call<{ users: AuditAdminUser[] }>(users(q))).users
       view.users = found
       view.user = null
-      view.status = found.length ? `${found.length} user${found.length > 1 ? 's' : ''} found.` : 'No user found.'
+      view.status = found.length > 1 ? deps.text('admin_found_many', { count: found.length }) : deps.text(found.length ? 'admin_found_one' : 'admin_found_none')
       if (found.length === 1) await load(found[0]!)
     }),
     show: (user: AuditAdminUser) => run(() => load(user)),
@@ -121,7 +125,7 @@ export function adminPageActions(deps: AdminPageDeps, view: AdminView) {
       const user = view.user
       if (!user) return
       await deps.call(`${sessionsOf(user.id)}/${encodeURIComponent(sessionId)}`, 'DELETE')
-      view.status = `Session ${sessionId} ended.`
+      view.status = deps.text('admin_session_ended', { id: sessionId })
       await load(user)
     }),
     /** Acts as the user shown (`useAuth().impersonate`), then leaves the page, which the impersonated session may not use. */
@@ -139,6 +143,7 @@ export function useAdminPage() {
   const route = inApp(nuxtApp, () => useRoute())
   const config = publicAuthConfig(nuxtApp)
   const auth = useAuth()
+  const access = usePageTexts(ACCESS_TEXTS)
   const view = reactive<AdminView>({ ready: false, query: '', users: null, user: null, sessions: null, events: null, busy: false, status: '', error: '' })
   const send = <T>(path: string, method: 'GET' | 'DELETE') => getAuthFetch(nuxtApp)<T>(path, { method }) as Promise<T>
   const deps: AdminPageDeps = {
@@ -160,10 +165,11 @@ export function useAdminPage() {
     go: async (path) => {
       await goTo(nuxtApp, path)
     },
-    deny: () => void nuxtApp.runWithContext(() => showError(createError({ statusCode: 403, statusMessage: 'Forbidden', message: 'You do not have the permission for this', data: { error: 'permission_denied' } }))),
+    deny: () => void nuxtApp.runWithContext(() => showError(createError({ statusCode: 403, statusMessage: access('access_forbidden'), message: access('access_permission_denied'), data: { error: 'permission_denied' } }))),
     authPath: config.endpoints.authPath,
     loginUrl: loginRedirect(config, route.fullPath),
     afterImpersonation: config.redirect.success,
+    text: usePageTexts(ADMIN_TEXTS),
   }
   return { view, impersonation: config.auditAdmin?.impersonation === true, ...adminPageActions(deps, view) }
 }

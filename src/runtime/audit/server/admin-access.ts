@@ -3,7 +3,7 @@ import type { H3Event } from 'h3'
 import { getRouterParam } from 'h3'
 import type { AuthClaims } from '../../types/auth'
 import type { AuthContext } from '../../server/lib/core/context'
-import { authError } from '../../server/lib/edge/errors'
+import { authError, message } from '../../server/lib/edge/errors'
 import { requireAuditReader } from './audit-access'
 import { adminUserId } from './admin-routes'
 
@@ -13,13 +13,13 @@ import { adminUserId } from './admin-routes'
  */
 export async function requireAuditAdmin(ctx: AuthContext, event: H3Event): Promise<AuthClaims> {
   const reader = await requireAuditReader(ctx, event)
-  if (reader.organization !== undefined) throw authError('permission_denied', 'The admin page needs the whole audit log (isAuditReader)')
+  if (reader.organization !== undefined) throw authError('permission_denied', message('admin_needs_whole_log'))
   return reader.claims
 }
 
 /** The `:userId` of the path, decoded (ids may hold `:` or `@`), else 400 `bad_request`. */
 export function userIdParam(event: H3Event): string {
   const id = adminUserId.safeParse(getRouterParam(event, 'userId', { decode: true }))
-  if (!id.success) throw authError('bad_request', 'Invalid user id')
+  if (!id.success) throw authError('bad_request', message('invalid_user_id'))
   return id.data
 }

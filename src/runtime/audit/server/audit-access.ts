@@ -4,7 +4,7 @@ import type { AuthClaims } from '../../types/auth'
 import type { AuthContext } from '../../server/lib/core/context'
 import { requireCaller } from '../../server/lib/core/authenticate'
 import { getAuthHandlers } from '../../server/lib/core/handlers'
-import { authError } from '../../server/lib/edge/errors'
+import { authError, message } from '../../server/lib/edge/errors'
 import { rolesGrant } from '../../shared/permissions'
 
 /** The permission that reads the audit log. */
@@ -23,10 +23,10 @@ export interface AuditReader {
  * organization that grants `audit:read` reads that organization's events.
  */
 export async function requireAuditReader(ctx: AuthContext, event: H3Event): Promise<AuditReader> {
-  const claims = await requireCaller(event, ctx, 'read the audit log')
+  const claims = await requireCaller(event, ctx, true)
   const isAuditReader = getAuthHandlers().audit?.isAuditReader
   if (isAuditReader && (await isAuditReader(claims, event)) === true) return { claims }
   const roles = ctx.options.organizations?.roles
   if (roles && typeof claims.org === 'string' && typeof claims.orgRole === 'string' && rolesGrant(roles, [claims.orgRole], AUDIT_READ)) return { claims, organization: claims.org }
-  throw authError('permission_denied', 'Reading the audit log needs the permission audit:read')
+  throw authError('permission_denied', message('audit_read_permission'))
 }

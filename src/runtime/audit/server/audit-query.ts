@@ -5,7 +5,7 @@
  */
 import type { AuditEvent, ChainedAuditEvent } from '../audit-types'
 import type { AuthContext } from '../../server/lib/core/context'
-import { authError } from '../../server/lib/edge/errors'
+import { authError, message } from '../../server/lib/edge/errors'
 import { safeEqual } from '../../server/lib/store/crypto'
 import { isRecord } from '../../shared/values'
 import { PAGE_LINES } from './audit-log'
@@ -49,7 +49,7 @@ function decodeCursor(ctx: AuthContext, cursor: string): Position {
   const [text = '', mac = '', extra] = cursor.split('.')
   const signed = extra === undefined && ctx.store.hashes(CURSOR_PURPOSE, text).some(hash => safeEqual(hash.slice(0, 32), mac))
   const value: unknown = signed ? JSON.parse(Buffer.from(text, 'base64url').toString()) : undefined
-  if (!isRecord(value) || !Number.isSafeInteger(value.seq) || (value.page !== undefined && typeof value.page !== 'string')) throw authError('bad_request', 'cursor: not a cursor of this log')
+  if (!isRecord(value) || !Number.isSafeInteger(value.seq) || (value.page !== undefined && typeof value.page !== 'string')) throw authError('bad_request', message('invalid_cursor'))
   return { seq: value.seq as number, ...(value.page === undefined ? {} : { page: value.page }) }
 }
 

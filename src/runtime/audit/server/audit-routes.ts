@@ -18,7 +18,8 @@ function parseTime(text: string): number | undefined {
 
 const time = (what: string) => z.string().max(40).transform((text, ctx) => {
   const ms = parseTime(text)
-  if (ms === undefined) ctx.addIssue({ code: 'custom', message: 'must be an ISO 8601 date or epoch milliseconds' })
+  // Answered as the field's `field_invalid` text (describeIssues).
+  if (ms === undefined) ctx.addIssue({ code: 'custom', input: text })
   return ms ?? 0
 }).optional().describe(`${what}: an ISO 8601 date (\`2026-05-01\`, \`2026-05-01T12:00:00Z\`) or epoch milliseconds`)
 

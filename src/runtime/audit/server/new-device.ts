@@ -8,6 +8,7 @@ import { z } from 'zod'
 import type { AuditEvent } from '../audit-types'
 import type { AuthContext, SecurityEventDraft } from '../../server/lib/core/context'
 import { recordTypes } from '../../server/lib/store/record-types'
+import { localizedEmail } from '../../server/lib/core/locale-of'
 
 /** The clients users have logged in from. */
 export const DEVICE_RECORDS = recordTypes({
@@ -33,11 +34,13 @@ export async function announceNewDevice(ctx: AuthContext, draft: SecurityEventDr
   if (!same || now - same.value > RESEEN_MS) await ctx.store.mapSet(key, field, now, ttlSeconds)
   if (!known.length || same) return
   const provider = login.details.provider
+  const email = await localizedEmail(ctx, draft.event, 'new_device', {})
   await ctx.callHook('svc:login:newDevice', {
     userId,
     sessionId: login.session,
     client: login.client,
     ...(typeof provider === 'string' ? { provider } : {}),
     event: draft.event,
+    ...email,
   }).catch((error: unknown) => ctx.logger.error('The svc:login:newDevice hook failed (ignored)', error))
 }

@@ -3,7 +3,7 @@ import type { H3Event } from 'h3'
 import type { AuthClaims } from '../../types/auth'
 import type { IdentityLinkedVia, LinkedIdentity } from '../identity-types'
 import type { AuthContext } from '../../server/lib/core/context'
-import { authError, type AuthErrorCode } from '../../server/lib/edge/errors'
+import { authError, message, type AuthErrorCode } from '../../server/lib/edge/errors'
 import { withLease } from '../../server/lib/edge/lease'
 import { securityEvent } from '../../server/lib/edge/security-event'
 import { emitHook } from '../../server/lib/core/handlers'
@@ -70,7 +70,7 @@ export async function unlinkProvider(ctx: AuthContext, event: H3Event, caller: A
   const identity = await withLease(ctx.store, userLock(ctx, caller), async () => {
     const identities = await handlers.listIdentities(caller.sub)
     const found = identities.find(candidate => candidate.provider === provider)
-    if (!found) throw authError('not_found', 'No account of this provider is linked')
+    if (!found) throw authError('not_found', message('provider_not_linked_here'))
     // The account's subject is this identity's (`<provider>:<subject>`): unlinked, its login would make that account again.
     if (`${found.provider}:${found.subject}` === caller.sub) {
       await refused(ctx, event, { caller }, provider, 'founding_identity')

@@ -6,7 +6,7 @@ import type { LinkedAccountsAnswer } from '../identity-types'
 import type { AuthContext } from '../../server/lib/core/context'
 import { requireCaller } from '../../server/lib/core/authenticate'
 import { requireRecentLogin } from '../../server/lib/core/recent-login'
-import { authError } from '../../server/lib/edge/errors'
+import { authError, message } from '../../server/lib/edge/errors'
 import { guarded } from '../../server/lib/edge/route-contract'
 import { OAuthLoginError } from '../../oauth/server/exchange'
 import { startProviderLink } from '../../oauth/server/event-handlers'
@@ -16,7 +16,7 @@ import { unlinkProvider } from './identity-links'
 import { otherLoginMethods } from './login-methods'
 import { IDENTITY_ROUTES } from './identities-routes'
 
-const owner = (ctx: AuthContext, event: H3Event): Promise<AuthClaims> => requireCaller(event, ctx, 'change the linked accounts')
+const owner = (ctx: AuthContext, event: H3Event): Promise<AuthClaims> => requireCaller(event, ctx, true)
 
 /** The caller, when their login is recent: a stolen older token can neither plant nor remove a way to log in. */
 const recentOwner = (action: string) => async (ctx: AuthContext, event: H3Event): Promise<AuthClaims> => {
@@ -28,7 +28,7 @@ const recentOwner = (action: string) => async (ctx: AuthContext, event: H3Event)
 /** The `:provider` of the path when it is a configured OAuth provider (the mock only where it serves), else 404. */
 function providerParam(ctx: AuthContext, event: H3Event): string {
   const name = getRouterParam(event, 'provider', { decode: true }) ?? ''
-  if (!oauthProviderNames(ctx.options.providers).includes(name)) throw authError('not_found', 'Unknown login provider')
+  if (!oauthProviderNames(ctx.options.providers).includes(name)) throw authError('not_found', message('unknown_login_provider'))
   return name
 }
 
@@ -41,7 +41,7 @@ export const startLink = guarded(IDENTITY_ROUTES.link, async (ctx: AuthContext, 
   }
   catch (error) {
     if (!(error instanceof OAuthLoginError)) throw error
-    if (error.code === 'provider_unavailable') throw authError('provider_unavailable', error.description)
+    if (error.code === 'provider_unavailable') throw authError('provider_unavailable', message('provider_unreachable'))
     ctx.logger.error(`Starting a link of ${name} failed`, error.reason ?? error)
     throw authError('internal_error')
   }

@@ -5,7 +5,7 @@ import { authenticate, authenticationError } from '../../server/lib/core/authent
 import { buildAccessClaims, RESERVED_CLAIMS, sanitizeCustomClaims } from '../../server/lib/core/claims'
 import type { AuthContext } from '../../server/lib/core/context'
 import { randomToken } from '../../server/lib/store/crypto'
-import { authError } from '../../server/lib/edge/errors'
+import { authError, message, type Message } from '../../server/lib/edge/errors'
 import { dispatch, emitHook } from '../../server/lib/core/handlers'
 import { clientAddressOf } from '../../server/lib/edge/client-address'
 import { liveSessionOf } from '../../server/lib/core/recent-login'
@@ -66,11 +66,11 @@ export function requestOrigin(event: H3Event, ctx: AuthContext): { ip: string, u
 }
 
 function requireEnabled(ctx: AuthContext): void {
-  if (!ctx.options.impersonation.enabled) throw authError('not_found', 'Impersonation is disabled')
+  if (!ctx.options.impersonation.enabled) throw authError('not_found', message('impersonation_disabled'))
 }
 
 /** A user by id through `impersonation.fetchTarget` (and its hook when `hook`), with its identity; 404 when none. */
-async function fetchUser(ctx: AuthContext, payload: ImpersonateFetchTargetPayload, notFound: string, hook: boolean) {
+async function fetchUser(ctx: AuthContext, payload: ImpersonateFetchTargetPayload, notFound: Message, hook: boolean) {
   const { answer: user } = await dispatch(ctx, 'svc:impersonate:fetchTarget', payload, { hook })
   const identity = user ? identityOf(user) : undefined
   if (!user || !identity?.sub) throw authError('not_found', notFound)
@@ -81,7 +81,7 @@ async function fetchUser(ctx: AuthContext, payload: ImpersonateFetchTargetPayloa
 export async function impersonationRequester(ctx: AuthContext, event: H3Event): Promise<AuthClaims & { sid: string }> {
   requireEnabled(ctx)
   const requester = await authenticate(event, ctx)
-  if (!requester) throw authenticationError(event, 'Missing or invalid access token')
+  if (!requester) throw authenticationError(event, message('missing_access_token'))
   if (requester.impersonation) throw authError('impersonation_chain')
   const session = await liveSessionOf(ctx, requester)
   if (!session) throw authError('session_revoked')
@@ -94,7 +94,7 @@ export async function startImpersonation(ctx: AuthContext, event: H3Event, reque
   const reason = request.reason || undefined
   const { ip, userAgent } = requestOrigin(event, ctx)
   await dispatch(ctx, 'svc:impersonate:check', { requester, targetUserId, reason, event, ip, userAgent })
-  const { user: target, identity } = await fetchUser(ctx, { requester, targetUserId, event }, 'Target user not found', true)
+  const { user: target, identity } = await fetchUser(ctx, { requester, targetUserId, event }, message('impersonation_target_not_found'), true)
 
   // The requester's refresh cookie, when this browser holds it, is retired below. A start with a bearer
   // alone (as a stolen token comes) leaves it: the way back then lives no longer than that access token.
@@ -139,7 +139,7 @@ export async function startImpersonation(ctx: AuthContext, event: H3Event, reque
 export async function endImpersonation(ctx: AuthContext, event: H3Event): Promise<{ accessToken: string }> {
   requireEnabled(ctx)
   const impersonated = await authenticate(event, ctx)
-  if (!impersonated) throw authenticationError(event, 'Missing, invalid or expired access token')
+  if (!impersonated) throw authenticationError(event, message('missing_access_token'))
   if (!impersonated.impersonation || typeof impersonated.sid !== 'string') throw authError('not_impersonating')
 
   const cookie = readRefreshCookie(event, ctx)
@@ -151,11 +151,11 @@ export async function endImpersonation(ctx: AuthContext, event: H3Event): Promis
   if (!record) throw authError('impersonation_ended')
 
   try {
-    const { user: original, identity } = await fetchUser(ctx, { requester: impersonated, targetUserId: record.context.originalUserLookupId, event }, 'Original user not found', false)
-    if (identity.sub !== record.requester.sub) throw authError('not_found', 'Original user not found')
+    const { user: original, identity } = await fetchUser(ctx, { requester: impersonated, targetUserId: record.context.originalUserLookupId, event }, message('original_user_not_found'), false)
+    if (identity.sub !== record.requester.sub) throw authError('not_found', message('original_user_not_found'))
     const claims = { ...customClaimsOf(original), ...(record.context.originalClaims ?? {}) }
     const resumed = await continueSession(ctx, record.requesterSession, { user: { ...original, ...identity }, userId: identity.sub, claims, notAfter: record.notAfter, upstream: record.upstream })
-    if (!resumed) throw authError('session_revoked', 'The session that started this impersonation has ended: log in again')
+    if (!resumed) throw authError('session_revoked', message('impersonation_origin_ended'))
     // Minted as a refresh does: the features' claims of the requester's session (its organization) come back.
     const { token, payload: restoredUser } = await mintSessionToken(ctx, resumed.record, claims)
     const { ip, userAgent } = requestOrigin(event, ctx)

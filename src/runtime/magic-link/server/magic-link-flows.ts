@@ -6,7 +6,8 @@ import { hasGlobalUserPersist } from '../../server/lib/core/handlers'
 import { completeLogin } from '../../server/lib/core/login'
 import type { RecordKey } from '../../server/lib/store/record-store'
 import { requireEmail } from '../../server/lib/edge/email'
-import { authError } from '../../server/lib/edge/errors'
+import { authError, message, renderText } from '../../server/lib/edge/errors'
+import { localizedEmail, requestLocale } from '../../server/lib/core/locale-of'
 import { enforceRateLimit } from '../../server/lib/edge/rate-limit'
 import { isSafeRedirect } from '../../server/lib/edge/redirect'
 import { guarded } from '../../server/lib/edge/route-contract'
@@ -17,8 +18,6 @@ import { passwordHandlers, passwordSubject } from '../../password/server/passwor
 import { createMagicLink, magicLinkKey, readMagicLink, takeMagicLink, type MagicLinkRecord } from './magic-link-records'
 import { useMagicLinkOptions } from './magic-link-options'
 import { MAGIC_LINK_ROUTES } from './magic-link-routes'
-
-export const MAGIC_LINK_MESSAGE = 'If this address can log in, a link has been sent to it.'
 
 const PROVIDER = 'magicLink'
 
@@ -38,6 +37,8 @@ export const requestMagicLink = guarded(MAGIC_LINK_ROUTES.request, async (ctx: A
   const options = useMagicLinkOptions(ctx)
   const redirect = isSafeRedirect(body.redirect) ? body.redirect : undefined
   const binding = browserBindingOf(event, ctx, options.ttl)
+  // The locale first, for every request alike: the link's email is in it too.
+  const answer = renderText(message('magic_link_requested'), (await requestLocale(ctx, event)).lookup)
   afterAnswer(event, async () => {
     const handlers = passwordHandlers()
     if (!(await handlers.findUser(email)) && !options.allowSignUp) return
@@ -46,14 +47,15 @@ export const requestMagicLink = guarded(MAGIC_LINK_ROUTES.request, async (ctx: A
     const link = `${base}${ctx.options.endpoints.magicLinkPath}#token=${token}`
     try {
       // The link is the secret: no code, no flow.
-      await handlers.sendVerificationCode(email, '', 'magic_link', { link, flow: '', expiresAt: new Date(Date.now() + options.ttl * 1000) })
+      const localized = await localizedEmail(ctx, event, 'magic_link', { link, minutes: Math.ceil(options.ttl / 60) })
+      await handlers.sendVerificationCode(email, '', 'magic_link', { link, flow: '', expiresAt: new Date(Date.now() + options.ttl * 1000), ...localized })
     }
     catch (error) {
       await ctx.store.remove(magicLinkKey(ctx, token))
       throw error
     }
   }, error => ctx.logger.error('Sending a login link failed', error))
-  return { success: true as const, message: MAGIC_LINK_MESSAGE }
+  return { success: true as const, message: answer }
 })
 
 /**

@@ -1,7 +1,7 @@
 /** OpenID Connect RP-Initiated Logout 1.0: the provider's end-session URL of a session's login. */
 import type { AuthContext } from '../../server/lib/core/context'
 import type { UpstreamLogin } from '../../server/lib/core/records/record-schema'
-import { authError } from '../../server/lib/edge/errors'
+import { authError, message } from '../../server/lib/edge/errors'
 import { originOf } from '../../server/lib/edge/origin'
 import { joinBase } from '../../shared/paths'
 import type { ProviderFetch, ResolvedProvider } from './preset'
@@ -28,7 +28,7 @@ export function allowedPostLogoutUrls(ctx: Pick<AuthContext, 'options' | 'baseUR
 /** The chosen `post_logout_redirect_uri`: one listed exactly (400 `bad_request` otherwise), by default the first. */
 function postLogoutTarget(allowed: string[], asked: string | undefined): string | undefined {
   if (asked === undefined) return allowed[0]
-  if (!allowed.includes(asked)) throw authError('bad_request', 'postLogoutRedirectUri is not one of the provider\'s postLogoutRedirectUrls')
+  if (!allowed.includes(asked)) throw authError('bad_request', message('post_logout_redirect_not_allowed'))
   return asked
 }
 

@@ -1,5 +1,5 @@
 import type { AuthContext } from '../../server/lib/core/context'
-import { authError } from '../../server/lib/edge/errors'
+import { authError, message } from '../../server/lib/edge/errors'
 import type { BuiltInOAuthProvider, OAuthProviderOptions, ProfileMapping, ProvidersOptions } from '../../types/providers'
 import type { ModuleOptions } from '../../types/options'
 import { isMockEnabled, resolveMockProvider } from './mock-preset'
@@ -98,7 +98,7 @@ export function providersKeepingTokens(options: Pick<ModuleOptions, 'providers'>
 /** The resolved provider of a name, a host route's `config` over the options; 404 when unknown or the mock is off. */
 export function providerOf(ctx: Pick<AuthContext, 'options' | 'dev'>, name: string, override: object | undefined): ResolvedProvider {
   const found = providerOptionsOf(ctx.options.providers, name)
-  if (!found && !override) throw authError('not_found', `Unknown login provider "${name}"`)
+  if (!found && !override) throw authError('not_found', message('unknown_provider', { name: name.slice(0, 64) }))
   const type = found?.type ?? 'custom'
   if (type === 'mock' && !isMockEnabled(ctx.options, ctx.dev)) throw authError('not_found')
   return resolveProvider(name, type, { ...found?.options, ...override })

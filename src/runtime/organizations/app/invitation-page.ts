@@ -6,17 +6,22 @@ import { withQuery } from '../../shared/paths'
 import { ensureSession, goTo, inApp, loginRedirect, publicAuthConfig, sessionState, tokenState } from '../../app/state'
 import type { InvitationPreview, OrganizationWithRole } from '../org-answer-types'
 import { useOrganizations } from './useOrganizations'
+import type { INVITATION_TEXTS } from '../../shared/page-texts'
+
+/** A text of the invitation page. */
+type PageKey = keyof typeof INVITATION_TEXTS
 
 /**
  * What the page shows: `checking` before the browser knows the session (also the server's render);
  * `accepting` while a logged-in user accepts; `accepted` on the way to `redirectAfterAccept`; `invited`
  * (logged out) the invitation and where to log in or register, each coming back here; `failed` the
- * code, a plain message, the invitation when known and where to go on, when there is somewhere.
+ * code, the page's own text of it (`key`) or the server's message, the invitation when known and where to go on,
+ * when there is somewhere.
  */
 export type InvitationView = { step: 'checking' } | { step: 'accepting' }
   | { step: 'accepted', organization: OrganizationWithRole['organization'], role: string }
   | { step: 'invited', invitation: InvitationPreview, loginUrl: string, registerUrl: string }
-  | { step: 'failed', error: string, message: string, invitation?: InvitationPreview, continueTo?: string }
+  | { step: 'failed', error: string, message: string, key?: PageKey, invitation?: InvitationPreview, continueTo?: string }
 
 /** What `openInvitation` needs: the session, the two calls, and where to go. */
 export interface InvitationPageDeps {
@@ -38,19 +43,20 @@ export interface InvitationPageDeps {
   loginUrl: string
 }
 
-/** Plain words for the refusals a visitor of the page can meet; any other code shows the server's message. */
-export const INVITATION_MESSAGES: Record<string, string> = {
-  invitation_invalid: 'This invitation is not valid: it has expired, was revoked or was used already. Ask the person who invited you for a new one.',
-  invitation_email_mismatch: 'This invitation was sent to another email address, or your address is not verified yet. Log in with the address the invitation was sent to.',
-  already_member: 'You are already a member of this organization.',
+/** The page's plain words (their keys) for the refusals a visitor can meet; any other code shows the server's message. */
+export const INVITATION_MESSAGES: Record<string, PageKey> = {
+  invitation_invalid: 'invitation_invalid',
+  invitation_email_mismatch: 'invitation_email_mismatch',
+  already_member: 'invitation_already_member',
 }
 
 /** The query that asks the login page for its registration form (the "Create an account" action). */
 export const REGISTER_QUERY = { mode: 'register' } as const
 
-function failed(deps: InvitationPageDeps, error: unknown, more: { invitation?: InvitationPreview, continueTo?: string } = {}): InvitationView {
+function failed(deps: InvitationPageDeps, error: unknown, more: { invitation?: InvitationPreview, continueTo?: string, key?: PageKey } = {}): InvitationView {
   const refusal = deps.errorOf(error)
-  return { step: 'failed', error: refusal.error, message: INVITATION_MESSAGES[refusal.error] ?? refusal.message, ...more }
+  const key = INVITATION_MESSAGES[refusal.error] ?? more.key
+  return { step: 'failed', error: refusal.error, message: refusal.message, ...more, ...(key ? { key } : {}) }
 }
 
 async function acceptNow(deps: InvitationPageDeps, show: (view: InvitationView) => void): Promise<InvitationView> {
@@ -80,7 +86,7 @@ export async function openInvitation(deps: InvitationPageDeps, show: (view: Invi
     show(view)
     return view
   }
-  if (deps.queryError) return done(failed(deps, { data: { error: deps.queryError, message: 'This invitation cannot be used.' } }))
+  if (deps.queryError) return done(failed(deps, { data: { error: deps.queryError, message: '' } }, { key: 'invitation_unusable' }))
   if (await deps.loggedIn()) return done(await acceptNow(deps, show))
   try {
     const invitation = await deps.lookup()

@@ -9,6 +9,8 @@ import { createAccessCheck, type AccessCheck } from '../../shared/access-check'
 import { isPathUnder, joinBase, normalizePath, underPath } from '../../shared/paths'
 import { rolesGrant, type RoleTable } from '../../shared/permissions'
 import { isAuthEndpoint as isCoreAuthEndpoint } from '../../app/lib/route-paths'
+import { usePageTexts } from '../../app/lib/use-page-texts'
+import { ACCESS_TEXTS } from '../../shared/page-texts'
 
 /** The compiled page rules of each role table (one table per app). */
 const checks = new WeakMap<RoleTable, AccessCheck>()
@@ -41,8 +43,14 @@ export function meets(table: RoleTable | undefined, claims: AuthClaims | null | 
   return check(rule, roleOf(claims))
 }
 
-/** The error of a page the user may not open (the guard shows Nuxt's error page with it): a 403, `data.error` `permission_denied`. */
-export const PERMISSION_DENIED = { statusCode: 403, statusMessage: 'Forbidden', message: 'You do not have the permission for this', data: { error: 'permission_denied' }, fatal: true }
+/**
+ * The error of a page the user may not open (the guard shows Nuxt's error page with it): a 403, `data.error`
+ * `permission_denied`, its texts in the app's locale.
+ */
+export function permissionDenied() {
+  const t = usePageTexts(ACCESS_TEXTS)
+  return { statusCode: 403, statusMessage: t('access_forbidden'), message: t('access_permission_denied'), data: { error: 'permission_denied' }, fatal: true }
+}
 
 /**
  * The core's authentication endpoints, but `<authPath>/orgs/**` are ordinary APIs: a 401 there (`session_stale`

@@ -9,7 +9,8 @@ import { z } from 'zod'
 import type { AuthClaims } from '../../types/auth'
 import type { Organization, OrganizationInvitation } from '../organization-types'
 import type { AuthContext } from '../../server/lib/core/context'
-import { authError } from '../../server/lib/edge/errors'
+import { authError, message } from '../../server/lib/edge/errors'
+import { localizedEmail } from '../../server/lib/core/locale-of'
 import { requireEmail, normalizeEmail } from '../../server/lib/edge/email'
 import { getAuthHandlers } from '../../server/lib/core/handlers'
 import { reserveUnits, retryAfterOf } from '../../server/lib/edge/rate-counter'
@@ -78,9 +79,9 @@ export async function createInvitation(ctx: AuthContext, event: H3Event, caller:
   const email = requireEmail(input.email)
   const role = requireRole(ctx, input.role ?? orgOptions(ctx).defaultRole)
   requireGrantable(ctx, member.role, role)
-  if (input.teamId !== undefined && !(TEAM_ID.test(input.teamId) && (await teamsOf(ctx, organization.id)).has(input.teamId))) throw authError('not_found', 'No such team')
+  if (input.teamId !== undefined && !(TEAM_ID.test(input.teamId) && (await teamsOf(ctx, organization.id)).has(input.teamId))) throw authError('not_found', message('no_such_team'))
   const send = getAuthHandlers().organizations?.sendInvitation
-  if (!send) throw authError('internal_error', 'organizations.sendInvitation is not set')
+  if (!send) throw authError('internal_error', message('send_invitation_missing'))
   await countInvitation(ctx, event, caller, organization.id)
 
   const ttl = orgOptions(ctx).invitationTTL
@@ -95,12 +96,14 @@ export async function createInvitation(ctx: AuthContext, event: H3Event, caller:
   await ctx.store.write(key, record, ttl)
   await ctx.store.mapSet(indexKey(ctx, organization.id), record.id, record, ttl)
   try {
-    await send({ email, link: invitationLink(ctx, token), organization, inviter: caller, role, expiresAt, event })
+    const link = invitationLink(ctx, token)
+    const localized = await localizedEmail(ctx, event, 'invitation', { organization: organization.name, role, link, expires: expiresAt.toISOString().slice(0, 10) })
+    await send({ email, link, organization, inviter: caller, role, expiresAt, event, ...localized })
   }
   catch (error) {
     await dropInvitation(ctx, organization.id, record)
     ctx.logger.error('organizations.sendInvitation failed: the invitation was deleted', error)
-    throw authError('send_failed', 'Failed to send the invitation')
+    throw authError('send_failed', message('invitation_send_failed'))
   }
   const invitation = view(record)
   await orgHook(ctx, 'svc:org:invitationCreated', { actor: caller, organization, invitation, event })
@@ -127,7 +130,7 @@ export async function listInvitations(ctx: AuthContext, caller: AuthClaims, orgI
 export async function revokeInvitation(ctx: AuthContext, event: H3Event, caller: AuthClaims, orgId: string | undefined, id: string | undefined): Promise<{ success: true }> {
   const { organization } = await requireOrgPermission(ctx, orgId, caller, 'invitation:delete')
   const record = id && INVITATION_ID.test(id) ? (await openInvitations(ctx, organization.id)).find(entry => entry.id === id) : undefined
-  if (!record) throw authError('not_found', 'No such invitation')
+  if (!record) throw authError('not_found', message('no_such_invitation'))
   await dropInvitation(ctx, organization.id, record)
   await orgHook(ctx, 'svc:org:invitationRevoked', { actor: caller, organization, invitation: view(record), event })
   return { success: true }

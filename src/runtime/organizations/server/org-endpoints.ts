@@ -12,7 +12,7 @@ import * as invitations from './invitation-flow'
 /** The caller of a read. */
 const reader = (ctx: AuthContext, event: H3Event) => requireCaller(event, ctx)
 /** The caller of a change: never an impersonated session. */
-const writer = (ctx: AuthContext, event: H3Event) => requireCaller(event, ctx, 'change organizations')
+const writer = (ctx: AuthContext, event: H3Event) => requireCaller(event, ctx, true)
 
 /** A path parameter, decoded (user ids may hold `:` or `@`). */
 const param = (event: H3Event, name: string) => getRouterParam(event, name, { decode: true })

@@ -7,7 +7,7 @@ import type { H3Event } from 'h3'
 import type { AuthClaims, OrganizationChangePayload } from '../../types/auth'
 import type { Organization, OrganizationMember, OrganizationsAdapter, ResolvedOrganizationsOptions, Team } from '../organization-types'
 import type { AuthContext } from '../../server/lib/core/context'
-import { authError } from '../../server/lib/edge/errors'
+import { authError, message } from '../../server/lib/edge/errors'
 import { emitHook, getAuthHandlers } from '../../server/lib/core/handlers'
 import { markClaimsStale } from '../../server/lib/core/stale-claims'
 import { randomToken } from '../../server/lib/store/crypto'
@@ -37,7 +37,7 @@ export interface Membership {
   member: OrganizationMember
 }
 
-const notFound = () => authError('not_found', 'No such organization')
+const notFound = () => authError('not_found', message('no_such_organization'))
 
 /** A well-formed organization id, else 404 (the same answer as for an unknown one). */
 export function requireOrgId(orgId: string | undefined): string {
@@ -57,13 +57,13 @@ export async function membershipOf(ctx: AuthContext, orgId: string | undefined, 
 /** {@link membershipOf}, then 403 `permission_denied` unless the caller's role grants `permission`. */
 export async function requireOrgPermission(ctx: AuthContext, orgId: string | undefined, caller: AuthClaims, permission: string): Promise<Membership> {
   const membership = await membershipOf(ctx, orgId, caller.sub)
-  if (!rolesGrant(orgOptions(ctx).roles, [membership.member.role], permission)) throw authError('permission_denied', `Your role may not ${permission.replace(':', ' ')}`)
+  if (!rolesGrant(orgOptions(ctx).roles, [membership.member.role], permission)) throw authError('permission_denied', message('role_may_not', { permission: permission.replace(':', ' ') }))
   return membership
 }
 
 /** 400 `unknown_role` for a role the table does not name. */
 export function requireRole(ctx: AuthContext, role: string): string {
-  if (!Object.hasOwn(orgOptions(ctx).roles, role)) throw authError('unknown_role', `No such role: ${JSON.stringify(role.slice(0, 40))}`)
+  if (!Object.hasOwn(orgOptions(ctx).roles, role)) throw authError('unknown_role', message('unknown_role_named', { role: JSON.stringify(role.slice(0, 40)) }))
   return role
 }
 
@@ -85,7 +85,7 @@ export function grantable(ctx: AuthContext, callerRole: string, role: string): b
 export function checkName(ctx: AuthContext, name: string): string {
   const trimmed = name.trim()
   const max = orgOptions(ctx).maxNameLength
-  if (!trimmed || trimmed.length > max) throw authError('bad_request', `name must be 1 to ${max} characters`)
+  if (!trimmed || trimmed.length > max) throw authError('bad_request', message('name_length', { max }))
   return trimmed
 }
 
@@ -247,7 +247,7 @@ async function keepAnOwner(ctx: AuthContext, orgId: string, target: Organization
 async function memberChange(ctx: AuthContext, caller: AuthClaims, orgId: string | undefined, userId: string | undefined, permission: string): Promise<Membership & { target: OrganizationMember }> {
   const membership = await requireOrgPermission(ctx, orgId, caller, permission)
   const target = userId ? await organizationsAdapter(ctx).getMember(membership.organization.id, userId) : null
-  if (!target) throw authError('not_found', 'No such member')
+  if (!target) throw authError('not_found', message('no_such_member'))
   requireGrantable(ctx, membership.member.role, target.role)
   return { ...membership, target }
 }
@@ -349,7 +349,7 @@ export async function listTeams(ctx: AuthContext, caller: AuthClaims, orgId: str
 /** The team `teamId` of an organization, else 404. */
 async function teamOf(ctx: AuthContext, orgId: string, teamId: string | undefined): Promise<Team> {
   const team = teamId && TEAM_ID.test(teamId) ? (await teamsOf(ctx, orgId)).get(teamId) : undefined
-  if (!team) throw authError('not_found', 'No such team')
+  if (!team) throw authError('not_found', message('no_such_team'))
   return team
 }
 
@@ -401,7 +401,7 @@ export async function removeTeamMember(ctx: AuthContext, event: H3Event, caller:
     const change = leaving ? { ...(await membershipOf(ctx, orgId, caller.sub)), target: undefined } : await memberChange(ctx, caller, orgId, userId, 'team:update')
     const who = change.target ?? change.member
     const found = await teamOf(ctx, organization.id, teamId)
-    if (!Object.hasOwn(who.teams, found.id)) throw authError('not_found', 'Not a member of this team')
+    if (!Object.hasOwn(who.teams, found.id)) throw authError('not_found', message('not_team_member'))
     if (change.target) requireGrantable(ctx, change.member.role, who.teams[found.id]!)
     const { [found.id]: _removed, ...teams } = who.teams
     await adapter.saveMember(organization.id, { ...who, teams })

@@ -2,7 +2,7 @@
 import { getRouterParam } from 'h3'
 import type { PasskeyInfo } from '../passkey-types'
 import type { AuthContext } from '../../server/lib/core/context'
-import { authError } from '../../server/lib/edge/errors'
+import { authError, message } from '../../server/lib/edge/errors'
 import { requireRecentLogin } from '../../server/lib/core/recent-login'
 import { passkeyIdSchema } from '../../server/lib/edge/request-schemas'
 import { passkeyInfo, requirePasskeyOwner } from './passkey-credentials'
@@ -30,7 +30,7 @@ export const deletePasskey = guarded(PASSKEY_ROUTES.delete, async (ctx: AuthCont
   const handlers = passkeyHandlers(event)
   const id = passkeyIdSchema.safeParse(getRouterParam(event, 'id', { decode: true }))
   const owned = id.success && handlers.deleteCredential ? (await handlers.listCredentials(owner.sub)).find(c => c.id === id.data) : undefined
-  if (!id.success || !owned || !handlers.deleteCredential) throw authError('not_found', 'No such passkey')
+  if (!id.success || !owned || !handlers.deleteCredential) throw authError('not_found', message('no_such_passkey'))
   await requireRecentLogin(ctx, event, owner, 'passkey_delete')
   const { deleteCredential } = handlers
   const remove = () => deleteCredential(id.data, owner.sub)

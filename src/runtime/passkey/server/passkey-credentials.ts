@@ -64,5 +64,5 @@ export function isCrossOriginAnswer(clientDataJSON: string): boolean {
 
 /** The caller of a bearer passkey route: a valid access token, not impersonated (an impersonator must not touch passkeys). */
 export function requirePasskeyOwner(event: H3Event, ctx: AuthContext): Promise<AuthClaims> {
-  return requireCaller(event, ctx, 'manage the user\'s passkeys')
+  return requireCaller(event, ctx, true)
 }

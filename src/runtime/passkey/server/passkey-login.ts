@@ -7,7 +7,7 @@ import type { PasskeyCredential, PasskeyTransport } from '../passkey-types'
 import { isSafeRedirect } from '../../server/lib/edge/redirect'
 import { browserBindingOf, matchesCodeBinding } from '../../server/lib/core/code-binding'
 import type { AuthContext } from '../../server/lib/core/context'
-import { authError } from '../../server/lib/edge/errors'
+import { authError, message } from '../../server/lib/edge/errors'
 import { completeLogin } from '../../server/lib/core/login'
 import { requireEmail } from '../../server/lib/edge/email'
 import { enforceRateLimit } from '../../server/lib/edge/rate-limit'
@@ -101,7 +101,7 @@ function refused(ctx: AuthContext, event: H3Event, subject: string | null, reaso
 export const authenticationVerify = guarded(PASSKEY_ROUTES.loginVerify, async (ctx: AuthContext, event, { response }): Promise<{ redirect: string }> => {
   usePasskeyRuntime(ctx)
   const challenge = answeredChallenge(response.response.clientDataJSON)
-  if (!challenge) throw authError('invalid_passkey', 'The answer carries no readable challenge')
+  if (!challenge) throw authError('invalid_passkey', message('passkey_no_challenge'))
   const record = await takePasskeyChallenge(ctx, 'authentication', challenge)
   if (!record) throw authError('invalid_passkey_challenge')
   if (!record.binding || !matchesCodeBinding(event, ctx, record.binding)) {

@@ -4,7 +4,7 @@ import { generateRegistrationOptions, verifyRegistrationResponse, type PublicKey
 import type { PasskeyCredential, PasskeyInfo } from '../passkey-types'
 import type { AuthContext } from '../../server/lib/core/context'
 import { randomBytes } from '../../server/lib/store/crypto'
-import { authError } from '../../server/lib/edge/errors'
+import { authError, message } from '../../server/lib/edge/errors'
 import { savePasskeyChallenge, takePasskeyChallenge } from './passkey-challenge'
 import { requireRecentLogin } from '../../server/lib/core/recent-login'
 import { answeredChallenge, isCrossOriginAnswer, knownTransports, passkeyInfo, requirePasskeyOwner, userHandleOf } from './passkey-credentials'
@@ -64,7 +64,7 @@ export const registrationOptions = guarded(PASSKEY_ROUTES.registerOptions, async
 export const registrationVerify = guarded(PASSKEY_ROUTES.registerVerify, async (ctx: AuthContext, event, body, owner): Promise<{ credential: PasskeyInfo }> => {
   const runtime = usePasskeyRuntime(ctx)
   const challenge = answeredChallenge(body.response.response.clientDataJSON)
-  if (!challenge) throw authError('invalid_passkey', 'The answer carries no readable challenge')
+  if (!challenge) throw authError('invalid_passkey', message('passkey_no_challenge'))
   const record = await takePasskeyChallenge(ctx, 'registration', challenge)
   if (!record) throw authError('invalid_passkey_challenge')
   const refused = (reason: string, message?: string) => securityEvent(ctx, event, { type: 'passkey.refused', outcome: 'failure', caller: owner, details: { reason, message } })

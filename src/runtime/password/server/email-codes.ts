@@ -12,6 +12,7 @@ import { requireEmail } from '../../server/lib/edge/email'
 import type { ResolvedPasswordHandlers } from './password-handlers'
 import { verifyLink } from '../password-paths'
 import { securityEvent } from '../../server/lib/edge/security-event'
+import { localizedEmail } from '../../server/lib/core/locale-of'
 import type { PasswordRuntime } from './password-runtime'
 import type { ResolvedPasswordOptions } from '../password-types'
 
@@ -21,12 +22,13 @@ const CODE_PATTERN = /^\d{6}$/
 export type CodeLimits = Pick<ResolvedPasswordOptions, 'magicCodeTTL' | 'magicCodeMaxAttempts'>
 
 /** Stores a new code (replacing a pending one) and delivers it; a failed delivery leaves no usable code (500 `send_failed`). */
-export async function issueCode(ctx: AuthContext, runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, input: { email: string, action: MagicCodeAction, data?: Record<string, unknown> }): Promise<void> {
+export async function issueCode(ctx: AuthContext, event: H3Event, runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, input: { email: string, action: MagicCodeAction, data?: Record<string, unknown> }): Promise<void> {
   const ttlSeconds = runtime.options.magicCodeTTL
   const { code, flow } = await createMagicCode(ctx, { email: input.email, action: input.action, data: input.data ?? {}, ttlSeconds })
   const link = verifyLink(ctx.options.publicUrl ?? '', ctx.options.endpoints.authPath, input.action, code, flow)
   try {
-    await handlers.sendVerificationCode(input.email, code, input.action, { link, flow, expiresAt: new Date(Date.now() + ttlSeconds * 1000) })
+    const email = await localizedEmail(ctx, event, input.action, { code, link, minutes: Math.ceil(ttlSeconds / 60) })
+    await handlers.sendVerificationCode(input.email, code, input.action, { link, flow, expiresAt: new Date(Date.now() + ttlSeconds * 1000), ...email })
   }
   catch (error) {
     await discardMagicCode(ctx, input.action, input.email, { code })

@@ -4,7 +4,8 @@ import type { AuthClaims } from '../../types/auth'
 import type { AuthContext } from '../../server/lib/core/context'
 import { requireCaller } from '../../server/lib/core/authenticate'
 import { browserBindingOf, matchesCodeBinding } from '../../server/lib/core/code-binding'
-import { authError, authErrorCode } from '../../server/lib/edge/errors'
+import { authError, authErrorCode, message, renderText } from '../../server/lib/edge/errors'
+import { requestLocale } from '../../server/lib/core/locale-of'
 import { enforceRateLimit } from '../../server/lib/edge/rate-limit'
 import { consumeResetSession, createResetSession, readResetSession } from '../../server/lib/core/records/reset-session'
 import { revokeSessions } from '../../server/lib/core/session-list'
@@ -18,21 +19,21 @@ import { guarded } from '../../server/lib/edge/route-contract'
 import { securityEvent } from '../../server/lib/edge/security-event'
 import { PASSWORD_ROUTES } from './password-routes'
 
-export const RESET_REQUEST_MESSAGE = 'If an account exists for this email, a code has been sent to it.'
-
 /** POST reset-request: always the same answer; the lookup, the code and its delivery happen after it. */
 export const resetRequest = guarded(PASSWORD_ROUTES.resetRequest, async (ctx: AuthContext, event, body) => {
   const email = await limitedEmail(ctx, event, 'resetRequest', body.email)
   const runtime = usePasswordRuntime(ctx)
   const handlers = passwordHandlers()
+  // The locale first, for every request alike: the code's email is in it too.
+  const answer = renderText(message('reset_requested'), (await requestLocale(ctx, event)).lookup)
   afterAnswer(event, async () => {
     const user = await handlers.findUser(email)
     await securityEvent(ctx, event, { type: 'password.reset_requested', actor: null, subject: user ? passwordSubject(user, email) : null })
-    if (user) await issueCode(ctx, runtime, handlers, { email, action: 'reset' })
+    if (user) await issueCode(ctx, event, runtime, handlers, { email, action: 'reset' })
   }, (error) => {
     if (authErrorCode(error) !== 'send_failed') ctx.logger.error('Handling a reset request failed', error)
   })
-  return { success: true as const, message: RESET_REQUEST_MESSAGE }
+  return { success: true as const, message: answer }
 })
 
 /** GET/POST reset-verify: a 5-minute single-use reset session, redirect to the reset page. */
@@ -90,7 +91,7 @@ export const resetComplete = guarded(PASSWORD_ROUTES.resetComplete, async (ctx: 
 
 /** The caller of a password change: 401 without a valid bearer token, 403 for an impersonated session. */
 function passwordOwner(ctx: AuthContext, event: H3Event): Promise<AuthClaims> {
-  return requireCaller(event, ctx, 'change the password')
+  return requireCaller(event, ctx, true)
 }
 
 /** POST change (bearer): `{ currentPassword, newPassword }`; keeps the current session only. */

@@ -1,7 +1,7 @@
 import type { H3Event } from 'h3'
 import type { RateLimitRuleName } from '../../types/rate-limit-options'
 import type { AuthContext } from '../../server/lib/core/context'
-import { authError } from '../../server/lib/edge/errors'
+import { authError, message, type Text } from '../../server/lib/edge/errors'
 import { enforceRateLimit } from '../../server/lib/edge/rate-limit'
 import { requireEmail } from '../../server/lib/edge/email'
 import type { ResolvedPasswordHandlers } from './password-handlers'
@@ -21,12 +21,12 @@ function byteLimit(handlers: ResolvedPasswordHandlers): number {
 }
 
 /** The built-in policy, or the host's `validatePassword`; either way a password bcrypt would cut is refused. */
-async function passwordViolations(runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, password: string): Promise<string[]> {
-  let violations: string[]
+async function passwordViolations(runtime: PasswordRuntime, handlers: ResolvedPasswordHandlers, password: string): Promise<Text[]> {
+  let violations: Text[]
   if (!handlers.validatePassword) violations = checkPasswordPolicy(password, runtime.options.passwordPolicy)
   else {
     const verdict = await handlers.validatePassword(password)
-    violations = Array.isArray(verdict) ? verdict.map(String) : verdict === true ? [] : ['a password the application accepts']
+    violations = Array.isArray(verdict) ? verdict.map(String) : verdict === true ? [] : [message('policy_host_refused')]
   }
   if (passwordBytes(password) > byteLimit(handlers) && !violations.includes(TOO_LONG)) violations.push(TOO_LONG)
   return violations

@@ -3,6 +3,7 @@ import type { H3Event } from 'h3'
 import type { AuthUser, ProviderClaims, ProviderTokens } from '../../types/auth'
 import type { AuthContext } from '../../server/lib/core/context'
 import { authError, authErrorCode } from '../../server/lib/edge/errors'
+import { localizedEmail, requestLocale } from '../../server/lib/core/locale-of'
 import { completeLogin } from '../../server/lib/core/login'
 import { trustedDevice } from '../../server/lib/edge/device-cookie'
 import { reserveLoginFailure } from '../../server/lib/edge/rate-limit'
@@ -45,9 +46,10 @@ async function finishLogin(ctx: AuthContext, event: H3Event, runtime: PasswordRu
 export const ACCOUNT_EXISTS_NOTICE_WINDOW = 3600
 
 /** Tells an account's owner that someone tried to register with their address; the message carries no code. */
-async function noticeExistingAccount(ctx: AuthContext, handlers: ResolvedPasswordHandlers, email: string): Promise<void> {
+async function noticeExistingAccount(ctx: AuthContext, event: H3Event, handlers: ResolvedPasswordHandlers, email: string): Promise<void> {
   if (!(await hitRateLimit(ctx, `register-notice:${email}`, 1, ACCOUNT_EXISTS_NOTICE_WINDOW)).allowed) return
-  await handlers.sendVerificationCode(email, '', 'account_exists', { link: '', flow: '', expiresAt: new Date() })
+  const localized = await localizedEmail(ctx, event, 'account_exists', {})
+  await handlers.sendVerificationCode(email, '', 'account_exists', { link: '', flow: '', expiresAt: new Date(), ...localized })
 }
 
 /** POST register: `{ email, password }` → `{ success: true }` and a code by email. */
@@ -59,9 +61,11 @@ export const register = guarded(PASSWORD_ROUTES.register, async (ctx: AuthContex
   if (!runtime.options.revealExistingAccounts) {
     // Every address costs the same hash and gets the same answer; whether it has an account is looked up after the answer.
     const hashedPassword = await runtime.hasher.hash(password)
+    // The locale first, for every address alike: the email after the answer is in it.
+    await requestLocale(ctx, event)
     afterAnswer(event, async () => {
-      if (await handlers.findUser(email)) await noticeExistingAccount(ctx, handlers, email)
-      else await issueCode(ctx, runtime, handlers, { email, action: 'register', data: { hashedPassword } })
+      if (await handlers.findUser(email)) await noticeExistingAccount(ctx, event, handlers, email)
+      else await issueCode(ctx, event, runtime, handlers, { email, action: 'register', data: { hashedPassword } })
     }, (error) => {
       // A failed delivery of the code was logged by issueCode.
       if (authErrorCode(error) !== 'send_failed') ctx.logger.error('Handling a registration failed', error)
@@ -70,7 +74,7 @@ export const register = guarded(PASSWORD_ROUTES.register, async (ctx: AuthContex
   }
   if (await handlers.findUser(email)) throw authError('user_exists')
   const hashedPassword = await runtime.hasher.hash(password)
-  await issueCode(ctx, runtime, handlers, { email, action: 'register', data: { hashedPassword } })
+  await issueCode(ctx, event, runtime, handlers, { email, action: 'register', data: { hashedPassword } })
   return { success: true as const }
 })
 
@@ -112,7 +116,7 @@ export const login = guarded(PASSWORD_ROUTES.login, async (ctx: AuthContext, eve
     throw authError('invalid_credentials')
   }
   await failure.release()
-  await issueCode(ctx, runtime, handlers, { email, action: 'login' })
+  await issueCode(ctx, event, runtime, handlers, { email, action: 'login' })
   return { success: true as const }
 })
 

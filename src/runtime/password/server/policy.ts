@@ -1,4 +1,5 @@
 import type { PasswordPolicyOptions } from '../password-types'
+import { message, type Message, type Text } from '../../server/lib/edge/errors'
 import { COMMON_PASSWORDS } from './common-passwords'
 
 /** bcrypt uses the first 72 bytes of a password; longer ones would be silently cut. */
@@ -42,26 +43,27 @@ export function isCommonPassword(password: string): boolean {
   return list.has(lower) || list.has(lower.replace(/[^\p{L}\p{N}]+$/u, ''))
 }
 
-/** Every rule of the policy `password` breaks, as phrases (Unicode-aware letters and digits). */
-export function checkPasswordPolicy(password: string, policy: Required<PasswordPolicyOptions>): string[] {
-  const violations: string[] = []
+/** Every rule of the policy `password` breaks, as texts of the tables (Unicode-aware letters and digits). */
+export function checkPasswordPolicy(password: string, policy: Required<PasswordPolicyOptions>): Message[] {
+  const violations: Message[] = []
   const length = [...password].length
-  if (length < policy.minLength) violations.push(`at least ${policy.minLength} characters`)
+  if (length < policy.minLength) violations.push(message('policy_min_length', { min: policy.minLength }))
   if (passwordBytes(password) > MAX_PASSWORD_BYTES) violations.push(TOO_LONG)
-  if (policy.requireUppercase && !/\p{Lu}/u.test(password)) violations.push('an uppercase letter')
-  if (policy.requireLowercase && !/\p{Ll}/u.test(password)) violations.push('a lowercase letter')
-  if (policy.requireNumber && !/\p{N}/u.test(password)) violations.push('a number')
-  if (policy.requireSpecial && !/[^\p{L}\p{N}]/u.test(password)) violations.push('a special character')
-  if (policy.rejectCommon && isCommonPassword(password)) violations.push('not one of the most common passwords')
+  if (policy.requireUppercase && !/\p{Lu}/u.test(password)) violations.push(message('policy_uppercase'))
+  if (policy.requireLowercase && !/\p{Ll}/u.test(password)) violations.push(message('policy_lowercase'))
+  if (policy.requireNumber && !/\p{N}/u.test(password)) violations.push(message('policy_number'))
+  if (policy.requireSpecial && !/[^\p{L}\p{N}]/u.test(password)) violations.push(message('policy_special'))
+  if (policy.rejectCommon && isCommonPassword(password)) violations.push(message('policy_common'))
   return violations
 }
 
 /** The violation of a password found in data breaches (`breachCheck`). */
-export const BREACHED = 'not one found in known data breaches'
+export const BREACHED: Message = message('policy_breached')
 
 /** The violation of a password longer than bcrypt can check whole. */
-export const TOO_LONG = `at most ${MAX_PASSWORD_BYTES} bytes`
+export const TOO_LONG: Message = message('policy_max_bytes', { max: MAX_PASSWORD_BYTES })
 
-export function policyMessage(violations: string[]): string {
-  return `Password does not meet the policy: needs ${violations.join(', ')}`
+/** The answer's text: the built-in rules' texts in the request's locale, a host's violations as it wrote them. */
+export function policyMessage(violations: readonly Text[]): Message {
+  return message('password_policy_needs', { needs: violations })
 }

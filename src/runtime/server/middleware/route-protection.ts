@@ -8,6 +8,7 @@ import { defineEventHandler, getCookie, getRequestHeader, type H3Event } from 'h
 import { getRouteRules, useRuntimeConfig } from 'nitropack/runtime'
 import type { AuthContext } from '../lib/core/context'
 import { sendAuthError } from '../lib/edge/errors'
+import { requestLocale } from '../lib/core/locale-of'
 import { readSessionRecord } from '../lib/core/records/refresh-token'
 import { routePaths } from '#svc-auth/features'
 import { createPathMatcher } from '../lib/edge/path-matcher'
@@ -70,6 +71,6 @@ export default defineEventHandler(async (event) => {
     }
   }
   catch (error) {
-    return sendAuthError(event, error, ctx?.logger ?? console)
+    return sendAuthError(event, error, ctx?.logger ?? console, ctx && (await requestLocale(ctx, event)).lookup)
   }
 })

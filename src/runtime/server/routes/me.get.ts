@@ -1,3 +1,4 @@
+import { message } from '../lib/edge/errors'
 import { guarded } from '../lib/edge/route-contract'
 import { defineAuthRoute } from '../utils/auth-context'
 import { authenticate, authenticationError } from '../lib/core/authenticate'
@@ -5,6 +6,6 @@ import { CORE_ROUTES } from '../core-routes'
 
 export default defineAuthRoute(guarded(CORE_ROUTES.me, async (ctx, event) => {
   const user = await authenticate(event, ctx)
-  if (!user) throw authenticationError(event, 'Missing or invalid access token')
+  if (!user) throw authenticationError(event, message('missing_access_token'))
   return user
 }))

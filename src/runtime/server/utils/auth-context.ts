@@ -1,12 +1,13 @@
 import type { EventHandlerRequest, H3Event } from 'h3'
 import { defineEventHandler, setResponseHeader } from 'h3'
 import { useNitroApp, useRuntimeConfig } from 'nitropack/runtime'
-import { features } from '#svc-auth/features'
+import { features, locales } from '#svc-auth/features'
 import type { ModuleOptions, Parsed } from '../../types/options'
 import { createAuthContext, type AuthContext } from '../lib/core/context'
 import { recordedDeployTarget } from '../lib/config/runtime-target'
 import { validateOptions } from '../lib/config/validate-options'
 import { sendAuthError } from '../lib/edge/errors'
+import { requestLocale } from '../lib/core/locale-of'
 import { limitRequestBody } from '../lib/edge/request-guards'
 
 let pending: Promise<AuthContext> | undefined
@@ -28,6 +29,7 @@ export function useAuthContext(): Promise<AuthContext> {
     pending = createAuthContext(options, {
       dev: import.meta.dev,
       features,
+      locales,
       baseURL: config.app?.baseURL,
       // Recorded by the build (src/build/deploy-target.ts): not an option.
       deployTarget: recordedDeployTarget((options as { deployTarget?: unknown }).deployTarget),
@@ -56,7 +58,8 @@ export function peekAuthContext(): AuthContext | undefined {
 
 /**
  * Defines a module endpoint: `Cache-Control: no-store`, bodies limited to `security.maxBodySize`, and
- * every failure answered as `{ statusCode, message, error }` (unexpected ones: a logged, generic 500).
+ * every failure answered as `{ statusCode, message, error }` in the request's locale (unexpected ones: a logged,
+ * generic 500).
  */
 export function defineAuthRoute<T>(handler: (ctx: AuthContext, event: H3Event<EventHandlerRequest>) => Promise<T>) {
   return defineEventHandler(async (event) => {
@@ -68,7 +71,7 @@ export function defineAuthRoute<T>(handler: (ctx: AuthContext, event: H3Event<Ev
       return await handler(ctx, event)
     }
     catch (error) {
-      return sendAuthError(event, error, ctx?.logger ?? consoleLogger)
+      return sendAuthError(event, error, ctx?.logger ?? consoleLogger, ctx && (await requestLocale(ctx, event)).lookup)
     }
   })
 }

@@ -25,7 +25,7 @@ import { securityEvent } from '../../server/lib/edge/security-event'
 
 /** The caller's claims: 401 without a valid bearer token, 403 for an impersonated session. */
 function owner(ctx: AuthContext, event: H3Event): Promise<AuthClaims> {
-  return requireCaller(event, ctx, 'change the second factor')
+  return requireCaller(event, ctx, true)
 }
 
 /** A change of how a user logs in ends their other own sessions (one opened before it must not live on). */

@@ -6,7 +6,7 @@ import type { H3Event } from 'h3'
 import type { TwoFactorFailureReason, TwoFactorMethod, TwoFactorState } from '../../types/auth'
 import { matchesCodeBinding } from '../../server/lib/core/code-binding'
 import type { AuthContext } from '../../server/lib/core/context'
-import { authError } from '../../server/lib/edge/errors'
+import { authError, message } from '../../server/lib/edge/errors'
 import { callbackLocation, loginSucceeded } from '../../server/lib/core/login'
 import { createAuthCode } from '../../server/lib/core/records/auth-code'
 import { countLoginAttempt, pendingLoginTokens, readPendingEnrolment, readPendingLogin, savePendingEnrolment, takePendingEnrolment, takePendingLogin, type EnrolmentOwner, type PendingLoginRecord } from './two-factor-records'
@@ -27,7 +27,7 @@ async function pendingLoginOf(ctx: AuthContext, event: H3Event, flow: string): P
     await takePendingLogin(ctx, flow)
     await loginRefused(ctx, event, pending, 'binding_mismatch')
     await emitHook(ctx, 'svc:twoFactor:failed', { userId: pending.userId, stage: 'login', reason: 'binding_mismatch', event })
-    throw authError('code_binding_mismatch', 'This login was started in another browser')
+    throw authError('code_binding_mismatch', message('login_other_browser'))
   }
   return pending
 }
@@ -44,7 +44,7 @@ async function countAttempt(ctx: AuthContext, event: H3Event, pending: PendingLo
 
 async function tooManyAttempts(ctx: AuthContext, event: H3Event, pending: PendingLoginRecord): Promise<never> {
   await emitHook(ctx, 'svc:twoFactor:failed', { userId: pending.userId, stage: 'login', reason: 'too_many_attempts', event })
-  throw authError('too_many_attempts', 'Too many wrong codes: log in again')
+  throw authError('too_many_attempts', message('too_many_wrong_codes'))
 }
 
 /** A second factor refused at login: a `login` failure of the account (its first factor was proved). */
@@ -75,7 +75,7 @@ async function completeSecondFactor(ctx: AuthContext, event: H3Event, flow: stri
 /** POST verify `{ flow, code }` or `{ flow, recoveryCode }` → `{ success: true, redirect }`. */
 export const verifyLogin = guarded(TWO_FACTOR_ROUTES.verify, async (ctx: AuthContext, event, body) => {
   const pending = await pendingLoginOf(ctx, event, body.flow)
-  if (pending.enrol) throw authError('two_factor_not_enabled', 'Set up two-factor authentication first')
+  if (pending.enrol) throw authError('two_factor_not_enabled', message('two_factor_setup_first'))
   const attempts = await countAttempt(ctx, event, pending)
   const state = await findTwoFactorState(ctx, pending.userId, event)
   if (!state) throw authError('two_factor_not_enabled')

@@ -1,5 +1,5 @@
 import { getQuery, getRouterParam, sendRedirect } from 'h3'
-import { authError } from '../../../server/lib/edge/errors'
+import { authError, message } from '../../../server/lib/edge/errors'
 import { guarded } from '../../../server/lib/edge/route-contract'
 import { requestRefused } from '../../../server/lib/edge/security-event'
 import { defineAuthRoute } from '../../../server/utils/auth-context'
@@ -19,7 +19,7 @@ export default defineAuthRoute(guarded(NATIVE_ROUTES.login, async (ctx, event) =
   const redirectUri = typeof query.redirect_uri === 'string' ? allowedRedirectUri(ctx.options, query.redirect_uri) : undefined
   if (!redirectUri) {
     await requestRefused(ctx, event, 'redirect', { details: { provider: name.slice(0, 64), native: true } })
-    throw authError('invalid_request', 'redirect_uri is not one of the app\'s registered redirect URIs')
+    throw authError('invalid_request', message('redirect_uri_not_registered'))
   }
   const state = typeof query.state === 'string' && query.state.length <= 512 ? query.state : undefined
   const back = (error: string, description: string) => sendRedirect(event, nativeLocation({ redirectUri, state }, { error, error_description: description }), 302)

@@ -23,7 +23,7 @@ import { providerAccessToken } from '../upstream-refresh'
 export async function getProviderToken(from: H3Event | { userId: string }, provider: string): Promise<string> {
   const ctx = await useAuthContext()
   if ('userId' in from) return providerAccessToken(ctx, from.userId, provider)
-  const caller = await requireCaller(from, ctx, 'use the user\'s provider tokens')
+  const caller = await requireCaller(from, ctx, true)
   return providerAccessToken(ctx, caller.sub, provider, { event: from })
 }
 

@@ -2,7 +2,7 @@ import type { H3Error, H3Event } from 'h3'
 import type { AuthClaims } from '../../../types/auth'
 import { originalUserOf } from '../../../shared/original-user'
 import type { AuthContext } from './context'
-import { authError } from '../edge/errors'
+import { authError, message, type Message } from '../edge/errors'
 import { bearerCandidate, parseBearer } from '../edge/route-rules'
 import { isStale } from './stale-claims'
 
@@ -54,20 +54,20 @@ function acceptNow(event: H3Event, ctx: AuthContext, claims: AuthClaims): AuthCl
  * The 401 for a request {@link authenticate} refused: `session_revoked` for a valid token of an ended session,
  * `session_stale` for one issued before its user's claims changed (refresh and retry).
  */
-export function authenticationError(event: H3Event, message = 'Authentication required'): H3Error {
+export function authenticationError(event: H3Event, text: Message = message('unauthorized')): H3Error {
   const refusal = (event.context as AuthEventContext)[REVOKED]
   if (refusal === 'session_revoked') return authError('session_revoked')
   if (refusal === 'session_stale') return authError('session_stale')
-  return authError('unauthorized', message)
+  return authError('unauthorized', text)
 }
 
 /**
- * The verified claims of the request's bearer, else 401. With `notImpersonated` (what the caller wants
- * to do), an impersonated session is refused: 403 `impersonated_session`.
+ * The verified claims of the request's bearer, else 401. With `notImpersonated`, an impersonated session is
+ * refused: 403 `impersonated_session`.
  */
-export async function requireCaller(event: H3Event, ctx: AuthContext, notImpersonated?: string): Promise<AuthClaims> {
+export async function requireCaller(event: H3Event, ctx: AuthContext, notImpersonated = false): Promise<AuthClaims> {
   const claims = await authenticate(event, ctx)
-  if (!claims) throw authenticationError(event, 'Missing or invalid access token')
-  if (notImpersonated && claims.impersonation) throw authError('impersonated_session', `Impersonated sessions cannot ${notImpersonated}`)
+  if (!claims) throw authenticationError(event, message('missing_access_token'))
+  if (notImpersonated && claims.impersonation) throw authError('impersonated_session')
   return claims
 }

@@ -14,6 +14,7 @@ import { createTokenService, type TokenService } from './tokens'
 import { formatValidationErrors, hostPrefixAdvice, validateOptions } from '../config/validate-options'
 import { runtimeTarget, type RecordedDeployTarget, type RuntimeTarget } from '../config/runtime-target'
 import type { UpstreamLogin } from './records/record-schema'
+import type { LocaleTables } from '../edge/locale'
 
 /** Everything the server side needs, created once per process from the runtime config. */
 export interface AuthContext extends EdgeContext {
@@ -36,6 +37,8 @@ export interface AuthContext extends EdgeContext {
   features: readonly AuthFeature[]
   /** The storage under the record store, for a feature that keeps its own structure there (the audit log). */
   backend: StoreBackend
+  /** The texts of the build's locales besides English (docs/i18n.md). */
+  locales: LocaleTables
   dispose(): Promise<void>
 }
 
@@ -152,10 +155,12 @@ export interface AuthContextSetup {
   deployTarget?: RecordedDeployTarget
   /** The optional features this build has on (`#svc-auth/features`). @default none */
   features?: readonly AuthFeature[]
+  /** The texts of the build's locales (`#svc-auth/messages`). @default English alone */
+  locales?: LocaleTables
 }
 
 /** Validates the options (throwing one clear error listing every problem) and builds the context. */
-export async function createAuthContext(input: ModuleOptions, { dev = false, callHook = noHooks, backend: given, baseURL, deployTarget: recorded, features = [] }: AuthContextSetup = {}): Promise<AuthContext> {
+export async function createAuthContext(input: ModuleOptions, { dev = false, callHook = noHooks, backend: given, baseURL, deployTarget: recorded, features = [], locales = { messages: {} } }: AuthContextSetup = {}): Promise<AuthContext> {
   const env = serverEnv()
   const deployTarget = runtimeTarget(recorded, { env })
   // Development runs on the developer's machine whatever the preset (and `vercel dev` sets VERCEL).
@@ -223,6 +228,7 @@ export async function createAuthContext(input: ModuleOptions, { dev = false, cal
     deployTarget,
     features,
     backend,
+    locales,
     recordEvent: eventRecorder(features, () => ctx, logger),
     async dispose() {
       await revocations?.dispose()

@@ -1,6 +1,6 @@
 import type { H3Event } from 'h3'
 import type { AuthContext } from './context'
-import { authError } from '../edge/errors'
+import { authError, message } from '../edge/errors'
 import { describeClient } from '../edge/client-description'
 import { refusalWindow, requestRefused, securityEvent } from '../edge/security-event'
 import { randomToken, s256, safeEqual } from '../store/crypto'
@@ -35,9 +35,9 @@ function codeRefusal(event: H3Event, ctx: AuthContext, record: AuthCodeRecord, p
 
 const REFUSED_CODE_TEXT = {
   other_browser: undefined,
-  other_channel: 'This authorization code was issued to another kind of client',
-  pkce: 'The code verifier does not match this authorization code',
-} as const
+  other_channel: message('code_other_channel'),
+  pkce: message('code_verifier_mismatch'),
+}
 
 /**
  * Takes a code (used up whatever the outcome) and checks its proof: 401 `invalid_code` when unknown, expired or
@@ -120,7 +120,7 @@ export async function refreshSession(ctx: AuthContext, event: H3Event, presented
     throw authError('invalid_refresh_token')
   }
   if (result.record.impersonation) {
-    throw authError('impersonated_session', 'Impersonated sessions cannot be refreshed')
+    throw authError('impersonated_session', message('impersonated_refresh'))
   }
   const claims = await resolveGlobalClaims(ctx, result.record.user, result.record.claims)
   const { token, expiresIn } = await mintSessionToken(ctx, result.record, claims)

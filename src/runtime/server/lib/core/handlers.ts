@@ -5,7 +5,7 @@
  */
 import type { AuthHandlers, PasswordHandlers, SvcAuthHooks } from '../../../types/auth'
 import type { AuthContext } from './context'
-import { authError } from '../edge/errors'
+import { authError, message } from '../edge/errors'
 
 /** The registered handlers under their canonical names: no alias, one signature of `onUserPersist`. */
 export type RegisteredHandlers = Omit<AuthHandlers, 'password'> & { password?: Omit<PasswordHandlers, 'onUserLookup' | 'onMagicCodeGenerated' | 'onUserPersist'> }
@@ -126,7 +126,7 @@ const OVERLAPS: { [K in Overlap]: { handler?: (handlers: RegisteredHandlers) => 
       return canImpersonate && (({ requester, targetUserId, event }) => canImpersonate(requester, targetUserId, event))
     },
     apply: (payload, allowed) => {
-      if (!allowed) throw authError('forbidden', 'You are not allowed to impersonate this user')
+      if (!allowed) throw authError('forbidden', message('impersonation_not_allowed'))
       return payload
     },
   },

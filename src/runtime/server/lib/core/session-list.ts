@@ -2,7 +2,7 @@ import type { H3Event } from 'h3'
 import type { AuthClaims, AuthSession, SessionRevocationReason } from '../../../types/auth'
 import { requireCaller } from './authenticate'
 import type { AuthContext } from './context'
-import { authError } from '../edge/errors'
+import { authError, message } from '../edge/errors'
 import { isFamilyRevoked, revokeFamily } from './records/refresh-token'
 import { listSessionEntries, removeSessionEntry, type SessionEntry } from './records/user-sessions'
 
@@ -63,7 +63,7 @@ export async function revokeSessions(ctx: AuthContext, userId: string, reason: S
 
 /** The caller of a session endpoint: a valid bearer token, never impersonated (403 `impersonated_session`). */
 export async function requireSessionOwner(event: H3Event, ctx: AuthContext): Promise<AuthClaims & { sid?: string }> {
-  if (!ctx.options.tokenRefresh.enabled) throw authError('not_found', 'Sessions need token refresh')
-  const claims = await requireCaller(event, ctx, 'manage the user\'s sessions')
+  if (!ctx.options.tokenRefresh.enabled) throw authError('not_found', message('sessions_need_refresh'))
+  const claims = await requireCaller(event, ctx, true)
   return { ...claims, sid: typeof claims.sid === 'string' ? claims.sid : undefined }
 }

@@ -1,13 +1,18 @@
 import { createError, isError, setResponseHeader, setResponseStatus, type H3Error, type H3Event } from 'h3'
 import type { Logger } from './logger'
+import { MESSAGES, type DetailKey } from './messages'
+import { renderWith, type MessageOf, type ParamOf, type TextOf } from '../../../shared/text'
 
-/** Status and default message of an error code. */
+/** Status and default message (English) of an error code. */
 export interface AuthErrorSpec {
   status: number
   message: string
 }
 
-/** Every error code the module answers with, its status and default message (docs/errors.md is checked against it). */
+/**
+ * Every error code the module answers with, its status and default message: the English of the code's key in the
+ * locale tables (docs/errors.md is checked against it; docs/i18n.md: the other locales).
+ */
 export const ERRORS = {
   bad_request: { status: 400, message: 'Bad request' },
   invalid_email: { status: 400, message: 'Invalid email format' },
@@ -87,6 +92,35 @@ export function isAuthErrorCode(value: unknown): value is AuthErrorCode {
   return typeof value === 'string' && Object.hasOwn(ERRORS, value)
 }
 
+/** Every key a locale table holds: the error codes (their messages), the details and the emails ({@link MESSAGES}). */
+export type MessageKey = AuthErrorCode | DetailKey
+/** A complete locale table: a missing key is a type error. */
+export type LocaleMessages = Record<MessageKey, string>
+/** A host's texts of one locale: any of the keys. */
+export type MessageOverrides = Partial<LocaleMessages>
+/** A text of the tables with its parameters. */
+export type Message = MessageOf<MessageKey>
+/** A text to answer: one of the tables' ({@link message}), or a host's own string (answered as it is). */
+export type Text = TextOf<MessageKey>
+/** Looks a key up in one locale's table; what it lacks is English. */
+export type Lookup = (key: MessageKey) => string
+
+/** Every key of a complete table (the checks of the host's texts, the completeness test). */
+export const MESSAGE_KEYS = [...Object.keys(ERRORS), ...Object.keys(MESSAGES)] as MessageKey[]
+
+/** A text of the tables: `message('no_such_team')`, `message('body_too_large', { limit })`. */
+export function message(key: MessageKey, params?: Record<string, ParamOf<MessageKey>>): Message {
+  return params ? { key, params } : { key }
+}
+
+/** The English table: {@link ERRORS}' messages and {@link MESSAGES}. */
+export const english: Lookup = key => (Object.hasOwn(MESSAGES, key) ? MESSAGES[key as DetailKey] : ERRORS[key as AuthErrorCode].message)
+
+/** A text in a locale ({@link english} by default): its parameters filled in. */
+export function renderText(text: Text, lookup: Lookup = english): string {
+  return renderWith(text, lookup)
+}
+
 /** Body of every error answer: `{ statusCode, message, error }`. */
 export interface AuthErrorBody {
   statusCode: number
@@ -97,17 +131,22 @@ export interface AuthErrorBody {
 export interface AuthErrorData {
   code: AuthErrorCode
   headers?: Record<string, string>
+  /** What the client reads, rendered in the request's locale when answered. */
+  text?: Text
 }
 
 /**
- * Raise an error with a stable code whose status comes from {@link ERRORS}, e.g. `throw authError('invalid_code')`
- * or `authError('bad_request', 'email is required')`. An h3 error, so it answers right from a host handler too.
+ * Raise an error with a stable code whose status comes from {@link ERRORS}, e.g. `throw authError('invalid_code')`,
+ * `authError('not_found', message('no_such_team'))`, or with a host's own text `authError('bad_request', 'email is
+ * required')`. An h3 error, so it answers right from a host handler too; its `message` is the English text.
  * @param code The stable code; it sets the status.
- * @param message What the client reads. @default the code's message in {@link ERRORS}
+ * @param text What the client reads: a text of the tables (in the request's locale) or a string (as it is);
+ * by default the code's message, in the request's locale.
  * @param headers Response headers to send with it (e.g. `retry-after`). @default {}
  */
-export function authError(code: AuthErrorCode, message: string = ERRORS[code].message, headers: Record<string, string> = {}): H3Error<AuthErrorData> {
-  return createError<AuthErrorData>({ statusCode: ERRORS[code].status, statusMessage: message, message, data: { code, headers } })
+export function authError(code: AuthErrorCode, text: Text = { key: code }, headers: Record<string, string> = {}): H3Error<AuthErrorData> {
+  const rendered = renderText(text)
+  return createError<AuthErrorData>({ statusCode: ERRORS[code].status, statusMessage: rendered, message: rendered, data: { code, headers, text } })
 }
 
 /** The stable code of an error raised with `authError` (or any h3 error carrying one of {@link ERRORS}). */
@@ -124,23 +163,27 @@ const GENERIC_CODES: Record<number, AuthErrorCode> = {
   429: 'rate_limited',
 }
 
-/** Anything thrown as a client-safe body: h3 errors keep status and message; anything else is a logged, generic 500. */
-export function toErrorBody(error: unknown, logger?: Pick<Logger, 'error'>): { body: AuthErrorBody, headers: Record<string, string> } {
+/**
+ * Anything thrown as a client-safe body: h3 errors keep status and message (the text of `authError` in `lookup`'s
+ * locale); anything else is a logged, generic 500.
+ */
+export function toErrorBody(error: unknown, logger?: Pick<Logger, 'error'>, lookup: Lookup = english): { body: AuthErrorBody, headers: Record<string, string> } {
   const raisedCode = authErrorCode(error)
   // h3 makes a plain 500 of any wrapped failure: it keeps its message only when raised on purpose (with a code).
   if (isError(error) && !error.unhandled && error.statusCode >= 400 && (error.statusCode !== 500 || raisedCode !== undefined)) {
     const code = raisedCode ?? GENERIC_CODES[error.statusCode] ?? (error.statusCode >= 500 ? 'internal_error' : 'bad_request')
-    const message = error.message || error.statusMessage || 'Request failed'
-    const headers = (error.data as Partial<AuthErrorData> | undefined)?.headers ?? {}
+    const data = error.data as Partial<AuthErrorData> | undefined
+    const message = raisedCode && data?.text !== undefined ? renderText(data.text, lookup) : error.message || error.statusMessage || lookup(code)
+    const headers = data?.headers ?? {}
     return { body: { statusCode: error.statusCode, message, error: code }, headers }
   }
   logger?.error('Unexpected error', error)
-  return { body: { statusCode: 500, message: ERRORS.internal_error.message, error: 'internal_error' }, headers: {} }
+  return { body: { statusCode: 500, message: lookup('internal_error'), error: 'internal_error' }, headers: {} }
 }
 
 /** Writes an error answer on the event and returns its body (for `return` from a handler). */
-export function sendAuthError(event: H3Event, error: unknown, logger?: Pick<Logger, 'error'>): AuthErrorBody {
-  const { body, headers } = toErrorBody(error, logger)
+export function sendAuthError(event: H3Event, error: unknown, logger?: Pick<Logger, 'error'>, lookup?: Lookup): AuthErrorBody {
+  const { body, headers } = toErrorBody(error, logger, lookup)
   setResponseStatus(event, body.statusCode)
   setResponseHeader(event, 'content-type', 'application/json')
   setResponseHeader(event, 'cache-control', 'no-store')

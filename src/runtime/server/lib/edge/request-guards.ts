@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http'
 import type { Socket } from 'node:net'
 import type { H3Event } from 'h3'
 import type { EdgeContext } from './edge-context'
-import { authError } from './errors'
+import { authError, message } from './errors'
 import { originOf } from './origin'
 import { requestRefused } from './security-event'
 import { cookieValues } from '../../../shared/presence'
@@ -64,7 +64,7 @@ function tooLarge(event: H3Event, limit: number) {
       socket.once('close', () => clearTimeout(timer))
     }
   }
-  return authError('payload_too_large', `Request body is larger than ${limit} bytes`)
+  return authError('payload_too_large', message('body_too_large', { limit }))
 }
 
 /** Refuses a body above `limit` bytes (413 `payload_too_large`) before it is buffered; a smaller one is kept for `readBody`. */

@@ -1,5 +1,5 @@
 import { getRouterParam } from 'h3'
-import { authError } from '../../lib/edge/errors'
+import { authError, message } from '../../lib/edge/errors'
 import { sessionIdSchema } from '../../lib/edge/request-schemas'
 import { clearRefreshCookie, cookieSessionId } from '../../lib/core/session-tokens'
 import { revokeSession, requireSessionOwner } from '../../lib/core/session-list'
@@ -14,7 +14,7 @@ export default defineAuthRoute(guarded(CORE_ROUTES.revokeSession, async (ctx, ev
   // Read before the revocation, which makes the cookie unreadable.
   const ownCookie = id.success && id.data === owner.sid && await cookieSessionId(event, ctx) === id.data
   if (!id.success || !(await revokeSession(ctx, owner.sub, id.data, 'user', { own: true, event }))) {
-    throw authError('not_found', 'No such session')
+    throw authError('not_found', message('no_such_session'))
   }
   if (ownCookie) clearRefreshCookie(event, ctx)
   return { success: true as const }
