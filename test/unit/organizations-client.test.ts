@@ -16,14 +16,11 @@ const env = vi.hoisted(() => ({
 }))
 
 vi.mock('#imports', async () => {
-  const { ref } = await import('vue')
+  const { fakeUseState } = await import('./helpers/nuxt-state')
   return {
     useNuxtApp: () => env.app,
     useRoute: () => env.route,
-    useState: (key: string, init: () => unknown) => {
-      if (!env.states.has(key)) env.states.set(key, ref(init()))
-      return env.states.get(key)
-    },
+    useState: fakeUseState(() => env.states),
     navigateTo: (path: string, options?: Record<string, unknown>) => {
       env.navigations.push({ path, options })
     },

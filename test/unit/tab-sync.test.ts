@@ -10,13 +10,10 @@ import { isNewer, liveClaims, lockedRefresh, readTabMessage, type TabLocks, type
 
 const env = vi.hoisted(() => ({ states: new Map<string, { value: unknown }>(), app: undefined as unknown }))
 vi.mock('#imports', async () => {
-  const { ref } = await import('vue')
+  const { fakeUseState } = await import('./helpers/nuxt-state')
   return {
     useNuxtApp: () => env.app,
-    useState: (key: string, init: () => unknown) => {
-      if (!env.states.has(key)) env.states.set(key, ref(init()))
-      return env.states.get(key)
-    },
+    useState: fakeUseState(() => env.states),
     navigateTo: () => {},
   }
 })
