@@ -5,6 +5,7 @@
  */
 import type { ResolvedPasswordOptions } from '../password-types'
 import { authError } from '../../server/lib/edge/errors'
+import { readBounded } from '../../server/lib/edge/request-guards'
 
 type BreachCheckOptions = ResolvedPasswordOptions['breachCheck']
 
@@ -25,27 +26,10 @@ export async function sha1Hex(password: string): Promise<string> {
 
 /** The body as text, at most `limit` bytes (more: null, and the rest is never read). */
 async function boundedText(response: Response, limit: number): Promise<string | null> {
-  if (!response.body) return ''
-  const reader = response.body.getReader()
-  const chunks: Uint8Array[] = []
-  let size = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.byteLength
-    if (size > limit) {
-      await reader.cancel().catch(() => {})
-      return null
-    }
-    chunks.push(value)
-  }
-  const bytes = new Uint8Array(size)
-  let offset = 0
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset)
-    offset += chunk.byteLength
-  }
-  return new TextDecoder().decode(bytes)
+  const chunks = response.body ? await readBounded(response.body, limit) : []
+  if (!chunks) return null
+  const decoder = new TextDecoder()
+  return chunks.map(chunk => decoder.decode(chunk, { stream: true })).join('') + decoder.decode()
 }
 
 const LINE = /^([0-9A-F]{35}):(\d+)$/i

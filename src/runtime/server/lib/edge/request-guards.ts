@@ -81,7 +81,9 @@ export async function limitRequestBody(event: H3Event, limit: number): Promise<v
   for (const given of [carrier._requestBody, carrier.web?.request?.body, req.rawBody, req.body]) {
     if (given === undefined || given === null) continue
     if (isWebStream(given)) {
-      carrier._requestBody = await readWebStream(given, limit, () => tooLarge(event, limit))
+      const chunks = await readBounded(given, limit)
+      if (!chunks) throw tooLarge(event, limit)
+      carrier._requestBody = Buffer.concat(chunks)
       return
     }
     if (sizeOf(given) > limit) throw tooLarge(event, limit)
@@ -132,18 +134,18 @@ function sizeOf(value: unknown): number {
   return 0
 }
 
-/** Reads a web stream up to `limit` bytes; past it, cancels the stream and throws `tooLarge()`. */
-async function readWebStream(stream: ReadableStream<Uint8Array>, limit: number, tooLarge: () => Error): Promise<Buffer> {
+/** A web stream's chunks, read up to `limit` bytes; past it null, the stream cancelled and the rest never read. */
+export async function readBounded(stream: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array[] | null> {
   const reader = stream.getReader()
   const chunks: Uint8Array[] = []
   let size = 0
   for (;;) {
     const { done, value } = await reader.read()
-    if (done) return Buffer.concat(chunks)
+    if (done) return chunks
     size += value.byteLength
     if (size > limit) {
       await reader.cancel().catch(() => {})
-      throw tooLarge()
+      return null
     }
     chunks.push(value)
   }
